@@ -1,0 +1,356 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"datadesk"
+)
+
+// File is a stored file as the catalog knows it.
+type File struct {
+	ID          string    `json:"id"`
+	Filename    string    `json:"filename"`
+	ContentType string    `json:"content_type"`
+	Size        int64     `json:"size"`
+	SHA256      string    `json:"sha256"`
+	ChatSession string    `json:"chat_session_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	// Tables are the tables ingested from the file, in sheet order.
+	Tables []Table `json:"tables,omitempty"`
+}
+
+// Table is a stored table: one sheet of a workbook, or a whole CSV or JSON
+// file.
+type Table struct {
+	ID        string    `json:"id"`
+	FileID    string    `json:"file_id"`
+	Name      string    `json:"name"`
+	Ordinal   int       `json:"ordinal"`
+	RowCount  int64     `json:"row_count"`
+	Columns   []Column  `json:"columns"`
+	Report    Report    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Column describes one column of a stored table.
+type Column struct {
+	// Key is the column's name in queries: cleaned, unique case-insensitively.
+	Key string `json:"key"`
+	// Label is the header as the file had it.
+	Label string `json:"label"`
+	// Type is one of text, integer, decimal, double, boolean, date, timestamp.
+	Type string `json:"type"`
+	// Identifier marks text columns of codes, ids, postcodes or phone numbers.
+	Identifier bool   `json:"identifier"`
+	Reason     string `json:"reason"`
+}
+
+// Report is what an ingest did to one table.
+type Report struct {
+	Table        string         `json:"table"`
+	RowsRead     int64          `json:"rows_read"`
+	RowsStored   int64          `json:"rows_stored"`
+	RowsRejected int64          `json:"rows_rejected"`
+	Rejects      []Reject       `json:"rejects,omitempty"`
+	Columns      []ColumnReport `json:"columns"`
+	Notes        []string       `json:"notes,omitempty"`
+}
+
+// ColumnReport is one column's type decision.
+type ColumnReport struct {
+	Key        string `json:"key"`
+	Label      string `json:"label"`
+	Type       string `json:"type"`
+	Identifier bool   `json:"identifier,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// Reject is a row that could not be stored, with why.
+type Reject struct {
+	Line   int64  `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// NewFile is a file to add: its bytes, already written and synced to a
+// temporary path, and the tables read from them.
+type NewFile struct {
+	Filename    string
+	ContentType string
+	ChatSession string
+	// TempPath holds the bytes; AddFile moves it into the store.
+	TempPath string
+	Tables   []TableSource
+}
+
+// AddFile stores a file and ingests its tables. The tables and the catalog
+// rows commit in one transaction; on any error nothing of the file remains.
+// Errors: invalid or too_large from the table sources, timeout when ctx ends.
+func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
+	size, sum, err := hashFile(nf.TempPath)
+	if err != nil {
+		return nil, fmt.Errorf("engine: add file: %w", err)
+	}
+	f := &File{
+		ID:          datadesk.NewID("f"),
+		Filename:    nf.Filename,
+		ContentType: nf.ContentType,
+		Size:        size,
+		SHA256:      sum,
+		ChatSession: nf.ChatSession,
+		CreatedAt:   time.Now().UTC().Truncate(time.Microsecond),
+	}
+
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION`); err != nil {
+		return nil, classify(ctx, err)
+	}
+	committed := false
+	final := s.BytesPath(f.ID)
+	defer func() {
+		if !committed {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+			_ = os.Remove(final)
+		}
+	}()
+
+	for i, src := range nf.Tables {
+		t, err := s.load(ctx, conn, f, i, src)
+		if err != nil {
+			return nil, err
+		}
+		f.Tables = append(f.Tables, *t)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
+		return nil, classify(ctx, err)
+	}
+	// The bytes go into place before the commit: a crash between the two
+	// leaves orphan bytes, which recover removes, never a row without bytes.
+	if err := os.Rename(nf.TempPath, final); err != nil {
+		return nil, fmt.Errorf("engine: add file: %w", err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		return nil, fmt.Errorf("engine: add file: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		return nil, classify(ctx, err)
+	}
+	committed = true
+	return f, nil
+}
+
+func hashFile(path string) (int64, string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer fh.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, fh)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Files returns the owner's files, newest first. A non-empty chatSession
+// keeps only that session's files; limit <= 0 means all.
+func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]File, error) {
+	q := `SELECT id, filename, content_type, size, sha256, chat_session_id, created_at FROM dd_files`
+	var args []any
+	if chatSession != "" {
+		q += ` WHERE chat_session_id = ?`
+		args = append(args, chatSession)
+	}
+	q += ` ORDER BY created_at DESC, id`
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer rows.Close()
+	var out []File
+	for rows.Next() {
+		var f File
+		if err := rows.Scan(&f.ID, &f.Filename, &f.ContentType, &f.Size, &f.SHA256, &f.ChatSession, &f.CreatedAt); err != nil {
+			return nil, classify(ctx, err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(ctx, err)
+	}
+	for i := range out {
+		if out[i].Tables, err = s.tablesOf(ctx, out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// File returns one file with its tables. Errors: not_found.
+func (s *Store) File(ctx context.Context, id string) (*File, error) {
+	var f File
+	err := s.db.QueryRowContext(ctx, `SELECT id, filename, content_type, size, sha256, chat_session_id, created_at
+		FROM dd_files WHERE id = ?`, id).Scan(&f.ID, &f.Filename, &f.ContentType, &f.Size, &f.SHA256, &f.ChatSession, &f.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errFileNotFound(id)
+	}
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	if f.Tables, err = s.tablesOf(ctx, id); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// stmt is one SQL statement with its bound arguments.
+type stmt struct {
+	q    string
+	args []any
+}
+
+func errFileNotFound(id string) error {
+	return datadesk.Errorf(datadesk.NotFound, "no file with id %q", id).WithField("file_id")
+}
+
+func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE file_id = ? ORDER BY ordinal`, fileID)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, classify(ctx, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	out := make([]Table, 0, len(ids))
+	for _, id := range ids {
+		t, err := s.Table(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, nil
+}
+
+// Table returns a table by its id or, given a file id, the file's first
+// table. Errors: not_found.
+func (s *Store) Table(ctx context.Context, id string) (*Table, error) {
+	var t Table
+	var report string
+	err := s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, created_at FROM dd_tables
+		WHERE id = ? OR (file_id = ? AND ordinal = 0)`, id, id).
+		Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &t.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, datadesk.Errorf(datadesk.NotFound, "no table with id %q", id).WithField("file_id")
+	}
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	if err := json.Unmarshal([]byte(report), &t.Report); err != nil {
+		return nil, fmt.Errorf("engine: report of %s: %w", t.ID, err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT key, label, type, identifier, reason FROM dd_columns
+		WHERE table_id = ? ORDER BY ordinal`, t.ID)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Column
+		if err := rows.Scan(&c.Key, &c.Label, &c.Type, &c.Identifier, &c.Reason); err != nil {
+			return nil, classify(ctx, err)
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	return &t, rows.Err()
+}
+
+// DeleteFile removes a file, its tables and its bytes. Errors: not_found.
+func (s *Store) DeleteFile(ctx context.Context, id string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	f, err := s.File(ctx, id)
+	if err != nil {
+		return err
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION`); err != nil {
+		return classify(ctx, err)
+	}
+	var stmts []stmt
+	for _, t := range f.Tables {
+		stmts = append(stmts,
+			stmt{`DROP TABLE IF EXISTS data.` + quoteIdent(t.ID), nil},
+			stmt{`DELETE FROM dd_columns WHERE table_id = ?`, []any{t.ID}})
+	}
+	stmts = append(stmts,
+		stmt{`DELETE FROM dd_tables WHERE file_id = ?`, []any{id}},
+		stmt{`DELETE FROM dd_files WHERE id = ?`, []any{id}})
+	for _, st := range stmts {
+		if _, err := conn.ExecContext(ctx, st.q, st.args...); err != nil {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+			return classify(ctx, err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		return classify(ctx, err)
+	}
+	if err := os.Remove(s.BytesPath(id)); err != nil && !os.IsNotExist(err) {
+		s.logger.Error("remove bytes", "file", id, "err", err)
+	}
+	return nil
+}
+
+// Open opens a file's original bytes. Errors: not_found.
+func (s *Store) Open(ctx context.Context, id string) (*File, *os.File, error) {
+	f, err := s.File(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	fh, err := os.Open(s.BytesPath(id))
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: open bytes of %s: %w", id, err)
+	}
+	return f, fh, nil
+}

@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"datadesk"
+)
+
+func newEngine(t *testing.T) *Engine {
+	t.Helper()
+	e, err := New(Config{Dir: t.TempDir(), MemoryLimit: "256MB", MaxTempSize: "1GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func acquire(t *testing.T, e *Engine, owner string) *Store {
+	t.Helper()
+	s, release, err := e.Acquire(context.Background(), owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return s
+}
+
+func tempBytes(t *testing.T, s *Store, content string) string {
+	t.Helper()
+	p := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func rowsSource(name string, header []string, rows [][]string) TableSource {
+	return TableSource{Name: name, Header: header, Rows: func(yield func([]string) error) (RowStats, error) {
+		for _, r := range rows {
+			if err := yield(r); err != nil {
+				return RowStats{}, err
+			}
+		}
+		return RowStats{}, nil
+	}}
+}
+
+func TestInferTypes(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []string
+		hint   Hint
+		want   string
+		ident  bool
+	}{
+		{"integers", []string{"1", "-20", "300", ""}, Hint{}, TypeInteger, false},
+		{"leading zeros", []string{"1", "00123"}, Hint{}, TypeText, true},
+		{"negative leading zero", []string{"5", "-007"}, Hint{}, TypeText, true},
+		{"decimal leading zero", []string{"5.5", "007.1"}, Hint{}, TypeText, true},
+		{"twenty digits", []string{"12345678901234567890"}, Hint{}, TypeText, true},
+		{"sixteen digits", []string{"1234567890123456"}, Hint{}, TypeText, true},
+		{"fifteen digits", []string{"123456789012345"}, Hint{}, TypeInteger, false},
+		{"decimals", []string{"1.50", "2", "-0.25"}, Hint{}, TypeDecimal, false},
+		{"booleans", []string{"true", "FALSE"}, Hint{}, TypeBoolean, false},
+		{"iso dates", []string{"2024-01-31", "1999-12-01"}, Hint{}, TypeDate, false},
+		{"iso timestamps", []string{"2024-01-31 10:00:00", "2024-01-31T11:30"}, Hint{}, TypeTimestamp, false},
+		{"day first", []string{"31/01/2024", "01/02/2024"}, Hint{}, TypeDate, false},
+		{"ambiguous", []string{"01/02/2024", "03/04/2024"}, Hint{}, TypeText, false},
+		{"phones", []string{"+44 20 7946 0958", "(555) 123-4567"}, Hint{}, TypeText, true},
+		{"mixed", []string{"1", "n/a"}, Hint{}, TypeText, false},
+		{"json strings", []string{"1", "2"}, Hint{NoNumbers: true}, TypeText, false},
+		{"serial dates", []string{"45306", "45307"}, Hint{DateSerial: true}, TypeDate, false},
+		{"serial times", []string{"45306.5"}, Hint{DateSerial: true}, TypeTimestamp, false},
+		{"empty", []string{"", ""}, Hint{}, TypeText, false},
+	}
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var rows [][]string
+			for _, v := range tc.values {
+				rows = append(rows, []string{v})
+			}
+			src := rowsSource("t", []string{"value"}, rows)
+			src.Hints = []Hint{tc.hint}
+			f, err := s.AddFile(context.Background(), NewFile{Filename: "x.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{src}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := f.Tables[0].Columns[0]
+			if c.Type != tc.want || c.Identifier != tc.ident {
+				t.Errorf("got %s identifier=%v (%s), want %s identifier=%v", c.Type, c.Identifier, c.Reason, tc.want, tc.ident)
+			}
+		})
+	}
+}
+
+func TestPostcodesAfterSample(t *testing.T) {
+	// The first 25,000 postcodes have no leading zero, later ones do: a
+	// sampling sniffer would type the column as a number and drop the zeros.
+	var rows [][]string
+	for i := 0; i < 25000; i++ {
+		rows = append(rows, []string{fmt.Sprintf("%05d", 10000+i%80000)})
+	}
+	for i := 0; i < 100; i++ {
+		rows = append(rows, []string{fmt.Sprintf("%05d", 1000+i)})
+	}
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "p.csv", TempPath: tempBytes(t, s, "x"),
+		Tables: []TableSource{rowsSource("p", []string{"postcode"}, rows)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := f.Tables[0]
+	if tbl.Columns[0].Type != TypeText {
+		t.Fatalf("got %s, want text", tbl.Columns[0].Type)
+	}
+	p, err := s.Rows(context.Background(), tbl.ID, PageRequest{Offset: 25000, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Rows[0][0]; got != "01000" {
+		t.Errorf("got %v, want 01000", got)
+	}
+}

@@ -1,0 +1,33 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"datadesk"
+)
+
+// classify turns a DuckDB or context error into the project's error model.
+// It is the one place that knows DuckDB's error types.
+func classify(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *datadesk.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errIs(err, duckdb.ErrorTypeInterrupt) && ctx.Err() != nil {
+		return datadesk.Errorf(datadesk.Timeout, "the operation took longer than allowed").WithCause(err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return datadesk.Errorf(datadesk.Timeout, "the request was cancelled").WithCause(err)
+	}
+	if errIs(err, duckdb.ErrorTypeOutOfMemory) {
+		return datadesk.Errorf(datadesk.TooLarge, "the operation needs more memory than this server allows").WithCause(err)
+	}
+	return fmt.Errorf("engine: %w", err)
+}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// maxKeyRunes bounds the length of a column key.
+const maxKeyRunes = 64
+
+// ColumnKeys turns header labels into column keys: lower case, letters and
+// digits joined by underscores, control characters dropped, a blank label
+// named column_N by its position, and duplicates (compared
+// case-insensitively, as DuckDB compares identifiers) made unique with a
+// numeric suffix.
+func ColumnKeys(labels []string) []string {
+	keys := make([]string, len(labels))
+	seen := map[string]bool{}
+	for i, l := range labels {
+		k := keyOf(l)
+		if k == "" {
+			k = "column_" + strconv.Itoa(i+1)
+		}
+		base := k
+		for n := 2; seen[strings.ToLower(k)]; n++ {
+			k = base + "_" + strconv.Itoa(n)
+		}
+		seen[strings.ToLower(k)] = true
+		keys[i] = k
+	}
+	return keys
+}
+
+func keyOf(label string) string {
+	var b strings.Builder
+	pendingSep := false
+	n := 0
+	for _, r := range label {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if pendingSep && b.Len() > 0 {
+				b.WriteByte('_')
+				n++
+			}
+			pendingSep = false
+			b.WriteRune(unicode.ToLower(r))
+			n++
+		case unicode.IsControl(r) || r == unicode.ReplacementChar:
+			// dropped
+		default:
+			pendingSep = true
+		}
+		if n >= maxKeyRunes {
+			break
+		}
+	}
+	return b.String()
+}
+
+// CleanLabel drops control characters from a header label and trims it; the
+// label is kept for people, the key for queries.
+func CleanLabel(label string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, label))
+}

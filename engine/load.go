@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"datadesk"
+)
+
+// MaxColumns caps the width of a table. A wider row is refused rather than
+// stored: it also stops a tiny sheet that addresses column XFD on every row
+// from becoming 16,384 columns.
+const MaxColumns = 1024
+
+// TableSource is one table as ingest reads it: a header and a stream of rows
+// of text. The engine decides the column types from every value.
+type TableSource struct {
+	// Name is the sheet name, or the file name for single-table formats.
+	Name string
+	// Header holds the labels as the file has them; it may be shorter than
+	// the widest row, and missing labels are named by position.
+	Header []string
+	// Hints carry what the format knows about a column beyond its text.
+	// It may be shorter than the table is wide.
+	Hints []Hint
+	// Rows calls yield once for each data row, in file order. An empty
+	// string is an empty cell.
+	Rows func(yield func(row []string) error) (RowStats, error)
+	// Notes are remarks for the import report.
+	Notes []string
+}
+
+// RowStats is what a source reports after streaming its rows.
+type RowStats struct {
+	// Rejected counts rows the source could not read; Rejects lists the
+	// first few.
+	Rejected int64
+	Rejects  []Reject
+}
+
+// Hint is what a file format knows about a column.
+type Hint struct {
+	// NoNumbers keeps a column from becoming numeric or boolean, for formats
+	// whose cells say they are text (JSON strings).
+	NoNumbers bool
+	// DateSerial marks a column whose numeric cells have a date format
+	// (spreadsheets store dates as day numbers).
+	DateSerial bool
+	// Date1904 says day numbers count from 1904-01-01, not 1899-12-30.
+	Date1904 bool
+}
+
+// load streams src into a staging table, decides each column's type from all
+// of its values, creates the typed table and its catalog rows, all inside the
+// transaction open on conn.
+func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
+	stage := "dd_stage_" + strconv.Itoa(ordinal)
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` (r VARCHAR[])`); err != nil {
+		return nil, classify(ctx, err)
+	}
+	var (
+		rows  int64
+		width = len(src.Header)
+		stats RowStats
+	)
+	err := conn.Raw(func(dc any) error {
+		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
+		if err != nil {
+			return err
+		}
+		var srcErr error
+		stats, srcErr = src.Rows(func(row []string) error {
+			if len(row) > MaxColumns {
+				return datadesk.Errorf(datadesk.Invalid,
+					"%s: row %d has %d columns; at most %d are allowed", sourceName(src), rows+1, len(row), MaxColumns)
+			}
+			if len(row) > width {
+				width = len(row)
+			}
+			rows++
+			if rows%8192 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			return ap.AppendRow(row)
+		})
+		closeErr := ap.Close()
+		if srcErr != nil {
+			return srcErr
+		}
+		return closeErr
+	})
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	if width == 0 {
+		return nil, datadesk.Errorf(datadesk.Invalid, "%s: no columns: the table has neither a header nor values", sourceName(src))
+	}
+	if width > MaxColumns {
+		return nil, datadesk.Errorf(datadesk.Invalid, "%s: the header has %d columns; at most %d are allowed", sourceName(src), width, MaxColumns)
+	}
+
+	labels := make([]string, width)
+	for i, l := range src.Header {
+		labels[i] = CleanLabel(l)
+	}
+	keys := ColumnKeys(labels)
+	hints := make([]Hint, width)
+	copy(hints, src.Hints)
+
+	decisions, err := s.infer(ctx, conn, stage, keys, labels, hints)
+	if err != nil {
+		return nil, err
+	}
+
+	t := &Table{
+		ID:        datadesk.NewID("t"),
+		FileID:    f.ID,
+		Name:      src.Name,
+		Ordinal:   ordinal,
+		RowCount:  rows,
+		CreatedAt: f.CreatedAt,
+	}
+	var sel strings.Builder
+	for i, d := range decisions {
+		if i > 0 {
+			sel.WriteString(", ")
+		}
+		sel.WriteString(d.expr(i + 1))
+		sel.WriteString(" AS ")
+		sel.WriteString(quoteIdent(keys[i]))
+		t.Columns = append(t.Columns, Column{Key: keys[i], Label: labels[i], Type: d.typ, Identifier: d.identifier, Reason: d.reason})
+	}
+	create := `CREATE TABLE data.` + quoteIdent(t.ID) + ` AS SELECT ` + sel.String() + ` FROM ` + quoteIdent(stage)
+	if _, err := conn.ExecContext(ctx, create); err != nil {
+		return nil, classify(ctx, err)
+	}
+	if _, err := conn.ExecContext(ctx, `DROP TABLE `+quoteIdent(stage)); err != nil {
+		return nil, classify(ctx, err)
+	}
+
+	t.Report = Report{
+		Table:        src.Name,
+		RowsRead:     rows + stats.Rejected,
+		RowsStored:   rows,
+		RowsRejected: stats.Rejected,
+		Rejects:      stats.Rejects,
+		Notes:        src.Notes,
+	}
+	for _, c := range t.Columns {
+		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
+	}
+	report, err := json.Marshal(t.Report)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_tables (id, file_id, ordinal, name, row_count, report, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, t.ID, t.FileID, t.Ordinal, t.Name, t.RowCount, string(report), t.CreatedAt); err != nil {
+		return nil, classify(ctx, err)
+	}
+	for i, c := range t.Columns {
+		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, i, c.Key, c.Label, c.Type, c.Identifier, c.Reason); err != nil {
+			return nil, classify(ctx, err)
+		}
+	}
+	return t, nil
+}
+
+func sourceName(src TableSource) string {
+	if src.Name == "" {
+		return "table"
+	}
+	return strconv.Quote(src.Name)
+}

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"datadesk"
+)
+
+// Browsing limits.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 1000
+)
+
+// Page is a page of a table's rows for browsing.
+type Page struct {
+	TableID   string   `json:"table_id"`
+	Columns   []Column `json:"columns"`
+	Rows      [][]any  `json:"rows"`
+	Total     int64    `json:"total"`
+	Offset    int64    `json:"offset"`
+	Limit     int      `json:"limit"`
+	Sort      string   `json:"sort,omitempty"`
+	Direction string   `json:"direction,omitempty"`
+	HasMore   bool     `json:"has_more"`
+}
+
+// PageRequest says which rows to return.
+type PageRequest struct {
+	Offset    int64
+	Limit     int
+	Sort      string // a column key; "" keeps file order
+	Direction string // asc or desc
+}
+
+// Rows returns a page of a table. Rows in file order unless sorted; sorted
+// pages break ties by file order so paging is stable.
+// Errors: not_found, invalid (offset, limit, sort, direction).
+func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Page, error) {
+	t, err := s.Table(ctx, tableID)
+	if err != nil {
+		return nil, err
+	}
+	if req.Limit == 0 {
+		req.Limit = DefaultPageSize
+	}
+	if req.Limit < 1 || req.Limit > MaxPageSize {
+		return nil, datadesk.Errorf(datadesk.Invalid, "limit must be between 1 and %d", MaxPageSize).WithField("limit")
+	}
+	if req.Offset < 0 {
+		return nil, datadesk.Errorf(datadesk.Invalid, "offset must be 0 or more").WithField("offset")
+	}
+	order := "rowid"
+	if req.Sort != "" {
+		col, ok := t.column(req.Sort)
+		if !ok {
+			return nil, datadesk.Errorf(datadesk.Invalid, "unknown sort column %q", req.Sort).WithField("sort").WithAllowed(t.keys()...)
+		}
+		dir := "ASC"
+		switch strings.ToLower(req.Direction) {
+		case "", "asc":
+		case "desc":
+			dir = "DESC"
+		default:
+			return nil, datadesk.Errorf(datadesk.Invalid, "direction must be asc or desc").WithField("direction").WithAllowed("asc", "desc")
+		}
+		order = quoteIdent(col.Key) + " " + dir + " NULLS LAST, rowid"
+		req.Direction = strings.ToLower(dir)
+	} else {
+		req.Direction = ""
+	}
+	q := `SELECT * FROM data.` + quoteIdent(t.ID) + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	rows, err := s.db.QueryContext(ctx, q, req.Limit, req.Offset)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer rows.Close()
+	p := &Page{TableID: t.ID, Columns: t.Columns, Rows: [][]any{}, Total: t.RowCount, Offset: req.Offset, Limit: req.Limit, Sort: req.Sort, Direction: req.Direction}
+	for rows.Next() {
+		vals := make([]any, len(t.Columns))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, classify(ctx, err)
+		}
+		for i := range vals {
+			vals[i] = JSONValue(vals[i], t.Columns[i].Type)
+		}
+		p.Rows = append(p.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(ctx, err)
+	}
+	p.HasMore = req.Offset+int64(len(p.Rows)) < t.RowCount
+	return p, nil
+}
+
+func (t *Table) column(key string) (Column, bool) {
+	for _, c := range t.Columns {
+		if strings.EqualFold(c.Key, key) {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+func (t *Table) keys() []string {
+	out := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		out[i] = c.Key
+	}
+	return out
+}
+
+// JSONValue turns a scanned DuckDB value into what JSON should carry: numbers
+// as numbers (decimals exactly, as json.Number), dates as ISO strings, text
+// as strings, NULL as null.
+func JSONValue(v any, typ string) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case time.Time:
+		if typ == TypeDate {
+			return x.Format("2006-01-02")
+		}
+		return x.Format("2006-01-02T15:04:05.999999")
+	case duckdb.Decimal:
+		return json.Number(decimalString(x))
+	case *big.Int:
+		return json.Number(x.String())
+	case []byte:
+		return string(x)
+	}
+	return v
+}
+
+func decimalString(d duckdb.Decimal) string {
+	s := d.Value.String()
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	scale := int(d.Scale)
+	if scale > 0 {
+		for len(s) <= scale {
+			s = "0" + s
+		}
+		s = s[:len(s)-scale] + "." + s[len(s)-scale:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+

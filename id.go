@@ -1,0 +1,41 @@
+package datadesk
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"strings"
+)
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewID returns an opaque, unguessable identifier: prefix, an underscore and
+// 128 random bits in lower-case base32.
+func NewID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	return prefix + "_" + idEncoding.EncodeToString(b[:])
+}
+
+// ValidID reports whether s has the shape NewID produces, so that ids from
+// requests can be checked before they reach a database or a path.
+func ValidID(s string) bool {
+	i := strings.IndexByte(s, '_')
+	if i < 1 || i > 8 || len(s)-i-1 != 26 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '2' && r <= '7' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Caller is who makes a request: the signed-in user and the chat session the
+// request belongs to, if any.
+type Caller struct {
+	UserID      string
+	Name        string
+	Role        string
+	ChatSession string
+}
