@@ -43,6 +43,8 @@ type RowStats struct {
 	// first few.
 	Rejected int64
 	Rejects  []Reject
+	// Notes are remarks found while reading, for the import report.
+	Notes []string
 }
 
 // Hint is what a file format knows about a column.
@@ -153,7 +155,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		RowsStored:   rows,
 		RowsRejected: stats.Rejected,
 		Rejects:      stats.Rejects,
-		Notes:        src.Notes,
+		Notes:        append(src.Notes, stats.Notes...),
 	}
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))

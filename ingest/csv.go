@@ -1,0 +1,239 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+
+	"datadesk"
+	"datadesk/engine"
+)
+
+// maxRejectSamples is how many rejected rows a report lists by line.
+const maxRejectSamples = 20
+
+// textEncoding finds how a text file is encoded: a BOM decides; without one,
+// NUL bytes in every other place mean UTF-16, valid UTF-8 means UTF-8, and
+// anything else is read as Windows-1252 (Latin-1 with printable characters
+// where Latin-1 has C1 controls).
+func textEncoding(head []byte) (encoding.Encoding, string) {
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		return unicode.UTF8BOM, "UTF-8 with BOM"
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
+		return unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM), "UTF-16LE"
+	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM), "UTF-16BE"
+	}
+	if len(head) >= 4 {
+		var even, odd int
+		for i, b := range head {
+			if b == 0 {
+				if i%2 == 0 {
+					even++
+				} else {
+					odd++
+				}
+			}
+		}
+		half := len(head) / 2
+		if odd > half*3/4 {
+			return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), "UTF-16LE"
+		}
+		if even > half*3/4 {
+			return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM), "UTF-16BE"
+		}
+	}
+	valid := head
+	for i := 0; i < utf8.UTFMax && len(valid) > 0 && !utf8.Valid(valid); i++ {
+		valid = valid[:len(valid)-1] // the sample may end inside a character
+	}
+	if utf8.Valid(valid) {
+		return unicode.UTF8, "UTF-8"
+	}
+	return charmap.Windows1252, "Latin-1 (Windows-1252)"
+}
+
+// lineLimit fails a read once a line grows past max bytes: encoding/csv would
+// otherwise grow one field without bound.
+type lineLimit struct {
+	r    io.Reader
+	max  int
+	run  int
+	line int64
+}
+
+var errLineTooLong = errors.New("line too long")
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for _, b := range p[:n] {
+		if b == '\n' {
+			l.run = 0
+			l.line++
+			continue
+		}
+		l.run++
+		if l.run > l.max {
+			return 0, errLineTooLong
+		}
+	}
+	return n, err
+}
+
+// sniffDelimiter picks the delimiter that splits the first lines into the
+// most columns, consistently.
+func sniffDelimiter(text string) rune {
+	best, bestScore := ',', 0
+	if i := strings.LastIndexByte(text, '\n'); i > 0 {
+		text = text[:i] // the sample may end mid-record
+	}
+	for _, d := range []rune{',', ';', '\t', '|'} {
+		r := csv.NewReader(strings.NewReader(text))
+		r.Comma, r.LazyQuotes, r.FieldsPerRecord = d, true, -1
+		first, err := r.Read()
+		if err != nil || len(first) < 2 {
+			continue
+		}
+		score := len(first)
+		for i := 0; i < 30; i++ {
+			rec, err := r.Read()
+			if err != nil {
+				break
+			}
+			if len(rec) == len(first) {
+				score += len(first)
+			}
+		}
+		if score > bestScore {
+			best, bestScore = d, score
+		}
+	}
+	return best
+}
+
+func (in *Ingester) openText(path string, head []byte) (io.ReadCloser, *lineLimit, string, error) {
+	enc, encName := textEncoding(head)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("ingest: %w", err)
+	}
+	ll := &lineLimit{r: transform.NewReader(f, enc.NewDecoder()), max: in.cfg.MaxLine, line: 1}
+	return f, ll, encName, nil
+}
+
+// csvSource prepares a CSV or TSV file. delim 0 means sniff it.
+func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engine.TableSource, error) {
+	enc, encName := textEncoding(head)
+	decoded, _, _ := transform.Bytes(enc.NewDecoder(), head)
+	if bytes.IndexByte(decoded, 0) >= 0 {
+		return engine.TableSource{}, datadesk.Errorf(datadesk.Invalid, "%s is binary data, not CSV text", name).WithField("file")
+	}
+	if delim == 0 {
+		delim = sniffDelimiter(string(decoded))
+	}
+	notes := []string{fmt.Sprintf("encoding %s, delimiter %s", encName, delimName(delim))}
+
+	// The header is read now so that a file without one is refused before
+	// anything is stored.
+	header, err := in.csvHeader(path, head, delim)
+	if err != nil {
+		return engine.TableSource{}, err
+	}
+	src := engine.TableSource{Name: name, Header: header, Notes: notes}
+	src.Rows = func(yield func([]string) error) (engine.RowStats, error) {
+		var stats engine.RowStats
+		f, ll, _, err := in.openText(path, head)
+		if err != nil {
+			return stats, err
+		}
+		defer f.Close()
+		r := csv.NewReader(ll)
+		r.Comma, r.LazyQuotes, r.FieldsPerRecord, r.ReuseRecord = delim, true, -1, true
+		if _, err := r.Read(); err != nil { // the header
+			return stats, csvError(name, ll, err)
+		}
+		wider := 0
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			var pe *csv.ParseError
+			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
+				stats.Rejected++
+				if len(stats.Rejects) < maxRejectSamples {
+					stats.Rejects = append(stats.Rejects, engine.Reject{Line: int64(pe.Line), Reason: pe.Err.Error()})
+				}
+				continue
+			}
+			if err != nil {
+				return stats, csvError(name, ll, err)
+			}
+			if len(rec) > len(header) {
+				wider++
+			}
+			if err := yield(rec); err != nil {
+				return stats, err
+			}
+		}
+		if wider > 0 {
+			stats.Notes = append(stats.Notes, fmt.Sprintf("%d rows have more fields than the header; their extra values are kept in columns named by position", wider))
+		}
+		return stats, nil
+	}
+	return src, nil
+}
+
+func (in *Ingester) csvHeader(path string, head []byte, delim rune) ([]string, error) {
+	f, ll, _, err := in.openText(path, head)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(ll)
+	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
+	rec, err := r.Read()
+	if err == io.EOF {
+		return nil, datadesk.Errorf(datadesk.Invalid, "the file is empty: a header row is needed").WithField("file")
+	}
+	if err != nil {
+		return nil, csvError("file", ll, err)
+	}
+	return rec, nil
+}
+
+func csvError(name string, ll *lineLimit, err error) error {
+	if errors.Is(err, errLineTooLong) {
+		return datadesk.Errorf(datadesk.Invalid, "%s: line %d is longer than %d bytes", name, ll.line, ll.max).WithField("file")
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return datadesk.Errorf(datadesk.Invalid, "%s: line %d: %v", name, pe.Line, pe.Err).WithField("file")
+	}
+	return datadesk.Errorf(datadesk.Invalid, "%s could not be read as text", name).WithField("file").WithCause(err)
+}
+
+func delimName(d rune) string {
+	switch d {
+	case '\t':
+		return "tab"
+	case ',':
+		return "comma"
+	case ';':
+		return "semicolon"
+	case '|':
+		return "pipe"
+	}
+	return string(d)
+}

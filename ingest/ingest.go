@@ -1,0 +1,242 @@
+// Package ingest reads uploaded files into tables: it recognises the format
+// from the bytes (not only the name), decodes text, finds the header, and
+// streams rows to the engine, which decides the column types from every value.
+//
+// Parsers of old binary formats crash on malformed input, sometimes in
+// goroutines of their own, so XLS is read in a child process: a crash there is
+// a 4xx for the upload, never the end of the server.
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"datadesk"
+	"datadesk/engine"
+)
+
+// Defaults for Config fields left zero.
+const (
+	// DefaultMaxUnzipSize bounds what a workbook may expand to.
+	DefaultMaxUnzipSize = 1 << 30
+	// DefaultMaxUnzipRatio refuses archives that expand more than this many
+	// times their size: worksheet XML compresses 5 to 30 times, zip bombs
+	// thousands of times.
+	DefaultMaxUnzipRatio = 200
+	// DefaultMaxLine bounds a CSV line, so one huge field cannot take the
+	// server's memory.
+	DefaultMaxLine = 16 << 20
+	// DefaultXLSTimeout bounds the child process that reads an XLS file.
+	DefaultXLSTimeout = 30 * time.Second
+	// sniffSize is how much of a file format detection and dialect sniffing
+	// look at.
+	sniffSize = 64 << 10
+)
+
+// Config configures an Ingester.
+type Config struct {
+	MaxUnzipSize  int64
+	MaxUnzipRatio int64
+	MaxLine       int
+	// XLSCommand runs the XLS reader in a child process: the command and
+	// its leading arguments, to which the file path is appended. The child
+	// must call RunXLSWorker. Without it, XLS files are refused.
+	XLSCommand []string
+	XLSTimeout time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxUnzipSize <= 0 {
+		c.MaxUnzipSize = DefaultMaxUnzipSize
+	}
+	if c.MaxUnzipRatio <= 0 {
+		c.MaxUnzipRatio = DefaultMaxUnzipRatio
+	}
+	if c.MaxLine <= 0 {
+		c.MaxLine = DefaultMaxLine
+	}
+	if c.XLSTimeout <= 0 {
+		c.XLSTimeout = DefaultXLSTimeout
+	}
+}
+
+// Ingester reads files into table sources.
+type Ingester struct {
+	cfg Config
+}
+
+// New returns an Ingester.
+func New(cfg Config) *Ingester {
+	cfg.setDefaults()
+	return &Ingester{cfg: cfg}
+}
+
+// Result is what Read found in a file.
+type Result struct {
+	// Format is the detected format: csv, tsv, json, xlsx, xlsm, xls, or
+	// plain for files stored without tables.
+	Format      string
+	ContentType string
+	// Tables are the tables to ingest; empty for plain files.
+	Tables []engine.TableSource
+	// Close removes temporary files the sources read from; call it after
+	// the sources are consumed.
+	Close func()
+}
+
+var tabularExts = []string{".csv", ".tsv", ".tab", ".json", ".ndjson", ".jsonl", ".xlsx", ".xlsm", ".xls"}
+
+// plainTypes are the other files people may upload: stored as they are.
+var plainTypes = map[string]string{
+	".txt":  "text/plain; charset=utf-8",
+	".md":   "text/markdown; charset=utf-8",
+	".pdf":  "application/pdf",
+	".png":  "image/png",
+	".jpg":  "image/jpeg",
+	".jpeg": "image/jpeg",
+	".gif":  "image/gif",
+	".webp": "image/webp",
+	".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	".zip":  "application/zip",
+}
+
+// AllowedExtensions lists every extension an upload may have.
+func AllowedExtensions() []string {
+	out := slices.Clone(tabularExts)
+	for k := range plainTypes {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var (
+	magicZip = []byte("PK\x03\x04")
+	magicOLE = []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}
+)
+
+// Read recognises the format of the file at path (named filename by its
+// uploader) and prepares its tables. Temporary files go to tempDir.
+// Errors: unsupported (format, encrypted workbook), invalid (corrupt or
+// unreadable content), too_large (an archive that expands too far).
+func (in *Ingester) Read(ctx context.Context, path, filename, tempDir string) (*Result, error) {
+	head, err := readHead(path, sniffSize)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	ext := strings.ToLower(filepath.Ext(filename))
+	name := strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename))
+	isZip, isOLE := bytes.HasPrefix(head, magicZip), bytes.HasPrefix(head, magicOLE)
+
+	switch {
+	case ext == ".xlsx" || ext == ".xlsm" || ext == ".xls" && isZip:
+		if isOLE {
+			if encrypted, _ := oleEncrypted(path); encrypted {
+				return nil, errEncrypted(filename)
+			}
+			return in.readXLS(ctx, path, filename, tempDir)
+		}
+		if !isZip {
+			return nil, datadesk.Errorf(datadesk.Invalid, "%s is not a valid Excel workbook: it is not a zip archive", filename).WithField("file")
+		}
+		format := strings.TrimPrefix(ext, ".")
+		if ext == ".xls" {
+			format = "xlsx"
+		}
+		return in.readXLSX(path, filename, format, tempDir)
+	case ext == ".xls":
+		if !isOLE {
+			return nil, datadesk.Errorf(datadesk.Unsupported,
+				"%s is not a binary Excel (BIFF) workbook; save it as .xlsx or .csv and upload again", filename).WithField("file")
+		}
+		if encrypted, _ := oleEncrypted(path); encrypted {
+			return nil, errEncrypted(filename)
+		}
+		return in.readXLS(ctx, path, filename, tempDir)
+	case ext == ".csv" || ext == ".tsv" || ext == ".tab":
+		if isZip || isOLE {
+			return nil, datadesk.Errorf(datadesk.Invalid, "%s is a binary file, not CSV text", filename).WithField("file")
+		}
+		delim := rune(0)
+		ct := "text/csv; charset=utf-8"
+		format := "csv"
+		if ext != ".csv" {
+			delim, ct, format = '\t', "text/tab-separated-values; charset=utf-8", "tsv"
+		}
+		src, err := in.csvSource(path, name, delim, head)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Format: format, ContentType: ct, Tables: []engine.TableSource{src}, Close: func() {}}, nil
+	case ext == ".json" || ext == ".ndjson" || ext == ".jsonl":
+		src, err := in.jsonSource(path, name)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Format: "json", ContentType: "application/json", Tables: []engine.TableSource{src}, Close: func() {}}, nil
+	}
+	if ct, ok := plainTypes[ext]; ok {
+		if err := checkPlain(ext, head); err != nil {
+			return nil, datadesk.Errorf(datadesk.Invalid, "%s: %v", filename, err).WithField("file")
+		}
+		return &Result{Format: "plain", ContentType: ct, Close: func() {}}, nil
+	}
+	return nil, datadesk.Errorf(datadesk.Unsupported, "files of type %q cannot be uploaded", ext).
+		WithField("file").WithAllowed(AllowedExtensions()...)
+}
+
+func errEncrypted(filename string) error {
+	return datadesk.Errorf(datadesk.Unsupported,
+		"%s is an encrypted (password-protected) workbook; remove the password and upload again", filename).WithField("file")
+}
+
+// checkPlain verifies that an image is the image its name says.
+func checkPlain(ext string, head []byte) error {
+	var magic [][]byte
+	switch ext {
+	case ".png":
+		magic = [][]byte{[]byte("\x89PNG\r\n\x1a\n")}
+	case ".jpg", ".jpeg":
+		magic = [][]byte{{0xFF, 0xD8, 0xFF}}
+	case ".gif":
+		magic = [][]byte{[]byte("GIF87a"), []byte("GIF89a")}
+	case ".webp":
+		if len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP" {
+			return nil
+		}
+		return fmt.Errorf("not a WebP image")
+	case ".pdf":
+		magic = [][]byte{[]byte("%PDF-")}
+	case ".docx", ".zip":
+		magic = [][]byte{magicZip, []byte("PK\x05\x06")}
+	default:
+		return nil
+	}
+	for _, m := range magic {
+		if bytes.HasPrefix(head, m) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the content is not a %s file", strings.TrimPrefix(ext, "."))
+}
+
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	m, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	return buf[:m], nil
+}

@@ -1,0 +1,400 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"datadesk"
+	"datadesk/engine"
+)
+
+// JSON comes in three shapes: an array of records ([{...}, ...] or, with a
+// header array first, [[...], [...]]), NDJSON (one record per line), and the
+// project's table JSON ({"columns": [...], "rows": [...]}), recognised by
+// its first key being "columns" or "rows". Records are read twice: once to
+// learn the columns and what kinds of values they hold, once to stream rows.
+
+type jsonShape int
+
+const (
+	shapeArray jsonShape = iota
+	shapeLines
+	shapeTable
+)
+
+// cellKind is what a JSON value was.
+type cellKind uint8
+
+const (
+	kindNull cellKind = iota
+	kindString
+	kindNumber
+	kindBool
+	kindNested
+)
+
+type jsonColumn struct {
+	key      string
+	label    string
+	declared string // type from table JSON columns, if any
+	kinds    [5]int64
+}
+
+func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
+	shape, err := jsonShapeOf(path)
+	if err != nil {
+		return engine.TableSource{}, jsonErr(name, err)
+	}
+	var (
+		cols    []*jsonColumn
+		byKey   = map[string]int{}
+		arrays  bool
+		records int64
+	)
+	addCol := func(label string) int {
+		if i, ok := byKey[label]; ok {
+			return i
+		}
+		if len(cols) >= engine.MaxColumns {
+			return -1
+		}
+		cols = append(cols, &jsonColumn{label: label})
+		byKey[label] = len(cols) - 1
+		return len(cols) - 1
+	}
+	// First pass: columns and kinds.
+	err = walkJSON(path, shape, func(c []jsonTableColumn) {
+		for _, tc := range c {
+			i := addCol(tc.Label)
+			if i >= 0 {
+				cols[i].declared = tc.Type
+			}
+		}
+	}, func(rec jsonRecord) error {
+		records++
+		if rec.keys == nil {
+			if shape == shapeArray && records == 1 && len(cols) == 0 {
+				// [[header...], [row...], ...]
+				arrays = true
+				for j, v := range rec.values {
+					label := v.text
+					if v.kind != kindString {
+						label = fmt.Sprintf("column_%d", j+1)
+					}
+					cols = append(cols, &jsonColumn{label: label})
+				}
+				return nil
+			}
+			for len(cols) < len(rec.values) {
+				if len(cols) >= engine.MaxColumns {
+					return datadesk.Errorf(datadesk.Invalid, "%s: a record has more than %d values", name, engine.MaxColumns)
+				}
+				cols = append(cols, &jsonColumn{label: fmt.Sprintf("column_%d", len(cols)+1)})
+			}
+			for j, v := range rec.values {
+				cols[j].kinds[v.kind]++
+			}
+			return nil
+		}
+		for j, k := range rec.keys {
+			i := addCol(k)
+			if i < 0 {
+				return datadesk.Errorf(datadesk.Invalid, "%s: records have more than %d distinct keys", name, engine.MaxColumns)
+			}
+			cols[i].kinds[rec.values[j].kind]++
+		}
+		return nil
+	})
+	if err != nil {
+		return engine.TableSource{}, jsonErr(name, err)
+	}
+	if len(cols) == 0 {
+		return engine.TableSource{}, datadesk.Errorf(datadesk.Invalid, "%s holds no records", name).WithField("file")
+	}
+	src := engine.TableSource{Name: name}
+	for _, c := range cols {
+		src.Header = append(src.Header, c.label)
+		h := engine.Hint{}
+		switch c.declared {
+		case "text":
+			h.NoNumbers = true
+		case "", "auto":
+			// Strings in JSON are text by the writer's choice: "00123" and
+			// "123" stay text; dates written as strings may still be dates.
+			h.NoNumbers = c.kinds[kindString] > 0 || c.kinds[kindNested] > 0
+		}
+		src.Hints = append(src.Hints, h)
+	}
+	src.Notes = []string{fmt.Sprintf("JSON %s", [...]string{"array of records", "records one per line", "table"}[shape])}
+	src.Rows = func(yield func([]string) error) (engine.RowStats, error) {
+		row := make([]string, len(cols))
+		first := true
+		err := walkJSON(path, shape, nil, func(rec jsonRecord) error {
+			if arrays && first {
+				first = false
+				return nil
+			}
+			clear(row)
+			n := 0
+			if rec.keys == nil {
+				for j, v := range rec.values {
+					row[j] = v.text
+				}
+				n = len(rec.values)
+			} else {
+				for j, k := range rec.keys {
+					i := byKey[k]
+					row[i] = rec.values[j].text
+					n = max(n, i+1)
+				}
+				n = len(cols)
+			}
+			return yield(row[:max(n, 1)])
+		})
+		return engine.RowStats{}, jsonErr(name, err)
+	}
+	return src, nil
+}
+
+func jsonErr(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *datadesk.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return datadesk.Errorf(datadesk.Invalid, "%s is not valid JSON: %v at byte %d", name, se, se.Offset).WithField("file")
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return datadesk.Errorf(datadesk.Invalid, "%s is not valid JSON: it ends too soon", name).WithField("file")
+	}
+	return datadesk.Errorf(datadesk.Invalid, "%s could not be read as JSON: %v", name, err).WithField("file").WithCause(err)
+}
+
+func jsonShapeOf(path string) (jsonShape, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	skipBOM(br)
+	dec := json.NewDecoder(br)
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return 0, datadesk.Errorf(datadesk.Invalid, "the file is empty")
+	}
+	if err != nil {
+		return 0, err
+	}
+	switch tok {
+	case json.Delim('['):
+		return shapeArray, nil
+	case json.Delim('{'):
+		key, err := dec.Token()
+		if err != nil {
+			return 0, err
+		}
+		if key == "columns" || key == "rows" {
+			return shapeTable, nil
+		}
+		return shapeLines, nil
+	}
+	return 0, datadesk.Errorf(datadesk.Invalid, "JSON must be an array of records, records one per line, or a table object")
+}
+
+func skipBOM(br *bufio.Reader) {
+	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte{0xEF, 0xBB, 0xBF}) {
+		_, _ = br.Discard(3)
+	}
+}
+
+type jsonValue struct {
+	text string
+	kind cellKind
+}
+
+// jsonRecord is one record: keys and values for objects, values alone for
+// arrays.
+type jsonRecord struct {
+	keys   []string
+	values []jsonValue
+}
+
+type jsonTableColumn struct {
+	Key   string
+	Label string
+	Type  string
+}
+
+// walkJSON streams the records of a file of the given shape.
+func walkJSON(path string, shape jsonShape, onColumns func([]jsonTableColumn), onRecord func(jsonRecord) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	skipBOM(br)
+	dec := json.NewDecoder(br)
+	dec.UseNumber()
+	readRecords := func() error {
+		for dec.More() {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return err
+			}
+			rec, err := parseRecord(raw)
+			if err != nil {
+				return err
+			}
+			if err := onRecord(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch shape {
+	case shapeLines:
+		return readRecords()
+	case shapeArray:
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+		if err := readRecords(); err != nil {
+			return err
+		}
+		_, err := dec.Token()
+		return err
+	}
+	// Table JSON.
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "columns":
+			var raw []json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return err
+			}
+			cols := make([]jsonTableColumn, 0, len(raw))
+			for _, r := range raw {
+				var c jsonTableColumn
+				var s string
+				if json.Unmarshal(r, &s) == nil {
+					c.Label = s
+				} else if err := json.Unmarshal(r, &struct {
+					Key   *string `json:"key"`
+					Label *string `json:"label"`
+					Type  *string `json:"type"`
+				}{&c.Key, &c.Label, &c.Type}); err != nil {
+					return datadesk.Errorf(datadesk.Invalid, "columns must be labels or {key, label, type} objects")
+				}
+				if c.Label == "" {
+					c.Label = c.Key
+				}
+				cols = append(cols, c)
+			}
+			if onColumns != nil {
+				onColumns(cols)
+			}
+		case "rows":
+			if tok, err := dec.Token(); err != nil {
+				return err
+			} else if tok != json.Delim('[') {
+				return datadesk.Errorf(datadesk.Invalid, "rows must be an array")
+			}
+			if err := readRecords(); err != nil {
+				return err
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parseRecord reads an object (keeping key order) or an array.
+func parseRecord(raw json.RawMessage) (jsonRecord, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return jsonRecord{}, err
+	}
+	var rec jsonRecord
+	switch tok {
+	case json.Delim('{'):
+		rec.keys = []string{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return rec, err
+			}
+			v, err := readValue(dec)
+			if err != nil {
+				return rec, err
+			}
+			rec.keys = append(rec.keys, k.(string))
+			rec.values = append(rec.values, v)
+		}
+	case json.Delim('['):
+		for dec.More() {
+			v, err := readValue(dec)
+			if err != nil {
+				return rec, err
+			}
+			rec.values = append(rec.values, v)
+		}
+	default:
+		return rec, datadesk.Errorf(datadesk.Invalid, "each record must be an object or an array, not a single value")
+	}
+	return rec, nil
+}
+
+func readValue(dec *json.Decoder) (jsonValue, error) {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return jsonValue{}, err
+	}
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return jsonValue{kind: kindNull}, nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return jsonValue{}, err
+		}
+		return jsonValue{text: s, kind: kindString}, nil
+	case string(raw) == "true" || string(raw) == "false":
+		return jsonValue{text: string(raw), kind: kindBool}, nil
+	case raw[0] == '{' || raw[0] == '[':
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return jsonValue{}, err
+		}
+		return jsonValue{text: b.String(), kind: kindNested}, nil
+	}
+	// A number, exactly as written: no float64 in between.
+	return jsonValue{text: string(raw), kind: kindNumber}, nil
+}
