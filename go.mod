@@ -6,11 +6,10 @@ require (
 	github.com/casbin/casbin/v2 v2.135.0
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
 	github.com/extrame/xls v0.0.1
-	github.com/google/go-cmp v0.7.0
 	github.com/labstack/echo/v5 v5.4.4
+	github.com/richardlehane/mscfb v1.0.9
 	github.com/shakinm/xlsReader v0.9.12
 	github.com/xuri/excelize/v2 v2.11.1
-	golang.org/x/crypto v0.59.0
 	golang.org/x/text v0.44.0
 )
 
@@ -28,17 +27,18 @@ require (
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/goccy/go-json v0.10.5 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/klauspost/compress v1.18.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	github.com/metakeule/fmtdate v1.1.2 // indirect
 	github.com/pierrec/lz4/v4 v4.1.25 // indirect
-	github.com/richardlehane/mscfb v1.0.9 // indirect
 	github.com/richardlehane/msoleps v1.0.6 // indirect
 	github.com/tiendc/go-deepcopy v1.7.2 // indirect
 	github.com/xuri/efp v0.0.3-0.20260924042702-217b81952dec // indirect
 	github.com/xuri/nfp v0.0.2-0.20250530014748-2ddeb826f9a9 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.62.0 // indirect

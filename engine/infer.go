@@ -193,7 +193,7 @@ func decide(c map[string]int64, key string, h Hint) decision {
 		d.identifier = true
 		d.reason = "text: " + plural(c["long"], "value has", "values have") + " more than 15 significant digits"
 	case c["int"]+c["dec"] > 0:
-		d.reason = fmt.Sprintf("text: %s of %d not numbers", plural(n-c["int"]-c["dec"], "value is", "values are"), n)
+		d.reason = fmt.Sprintf("text: %d of %d values are not numbers", n-c["int"]-c["dec"], n)
 	case d.identifier:
 		d.reason = "text: codes or phone numbers"
 	default:

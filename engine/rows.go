@@ -158,4 +158,3 @@ func decimalString(d duckdb.Decimal) string {
 	}
 	return s
 }
-

@@ -361,4 +361,3 @@ func shakinmSheets(path string, emit func(xlsLine) error) error {
 	}
 	return nil
 }
-

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+)
+
+// statusOf maps each error code to its HTTP status; the one table.
+var statusOf = map[datadesk.Code]int{
+	datadesk.Invalid:         http.StatusBadRequest,
+	datadesk.Unauthenticated: http.StatusUnauthorized,
+	datadesk.Forbidden:       http.StatusForbidden,
+	datadesk.NotFound:        http.StatusNotFound,
+	datadesk.Conflict:        http.StatusConflict,
+	datadesk.TooLarge:        http.StatusRequestEntityTooLarge,
+	datadesk.Unsupported:     http.StatusUnsupportedMediaType,
+	datadesk.Timeout:         http.StatusGatewayTimeout,
+	datadesk.Internal:        http.StatusInternalServerError,
+}
+
+type errorBody struct {
+	Code    datadesk.Code `json:"code"`
+	Message string        `json:"message"`
+	Field   string        `json:"field,omitempty"`
+	Allowed []string      `json:"allowed,omitempty"`
+}
+
+// handleError writes every error as {"error": {...}}. Only internal errors
+// are logged, and their causes never reach the client.
+func (s *Server) handleError(c *echo.Context, err error) {
+	if r, _ := echo.UnwrapResponse(c.Response()); r != nil && r.Committed {
+		return
+	}
+	var he echo.HTTPStatusCoder
+	var body errorBody
+	status := http.StatusInternalServerError
+	if errors.As(err, &he) && !errors.As(err, new(*datadesk.Error)) {
+		// Echo's own errors: unknown route, wrong method.
+		status = he.StatusCode()
+		body = errorBody{Code: codeOfStatus(status), Message: http.StatusText(status)}
+	} else {
+		e := datadesk.AsError(err)
+		status = statusOf[e.Code]
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+		body = errorBody{Code: e.Code, Message: e.Message, Field: e.Field, Allowed: e.Allowed}
+		if e.Code == datadesk.Internal {
+			body.Message = "internal error"
+			s.cfg.Logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		}
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, map[string]errorBody{"error": body})
+}
+
+func codeOfStatus(status int) datadesk.Code {
+	for code, st := range statusOf {
+		if st == status {
+			return code
+		}
+	}
+	if status == http.StatusMethodNotAllowed {
+		return datadesk.Invalid
+	}
+	return datadesk.Internal
+}

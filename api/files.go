@@ -1,0 +1,394 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/engine"
+	"datadesk/exports"
+	"datadesk/rbac"
+)
+
+// maxFilenameLen bounds an uploaded file's name, in bytes.
+const maxFilenameLen = 240
+
+// fileDescriptor is a file as clients see it.
+type fileDescriptor struct {
+	ID          string    `json:"id"`
+	Filename    string    `json:"filename"`
+	ContentType string    `json:"content_type"`
+	Size        int64     `json:"size"`
+	SHA256      string    `json:"sha256"`
+	CreatedAt   time.Time `json:"created_at"`
+	ChatSession string    `json:"chat_session_id"`
+	DownloadURL string    `json:"download_url"`
+	TableID     string    `json:"table_id,omitempty"`
+	RowCount    *int64    `json:"row_count,omitempty"`
+	ColumnCount *int      `json:"column_count,omitempty"`
+	PreviewURL  string    `json:"preview_url,omitempty"`
+	// Tables lists every table of the file: one per non-empty sheet.
+	Tables []tableSummary `json:"tables,omitempty"`
+}
+
+type tableSummary struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	RowCount    int64  `json:"row_count"`
+	ColumnCount int    `json:"column_count"`
+	PreviewURL  string `json:"preview_url"`
+}
+
+// tableSchema is a table's schema with its import report.
+type tableSchema struct {
+	ID         string          `json:"id"`
+	FileID     string          `json:"file_id"`
+	Name       string          `json:"name"`
+	RowCount   int64           `json:"row_count"`
+	Columns    []engine.Column `json:"columns"`
+	Report     engine.Report   `json:"import_report"`
+	RowsURL    string          `json:"rows_url"`
+	PreviewURL string          `json:"preview_url"`
+}
+
+func describe(f *engine.File) fileDescriptor {
+	d := fileDescriptor{
+		ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256,
+		CreatedAt: f.CreatedAt, ChatSession: f.ChatSession,
+		DownloadURL: "/v1/files/" + f.ID + "/content",
+	}
+	for i, t := range f.Tables {
+		ts := tableSummary{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns), PreviewURL: previewURL(t.ID)}
+		d.Tables = append(d.Tables, ts)
+		if i == 0 {
+			d.TableID, d.PreviewURL = t.ID, ts.PreviewURL
+			d.RowCount, d.ColumnCount = &ts.RowCount, &ts.ColumnCount
+		}
+	}
+	return d
+}
+
+func previewURL(tableID string) string { return "/v1/tables/" + tableID + "/rows" }
+
+func schemaOf(t *engine.Table) tableSchema {
+	return tableSchema{ID: t.ID, FileID: t.FileID, Name: t.Name, RowCount: t.RowCount, Columns: t.Columns,
+		Report: t.Report, RowsURL: previewURL(t.ID), PreviewURL: previewURL(t.ID)}
+}
+
+// store acquires the caller's own store; every file and table lookup goes
+// through it, so another owner's ids are simply not there.
+func (s *Server) store(c *echo.Context) (*engine.Store, func(), error) {
+	return s.engine.Acquire(c.Request().Context(), caller(c).UserID)
+}
+
+// idParam returns the :id path parameter. An id of the wrong shape is
+// reported as not found, exactly like an id of someone else's.
+func idParam(c *echo.Context, what string) (string, error) {
+	id := c.Param("id")
+	if !datadesk.ValidID(id) {
+		return "", datadesk.Errorf(datadesk.NotFound, "no %s with id %q", what, id).WithField("id")
+	}
+	return id, nil
+}
+
+func (s *Server) healthz(c *echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// uploadFile streams the multipart field "file" to disk, ingests tabular
+// files and answers the descriptor with the tables' schemas.
+func (s *Server) uploadFile(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionUpload); err != nil {
+		return err
+	}
+	r := c.Request()
+	if r.ContentLength > s.cfg.MaxUpload+(1<<20) {
+		return errTooLarge(s.cfg.MaxUpload)
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return datadesk.Errorf(datadesk.Invalid, "send the file as multipart/form-data in a field named \"file\"").WithField("file")
+	}
+	// The body may hold a little more than the file: part headers and
+	// boundaries.
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxUpload+(1<<20))
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return datadesk.Errorf(datadesk.Invalid, "the multipart body is malformed").WithField("file").WithCause(err)
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	var part *multipart.Part
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return datadesk.Errorf(datadesk.Invalid, "no field named \"file\" in the upload").WithField("file")
+		}
+		if err != nil {
+			return bodyError(err, s.cfg.MaxUpload)
+		}
+		if p.FormName() == "file" {
+			part = p
+			break
+		}
+		p.Close()
+	}
+	filename, err := cleanFilename(part.FileName())
+	if err != nil {
+		return err
+	}
+	tmp, err := s.receive(part, store.IncomingDir())
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // gone already once stored
+
+	ctx := r.Context()
+	res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	f, err := store.AddFile(ctx, engine.NewFile{
+		Filename: filename, ContentType: res.ContentType, ChatSession: caller(c).ChatSession,
+		TempPath: tmp, Tables: res.Tables,
+	})
+	if err != nil {
+		return err
+	}
+	schemas := make([]tableSchema, 0, len(f.Tables))
+	for i := range f.Tables {
+		schemas = append(schemas, schemaOf(&f.Tables[i]))
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"file": describe(f), "tables": schemas})
+}
+
+// receive writes the part to a temporary file, syncs it and returns its path.
+func (s *Server) receive(part io.Reader, dir string) (string, error) {
+	fh, err := os.CreateTemp(dir, "upload-*")
+	if err != nil {
+		return "", fmt.Errorf("api: %w", err)
+	}
+	n, err := io.Copy(fh, io.LimitReader(part, s.cfg.MaxUpload+1))
+	if err == nil && n > s.cfg.MaxUpload {
+		err = errTooLarge(s.cfg.MaxUpload)
+	}
+	if err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(fh.Name())
+		return "", bodyError(err, s.cfg.MaxUpload)
+	}
+	return fh.Name(), nil
+}
+
+func errTooLarge(limit int64) error {
+	return datadesk.Errorf(datadesk.TooLarge, "the upload is larger than the limit of %d bytes", limit).WithField("file")
+}
+
+func bodyError(err error, limit int64) error {
+	var mbe *http.MaxBytesError
+	var de *datadesk.Error
+	switch {
+	case errors.As(err, &de):
+		return err
+	case errors.As(err, &mbe):
+		return errTooLarge(limit)
+	case errors.Is(err, context.Canceled):
+		return datadesk.Errorf(datadesk.Invalid, "the upload was interrupted").WithCause(err)
+	}
+	return datadesk.Errorf(datadesk.Invalid, "the upload could not be read").WithField("file").WithCause(err)
+}
+
+// cleanFilename keeps the last path element of an uploaded name, without
+// control characters. Errors: invalid.
+func cleanFilename(name string) (string, error) {
+	name = strings.ReplaceAll(name, "\\", "/")
+	name = filepath.Base("/" + name)
+	name = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, name))
+	if name == "" || name == "/" || name == "." || name == ".." {
+		return "", datadesk.Errorf(datadesk.Invalid, "the upload has no file name").WithField("file")
+	}
+	if len(name) > maxFilenameLen {
+		return "", datadesk.Errorf(datadesk.Invalid, "the file name is longer than %d bytes", maxFilenameLen).WithField("file")
+	}
+	return name, nil
+}
+
+func (s *Server) listFiles(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionRead); err != nil {
+		return err
+	}
+	limit := 0
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to 1000").WithField("limit")
+		}
+		limit = n
+	}
+	session := ""
+	if c.QueryParam("session_only") == "true" {
+		session = caller(c).ChatSession
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	files, err := store.Files(c.Request().Context(), session, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]fileDescriptor, 0, len(files))
+	for i := range files {
+		out = append(out, describe(&files[i]))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"files": out})
+}
+
+func (s *Server) getFile(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionRead); err != nil {
+		return err
+	}
+	id, err := idParam(c, "file")
+	if err != nil {
+		return err
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	f, err := store.File(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"file": describe(f)})
+}
+
+func (s *Server) fileContent(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionRead); err != nil {
+		return err
+	}
+	id, err := idParam(c, "file")
+	if err != nil {
+		return err
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	f, fh, err := store.Open(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	h := c.Response().Header()
+	h.Set("Content-Disposition", exports.ContentDisposition(f.Filename))
+	h.Set("Content-Type", f.ContentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(c.Response(), c.Request(), "", f.CreatedAt, fh)
+	return nil
+}
+
+func (s *Server) deleteFile(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionDelete); err != nil {
+		return err
+	}
+	id, err := idParam(c, "file")
+	if err != nil {
+		return err
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := store.DeleteFile(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) getTable(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionRead); err != nil {
+		return err
+	}
+	id, err := idParam(c, "table")
+	if err != nil {
+		return err
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	t, err := store.Table(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"table": schemaOf(t)})
+}
+
+func (s *Server) tableRows(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionRead); err != nil {
+		return err
+	}
+	id, err := idParam(c, "table")
+	if err != nil {
+		return err
+	}
+	req := engine.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
+	if v := c.QueryParam("offset"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return datadesk.Errorf(datadesk.Invalid, "offset must be a whole number, 0 or more").WithField("offset")
+		}
+		req.Offset = n
+	}
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > engine.MaxPageSize {
+			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", engine.MaxPageSize).WithField("limit")
+		}
+		req.Limit = n
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	p, err := store.Rows(c.Request().Context(), id, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}

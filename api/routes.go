@@ -1,0 +1,16 @@
+package api
+
+// routes registers every route of the server in one place.
+func (s *Server) routes() {
+	e := s.echo
+	e.GET("/healthz", s.healthz)
+
+	v1 := e.Group("/v1", s.authenticate)
+	v1.POST("/files", s.uploadFile)
+	v1.GET("/files", s.listFiles)
+	v1.GET("/files/:id", s.getFile)
+	v1.GET("/files/:id/content", s.fileContent)
+	v1.DELETE("/files/:id", s.deleteFile)
+	v1.GET("/tables/:id", s.getTable)
+	v1.GET("/tables/:id/rows", s.tableRows)
+}

@@ -1,0 +1,64 @@
+// Package api is datadesk's HTTP interface: routes, authentication, and
+// handlers that bind, validate, authorise, call the domain and encode. It
+// holds no SQL and no spreadsheet code.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk/engine"
+	"datadesk/ingest"
+	"datadesk/rbac"
+)
+
+// DefaultMaxUpload bounds an upload's bytes unless configured otherwise.
+const DefaultMaxUpload = 256 << 20
+
+// Config configures a Server.
+type Config struct {
+	// MaxUpload is the largest accepted upload in bytes; larger ones get 413.
+	MaxUpload int64
+	Logger    *slog.Logger
+}
+
+// Server serves the HTTP interface.
+type Server struct {
+	cfg    Config
+	engine *engine.Engine
+	ingest *ingest.Ingester
+	users  *rbac.Users
+	policy *rbac.Policy
+	echo   *echo.Echo
+}
+
+// New returns a Server over its dependencies.
+func New(cfg Config, eng *engine.Engine, in *ingest.Ingester, users *rbac.Users, policy *rbac.Policy) *Server {
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, engine: eng, ingest: in, users: users, policy: policy}
+	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
+	s.routes()
+	return s
+}
+
+// Handler returns the http.Handler of the server.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// HTTPServer returns an http.Server for addr with timeouts set: Go's
+// defaults have none.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+}

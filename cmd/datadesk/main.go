@@ -1,0 +1,303 @@
+// Command datadesk serves owner-scoped files and tables, and manages users
+// and ingests from the command line.
+//
+//	datadesk serve [--addr 127.0.0.1:8080] [--data ./data]
+//	datadesk user add NAME [--role ROLE] [--data DIR]
+//	datadesk ingest FILE
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"datadesk"
+	"datadesk/api"
+	"datadesk/engine"
+	"datadesk/ingest"
+	"datadesk/rbac"
+)
+
+const usage = `datadesk: owner-scoped files and tables on DuckDB
+
+usage:
+  datadesk serve [--addr 127.0.0.1:8080] [--data ./data] [flags]
+  datadesk user add NAME [--role viewer|analyst|admin] [--data ./data]
+  datadesk user list [--data ./data]
+  datadesk ingest FILE
+`
+
+func main() {
+	// The XLS reader runs in a child process of this same binary.
+	if os.Getenv("DATADESK_XLS_WORKER") == "1" {
+		if err := ingest.RunXLSWorker(os.Args[len(os.Args)-1], os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		var e *datadesk.Error
+		if errors.As(err, &e) {
+			fmt.Fprintln(os.Stderr, "datadesk:", e.Message)
+		} else {
+			fmt.Fprintln(os.Stderr, "datadesk:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stdout, stderr)
+	case "user":
+		if len(args) < 2 {
+			return errors.New("user: want add or list")
+		}
+		switch args[1] {
+		case "add":
+			return userAdd(args[2:], stdout)
+		case "list":
+			return userList(args[2:], stdout)
+		}
+		return fmt.Errorf("user: unknown command %q", args[1])
+	case "ingest":
+		return ingestFile(args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// engineFlags are the settings every command that opens databases takes.
+type engineFlags struct {
+	data        *string
+	memoryLimit *string
+	threads     *int
+	maxTemp     *string
+	maxOpen     *int
+}
+
+func addEngineFlags(fs *flag.FlagSet) engineFlags {
+	return engineFlags{
+		data:        fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory"),
+		memoryLimit: fs.String("memory-limit", engine.DefaultMemoryLimit, "memory limit of each owner database"),
+		threads:     fs.Int("threads", engine.DefaultThreads, "threads of each owner database"),
+		maxTemp:     fs.String("max-temp", engine.DefaultMaxTempSize, "temp space each owner database may spill to"),
+		maxOpen:     fs.Int("max-open", engine.DefaultMaxOpen, "owner databases open at once"),
+	}
+}
+
+func (f engineFlags) config(logger *slog.Logger) engine.Config {
+	return engine.Config{Dir: *f.data, MemoryLimit: *f.memoryLimit, Threads: *f.threads, MaxTempSize: *f.maxTemp, MaxOpen: *f.maxOpen, Logger: logger}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func newIngester() (*ingest.Ingester, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return ingest.New(ingest.Config{XLSCommand: []string{exe}}), nil
+}
+
+func serve(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", envOr("DATADESK_ADDR", "127.0.0.1:8080"), "listen address")
+	maxUpload := fs.Int64("max-upload", api.DefaultMaxUpload, "largest upload in bytes")
+	ef := addEngineFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+
+	users, err := rbac.OpenUsers(*ef.data)
+	if err != nil {
+		return err
+	}
+	if empty, err := users.Empty(); err != nil {
+		return err
+	} else if empty {
+		_, token, err := users.Add("admin", "admin")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
+	}
+	policy, err := rbac.NewPolicy(rbac.DefaultPolicy)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(ef.config(logger))
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	in, err := newIngester()
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Config{MaxUpload: *maxUpload, Logger: logger}, eng, in, users, policy)
+	hs := srv.HTTPServer(*addr)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.ListenAndServe() }()
+	logger.Info("serving", "addr", *addr, "data", *ef.data)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	case <-ctx.Done():
+		logger.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func userAdd(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("user add", flag.ContinueOnError)
+	role := fs.String("role", "analyst", "role: viewer, analyst or admin")
+	data := fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory")
+	name, rest := "", args
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		name, rest = args[0], args[1:]
+	}
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+	}
+	if name == "" {
+		return errors.New("user add: a NAME is needed")
+	}
+	users, err := rbac.OpenUsers(*data)
+	if err != nil {
+		return err
+	}
+	u, token, err := users.Add(name, *role)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created user %s (%s, role %s); its bearer token:\n%s\n", u.Name, u.ID, u.Role, token)
+	return nil
+}
+
+func userList(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("user list", flag.ContinueOnError)
+	data := fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	users, err := rbac.OpenUsers(*data)
+	if err != nil {
+		return err
+	}
+	list, err := users.List()
+	if err != nil {
+		return err
+	}
+	for _, u := range list {
+		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n", u.ID, u.Name, u.Role, u.CreatedAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// ingestFile reads a file the way an upload does, into a throw-away data
+// directory, and prints the import report as JSON.
+func ingestFile(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("ingest: give one FILE")
+	}
+	path := fs.Arg(0)
+	dir, err := os.MkdirTemp("", "datadesk-ingest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	eng, err := engine.New(engine.Config{Dir: dir})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	store, release, err := eng.Acquire(ctx, datadesk.NewID("u"))
+	if err != nil {
+		return err
+	}
+	defer release()
+	tmp := filepath.Join(store.IncomingDir(), "upload")
+	if err := copyFile(path, tmp); err != nil {
+		return err
+	}
+	in, err := newIngester()
+	if err != nil {
+		return err
+	}
+	res, err := in.Read(ctx, tmp, filepath.Base(path), store.IncomingDir())
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	f, err := store.AddFile(ctx, engine.NewFile{Filename: filepath.Base(path), ContentType: res.ContentType, TempPath: tmp, Tables: res.Tables})
+	if err != nil {
+		return err
+	}
+	reports := make([]engine.Report, 0, len(f.Tables))
+	for _, t := range f.Tables {
+		reports = append(reports, t.Report)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"file": f.Filename, "format": res.Format, "content_type": res.ContentType, "tables": reports})
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

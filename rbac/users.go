@@ -1,0 +1,215 @@
+package rbac
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"datadesk"
+)
+
+// Users keeps users and their bearer tokens in one JSON file in the data
+// directory. Tokens are stored as SHA-256 hashes: they are 256 random bits,
+// so a fast hash is enough and a leaked file reveals no token. The file is
+// changed under an exclusive lock and replaced atomically, so the CLI can add
+// users while the server runs; the server rereads it when it changes.
+type Users struct {
+	path string
+
+	mu      sync.Mutex
+	modTime time.Time
+	size    int64
+	db      usersFile
+}
+
+type usersFile struct {
+	Users []User `json:"users"`
+}
+
+// User is a person or program that can sign in.
+type User struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+	Tokens    []Token   `json:"tokens,omitempty"`
+}
+
+// Token is a stored bearer token: only its hash.
+type Token struct {
+	Hash      string    `json:"sha256"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+var nameRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
+
+// OpenUsers returns the user store of a data directory.
+func OpenUsers(dir string) (*Users, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("rbac: %w", err)
+	}
+	return &Users{path: filepath.Join(dir, "users.json")}, nil
+}
+
+// Empty reports whether no user exists yet.
+func (u *Users) Empty() (bool, error) {
+	db, err := u.load()
+	if err != nil {
+		return false, err
+	}
+	return len(db.Users) == 0, nil
+}
+
+// Add creates a user with a role and returns them with a new bearer token,
+// the only time the token is seen. Errors: invalid (name, role), conflict
+// (name taken).
+func (u *Users) Add(name, role string) (*User, string, error) {
+	if !nameRe.MatchString(name) {
+		return nil, "", datadesk.Errorf(datadesk.Invalid,
+			"user name %q is not allowed: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name).WithField("name")
+	}
+	if !slices.Contains(Roles, role) {
+		return nil, "", datadesk.Errorf(datadesk.Invalid, "unknown role %q", role).WithField("role").WithAllowed(Roles...)
+	}
+	token := newToken()
+	user := User{ID: datadesk.NewID("u"), Name: name, Role: role, CreatedAt: time.Now().UTC(),
+		Tokens: []Token{{Hash: hashToken(token), CreatedAt: time.Now().UTC()}}}
+	err := u.update(func(db *usersFile) error {
+		for _, x := range db.Users {
+			if x.Name == name {
+				return datadesk.Errorf(datadesk.Conflict, "a user named %q exists", name).WithField("name")
+			}
+		}
+		db.Users = append(db.Users, user)
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return &user, token, nil
+}
+
+// Authenticate returns the user a bearer token belongs to.
+// Errors: unauthenticated.
+func (u *Users) Authenticate(token string) (*User, error) {
+	db, err := u.load()
+	if err != nil {
+		return nil, err
+	}
+	h := hashToken(token)
+	for i := range db.Users {
+		for _, t := range db.Users[i].Tokens {
+			if subtle.ConstantTimeCompare([]byte(t.Hash), []byte(h)) == 1 {
+				user := db.Users[i]
+				return &user, nil
+			}
+		}
+	}
+	return nil, datadesk.Errorf(datadesk.Unauthenticated, "the bearer token is not valid")
+}
+
+// List returns every user.
+func (u *Users) List() ([]User, error) {
+	db, err := u.load()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(db.Users), nil
+}
+
+func newToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return "dd_" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// load returns the users, rereading the file only when it changed.
+func (u *Users) load() (usersFile, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	st, err := os.Stat(u.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return usersFile{}, nil
+	}
+	if err != nil {
+		return usersFile{}, fmt.Errorf("rbac: %w", err)
+	}
+	if st.ModTime().Equal(u.modTime) && st.Size() == u.size {
+		return u.db, nil
+	}
+	b, err := os.ReadFile(u.path)
+	if err != nil {
+		return usersFile{}, fmt.Errorf("rbac: %w", err)
+	}
+	var db usersFile
+	if err := json.Unmarshal(b, &db); err != nil {
+		return usersFile{}, fmt.Errorf("rbac: %s: %w", u.path, err)
+	}
+	u.db, u.modTime, u.size = db, st.ModTime(), st.Size()
+	return db, nil
+}
+
+// update changes the file under an exclusive lock shared with other
+// processes, and replaces it atomically.
+func (u *Users) update(change func(*usersFile) error) error {
+	lock, err := os.OpenFile(u.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("rbac: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("rbac: lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	var db usersFile
+	b, err := os.ReadFile(u.path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &db); err != nil {
+			return fmt.Errorf("rbac: %s: %w", u.path, err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("rbac: %w", err)
+	}
+	if err := change(&db); err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(db, "", "  ")
+	if err != nil {
+		return fmt.Errorf("rbac: %w", err)
+	}
+	tmp := u.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("rbac: %w", err)
+	}
+	if _, err := f.Write(out); err != nil {
+		f.Close()
+		return fmt.Errorf("rbac: %w", err)
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		return fmt.Errorf("rbac: %w", err)
+	}
+	if err := os.Rename(tmp, u.path); err != nil {
+		return fmt.Errorf("rbac: %w", err)
+	}
+	return nil
+}
