@@ -50,4 +50,3 @@ func (s *Server) authorize(c *echo.Context, action string) error {
 	}
 	return nil
 }
-

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -33,34 +31,6 @@ var identifierWords = map[string]bool{
 	"ssn": true, "code": true, "number": false,
 }
 
-// The probes count, over every value of a column, how many match each shape.
-// Each is a fixed SQL template over the column's trimmed value {v}; none holds
-// anything from the file.
-type probe struct {
-	name string
-	sql  string
-}
-
-var probes = []probe{
-	{"n", `count({v})`},
-	{"int", `count({v}) FILTER (WHERE regexp_full_match({v}, '0|-?[1-9][0-9]{0,14}'))`},
-	{"dec", `count({v}) FILTER (WHERE regexp_full_match({v}, '-?(0|[1-9][0-9]*)\.[0-9]+') AND length(ltrim(replace(ltrim({v}, '-'), '.', ''), '0')) <= 15)`},
-	{"intdigits", `coalesce(max(length(split_part(ltrim({v}, '-'), '.', 1))) FILTER (WHERE regexp_full_match({v}, '-?(0|[1-9][0-9]*)(\.[0-9]+)?')), 0)`},
-	{"scale", `coalesce(max(length(split_part({v}, '.', 2))) FILTER (WHERE regexp_full_match({v}, '-?(0|[1-9][0-9]*)\.[0-9]+')), 0)`},
-	{"lead", `count({v}) FILTER (WHERE regexp_full_match({v}, '[-+]?0[0-9]+(\.[0-9]*)?'))`},
-	{"long", `count({v}) FILTER (WHERE regexp_full_match({v}, '[-+]?[0-9]*\.?[0-9]*') AND length(ltrim(regexp_replace({v}, '[^0-9]', '', 'g'), '0')) > 15)`},
-	{"bool", `count({v}) FILTER (WHERE lower({v}) IN ('true', 'false'))`},
-	{"date", `count({v}) FILTER (WHERE regexp_full_match({v}, '[0-9]{4}-[0-9]{2}-[0-9]{2}') AND TRY_CAST({v} AS DATE) IS NOT NULL)`},
-	{"ts", `count({v}) FILTER (WHERE regexp_full_match({v}, '[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?') AND TRY_CAST({v} AS TIMESTAMP) IS NOT NULL)`},
-	{"dmy", `count({v}) FILTER (WHERE regexp_full_match({v}, '[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}') AND try_strptime({v}, '%d/%m/%Y') IS NOT NULL)`},
-	{"mdy", `count({v}) FILTER (WHERE regexp_full_match({v}, '[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}') AND try_strptime({v}, '%m/%d/%Y') IS NOT NULL)`},
-	{"dmydot", `count({v}) FILTER (WHERE regexp_full_match({v}, '[0-9]{1,2}\.[0-9]{1,2}\.[0-9]{4}') AND try_strptime({v}, '%d.%m.%Y') IS NOT NULL)`},
-	{"ymdslash", `count({v}) FILTER (WHERE regexp_full_match({v}, '[0-9]{4}/[0-9]{1,2}/[0-9]{1,2}') AND try_strptime({v}, '%Y/%m/%d') IS NOT NULL)`},
-	{"serial", `count({v}) FILTER (WHERE regexp_full_match({v}, '-?[0-9]+(\.[0-9]+)?([eE]-?[0-9]+)?') AND TRY_CAST({v} AS DOUBLE) BETWEEN 0 AND 2958465)`},
-	{"serialint", `count({v}) FILTER (WHERE regexp_full_match({v}, '[0-9]+'))`},
-	{"digitish", `count({v}) FILTER (WHERE regexp_full_match({v}, '\+?[(]?[0-9][0-9 ()./-]*'))`},
-}
-
 // decision is the type chosen for one column, and how to cast its text.
 type decision struct {
 	typ        string
@@ -69,48 +39,6 @@ type decision struct {
 	serial1904 bool
 	identifier bool
 	reason     string
-}
-
-// infer decides each column's type from every value in the staging table:
-// one scan computes the probes for all columns.
-func (s *Store) infer(ctx context.Context, conn *sql.Conn, stage string, keys, labels []string, hints []Hint) ([]decision, error) {
-	var q strings.Builder
-	q.WriteString(`SELECT `)
-	for i := range keys {
-		for j, p := range probes {
-			if i > 0 || j > 0 {
-				q.WriteString(", ")
-			}
-			// Each probe reads v; bind it to this column's trimmed text.
-			q.WriteString(strings.ReplaceAll(p.sql, "{v}", "c"+strconv.Itoa(i+1)))
-		}
-	}
-	q.WriteString(` FROM (SELECT `)
-	for i := range keys {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		fmt.Fprintf(&q, "NULLIF(trim(r[%d]), '') AS c%d", i+1, i+1)
-	}
-	q.WriteString(` FROM ` + quoteIdent(stage) + `)`)
-
-	counts := make([]int64, len(keys)*len(probes))
-	dest := make([]any, len(counts))
-	for i := range counts {
-		dest[i] = &counts[i]
-	}
-	if err := conn.QueryRowContext(ctx, q.String()).Scan(dest...); err != nil {
-		return nil, classify(ctx, err)
-	}
-	out := make([]decision, len(keys))
-	for i := range keys {
-		c := map[string]int64{}
-		for j, p := range probes {
-			c[p.name] = counts[i*len(probes)+j]
-		}
-		out[i] = decide(c, keys[i], hints[i])
-	}
-	return out, nil
 }
 
 func hasIdentifierWord(key string) bool {
@@ -132,7 +60,8 @@ func plural(n int64, one, many string) string {
 // decide picks a type from a column's probe counts. A column is numeric only
 // if every value is a number in canonical form that survives the round trip;
 // everything else keeps its text.
-func decide(c map[string]int64, key string, h Hint) decision {
+func decide(st *colStats, key string, h Hint) decision {
+	c := st.counts()
 	n := c["n"]
 	if n == 0 {
 		return decision{typ: TypeText, reason: "text: the column has no values"}

@@ -71,6 +71,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		rows  int64
 		width = len(src.Header)
 		stats RowStats
+		cols  = make([]colStats, MaxColumns)
 	)
 	err := conn.Raw(func(dc any) error {
 		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
@@ -85,6 +86,9 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 			}
 			if len(row) > width {
 				width = len(row)
+			}
+			for i, v := range row {
+				cols[i].add(v)
 			}
 			rows++
 			if rows%8192 == 0 {
@@ -118,9 +122,9 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	hints := make([]Hint, width)
 	copy(hints, src.Hints)
 
-	decisions, err := s.infer(ctx, conn, stage, keys, labels, hints)
-	if err != nil {
-		return nil, err
+	decisions := make([]decision, width)
+	for i := range decisions {
+		decisions[i] = decide(&cols[i], keys[i], hints[i])
 	}
 
 	t := &Table{

@@ -1,0 +1,35 @@
+# datadesk: the two commands are `make run` and `make test`.
+GO      ?= go
+ADDR    ?= 127.0.0.1:8080
+DATA    ?= ./data
+BIN     := bin/datadesk
+export GOFLAGS := -buildvcs=false
+
+.PHONY: run test build deps vet bench clean
+
+## build: compile the datadesk binary (the DuckDB library is linked in).
+build:
+	$(GO) build -o $(BIN) ./cmd/datadesk
+
+## run: build and serve on an embedded default: one local data directory.
+run: build
+	./$(BIN) serve --addr $(ADDR) --data $(DATA)
+
+## deps: fetch what the build and tests need (Go modules).
+deps:
+	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
+	$(GO) mod download
+
+## test: install what the tests need and run every test.
+test: deps vet
+	$(GO) test -count=1 -timeout 45m ./...
+
+vet:
+	$(GO) vet ./...
+
+## bench: the benchmarks, briefly.
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./bench/
+
+clean:
+	rm -rf bin
