@@ -1,0 +1,30 @@
+// Type inference, worked through.
+//
+// An upload of orders.csv:
+//
+//	order_id,customer zip,amount,day
+//	000123,02139,12.50,2024-01-02
+//	000124,10001,7,2024-01-03
+//
+// streams into a staging table of one VARCHAR[] per row while each value is
+// classified. The counts decide:
+//
+//	order_id      text, identifier   "text: 2 values with leading zeros"
+//	customer_zip  text, identifier   "text: 1 value has a leading zero"
+//	amount        decimal            DECIMAL(18,2): every value a canonical number
+//	day           date               every value an ISO date
+//
+// and the table is created in one statement of casts built from constants
+// and column positions only:
+//
+//	CREATE TABLE data."t_..." AS SELECT
+//	  NULLIF(r[1], '') AS "order_id",
+//	  NULLIF(r[2], '') AS "customer_zip",
+//	  CAST(NULLIF(trim(r[3]), '') AS DECIMAL(18,2)) AS "amount",
+//	  CAST(NULLIF(trim(r[4]), '') AS DATE) AS "day"
+//	FROM "dd_stage_0"
+//
+// Browsing a page binds its values:
+//
+//	SELECT * FROM data."t_..." ORDER BY "amount" DESC NULLS LAST, rowid LIMIT ? OFFSET ?
+package engine
