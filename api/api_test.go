@@ -40,7 +40,10 @@ func newServer(t *testing.T, maxUpload int64) (*testServer, *rbac.Users) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{MaxUpload: maxUpload}, eng, ingest.New(ingest.Config{}), users, policy)
+	srv, err := New(Config{MaxUpload: maxUpload}, eng, ingest.New(ingest.Config{}), users, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); eng.Close() })
 	return &testServer{t: t, url: hs.URL}, users

@@ -13,4 +13,6 @@ func (s *Server) routes() {
 	v1.DELETE("/files/:id", s.deleteFile)
 	v1.GET("/tables/:id", s.getTable)
 	v1.GET("/tables/:id/rows", s.tableRows)
+	v1.GET("/tools", s.listTools)
+	v1.POST("/tools/:name", s.callTool)
 }

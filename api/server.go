@@ -15,14 +15,21 @@ import (
 	"datadesk/rbac"
 )
 
-// DefaultMaxUpload bounds an upload's bytes unless configured otherwise.
-const DefaultMaxUpload = 256 << 20
+// Defaults for Config fields left zero.
+const (
+	// DefaultMaxUpload bounds an upload's bytes.
+	DefaultMaxUpload = 256 << 20
+	// DefaultQueryTimeout bounds one files.query_table statement.
+	DefaultQueryTimeout = 30 * time.Second
+)
 
 // Config configures a Server.
 type Config struct {
 	// MaxUpload is the largest accepted upload in bytes; larger ones get 413.
 	MaxUpload int64
-	Logger    *slog.Logger
+	// QueryTimeout bounds a query; past it the call answers timeout (504).
+	QueryTimeout time.Duration
+	Logger       *slog.Logger
 }
 
 // Server serves the HTTP interface.
@@ -33,20 +40,28 @@ type Server struct {
 	users  *rbac.Users
 	policy *rbac.Policy
 	echo   *echo.Echo
+	tools  map[string]*tool
 }
 
 // New returns a Server over its dependencies.
-func New(cfg Config, eng *engine.Engine, in *ingest.Ingester, users *rbac.Users, policy *rbac.Policy) *Server {
+func New(cfg Config, eng *engine.Engine, in *ingest.Ingester, users *rbac.Users, policy *rbac.Policy) (*Server, error) {
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	tools, err := loadTools()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: eng, ingest: in, users: users, policy: policy}
+	s := &Server{cfg: cfg, engine: eng, ingest: in, users: users, policy: policy, tools: tools}
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.routes()
-	return s
+	return s, nil
 }
 
 // Handler returns the http.Handler of the server.

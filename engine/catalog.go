@@ -40,6 +40,10 @@ type Table struct {
 	Columns   []Column  `json:"columns"`
 	Report    Report    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
+	// SourceTableID and Query are set for a view derived by a query: the
+	// table it came from and the query's arguments as JSON.
+	SourceTableID string `json:"source_table_id,omitempty"`
+	Query         string `json:"query,omitempty"`
 }
 
 // Column describes one column of a stored table.
@@ -244,7 +248,7 @@ func errFileNotFound(id string) error {
 }
 
 func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE file_id = ? ORDER BY ordinal`, fileID)
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE file_id = ? AND kind = 'sheet' ORDER BY ordinal`, fileID)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
@@ -274,9 +278,11 @@ func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
 func (s *Store) Table(ctx context.Context, id string) (*Table, error) {
 	var t Table
 	var report string
-	err := s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, created_at FROM dd_tables
-		WHERE id = ? OR (file_id = ? AND ordinal = 0)`, id, id).
-		Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &t.CreatedAt)
+	var source, query sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at FROM dd_tables
+		WHERE id = ? OR (file_id = ? AND ordinal = 0 AND kind = 'sheet')`, id, id).
+		Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &source, &query, &t.CreatedAt)
+	t.SourceTableID, t.Query = source.String, query.String
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, datadesk.Errorf(datadesk.NotFound, "no table with id %q", id).WithField("file_id")
 	}
@@ -302,12 +308,12 @@ func (s *Store) Table(ctx context.Context, id string) (*Table, error) {
 	return &t, rows.Err()
 }
 
-// DeleteFile removes a file, its tables and its bytes. Errors: not_found.
+// DeleteFile removes a file, its tables, the views derived from them and its
+// bytes. Errors: not_found.
 func (s *Store) DeleteFile(ctx context.Context, id string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	f, err := s.File(ctx, id)
-	if err != nil {
+	if _, err := s.File(ctx, id); err != nil {
 		return err
 	}
 	conn, err := s.db.Conn(ctx)
@@ -319,10 +325,14 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 		return classify(ctx, err)
 	}
 	var stmts []stmt
-	for _, t := range f.Tables {
+	all, err := s.allTablesOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, t := range all {
 		stmts = append(stmts,
-			stmt{`DROP TABLE IF EXISTS data.` + quoteIdent(t.ID), nil},
-			stmt{`DELETE FROM dd_columns WHERE table_id = ?`, []any{t.ID}})
+			stmt{`DROP TABLE IF EXISTS data.` + quoteIdent(t), nil},
+			stmt{`DELETE FROM dd_columns WHERE table_id = ?`, []any{t}})
 	}
 	stmts = append(stmts,
 		stmt{`DELETE FROM dd_tables WHERE file_id = ?`, []any{id}},
@@ -340,6 +350,24 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 		s.logger.Error("remove bytes", "file", id, "err", err)
 	}
 	return nil
+}
+
+// allTablesOf returns the ids of every table of a file, views included.
+func (s *Store) allTablesOf(ctx context.Context, fileID string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE file_id = ?`, fileID)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify(ctx, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // Open opens a file's original bytes. Errors: not_found.

@@ -48,6 +48,7 @@ var catalogDDL = []string{
 		name VARCHAR NOT NULL,
 		row_count BIGINT NOT NULL,
 		report VARCHAR NOT NULL,
+		kind VARCHAR NOT NULL DEFAULT 'sheet',
 		source_table_id VARCHAR,
 		query VARCHAR,
 		created_at TIMESTAMP NOT NULL)`,

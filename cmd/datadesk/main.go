@@ -127,6 +127,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", envOr("DATADESK_ADDR", "127.0.0.1:8080"), "listen address")
 	maxUpload := fs.Int64("max-upload", api.DefaultMaxUpload, "largest upload in bytes")
+	queryTimeout := fs.Duration("query-timeout", api.DefaultQueryTimeout, "longest a files.query_table call may run")
 	ef := addEngineFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -159,7 +160,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Config{MaxUpload: *maxUpload, Logger: logger}, eng, in, users, policy)
+	srv, err := api.New(api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, Logger: logger}, eng, in, users, policy)
+	if err != nil {
+		return err
+	}
 	hs := srv.HTTPServer(*addr)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
