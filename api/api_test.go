@@ -27,6 +27,16 @@ type testServer struct {
 // and the given upload limit.
 func newServer(t *testing.T, maxUpload int64) (*testServer, *rbac.Users) {
 	t.Helper()
+	return newServerWith(t, Config{MaxUpload: maxUpload})
+}
+
+func newServerWith(t *testing.T, cfg Config) (*testServer, *rbac.Users) {
+	t.Helper()
+	return newServerPolicy(t, cfg, rbac.DefaultPolicy)
+}
+
+func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, *rbac.Users) {
+	t.Helper()
 	dir := t.TempDir()
 	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "256MB", MaxTempSize: "1GB"})
 	if err != nil {
@@ -36,11 +46,11 @@ func newServer(t *testing.T, maxUpload int64) (*testServer, *rbac.Users) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := rbac.NewPolicy(rbac.DefaultPolicy)
+	policy, err := rbac.NewPolicy(policyText)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{MaxUpload: maxUpload}, eng, ingest.New(ingest.Config{}), users, policy)
+	srv, err := New(cfg, eng, ingest.New(ingest.Config{}), users, policy)
 	if err != nil {
 		t.Fatal(err)
 	}

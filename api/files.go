@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +63,9 @@ type tableSchema struct {
 	Report     engine.Report   `json:"import_report"`
 	RowsURL    string          `json:"rows_url"`
 	PreviewURL string          `json:"preview_url"`
+	// SourceTableID and Query are a derived view's provenance.
+	SourceTableID string          `json:"source_table_id,omitempty"`
+	Query         json.RawMessage `json:"query,omitempty"`
 }
 
 func describe(f *engine.File) fileDescriptor {
@@ -84,8 +88,12 @@ func describe(f *engine.File) fileDescriptor {
 func previewURL(tableID string) string { return "/v1/tables/" + tableID + "/rows" }
 
 func schemaOf(t *engine.Table) tableSchema {
-	return tableSchema{ID: t.ID, FileID: t.FileID, Name: t.Name, RowCount: t.RowCount, Columns: t.Columns,
-		Report: t.Report, RowsURL: previewURL(t.ID), PreviewURL: previewURL(t.ID)}
+	ts := tableSchema{ID: t.ID, FileID: t.FileID, Name: t.Name, RowCount: t.RowCount, Columns: t.Columns,
+		Report: t.Report, RowsURL: previewURL(t.ID), PreviewURL: previewURL(t.ID), SourceTableID: t.SourceTableID}
+	if t.Query != "" {
+		ts.Query = json.RawMessage(t.Query)
+	}
+	return ts
 }
 
 // store acquires the caller's own store; every file and table lookup goes

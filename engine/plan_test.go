@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// planTable is the table the golden plans are made against.
+var planTable = &Table{ID: "t_golden", FileID: "f_x", Name: "orders", RowCount: 1000, Columns: []Column{
+	{Key: "id", Type: TypeText, Identifier: true},
+	{Key: "region", Type: TypeText},
+	{Key: "qty", Type: TypeInteger},
+	{Key: "amount", Type: TypeDecimal},
+	{Key: "day", Type: TypeDate},
+	{Key: "flag", Type: TypeBoolean},
+	{Key: "note", Type: TypeText},
+}}
+
+// TestPlanGolden turns each testdata/plans/*.json query into its statement
+// and bound values and compares them with the .sql.golden beside it; run
+// with -update to rewrite the golden files after a deliberate change.
+func TestPlanGolden(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "plans", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no plans")
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q Query
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&q); err != nil {
+				t.Fatal(err)
+			}
+			p, err := planFor(planTable, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sql, params := p.SQL()
+			pj, _ := json.Marshal(params)
+			got := strings.ReplaceAll(sql, " FROM ", "\n FROM ") + "\n-- params: " + string(pj) + "\n"
+			golden := strings.TrimSuffix(f, ".json") + ".sql.golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
