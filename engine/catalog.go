@@ -274,8 +274,31 @@ func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
 }
 
 // Table returns a table by its id or, given a file id, the file's first
-// table. Errors: not_found.
+// table. The result is shared and must not be changed. Errors: not_found.
 func (s *Store) Table(ctx context.Context, id string) (*Table, error) {
+	s.cacheMu.RLock()
+	t, ok := s.tables[id]
+	s.cacheMu.RUnlock()
+	if ok {
+		return t, nil
+	}
+	t, err := s.readTable(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	s.tables[id] = t
+	s.cacheMu.Unlock()
+	return t, nil
+}
+
+func (s *Store) forgetTables() {
+	s.cacheMu.Lock()
+	clear(s.tables)
+	s.cacheMu.Unlock()
+}
+
+func (s *Store) readTable(ctx context.Context, id string) (*Table, error) {
 	var t Table
 	var report string
 	var source, query sql.NullString
@@ -346,6 +369,7 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
 		return classify(ctx, err)
 	}
+	s.forgetTables()
 	if err := os.Remove(s.BytesPath(id)); err != nil && !os.IsNotExist(err) {
 		s.logger.Error("remove bytes", "file", id, "err", err)
 	}

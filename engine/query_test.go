@@ -570,7 +570,7 @@ func randomQuery(rng *rand.Rand, rows []oracleRow) Query {
 			a.Column = pick(oracleHeader)
 		}
 		dup := false
-		for _, n := range groupNames(q.GroupBy, append(q.Aggregates, a)) [:len(q.GroupBy)+len(q.Aggregates)] {
+		for _, n := range groupNames(q.GroupBy, append(q.Aggregates, a))[:len(q.GroupBy)+len(q.Aggregates)] {
 			if n == groupNames(nil, []Aggregate{a})[0] {
 				dup = true
 			}
@@ -675,4 +675,3 @@ func TestQueryOracle(t *testing.T) {
 		}
 	}
 }
-

@@ -26,6 +26,11 @@ type Store struct {
 	// writeMu serialises catalog changes so that two uploads of one owner
 	// never race on DDL; reads go on concurrently.
 	writeMu sync.Mutex
+
+	// tables caches catalog entries by table id and by file id (its first
+	// sheet). A stored table never changes; deleting a file clears it.
+	cacheMu sync.RWMutex
+	tables  map[string]*Table
 }
 
 // catalogDDL creates the catalog. Each entry is one statement: the driver
@@ -91,7 +96,7 @@ func openStore(ctx context.Context, cfg Config, owner string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", owner, err)
 	}
-	s := &Store{owner: owner, dir: dir, db: sql.OpenDB(connector), logger: cfg.Logger.With("owner", owner)}
+	s := &Store{owner: owner, dir: dir, db: sql.OpenDB(connector), logger: cfg.Logger.With("owner", owner), tables: map[string]*Table{}}
 	for _, stmt := range catalogDDL {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			s.db.Close()

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"datadesk"
+	"strings"
+)
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// benchRows is the size of the large benchmark table; set
+// DATADESK_BENCH_ROWS=10000000 for the full run.
+func benchRows() int {
+	if n, err := strconv.Atoi(os.Getenv("DATADESK_BENCH_ROWS")); err == nil && n > 0 {
+		return n
+	}
+	return 1_000_000
+}
+
+func benchTable(b *testing.B, rows int) (*Store, *Table) {
+	b.Helper()
+	e, err := New(Config{Dir: b.TempDir(), MemoryLimit: "2GB"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	s, release, err := e.Acquire(context.Background(), datadesk.NewID("u"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(release)
+	regions := []string{"North", "South", "East", "West", "Central"}
+	src := TableSource{Name: "bench", Header: []string{"id", "region", "category", "qty", "amount", "day", "note"},
+		Rows: func(yield func([]string) error) (RowStats, error) {
+			row := make([]string, 7)
+			for i := 0; i < rows; i++ {
+				row[0] = fmt.Sprintf("%010d", i)
+				row[1] = regions[i%5]
+				row[2] = "cat" + strconv.Itoa(i%37)
+				row[3] = strconv.Itoa(i % 50)
+				row[4] = strconv.Itoa(i%100000) + "." + strconv.Itoa(10+i%90)
+				row[5] = fmt.Sprintf("2024-%02d-%02d", 1+i%12, 1+i%28)
+				row[6] = "note " + strconv.Itoa(i%1000)
+				if err := yield(row); err != nil {
+					return RowStats{}, err
+				}
+			}
+			return RowStats{}, nil
+		}}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "bench.csv", TempPath: tempBytes2(b, s), Tables: []TableSource{src}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, &f.Tables[0]
+}
+
+func tempBytes2(b *testing.B, s *Store) string {
+	p := s.IncomingDir() + "/" + datadesk.NewID("up")
+	if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+var benchQueries = map[string]string{
+	"count_filtered": `{"filters":[{"column":"region","op":"eq","value":"north"},{"column":"qty","op":"gte","value":10}]}`,
+	"group1":         `{"group_by":["region"],"aggregates":[{"op":"count"},{"op":"sum","column":"amount"},{"op":"avg","column":"qty"},{"op":"max","column":"amount"}]}`,
+	"group3":         `{"group_by":["region","category","qty"],"aggregates":[{"op":"count"},{"op":"sum","column":"amount"},{"op":"avg","column":"qty"},{"op":"max","column":"amount"}],"sort_by":"sum_amount","direction":"desc","limit":20}`,
+	"contains":       `{"filters":[{"column":"note","op":"contains","value":"99"}]}`,
+	"top20":          `{"columns":["id","amount"],"sort_by":"amount","direction":"desc","limit":20}`,
+	"offset_100000":  `{"columns":["id","amount"],"limit":20,"offset":100000}`,
+}
+
+// BenchmarkQueryTable measures files.query_table (plan, one statement, and
+// reading its answer) beside the same generated SQL run directly on the
+// same database, in the same run. The ratio of the two is the overhead.
+func BenchmarkQueryTable(b *testing.B) {
+	for _, size := range []int{1000, benchRows()} {
+		s, t := benchTable(b, size)
+		for name, args := range benchQueries {
+			var q Query
+			dec := json.NewDecoder(stringsReader(args))
+			dec.UseNumber()
+			if err := dec.Decode(&q); err != nil {
+				b.Fatal(err)
+			}
+			q.FileID = t.ID
+			b.Run(fmt.Sprintf("rows=%d/%s/direct-sql", size, name), func(b *testing.B) {
+				p, err := s.Plan(context.Background(), q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sql, params := p.SQL()
+				for b.Loop() {
+					rows, err := s.db.QueryContext(context.Background(), sql, params...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					cols, _ := rows.Columns()
+					vals := make([]any, len(cols))
+					ptrs := make([]any, len(cols))
+					for i := range vals {
+						ptrs[i] = &vals[i]
+					}
+					for rows.Next() {
+						rows.Scan(ptrs...)
+					}
+					rows.Close()
+				}
+			})
+			b.Run(fmt.Sprintf("rows=%d/%s/query_table", size, name), func(b *testing.B) {
+				for b.Loop() {
+					p, err := s.Plan(context.Background(), q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.Run(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
