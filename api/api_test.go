@@ -50,6 +50,9 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.SigningKey == nil {
+		cfg.SigningKey = bytes.Repeat([]byte("k"), 32)
+	}
 	srv, err := New(cfg, eng, ingest.New(ingest.Config{}), users, policy)
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,22 @@
 package api
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/exports"
 )
 
 // createArgs are files.create's arguments.
@@ -22,12 +30,36 @@ type createArgs struct {
 	Title        string   `json:"title"`
 }
 
-// contentFormats are the formats files.create writes from content.
-var contentFormats = []string{".txt", ".md", ".csv", ".json"}
+// The formats each form of files.create makes, by extension.
+var (
+	contentExts = []string{".txt", ".md", ".csv", ".json", ".docx"}
+	tableExts   = []string{".xlsx", ".csv", ".json"}
+	zipExts     = []string{".zip"}
+)
 
-// toolFilesCreate runs files.create for files written from content: the
-// text is stored as given, and CSV or JSON content is ingested into a table
-// like an upload.
+var extContentTypes = map[string]string{
+	".txt":  "text/plain; charset=utf-8",
+	".md":   "text/markdown; charset=utf-8",
+	".csv":  "text/csv; charset=utf-8",
+	".json": "application/json",
+	".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	".zip":  "application/zip",
+}
+
+func hasExt(exts []string, ext string) bool {
+	for _, e := range exts {
+		if e == ext {
+			return true
+		}
+	}
+	return false
+}
+
+// toolFilesCreate runs files.create. The extension of filename picks the
+// format; exactly one of content, file_ids, columns with rows, or
+// source_file_id says what goes in it. The answer describes the file, never
+// its data.
 func (s *Server) toolFilesCreate(c *echo.Context, args map[string]any) (any, error) {
 	var a createArgs
 	if err := bindArguments(args, &a); err != nil {
@@ -35,33 +67,114 @@ func (s *Server) toolFilesCreate(c *echo.Context, args map[string]any) (any, err
 	}
 	filename, err := cleanFilename(a.Filename)
 	if err != nil {
-		return nil, err.(*datadesk.Error).WithField("filename")
+		return nil, datadesk.AsError(err).WithField("filename")
 	}
 	ext := strings.ToLower(filepath.Ext(filename))
-	if a.Content == nil || a.FileIDs != nil || a.Columns != nil || a.Rows != nil || a.SourceFileID != "" {
-		return nil, datadesk.Errorf(datadesk.Unsupported,
-			"this server creates files from filename and content only; ZIP, columns/rows and source_file_id are not available yet").WithField("filename")
+	forms := 0
+	for _, given := range []bool{a.Content != nil, a.FileIDs != nil, a.Columns != nil || a.Rows != nil, a.SourceFileID != ""} {
+		if given {
+			forms++
+		}
 	}
-	found := false
-	for _, f := range contentFormats {
-		found = found || f == ext
+	if forms != 1 {
+		return nil, datadesk.Errorf(datadesk.Invalid,
+			"give exactly one of content, file_ids, columns with rows, or source_file_id").WithField("arguments").
+			WithAllowed("content", "file_ids", "columns+rows", "source_file_id")
 	}
-	if !found {
-		return nil, datadesk.Errorf(datadesk.Invalid, "filename %q: content makes %s files", filename, strings.Join(contentFormats, ", ")).
-			WithField("filename").WithAllowed(contentFormats...)
+	wrongExt := func(form string, allowed []string) error {
+		return datadesk.Errorf(datadesk.Invalid, "filename %q: %s makes %s files, chosen by the extension", filename, form, strings.Join(allowed, ", ")).
+			WithField("filename").WithAllowed(allowed...)
 	}
 	store, release, err := s.store(c)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	fh, err := os.CreateTemp(store.IncomingDir(), "create-*")
+	ctx := c.Request().Context()
+
+	var nf engine.NewFile
+	var write func(io.Writer) error
+	switch {
+	case a.Content != nil:
+		if !hasExt(contentExts, ext) {
+			return nil, wrongExt("content", contentExts)
+		}
+		content := *a.Content
+		write = func(w io.Writer) error {
+			if ext == ".docx" {
+				return exports.WriteDOCX(w, a.Title, content)
+			}
+			_, err := io.WriteString(w, content)
+			return err
+		}
+	case a.FileIDs != nil:
+		if !hasExt(zipExts, ext) {
+			return nil, wrongExt("file_ids", zipExts)
+		}
+		entries, err := s.zipEntries(ctx, store, a.FileIDs)
+		if err != nil {
+			return nil, err
+		}
+		write = func(w io.Writer) error { return exports.WriteZIP(w, entries) }
+	case a.SourceFileID != "":
+		if !hasExt(tableExts, ext) {
+			return nil, wrongExt("source_file_id", tableExts)
+		}
+		src, err := store.Table(ctx, a.SourceFileID)
+		if err != nil {
+			return nil, datadesk.AsError(err).WithField("source_file_id")
+		}
+		nf.CopyOf = src.ID
+		source := exports.Source{Columns: src.Columns, Rows: func(yield func([]any) error) error {
+			_, err := store.Scan(ctx, src.ID, yield)
+			return err
+		}}
+		write = func(w io.Writer) error { return writeTable(w, ext, source, a.Title) }
+	default:
+		if !hasExt(tableExts, ext) {
+			return nil, wrongExt("columns and rows", tableExts)
+		}
+		tbl, err := buildTable(a.Columns, a.Rows, ext == ".xlsx")
+		if err != nil {
+			return nil, err
+		}
+		nf.Tables = []engine.TableSource{tbl.source(strings.TrimSuffix(filename, filepath.Ext(filename)))}
+		write = func(w io.Writer) error { return writeTable(w, ext, tbl.exportSource(), a.Title) }
+	}
+
+	tmp, err := s.writeTemp(store.IncomingDir(), write)
 	if err != nil {
 		return nil, err
 	}
-	tmp := fh.Name()
 	defer os.Remove(tmp)
-	_, err = fh.WriteString(*a.Content)
+	nf.Filename, nf.ContentType, nf.ChatSession, nf.TempPath = filename, extContentTypes[ext], caller(c).ChatSession, tmp
+	if a.Content != nil && (ext == ".csv" || ext == ".json") {
+		// CSV and JSON content become tables, like uploads, when they are
+		// tables; JSON that is not stays a plain file.
+		res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
+		switch {
+		case err == nil:
+			defer res.Close()
+			nf.Tables = res.Tables
+		case ext == ".json" && json.Valid([]byte(*a.Content)):
+		default:
+			return nil, datadesk.AsError(err).WithField("content")
+		}
+	}
+	f, err := store.AddFile(ctx, nf)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"file": s.describe(c, f)}, nil
+}
+
+// writeTemp writes a new file in dir and syncs it.
+func (s *Server) writeTemp(dir string, write func(io.Writer) error) (string, error) {
+	fh, err := os.CreateTemp(dir, "create-*")
+	if err != nil {
+		return "", fmt.Errorf("api: %w", err)
+	}
+	err = write(fh)
 	if err == nil {
 		err = fh.Sync()
 	}
@@ -69,18 +182,285 @@ func (s *Server) toolFilesCreate(c *echo.Context, args map[string]any) (any, err
 		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		os.Remove(fh.Name())
+		return "", err
 	}
-	ctx := c.Request().Context()
-	res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
-	if err != nil {
-		return nil, err
-	}
-	defer res.Close()
-	f, err := store.AddFile(ctx, engine.NewFile{Filename: filename, ContentType: res.ContentType,
-		ChatSession: caller(c).ChatSession, TempPath: tmp, Tables: res.Tables})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"file": describe(f)}, nil
+	return fh.Name(), nil
 }
+
+func writeTable(w io.Writer, ext string, src exports.Source, title string) error {
+	var err error
+	switch ext {
+	case ".xlsx":
+		_, err = exports.WriteXLSX(w, src, exports.Options{SheetName: title})
+	case ".csv":
+		_, err = exports.WriteCSV(w, src, exports.Options{})
+	case ".json":
+		_, err = exports.WriteJSON(w, src)
+	}
+	return err
+}
+
+// zipEntries resolves owned file ids; another owner's id is not found.
+func (s *Server) zipEntries(ctx context.Context, store *engine.Store, ids []string) ([]exports.ZipEntry, error) {
+	var out []exports.ZipEntry
+	for i, id := range ids {
+		f, err := store.File(ctx, id)
+		if err != nil {
+			return nil, datadesk.AsError(err).WithField(fmt.Sprintf("file_ids[%d]", i))
+		}
+		path := store.BytesPath(f.ID)
+		out = append(out, exports.ZipEntry{Name: f.Filename, Modified: f.CreatedAt,
+			Open: func() (io.ReadCloser, error) { return os.Open(path) }})
+	}
+	return out, nil
+}
+
+// newTable is a table given as columns and rows, typed.
+type newTable struct {
+	keys, labels []string
+	types        []string // engine types
+	text         [][]string
+	typed        [][]any
+}
+
+var declaredTypes = map[string]string{
+	"text": engine.TypeText, "number": engine.TypeDouble, "boolean": engine.TypeBoolean,
+	"date": engine.TypeDate, "datetime": engine.TypeTimestamp,
+}
+
+// buildTable reads columns and rows, honouring declared types and inferring
+// "auto" ones with ingest's rules: JSON strings stay text (or dates), JSON
+// numbers become numbers unless they have leading zeros or more than 15
+// digits. Errors: invalid, naming the row and column.
+func buildTable(columns, rows []any, xlsx bool) (*newTable, error) {
+	if len(columns) == 0 {
+		return nil, datadesk.Errorf(datadesk.Invalid, "columns are needed with rows").WithField("columns")
+	}
+	t := &newTable{}
+	declared := make([]string, len(columns))
+	seen := map[string]bool{}
+	for i, c := range columns {
+		switch x := c.(type) {
+		case string:
+			t.labels = append(t.labels, x)
+			t.keys = append(t.keys, "")
+		case map[string]any:
+			key, _ := x["key"].(string)
+			label, _ := x["label"].(string)
+			if strings.TrimSpace(key) == "" {
+				return nil, datadesk.Errorf(datadesk.Invalid, "columns[%d].key must not be empty", i).WithField(fmt.Sprintf("columns[%d].key", i))
+			}
+			t.labels = append(t.labels, label)
+			t.keys = append(t.keys, key)
+			if typ, ok := x["type"].(string); ok {
+				declared[i] = typ
+			}
+		}
+	}
+	derived := engine.ColumnKeys(t.labels)
+	for i := range t.keys {
+		if t.keys[i] == "" {
+			t.keys[i] = derived[i]
+		}
+		if seen[strings.ToLower(t.keys[i])] {
+			return nil, datadesk.Errorf(datadesk.Invalid, "column key %q is used twice (keys compare case-insensitively)", t.keys[i]).
+				WithField(fmt.Sprintf("columns[%d]", i))
+		}
+		seen[strings.ToLower(t.keys[i])] = true
+	}
+	index := map[string]int{}
+	for i := range t.keys {
+		index[t.keys[i]] = i
+		if _, ok := index[t.labels[i]]; !ok && t.labels[i] != "" {
+			index[t.labels[i]] = i
+		}
+	}
+	// Cells as given: JSON values by column.
+	cells := make([][]any, len(rows))
+	for r, row := range rows {
+		vals := make([]any, len(columns))
+		switch x := row.(type) {
+		case []any:
+			if len(x) > len(columns) {
+				return nil, datadesk.Errorf(datadesk.Invalid, "rows[%d] has %d values; there are %d columns", r, len(x), len(columns)).
+					WithField(fmt.Sprintf("rows[%d]", r))
+			}
+			copy(vals, x)
+		case map[string]any:
+			for k, v := range x {
+				i, ok := index[k]
+				if !ok {
+					return nil, datadesk.Errorf(datadesk.Invalid, "rows[%d] has unknown column %q; valid keys: %s", r, k, strings.Join(t.keys, ", ")).
+						WithField(fmt.Sprintf("rows[%d].%s", r, k)).WithAllowed(t.keys...)
+				}
+				vals[i] = v
+			}
+		}
+		cells[r] = vals
+	}
+	t.types = make([]string, len(columns))
+	t.text = make([][]string, len(rows))
+	t.typed = make([][]any, len(rows))
+	for r := range rows {
+		t.text[r] = make([]string, len(columns))
+		t.typed[r] = make([]any, len(columns))
+	}
+	for i := range columns {
+		typ := declared[i]
+		if typ == "" || typ == "auto" {
+			typ = inferDeclared(t.keys[i], cells, i)
+		} else {
+			typ = declaredTypes[typ]
+		}
+		if typ == engine.TypeDouble {
+			// Numbers are stored exactly: whole numbers as integers, others
+			// as decimals where they fit.
+			var texts []string
+			for r := range cells {
+				switch v := cells[r][i].(type) {
+				case json.Number:
+					texts = append(texts, v.String())
+				case string:
+					texts = append(texts, strings.TrimSpace(v))
+				}
+			}
+			if ft, _, _ := engine.DecideColumn(t.keys[i], texts, engine.Hint{Type: engine.TypeDouble}); ft != "" {
+				typ = ft
+			}
+		}
+		t.types[i] = typ
+		for r := range cells {
+			text, typed, err := convertCell(cells[r][i], typ)
+			field := fmt.Sprintf("rows[%d].%s", r, t.keys[i])
+			if err != nil {
+				return nil, datadesk.Errorf(datadesk.Invalid, "%s: %v", field, err).WithField(field)
+			}
+			if xlsx && utf8.RuneCountInString(text) > exports.MaxCellChars {
+				return nil, datadesk.Errorf(datadesk.Invalid, "%s has %d characters; an Excel cell holds at most %d",
+					field, utf8.RuneCountInString(text), exports.MaxCellChars).WithField(field)
+			}
+			t.text[r][i], t.typed[r][i] = text, typed
+		}
+	}
+	return t, nil
+}
+
+// inferDeclared picks a type for an "auto" column from its JSON values.
+func inferDeclared(key string, cells [][]any, i int) string {
+	var strs, nums, bools int
+	var texts []string
+	for r := range cells {
+		switch v := cells[r][i].(type) {
+		case string:
+			strs++
+			texts = append(texts, v)
+		case json.Number:
+			nums++
+			texts = append(texts, v.String())
+		case bool:
+			bools++
+		}
+	}
+	switch {
+	case strs+nums+bools == 0:
+		return engine.TypeText
+	case bools > 0 && strs+nums == 0:
+		return engine.TypeBoolean
+	case bools > 0:
+		return engine.TypeText
+	}
+	typ, _, _ := engine.DecideColumn(key, texts, engine.Hint{NoNumbers: strs > 0})
+	return typ
+}
+
+// convertCell reads one JSON value as typ: its text form for the table and
+// its typed form for the file.
+func convertCell(v any, typ string) (string, any, error) {
+	if v == nil {
+		return "", nil, nil
+	}
+	text := ""
+	switch x := v.(type) {
+	case string:
+		text = x
+	case json.Number:
+		text = x.String()
+	case bool:
+		text = strconv.FormatBool(x)
+	}
+	if typ == engine.TypeText {
+		return text, text, nil
+	}
+	if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
+		return "", nil, nil
+	}
+	switch typ {
+	case engine.TypeInteger:
+		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+		if err != nil {
+			return "", nil, fmt.Errorf("%q is not a whole number", text)
+		}
+		return text, n, nil
+	case engine.TypeDecimal, engine.TypeDouble:
+		if _, isBool := v.(bool); isBool {
+			return "", nil, fmt.Errorf("%s is not a number", text)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil {
+			return "", nil, fmt.Errorf("%q is not a number", text)
+		}
+		return strings.TrimSpace(text), f, nil
+	case engine.TypeBoolean:
+		if !strings.EqualFold(text, "true") && !strings.EqualFold(text, "false") {
+			return "", nil, fmt.Errorf("%q is not true or false", text)
+		}
+		return strings.ToLower(text), strings.EqualFold(text, "true"), nil
+	case engine.TypeDate:
+		d, err := time.Parse("2006-01-02", text)
+		if err != nil {
+			return "", nil, fmt.Errorf("%q is not a date (YYYY-MM-DD)", text)
+		}
+		return text, d, nil
+	case engine.TypeTimestamp:
+		for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+			if d, err := time.Parse(l, text); err == nil {
+				return d.Format("2006-01-02 15:04:05"), d, nil
+			}
+		}
+		return "", nil, fmt.Errorf("%q is not a date and time (YYYY-MM-DDTHH:MM:SS)", text)
+	}
+	return text, text, nil
+}
+
+func (t *newTable) source(name string) engine.TableSource {
+	hints := make([]engine.Hint, len(t.types))
+	for i, typ := range t.types {
+		hints[i] = engine.Hint{Type: typ}
+	}
+	return engine.TableSource{Name: name, Header: t.labels, Keys: t.keys, Hints: hints,
+		Rows: func(yield func([]string) error) (engine.RowStats, error) {
+			for _, r := range t.text {
+				if err := yield(r); err != nil {
+					return engine.RowStats{}, err
+				}
+			}
+			return engine.RowStats{}, nil
+		}}
+}
+
+func (t *newTable) exportSource() exports.Source {
+	cols := make([]engine.Column, len(t.keys))
+	for i := range cols {
+		cols[i] = engine.Column{Key: t.keys[i], Label: t.labels[i], Type: t.types[i]}
+	}
+	return exports.Source{Columns: cols, Rows: func(yield func([]any) error) error {
+		for _, r := range t.typed {
+			if err := yield(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+

@@ -30,8 +30,8 @@ type readFile struct {
 	Preview *preview `json:"preview,omitempty"`
 }
 
-func previewOf(f *engine.File) *preview {
-	d := describe(f)
+func (s *Server) previewOf(c *echo.Context, f *engine.File) *preview {
+	d := s.describe(c, f)
 	if strings.HasPrefix(f.ContentType, "image/") {
 		return &preview{Type: "image", URL: d.DownloadURL, ContentTyp: f.ContentType}
 	}
@@ -59,7 +59,7 @@ func (s *Server) toolFilesRead(c *echo.Context, args map[string]any) (any, error
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"file": readFile{describe(f), previewOf(f)}}, nil
+		return map[string]any{"file": readFile{s.describe(c, f), s.previewOf(c, f)}}, nil
 	}
 	limit := a.Limit
 	if limit == 0 {
@@ -81,7 +81,7 @@ func (s *Server) toolFilesRead(c *echo.Context, args map[string]any) (any, error
 	}
 	out := make([]readFile, 0, len(files))
 	for i := range files {
-		out = append(out, readFile{describe(&files[i]), nil})
+		out = append(out, readFile{s.describe(c, &files[i]), nil})
 	}
 	return map[string]any{"files": out, "session_only": sessionOnly, "chat_session_id": session}, nil
 }

@@ -4,15 +4,17 @@ package api
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
+	// Downloads take a signed link or a token.
+	e.GET("/v1/files/:id/content", s.fileContent, s.signedOrAuthenticated)
 
 	v1 := e.Group("/v1", s.authenticate)
 	v1.POST("/files", s.uploadFile)
 	v1.GET("/files", s.listFiles)
 	v1.GET("/files/:id", s.getFile)
-	v1.GET("/files/:id/content", s.fileContent)
 	v1.DELETE("/files/:id", s.deleteFile)
 	v1.GET("/tables/:id", s.getTable)
 	v1.GET("/tables/:id/rows", s.tableRows)
+	v1.GET("/tables/:id/export", s.exportTable)
 	v1.GET("/tools", s.listTools)
 	v1.POST("/tools/:name", s.callTool)
 }

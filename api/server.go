@@ -4,6 +4,7 @@
 package api
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -29,7 +30,12 @@ type Config struct {
 	MaxUpload int64
 	// QueryTimeout bounds a query; past it the call answers timeout (504).
 	QueryTimeout time.Duration
-	Logger       *slog.Logger
+	// SigningKey signs download URLs; at least 32 random bytes, kept
+	// across restarts so links stay valid.
+	SigningKey []byte
+	// Now is the clock; time.Now when nil.
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Server serves the HTTP interface.
@@ -50,6 +56,12 @@ func New(cfg Config, eng *engine.Engine, in *ingest.Ingester, users *rbac.Users,
 	}
 	if cfg.QueryTimeout <= 0 {
 		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	if len(cfg.SigningKey) < 32 {
+		return nil, fmt.Errorf("api: the signing key must have at least 32 bytes")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	tools, err := loadTools()
 	if err != nil {

@@ -94,6 +94,9 @@ type NewFile struct {
 	// TempPath holds the bytes; AddFile moves it into the store.
 	TempPath string
 	Tables   []TableSource
+	// CopyOf, if set, is a stored table whose data becomes the file's table,
+	// copied inside the database.
+	CopyOf string
 }
 
 // AddFile stores a file and ingests its tables. The tables and the catalog
@@ -135,6 +138,13 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
 
 	for i, src := range nf.Tables {
 		t, err := s.load(ctx, conn, f, i, src)
+		if err != nil {
+			return nil, err
+		}
+		f.Tables = append(f.Tables, *t)
+	}
+	if nf.CopyOf != "" {
+		t, err := s.copyTable(ctx, conn, f, nf.CopyOf)
 		if err != nil {
 			return nil, err
 		}

@@ -63,6 +63,9 @@ func plural(n int64, one, many string) string {
 func decide(st *colStats, key string, h Hint) decision {
 	c := st.counts()
 	n := c["n"]
+	if h.Type != "" {
+		return forced(c, key, h.Type)
+	}
 	if n == 0 {
 		return decision{typ: TypeText, reason: "text: the column has no values"}
 	}
@@ -129,6 +132,44 @@ func decide(st *colStats, key string, h Hint) decision {
 		d.reason = "text"
 	}
 	return d
+}
+
+// DecideColumn decides a column's type from its values the way ingest does,
+// for callers that hold the values themselves. It returns the type, whether
+// the column holds identifiers, and the reason.
+func DecideColumn(key string, values []string, h Hint) (typ string, identifier bool, reason string) {
+	var st colStats
+	for _, v := range values {
+		st.add(v)
+	}
+	d := decide(&st, key, h)
+	return d.typ, d.identifier, d.reason
+}
+
+// forced returns the decision for a declared type. The caller has checked
+// that every value reads as it; what is checked here picks the exact form.
+func forced(c map[string]int64, key, typ string) decision {
+	n := c["n"]
+	reason := "declared " + typ
+	switch typ {
+	case TypeInteger:
+		return decision{typ: TypeInteger, reason: reason}
+	case TypeDecimal, TypeDouble:
+		if p := c["intdigits"] + c["scale"]; c["int"]+c["dec"] == n && p <= 18 && c["scale"] > 0 {
+			return decision{typ: TypeDecimal, sqlType: fmt.Sprintf("DECIMAL(18,%d)", c["scale"]), reason: reason}
+		}
+		if c["int"] == n {
+			return decision{typ: TypeInteger, reason: reason}
+		}
+		return decision{typ: TypeDouble, reason: reason}
+	case TypeBoolean:
+		return decision{typ: TypeBoolean, reason: reason}
+	case TypeDate:
+		return decision{typ: TypeDate, reason: reason}
+	case TypeTimestamp:
+		return decision{typ: TypeTimestamp, reason: reason}
+	}
+	return decision{typ: TypeText, identifier: hasIdentifierWord(key) || c["lead"] > 0 || c["long"] > 0, reason: reason}
 }
 
 // expr returns the SQL that turns staging column i (1-based) into the

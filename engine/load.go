@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,9 @@ type TableSource struct {
 	// Header holds the labels as the file has them; it may be shorter than
 	// the widest row, and missing labels are named by position.
 	Header []string
+	// Keys, if set, are the column keys to use instead of keys derived
+	// from the labels; the caller has made them unique.
+	Keys []string
 	// Hints carry what the format knows about a column beyond its text.
 	// It may be shorter than the table is wide.
 	Hints []Hint
@@ -57,6 +61,9 @@ type Hint struct {
 	DateSerial bool
 	// Date1904 says day numbers count from 1904-01-01, not 1899-12-30.
 	Date1904 bool
+	// Type, when set, is the type the column must have (one of the Type
+	// constants); a value that does not read as it fails the load.
+	Type string
 }
 
 // load streams src into a staging table, decides each column's type from all
@@ -119,6 +126,11 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		labels[i] = CleanLabel(l)
 	}
 	keys := ColumnKeys(labels)
+	for i, k := range src.Keys {
+		if i < len(keys) && k != "" {
+			keys[i] = k
+		}
+	}
 	hints := make([]Hint, width)
 	copy(hints, src.Hints)
 
@@ -186,4 +198,37 @@ func sourceName(src TableSource) string {
 		return "table"
 	}
 	return strconv.Quote(src.Name)
+}
+
+// copyTable makes a copy of a stored table the first table of file f, inside
+// the transaction open on conn; no row leaves the database.
+func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *File, sourceID string) (*Table, error) {
+	src, err := s.Table(ctx, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{ID: datadesk.NewID("t"), FileID: f.ID, Name: strings.TrimSuffix(f.Filename, filepath.Ext(f.Filename)),
+		RowCount: src.RowCount, Columns: src.Columns, CreatedAt: f.CreatedAt}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT * FROM data.`+quoteIdent(src.ID)+` ORDER BY rowid`); err != nil {
+		return nil, classify(ctx, err)
+	}
+	t.Report = Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
+	for _, c := range t.Columns {
+		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
+	}
+	report, err := json.Marshal(t.Report)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_tables (id, file_id, ordinal, name, row_count, report, created_at)
+		VALUES (?, ?, 0, ?, ?, ?, ?)`, t.ID, t.FileID, t.Name, t.RowCount, string(report), t.CreatedAt); err != nil {
+		return nil, classify(ctx, err)
+	}
+	for i, c := range t.Columns {
+		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, i, c.Key, c.Label, c.Type, c.Identifier, c.Reason); err != nil {
+			return nil, classify(ctx, err)
+		}
+	}
+	return t, nil
 }

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -160,7 +161,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := api.New(api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, Logger: logger}, eng, in, users, policy)
+	key, err := signingKey(*ef.data)
+	if err != nil {
+		return err
+	}
+	srv, err := api.New(api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, SigningKey: key, Logger: logger}, eng, in, users, policy)
 	if err != nil {
 		return err
 	}
@@ -185,6 +190,27 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// signingKey returns the key that signs download links, creating it on the
+// first start so that links survive restarts.
+func signingKey(dir string) ([]byte, error) {
+	p := filepath.Join(dir, "signing.key")
+	key, err := os.ReadFile(p)
+	if err == nil && len(key) >= 32 {
+		return key, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(p, key, 0o600); err != nil {
+		return nil, err
+	}
+	return key, nil
 }
 
 func userAdd(args []string, stdout io.Writer) error {
