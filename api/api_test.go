@@ -18,6 +18,17 @@ import (
 	"datadesk/rbac"
 )
 
+// TestMain doubles as the XLS reader's child process.
+func TestMain(m *testing.M) {
+	if os.Getenv("DATADESK_XLS_WORKER") == "1" {
+		if err := ingest.RunXLSWorker(os.Args[len(os.Args)-1], os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 type testServer struct {
 	t   *testing.T
 	url string
@@ -53,7 +64,7 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 	if cfg.SigningKey == nil {
 		cfg.SigningKey = bytes.Repeat([]byte("k"), 32)
 	}
-	srv, err := New(cfg, eng, ingest.New(ingest.Config{}), users, policy)
+	srv, err := New(cfg, eng, ingest.New(ingest.Config{XLSCommand: []string{os.Args[0]}}), users, policy)
 	if err != nil {
 		t.Fatal(err)
 	}

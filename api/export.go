@@ -81,4 +81,3 @@ func (s *Server) exportTable(c *echo.Context) error {
 	h.Set("X-Datadesk-Truncated-Cells", strconv.FormatInt(res.TruncatedCount, 10))
 	return nil
 }
-

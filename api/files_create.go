@@ -463,4 +463,3 @@ func (t *newTable) exportSource() exports.Source {
 		return nil
 	}}
 }
-

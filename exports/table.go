@@ -44,6 +44,8 @@ type Options struct {
 	SheetName string
 	// Extra are sheets written after the data, such as AI labels.
 	Extra []Sheet
+	// sheetRows overrides MaxSheetRows, for tests.
+	sheetRows int
 }
 
 // Sheet is a small extra sheet of text cells.
@@ -201,9 +203,13 @@ func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
 	if err := start(); err != nil {
 		return nil, err
 	}
+	perSheet := MaxSheetRows
+	if opts.sheetRows > 0 {
+		perSheet = opts.sheetRows
+	}
 	cells := make([]any, len(src.Columns))
 	err = src.Rows(func(row []any) error {
-		if sheetRows == MaxSheetRows {
+		if sheetRows == perSheet {
 			if err := start(); err != nil {
 				return err
 			}
