@@ -402,3 +402,20 @@ func TestExportEndpoint(t *testing.T) {
 		t.Errorf("pdf: %d", code)
 	}
 }
+
+func TestFilesReadPhotoPreview(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 32)...)
+	_, m := ts.upload(token, "cat.png", png)
+	id := m["file"].(map[string]any)["id"].(string)
+	code, m := ts.call(token, "files.read", map[string]any{"file_id": id})
+	p := fileOf(t, m)["preview"].(map[string]any)
+	if code != 200 || p["type"] != "image" || p["content_type"] != "image/png" || !strings.Contains(p["url"].(string), "signature=") {
+		t.Errorf("got %d %v", code, p)
+	}
+	bob := addUser(t, users, "bob", "analyst")
+	if code, m := ts.call(bob, "files.read", map[string]any{"file_id": id}); code != 404 {
+		t.Errorf("bob reads ana's photo: %d %v", code, m)
+	}
+}

@@ -67,6 +67,8 @@ type Plan struct {
 	aggs    []planAgg
 	rowCols []Column
 	order   []string // ORDER BY terms over output aliases or source columns
+	sortCol *Column  // ungrouped sort column, if any
+	dir     string
 	limit   int
 }
 
@@ -246,6 +248,7 @@ func planFor(t *Table, q Query) (*Plan, error) {
 			if err != nil {
 				return nil, err
 			}
+			p.sortCol, p.dir = c, dir
 			p.order = append(p.order, fmt.Sprintf("%s %s NULLS LAST", quoteIdent(c.Key), dir))
 		}
 		// Ties break on file order, so offset pages reliably.
@@ -473,6 +476,8 @@ func (p *Plan) SQL() (string, []any) {
 		b.WriteString(" FROM m GROUP BY " + strings.Join(keys, ", ") + ")")
 		b.WriteString(" SELECT (SELECT count(*) FROM m) AS matched, (SELECT count(*) FROM g) AS groups, p.*")
 		b.WriteString(" FROM (SELECT 1) AS one LEFT JOIN (SELECT 1 AS present, * FROM g ORDER BY " + strings.Join(p.order, ", ") + " LIMIT ? OFFSET ?) AS p ON true")
+		// The page is sorted again after the join, which keeps no order.
+		b.WriteString(" ORDER BY " + strings.Join(p.order, ", "))
 		params = append(params, p.limit, p.Query.Offset)
 		return b.String(), params
 	}
@@ -489,8 +494,25 @@ func (p *Plan) SQL() (string, []any) {
 	for i, c := range p.rowCols {
 		b.WriteString(", " + quoteIdent(c.Key) + " AS " + `"r` + strconv.Itoa(i+1) + `"`)
 	}
-	b.WriteString(" FROM m ORDER BY " + strings.Join(p.order, ", ") + " LIMIT ? OFFSET ?) AS p ON true")
-	params = append(params, p.limit, p.Query.Offset)
+	b.WriteString(`, ` + quoteIdent(rowKey) + ` AS "z0"`)
+	outer := `"z0"`
+	if p.sortCol != nil {
+		b.WriteString(`, ` + quoteIdent(p.sortCol.Key) + ` AS "z1"`)
+		outer = `"z1" ` + p.dir + ` NULLS LAST, "z0"`
+		b.WriteString(" FROM m ORDER BY " + strings.Join(p.order, ", "))
+		b.WriteString(" LIMIT ? OFFSET ?")
+		params = append(params, p.limit, p.Query.Offset)
+	} else if len(p.where) == 0 {
+		// Unfiltered, in file order: a stored table's row ids are its row
+		// positions, so the page starts at its row id instead of sorting
+		// every row before it.
+		b.WriteString(` FROM m WHERE "__row" >= ? ORDER BY "__row" LIMIT ?`)
+		params = append(params, p.Query.Offset, p.limit)
+	} else {
+		b.WriteString(" FROM m ORDER BY " + strings.Join(p.order, ", ") + " LIMIT ? OFFSET ?")
+		params = append(params, p.limit, p.Query.Offset)
+	}
+	b.WriteString(") AS p ON true ORDER BY " + outer)
 	return b.String(), params
 }
 

@@ -675,3 +675,52 @@ func TestQueryOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepOffsetFileOrder pages deep into a table of several row groups
+// without sort_by: the page must be the rows at that position in the file,
+// even though its statement does not sort them all.
+func TestDeepOffsetFileOrder(t *testing.T) {
+	const n = 300_000
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	src := TableSource{Name: "big", Header: []string{"id", "v"}, Rows: func(yield func([]string) error) (RowStats, error) {
+		for i := 0; i < n; i++ {
+			if err := yield([]string{fmt.Sprintf("%07d", i), strconv.Itoa(i % 7)}); err != nil {
+				return RowStats{}, err
+			}
+		}
+		return RowStats{}, nil
+	}}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "big.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		q     Query
+		first string
+	}{
+		{Query{FileID: f.ID, Limit: 20, Offset: 100000}, "0100000"},
+		{Query{FileID: f.ID, Limit: 5, Offset: 40000, Filters: []Filter{{Column: "v", Op: "eq", Value: json.Number("3")}}}, fmt.Sprintf("%07d", 3+7*40000)},
+		{Query{FileID: f.ID, Limit: 20, Offset: 100000, SortBy: "v"}, ""},
+	} {
+		p, err := s.Plan(context.Background(), tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.first == "" {
+			continue
+		}
+		if got := res.Rows[0][0]; got != tc.first {
+			t.Errorf("offset %d: first id %v, want %s", tc.q.Offset, got, tc.first)
+		}
+		for i := 1; i < len(res.Rows); i++ {
+			if res.Rows[i][0].(string) <= res.Rows[i-1][0].(string) {
+				t.Errorf("page out of order: %v", res.Rows)
+			}
+		}
+	}
+}
