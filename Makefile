@@ -27,9 +27,10 @@ test: deps vet
 vet:
 	$(GO) vet ./...
 
-## bench: the benchmarks, briefly.
+## bench: every benchmark, on small tables (a few minutes). For the full
+## run: DATADESK_BENCH_ROWS=10000000 go test -run '^$$' -bench . ./engine/
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./bench/
+	DATADESK_BENCH_SMALL=1 DATADESK_BENCH_ROWS=200000 $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./bench/ ./engine/ ./exports/
 
 clean:
 	rm -rf bin

@@ -506,8 +506,8 @@ func (p *Plan) SQL() (string, []any) {
 		// Unfiltered, in file order: a stored table's row ids are its row
 		// positions, so the page starts at its row id instead of sorting
 		// every row before it.
-		b.WriteString(` FROM m WHERE "__row" >= ? ORDER BY "__row" LIMIT ?`)
-		params = append(params, p.Query.Offset, p.limit)
+		b.WriteString(` FROM m WHERE "__row" >= ? AND "__row" < ? ORDER BY "__row"`)
+		params = append(params, p.Query.Offset, p.Query.Offset+p.limit)
 	} else {
 		b.WriteString(" FROM m ORDER BY " + strings.Join(p.order, ", ") + " LIMIT ? OFFSET ?")
 		params = append(params, p.limit, p.Query.Offset)
