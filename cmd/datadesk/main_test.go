@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"datadesk/rbac"
+)
+
+func TestUserAddPrintsTokenLast(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run([]string{"user", "add", "bob", "--role", "viewer", "--data", dir}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	token := lines[len(lines)-1]
+	users, _ := rbac.OpenUsers(dir)
+	u, err := users.Authenticate(token)
+	if err != nil || u.Name != "bob" || u.Role != "viewer" {
+		t.Fatalf("last line %q is not bob's token: %v %v", token, u, err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "users.json"))
+	if strings.Contains(string(raw), token) {
+		t.Errorf("the token is stored in clear")
+	}
+	if err := run([]string{"user", "add", "bob", "--data", dir}, &out, &out); err == nil {
+		t.Errorf("a second bob was added")
+	}
+}
+
+func TestIngestPrintsReport(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.csv")
+	os.WriteFile(p, []byte("zip,n\n02139,1\n10001,2\n"), 0o600)
+	var out bytes.Buffer
+	if err := run([]string{"ingest", p}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Tables []struct {
+			RowsStored int64 `json:"rows_stored"`
+			Columns    []struct{ Key, Type, Reason string }
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	c := rep.Tables[0].Columns[0]
+	if rep.Tables[0].RowsStored != 2 || c.Type != "text" || !strings.Contains(c.Reason, "leading zero") {
+		t.Errorf("report %s", out.String())
+	}
+}
