@@ -22,13 +22,6 @@ var exportFormats = map[string]string{
 // cell size are listed on a Notes sheet and counted in the
 // X-Datadesk-Truncated-Cells trailer.
 func (s *Server) exportTable(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionRead); err != nil {
-		return err
-	}
-	id, err := idParam(c, "table")
-	if err != nil {
-		return err
-	}
 	format := c.QueryParam("format")
 	if format == "" {
 		format = "xlsx"
@@ -39,11 +32,12 @@ func (s *Server) exportTable(c *echo.Context) error {
 	}
 	bom := false
 	if v := c.QueryParam("bom"); v != "" {
+		var err error
 		if bom, err = strconv.ParseBool(v); err != nil {
 			return datadesk.Errorf(datadesk.Invalid, "bom must be true or false").WithField("bom")
 		}
 	}
-	store, release, err := s.store(c)
+	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
 	if err != nil {
 		return err
 	}

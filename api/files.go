@@ -114,6 +114,23 @@ func idParam(c *echo.Context, what string) (string, error) {
 	return id, nil
 }
 
+// ownStore authorises action, reads the :id parameter and acquires the
+// caller's own store, where every lookup of that id happens.
+func (s *Server) ownStore(c *echo.Context, action, what string) (*engine.Store, string, func(), error) {
+	if err := s.authorize(c, action); err != nil {
+		return nil, "", nil, err
+	}
+	id, err := idParam(c, what)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return store, id, release, nil
+}
+
 func (s *Server) healthz(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
@@ -192,25 +209,17 @@ func (s *Server) uploadFile(c *echo.Context) error {
 
 // receive writes the part to a temporary file, syncs it and returns its path.
 func (s *Server) receive(part io.Reader, dir string) (string, error) {
-	fh, err := os.CreateTemp(dir, "upload-*")
+	path, err := s.writeTemp(dir, func(w io.Writer) error {
+		n, err := io.Copy(w, io.LimitReader(part, s.cfg.MaxUpload+1))
+		if err == nil && n > s.cfg.MaxUpload {
+			err = errTooLarge(s.cfg.MaxUpload)
+		}
+		return err
+	})
 	if err != nil {
-		return "", fmt.Errorf("api: %w", err)
-	}
-	n, err := io.Copy(fh, io.LimitReader(part, s.cfg.MaxUpload+1))
-	if err == nil && n > s.cfg.MaxUpload {
-		err = errTooLarge(s.cfg.MaxUpload)
-	}
-	if err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(fh.Name())
 		return "", bodyError(err, s.cfg.MaxUpload)
 	}
-	return fh.Name(), nil
+	return path, nil
 }
 
 func errTooLarge(limit int64) error {
@@ -284,14 +293,7 @@ func (s *Server) listFiles(c *echo.Context) error {
 }
 
 func (s *Server) getFile(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionRead); err != nil {
-		return err
-	}
-	id, err := idParam(c, "file")
-	if err != nil {
-		return err
-	}
-	store, release, err := s.store(c)
+	store, id, release, err := s.ownStore(c, rbac.ActionRead, "file")
 	if err != nil {
 		return err
 	}
@@ -332,14 +334,7 @@ func (s *Server) fileContent(c *echo.Context) error {
 }
 
 func (s *Server) deleteFile(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionDelete); err != nil {
-		return err
-	}
-	id, err := idParam(c, "file")
-	if err != nil {
-		return err
-	}
-	store, release, err := s.store(c)
+	store, id, release, err := s.ownStore(c, rbac.ActionDelete, "file")
 	if err != nil {
 		return err
 	}
@@ -351,14 +346,7 @@ func (s *Server) deleteFile(c *echo.Context) error {
 }
 
 func (s *Server) getTable(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionRead); err != nil {
-		return err
-	}
-	id, err := idParam(c, "table")
-	if err != nil {
-		return err
-	}
-	store, release, err := s.store(c)
+	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
 	if err != nil {
 		return err
 	}
@@ -371,13 +359,6 @@ func (s *Server) getTable(c *echo.Context) error {
 }
 
 func (s *Server) tableRows(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionRead); err != nil {
-		return err
-	}
-	id, err := idParam(c, "table")
-	if err != nil {
-		return err
-	}
 	req := engine.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
 	if v := c.QueryParam("offset"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -393,7 +374,7 @@ func (s *Server) tableRows(c *echo.Context) error {
 		}
 		req.Limit = n
 	}
-	store, release, err := s.store(c)
+	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
 	if err != nil {
 		return err
 	}

@@ -117,55 +117,41 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
 		CreatedAt:   time.Now().UTC().Truncate(time.Microsecond),
 	}
 
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return nil, classify(ctx, err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION`); err != nil {
-		return nil, classify(ctx, err)
-	}
-	committed := false
 	final := s.BytesPath(f.ID)
-	defer func() {
-		if !committed {
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
-			_ = os.Remove(final)
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		for i, src := range nf.Tables {
+			t, err := s.load(ctx, conn, f, i, src)
+			if err != nil {
+				return err
+			}
+			f.Tables = append(f.Tables, *t)
 		}
-	}()
-
-	for i, src := range nf.Tables {
-		t, err := s.load(ctx, conn, f, i, src)
-		if err != nil {
-			return nil, err
+		if nf.CopyOf != "" {
+			t, err := s.copyTable(ctx, conn, f, nf.CopyOf)
+			if err != nil {
+				return err
+			}
+			f.Tables = append(f.Tables, *t)
 		}
-		f.Tables = append(f.Tables, *t)
-	}
-	if nf.CopyOf != "" {
-		t, err := s.copyTable(ctx, conn, f, nf.CopyOf)
-		if err != nil {
-			return nil, err
+		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
+			return classify(ctx, err)
 		}
-		f.Tables = append(f.Tables, *t)
+		// The bytes go into place before the commit: a crash between the
+		// two leaves orphan bytes, which recover removes, never a row
+		// without bytes.
+		if err := os.Rename(nf.TempPath, final); err != nil {
+			return fmt.Errorf("engine: add file: %w", err)
+		}
+		if err := syncDir(filepath.Dir(final)); err != nil {
+			return fmt.Errorf("engine: add file: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		_ = os.Remove(final)
+		return nil, err
 	}
-	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
-		return nil, classify(ctx, err)
-	}
-	// The bytes go into place before the commit: a crash between the two
-	// leaves orphan bytes, which recover removes, never a row without bytes.
-	if err := os.Rename(nf.TempPath, final); err != nil {
-		return nil, fmt.Errorf("engine: add file: %w", err)
-	}
-	if err := syncDir(filepath.Dir(final)); err != nil {
-		return nil, fmt.Errorf("engine: add file: %w", err)
-	}
-	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
-		return nil, classify(ctx, err)
-	}
-	committed = true
 	return f, nil
 }
 
@@ -245,12 +231,6 @@ func (s *Store) File(ctx context.Context, id string) (*File, error) {
 		return nil, err
 	}
 	return &f, nil
-}
-
-// stmt is one SQL statement with its bound arguments.
-type stmt struct {
-	q    string
-	args []any
 }
 
 func errFileNotFound(id string) error {
@@ -344,40 +324,31 @@ func (s *Store) readTable(ctx context.Context, id string) (*Table, error) {
 // DeleteFile removes a file, its tables, the views derived from them and its
 // bytes. Errors: not_found.
 func (s *Store) DeleteFile(ctx context.Context, id string) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
 	if _, err := s.File(ctx, id); err != nil {
 		return err
 	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return classify(ctx, err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION`); err != nil {
-		return classify(ctx, err)
-	}
-	var stmts []stmt
 	all, err := s.allTablesOf(ctx, id)
 	if err != nil {
 		return err
 	}
-	for _, t := range all {
-		stmts = append(stmts,
-			stmt{`DROP TABLE IF EXISTS data.` + quoteIdent(t), nil},
-			stmt{`DELETE FROM dd_columns WHERE table_id = ?`, []any{t}})
-	}
-	stmts = append(stmts,
-		stmt{`DELETE FROM dd_tables WHERE file_id = ?`, []any{id}},
-		stmt{`DELETE FROM dd_files WHERE id = ?`, []any{id}})
-	for _, st := range stmts {
-		if _, err := conn.ExecContext(ctx, st.q, st.args...); err != nil {
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
-			return classify(ctx, err)
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		for _, t := range all {
+			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t)); err != nil {
+				return classify(ctx, err)
+			}
+			if _, err := conn.ExecContext(ctx, `DELETE FROM dd_columns WHERE table_id = ?`, t); err != nil {
+				return classify(ctx, err)
+			}
 		}
-	}
-	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
-		return classify(ctx, err)
+		for _, q := range []string{`DELETE FROM dd_tables WHERE file_id = ?`, `DELETE FROM dd_files WHERE id = ?`} {
+			if _, err := conn.ExecContext(ctx, q, id); err != nil {
+				return classify(ctx, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.forgetTables()
 	if err := os.Remove(s.BytesPath(id)); err != nil && !os.IsNotExist(err) {

@@ -176,21 +176,34 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
 	}
+	if err := writeCatalog(ctx, conn, t, "sheet"); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// writeCatalog records a new table and its columns, inside the transaction
+// open on conn. kind is sheet for a file's own tables, view for derived ones.
+func writeCatalog(ctx context.Context, conn *sql.Conn, t *Table, kind string) error {
 	report, err := json.Marshal(t.Report)
 	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return fmt.Errorf("engine: %w", err)
 	}
-	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_tables (id, file_id, ordinal, name, row_count, report, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, t.ID, t.FileID, t.Ordinal, t.Name, t.RowCount, string(report), t.CreatedAt); err != nil {
-		return nil, classify(ctx, err)
+	var source, query any
+	if t.SourceTableID != "" {
+		source, query = t.SourceTableID, t.Query
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_tables (id, file_id, ordinal, name, row_count, report, kind, source_table_id, query, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, t.FileID, t.Ordinal, t.Name, t.RowCount, string(report), kind, source, query, t.CreatedAt); err != nil {
+		return classify(ctx, err)
 	}
 	for i, c := range t.Columns {
 		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, i, c.Key, c.Label, c.Type, c.Identifier, c.Reason); err != nil {
-			return nil, classify(ctx, err)
+			return classify(ctx, err)
 		}
 	}
-	return t, nil
+	return nil
 }
 
 func sourceName(src TableSource) string {
@@ -216,19 +229,8 @@ func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *File, sourceID
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
 	}
-	report, err := json.Marshal(t.Report)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_tables (id, file_id, ordinal, name, row_count, report, created_at)
-		VALUES (?, ?, 0, ?, ?, ?, ?)`, t.ID, t.FileID, t.Name, t.RowCount, string(report), t.CreatedAt); err != nil {
-		return nil, classify(ctx, err)
-	}
-	for i, c := range t.Columns {
-		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, i, c.Key, c.Label, c.Type, c.Identifier, c.Reason); err != nil {
-			return nil, classify(ctx, err)
-		}
+	if err := writeCatalog(ctx, conn, t, "sheet"); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

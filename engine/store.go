@@ -179,6 +179,30 @@ func (s *Store) orphanTables(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
+// inTx runs fn inside a transaction on one connection, holding the write
+// lock; it commits when fn returns nil and rolls back otherwise.
+func (s *Store) inTx(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION`); err != nil {
+		return classify(ctx, err)
+	}
+	if err := fn(conn); err != nil {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		return classify(ctx, err)
+	}
+	return nil
+}
+
 func (s *Store) close() error {
 	return s.db.Close()
 }

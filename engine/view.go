@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -85,47 +86,21 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	id := datadesk.NewID("t")
 	sel, params := p.viewSQL()
-
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	conn, err := s.db.Conn(ctx)
+	t := &Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
+		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS `+sel, params...); err != nil {
+			return classify(ctx, err)
+		}
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(t.ID)).Scan(&t.RowCount); err != nil {
+			return classify(ctx, err)
+		}
+		t.Report = Report{Table: t.Name, RowsRead: t.RowCount, RowsStored: t.RowCount, Notes: []string{"derived by a query of table " + p.Table.ID}}
+		return writeCatalog(ctx, conn, t, "view")
+	})
 	if err != nil {
-		return nil, classify(ctx, err)
+		return nil, err
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION`); err != nil {
-		return nil, classify(ctx, err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
-		}
-	}()
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(id)+` AS `+sel, params...); err != nil {
-		return nil, classify(ctx, err)
-	}
-	var n int64
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(id)).Scan(&n); err != nil {
-		return nil, classify(ctx, err)
-	}
-	name := p.Table.Name + " (query)"
-	report, _ := json.Marshal(Report{Table: name, RowsRead: n, RowsStored: n, Notes: []string{"derived by a query of table " + p.Table.ID}})
-	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_tables (id, file_id, ordinal, name, row_count, report, kind, source_table_id, query, created_at)
-		VALUES (?, ?, 0, ?, ?, ?, 'view', ?, ?, ?)`, id, p.Table.FileID, name, n, string(report), p.Table.ID, string(query), time.Now().UTC()); err != nil {
-		return nil, classify(ctx, err)
-	}
-	for i, c := range cols {
-		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, i, c.Key, c.Label, c.Type, c.Identifier, c.Reason); err != nil {
-			return nil, classify(ctx, err)
-		}
-	}
-	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
-		return nil, classify(ctx, err)
-	}
-	committed = true
-	return &View{TableID: id, FileID: p.Table.FileID, Derived: true, RowCount: n}, nil
+	return &View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: t.RowCount}, nil
 }
