@@ -38,4 +38,8 @@ type Caller struct {
 	Name        string
 	Role        string
 	ChatSession string
+	// ActorID and ActorName are set when a chat platform acts for the
+	// user: the platform's own identity, recorded beside the user's.
+	ActorID   string
+	ActorName string
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ func TestMain(m *testing.M) {
 type testServer struct {
 	t   *testing.T
 	url string
+	dir string
 }
 
 // newServer runs the real server over httptest with a fresh data directory
@@ -64,13 +66,23 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 	if cfg.SigningKey == nil {
 		cfg.SigningKey = bytes.Repeat([]byte("k"), 32)
 	}
-	srv, err := New(cfg, eng, ingest.New(ingest.Config{XLSCommand: []string{os.Args[0]}}), users, policy)
+	system, err := engine.OpenSystem(context.Background(), engine.Config{Dir: dir, MemoryLimit: "128MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := rbac.OpenAudit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = dir
+	srv, err := New(cfg, Deps{Engine: eng, System: system, Ingest: ingest.New(ingest.Config{XLSCommand: []string{os.Args[0]}}),
+		Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { hs.Close(); eng.Close() })
-	return &testServer{t: t, url: hs.URL}, users
+	t.Cleanup(func() { hs.Close(); eng.Close(); system.Close(); audit.Close() })
+	return &testServer{t: t, url: hs.URL, dir: dir}, users
 }
 
 func addUser(t *testing.T, users *rbac.Users, name, role string) string {

@@ -1,36 +1,97 @@
 package api
 
 import (
+	"crypto/subtle"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/rbac"
 )
 
-// maxChatSessionLen bounds the X-Chat-Session-Id header.
-const maxChatSessionLen = 128
+// Session and request limits.
+const (
+	maxChatSessionLen = 128
+	// SessionTTL is how long a web session lasts after sign-in.
+	SessionTTL = 12 * time.Hour
+	// sessionCookie names the web session's cookie.
+	sessionCookie = "datadesk_session"
+	// csrfHeader carries the session's CSRF token on state-changing
+	// requests made with the cookie.
+	csrfHeader = "X-CSRF-Token"
+	// onBehalfHeader names the user a chat platform acts for.
+	onBehalfHeader = "X-On-Behalf-Of"
+)
 
-const callerKey = "datadesk.caller"
+const (
+	callerKey   = "datadesk.caller"
+	cookieKey   = "datadesk.cookie"
+	decisionKey = "datadesk.decision"
+	actionKey   = "datadesk.action"
+	argsKey     = "datadesk.args"
+	approvalKey = "datadesk.approval"
+)
 
-// authenticate resolves the bearer token to a caller, with the chat session
-// the request belongs to.
+// authenticate resolves who is calling: a bearer token (a program, maybe a
+// chat platform acting for a user where policy grants it), or a web session
+// cookie, whose state-changing requests must carry the session's CSRF
+// token.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		h := c.Request().Header.Get("Authorization")
-		token, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || token == "" {
-			return datadesk.Errorf(datadesk.Unauthenticated, "sign in: send Authorization: Bearer <token>")
-		}
-		user, err := s.users.Authenticate(strings.TrimSpace(token))
-		if err != nil {
-			return err
-		}
-		session := c.Request().Header.Get("X-Chat-Session-Id")
+		r := c.Request()
+		session := r.Header.Get("X-Chat-Session-Id")
 		if len(session) > maxChatSessionLen {
 			return datadesk.Errorf(datadesk.Invalid, "X-Chat-Session-Id is longer than %d characters", maxChatSessionLen).WithField("X-Chat-Session-Id")
 		}
-		c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session})
+		var who datadesk.Caller
+		if h := r.Header.Get("Authorization"); h != "" {
+			token, ok := strings.CutPrefix(h, "Bearer ")
+			if !ok || strings.TrimSpace(token) == "" {
+				return datadesk.Errorf(datadesk.Unauthenticated, "send Authorization: Bearer <token>")
+			}
+			user, err := s.users.Authenticate(strings.TrimSpace(token))
+			if err != nil {
+				return err
+			}
+			who = datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session}
+			if target := r.Header.Get(onBehalfHeader); target != "" {
+				d := s.policy.Decide(user.Name, user.Role, rbac.ActionActFor, rbac.Attrs{})
+				if !d.Allowed() {
+					c.Set(callerKey, who)
+					c.Set(decisionKey, d)
+					c.Set(actionKey, rbac.ActionActFor)
+					return datadesk.Errorf(datadesk.Forbidden, "%s may not act for other users: %s", user.Name, d.Reason)
+				}
+				for_, err := s.users.ByName(target)
+				if err != nil {
+					return datadesk.Errorf(datadesk.Forbidden, "%s names no user this platform may act for", onBehalfHeader).WithField(onBehalfHeader)
+				}
+				who = datadesk.Caller{UserID: for_.ID, Name: for_.Name, Role: for_.Role, ChatSession: session, ActorID: user.ID, ActorName: user.Name}
+			}
+		} else if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
+			sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
+			if err != nil {
+				return err
+			}
+			if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+				got := r.Header.Get(csrfHeader)
+				if subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
+					return datadesk.Errorf(datadesk.Forbidden, "a request signed in by cookie must send its session's %s header", csrfHeader)
+				}
+			}
+			user, err := s.users.ByID(sess.UserID)
+			if err != nil {
+				return datadesk.Errorf(datadesk.Unauthenticated, "the session's user no longer exists")
+			}
+			who = datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session}
+			c.Set(cookieKey, ck.Value)
+		} else {
+			return datadesk.Errorf(datadesk.Unauthenticated, "sign in: send Authorization: Bearer <token>, or sign in at POST /v1/session")
+		}
+		c.Set(callerKey, who)
 		return next(c)
 	}
 }
@@ -40,13 +101,78 @@ func caller(c *echo.Context) datadesk.Caller {
 	return v
 }
 
-// authorize asks the policy whether the caller may perform action.
+// authorize asks the policy whether the caller may perform an HTTP action.
+// Such actions cannot wait for a person, so approve counts as a refusal.
 // Errors: forbidden.
 func (s *Server) authorize(c *echo.Context, action string) error {
 	who := caller(c)
-	d := s.policy.Decide(who.Role, action)
-	if !d.Allowed {
-		return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s (role %s)", who.Name, action, who.Role)
+	d := s.policy.Decide(who.Name, who.Role, action, rbac.Attrs{})
+	c.Set(decisionKey, d)
+	c.Set(actionKey, action)
+	switch d.Effect {
+	case rbac.Allow:
+		return nil
+	case rbac.Approve:
+		return datadesk.Errorf(datadesk.Forbidden, "%s needs approval, which %s cannot wait for (%s)", action, action, d.Reason)
 	}
-	return nil
+	return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, action, d.Reason)
+}
+
+type signIn struct {
+	Name     string `json:"name"`
+	Password string `json:"password"`
+}
+
+// signIn starts a web session: a fresh cookie at every sign-in, HttpOnly,
+// SameSite=Lax, Secure under TLS, expiring with the session.
+func (s *Server) signIn(c *echo.Context) error {
+	var in signIn
+	if err := decodeJSON(c.Request().Body, &in); err != nil {
+		return err
+	}
+	c.Set(actionKey, "session.sign_in")
+	user, err := s.users.CheckPassword(in.Name, in.Password)
+	if err != nil {
+		c.Set(callerKey, datadesk.Caller{Name: in.Name})
+		return err
+	}
+	c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
+	if old, err := c.Request().Cookie(sessionCookie); err == nil {
+		_ = s.system.RevokeSession(c.Request().Context(), old.Value)
+	}
+	token, sess, err := s.system.CreateSession(c.Request().Context(), user.ID, s.cfg.Now(), SessionTTL)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: sess.ExpiresAt,
+		MaxAge: int(SessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
+	return c.JSON(http.StatusOK, map[string]any{"user": map[string]string{"id": user.ID, "name": user.Name, "role": user.Role},
+		"csrf_token": sess.CSRF, "expires_at": sess.ExpiresAt})
+}
+
+// session describes the caller, and for a cookie session its CSRF token.
+func (s *Server) session(c *echo.Context) error {
+	who := caller(c)
+	out := map[string]any{"user": map[string]string{"id": who.UserID, "name": who.Name, "role": who.Role}}
+	if tok, ok := c.Get(cookieKey).(string); ok {
+		sess, err := s.system.Session(c.Request().Context(), tok, s.cfg.Now())
+		if err != nil {
+			return err
+		}
+		out["csrf_token"], out["expires_at"] = sess.CSRF, sess.ExpiresAt
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// signOut revokes the cookie's session and clears the cookie.
+func (s *Server) signOut(c *echo.Context) error {
+	c.Set(actionKey, "session.sign_out")
+	if tok, ok := c.Get(cookieKey).(string); ok {
+		if err := s.system.RevokeSession(c.Request().Context(), tok); err != nil {
+			return err
+		}
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
+	return c.NoContent(http.StatusNoContent)
 }

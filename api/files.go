@@ -69,11 +69,11 @@ type tableSchema struct {
 
 // describe returns a file's descriptor with a signed download URL for its
 // owner.
-func (s *Server) describe(c *echo.Context, f *engine.File) fileDescriptor {
+func (s *Server) describe(owner string, f *engine.File) fileDescriptor {
 	d := fileDescriptor{
 		ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256,
 		CreatedAt: f.CreatedAt, ChatSession: f.ChatSession,
-		DownloadURL: s.downloadURL(f.ID, caller(c).UserID),
+		DownloadURL: s.downloadURL(f.ID, owner),
 	}
 	for i, t := range f.Tables {
 		ts := tableSummary{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns), PreviewURL: previewURL(t.ID)}
@@ -100,7 +100,12 @@ func schemaOf(t *engine.Table) tableSchema {
 // store acquires the caller's own store; every file and table lookup goes
 // through it, so another owner's ids are simply not there.
 func (s *Server) store(c *echo.Context) (*engine.Store, func(), error) {
-	return s.engine.Acquire(c.Request().Context(), caller(c).UserID)
+	return s.storeOf(c.Request().Context(), caller(c).UserID)
+}
+
+// storeOf acquires the store of one owner.
+func (s *Server) storeOf(ctx context.Context, owner string) (*engine.Store, func(), error) {
+	return s.engine.Acquire(ctx, owner)
 }
 
 // idParam returns the :id path parameter. An id of the wrong shape is
@@ -203,7 +208,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 	for i := range f.Tables {
 		schemas = append(schemas, schemaOf(&f.Tables[i]))
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"file": s.describe(c, f), "tables": schemas})
+	return c.JSON(http.StatusCreated, map[string]any{"file": s.describe(caller(c).UserID, f), "tables": schemas})
 }
 
 // receive writes the part to a temporary file, syncs it and returns its path.
@@ -286,7 +291,7 @@ func (s *Server) listFiles(c *echo.Context) error {
 	}
 	out := make([]fileDescriptor, 0, len(files))
 	for i := range files {
-		out = append(out, s.describe(c, &files[i]))
+		out = append(out, s.describe(caller(c).UserID, &files[i]))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"files": out})
 }
@@ -301,7 +306,7 @@ func (s *Server) getFile(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"file": s.describe(c, f)})
+	return c.JSON(http.StatusOK, map[string]any{"file": s.describe(caller(c).UserID, f)})
 }
 
 func (s *Server) fileContent(c *echo.Context) error {

@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/labstack/echo/v5"
 
 	"datadesk"
 	"datadesk/engine"
@@ -60,7 +59,7 @@ func hasExt(exts []string, ext string) bool {
 // format; exactly one of content, file_ids, columns with rows, or
 // source_file_id says what goes in it. The answer describes the file, never
 // its data.
-func (s *Server) toolFilesCreate(c *echo.Context, args map[string]any) (any, error) {
+func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, error) {
 	var a createArgs
 	if err := bindArguments(args, &a); err != nil {
 		return nil, err
@@ -85,12 +84,12 @@ func (s *Server) toolFilesCreate(c *echo.Context, args map[string]any) (any, err
 		return datadesk.Errorf(datadesk.Invalid, "filename %q: %s makes %s files, chosen by the extension", filename, form, strings.Join(allowed, ", ")).
 			WithField("filename").WithAllowed(allowed...)
 	}
-	store, release, err := s.store(c)
+	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	ctx := c.Request().Context()
+	ctx := call.ctx
 
 	var nf engine.NewFile
 	var write func(io.Writer) error
@@ -147,7 +146,7 @@ func (s *Server) toolFilesCreate(c *echo.Context, args map[string]any) (any, err
 		return nil, err
 	}
 	defer os.Remove(tmp)
-	nf.Filename, nf.ContentType, nf.ChatSession, nf.TempPath = filename, extContentTypes[ext], caller(c).ChatSession, tmp
+	nf.Filename, nf.ContentType, nf.ChatSession, nf.TempPath = filename, extContentTypes[ext], call.caller.ChatSession, tmp
 	if a.Content != nil && (ext == ".csv" || ext == ".json") {
 		// CSV and JSON content become tables, like uploads, when they are
 		// tables; JSON that is not stays a plain file.
@@ -165,7 +164,7 @@ func (s *Server) toolFilesCreate(c *echo.Context, args map[string]any) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"file": s.describe(c, f)}, nil
+	return map[string]any{"file": s.describe(call.caller.UserID, f)}, nil
 }
 
 // writeTemp writes a new file in dir and syncs it.

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 
-	"github.com/labstack/echo/v5"
 
 	"datadesk/engine"
 	"datadesk/rbac"
@@ -11,17 +10,17 @@ import (
 
 // toolFilesQueryTable runs files.query_table: plan against the caller's
 // catalog, one statement under the query timeout, and for show=true a view.
-func (s *Server) toolFilesQueryTable(c *echo.Context, args map[string]any) (any, error) {
+func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, error) {
 	var q engine.Query
 	if err := bindArguments(args, &q); err != nil {
 		return nil, err
 	}
-	store, release, err := s.store(c)
+	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.QueryTimeout)
+	ctx, cancel := context.WithTimeout(call.ctx, s.cfg.QueryTimeout)
 	defer cancel()
 	plan, err := store.Plan(ctx, q)
 	if err != nil {
@@ -34,7 +33,7 @@ func (s *Server) toolFilesQueryTable(c *echo.Context, args map[string]any) (any,
 		if plan.Derived() {
 			action = rbac.ActionCreate
 		}
-		if err := s.authorize(c, action); err != nil {
+		if err := call.authorize(s, action, rbac.Attrs{Tool: "files.query_table", Show: true, Derived: plan.Derived()}); err != nil {
 			return nil, err
 		}
 	}

@@ -222,8 +222,8 @@ func TestQueryTableShow(t *testing.T) {
 // TestShowNeedsCreate: showing a derived view needs files.create, showing the
 // original only files.read.
 func TestShowNeedsCreate(t *testing.T) {
-	readOnly := "p, role:analyst, files.upload, allow\np, role:analyst, files.read, allow\np, role:analyst, files.query_table, allow"
-	ts, users := newServerPolicy(t, Config{}, strings.ReplaceAll(readOnly, `\n`, "\n"))
+	readOnly := "p, role:analyst, files.upload, true, allow, allow\np, role:analyst, files.read, true, allow, allow\np, role:analyst, files.query_table, true, allow, allow"
+	ts, users := newServerPolicy(t, Config{}, readOnly)
 	token := addUser(t, users, "ana", "analyst")
 	_, m := ts.upload(token, "o.csv", []byte(ordersCSV))
 	id := m["file"].(map[string]any)["id"].(string)

@@ -3,7 +3,6 @@ package api
 import (
 	"strings"
 
-	"github.com/labstack/echo/v5"
 
 	"datadesk/engine"
 )
@@ -30,8 +29,8 @@ type readFile struct {
 	Preview *preview `json:"preview,omitempty"`
 }
 
-func (s *Server) previewOf(c *echo.Context, f *engine.File) *preview {
-	d := s.describe(c, f)
+func (s *Server) previewOf(owner string, f *engine.File) *preview {
+	d := s.describe(owner, f)
 	if strings.HasPrefix(f.ContentType, "image/") {
 		return &preview{Type: "image", URL: d.DownloadURL, ContentTyp: f.ContentType}
 	}
@@ -43,29 +42,29 @@ func (s *Server) previewOf(c *echo.Context, f *engine.File) *preview {
 
 // toolFilesRead runs files.read: one file by id, or the caller's files,
 // newest first, this chat session's unless session_only is false.
-func (s *Server) toolFilesRead(c *echo.Context, args map[string]any) (any, error) {
+func (s *Server) toolFilesRead(call *toolCall, args map[string]any) (any, error) {
 	var a readArgs
 	if err := bindArguments(args, &a); err != nil {
 		return nil, err
 	}
-	store, release, err := s.store(c)
+	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	ctx := c.Request().Context()
+	ctx := call.ctx
 	if a.FileID != "" {
 		f, err := store.File(ctx, a.FileID)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"file": readFile{s.describe(c, f), s.previewOf(c, f)}}, nil
+		return map[string]any{"file": readFile{s.describe(call.caller.UserID, f), s.previewOf(call.caller.UserID, f)}}, nil
 	}
 	limit := a.Limit
 	if limit == 0 {
 		limit = 20
 	}
-	session := caller(c).ChatSession
+	session := call.caller.ChatSession
 	sessionOnly := a.SessionOnly == nil || *a.SessionOnly
 	filter := ""
 	if sessionOnly {
@@ -81,7 +80,7 @@ func (s *Server) toolFilesRead(c *echo.Context, args map[string]any) (any, error
 	}
 	out := make([]readFile, 0, len(files))
 	for i := range files {
-		out = append(out, readFile{s.describe(c, &files[i]), nil})
+		out = append(out, readFile{s.describe(call.caller.UserID, &files[i]), nil})
 	}
 	return map[string]any{"files": out, "session_only": sessionOnly, "chat_session_id": session}, nil
 }

@@ -33,9 +33,23 @@ type Config struct {
 	// SigningKey signs download URLs; at least 32 random bytes, kept
 	// across restarts so links stay valid.
 	SigningKey []byte
+	// ApprovalTTL is how long a call waits for approval before it expires.
+	ApprovalTTL time.Duration
+	// DataDir is the data directory, where the audit log is read from.
+	DataDir string
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger *slog.Logger
+}
+
+// Deps are the domain services the server calls.
+type Deps struct {
+	Engine *engine.Engine
+	System *engine.System
+	Ingest *ingest.Ingester
+	Users  *rbac.Users
+	Policy *rbac.Policy
+	Audit  *rbac.Audit
 }
 
 // Server serves the HTTP interface.
@@ -45,12 +59,14 @@ type Server struct {
 	ingest *ingest.Ingester
 	users  *rbac.Users
 	policy *rbac.Policy
+	system *engine.System
+	audit  *rbac.Audit
 	echo   *echo.Echo
 	tools  map[string]*tool
 }
 
 // New returns a Server over its dependencies.
-func New(cfg Config, eng *engine.Engine, in *ingest.Ingester, users *rbac.Users, policy *rbac.Policy) (*Server, error) {
+func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
@@ -63,6 +79,9 @@ func New(cfg Config, eng *engine.Engine, in *ingest.Ingester, users *rbac.Users,
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ApprovalTTL <= 0 {
+		cfg.ApprovalTTL = DefaultApprovalTTL
+	}
 	tools, err := loadTools()
 	if err != nil {
 		return nil, err
@@ -70,7 +89,7 @@ func New(cfg Config, eng *engine.Engine, in *ingest.Ingester, users *rbac.Users,
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: eng, ingest: in, users: users, policy: policy, tools: tools}
+	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools}
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.routes()
 	return s, nil

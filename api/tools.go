@@ -2,16 +2,21 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/rbac"
 )
 
 //go:embed schemas/*.json
@@ -20,14 +25,10 @@ var schemaFiles embed.FS
 // maxToolBody bounds a tool call's body: files.create may carry 100,000 rows.
 const maxToolBody = 64 << 20
 
-// Risk levels and approval modes of the tools' static metadata.
+// Risk levels of the tools' static metadata.
 const (
 	RiskRead   = "READ"
 	RiskChange = "CHANGE"
-
-	ApprovalNever  = "NEVER"
-	ApprovalPolicy = "POLICY"
-	ApprovalAlways = "ALWAYS"
 )
 
 // tool is a registered tool call: its metadata, exact input schema, and the
@@ -41,7 +42,37 @@ type tool struct {
 	Enabled      bool            `json:"enabled"`
 
 	schema *schema
-	run    func(s *Server, c *echo.Context, args map[string]any) (any, error)
+	run    func(s *Server, call *toolCall, args map[string]any) (any, error)
+}
+
+// floor is the tool's static metadata as the policy sees it.
+func (t *tool) floor() rbac.Floor {
+	return rbac.Floor{Enabled: t.Enabled, Approval: t.ApprovalMode}
+}
+
+// toolCall is one run of a tool: as whom, and whether a person approved it.
+type toolCall struct {
+	ctx      context.Context
+	caller   datadesk.Caller
+	approved bool
+}
+
+// errNeedsApproval is returned by a tool whose arguments need a further
+// permission that the policy grants only with approval.
+var errNeedsApproval = errors.New("needs approval")
+
+// authorize checks a further permission a call's arguments need. A denial
+// is final; an approval requirement is met by an approved call and turns an
+// unapproved one into a pending approval.
+func (call *toolCall) authorize(s *Server, action string, attrs rbac.Attrs) error {
+	d := s.policy.Decide(call.caller.Name, call.caller.Role, action, attrs)
+	switch {
+	case d.Effect == rbac.Allow, d.Effect == rbac.Approve && call.approved:
+		return nil
+	case d.Effect == rbac.Approve:
+		return fmt.Errorf("%w: %s", errNeedsApproval, d.Reason)
+	}
+	return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", call.caller.Name, action, d.Reason)
 }
 
 // toolSpecs are the registered tools with the texts chat platforms show
@@ -54,7 +85,7 @@ var toolSpecs = []tool{
 			"preserve numbers as numbers and identifiers as strings. Or pass source_file_id of an owned CSV/XLS/XLSX/XLSM/table JSON to copy its data " +
 			"internally without resending rows. XLSX opens as an interactive table in chat. Returns real file/download URLs, not the full dataset. " +
 			"Does not run on a remote PC.",
-		RiskLevel: RiskChange, ApprovalMode: ApprovalPolicy, Enabled: true,
+		RiskLevel: RiskChange, ApprovalMode: rbac.ApprovalPolicy, Enabled: true,
 		run: (*Server).toolFilesCreate,
 	},
 	{
@@ -63,7 +94,7 @@ var toolSpecs = []tool{
 			"(documents, archives, photos). Defaults to this chat session; session_only=false lists the user's other files. " +
 			"Does not read arbitrary server/endpoint paths. Reading one photo file_id also displays its image preview in chat; " +
 			"CSV/Excel files display interactive tables.",
-		RiskLevel: RiskRead, ApprovalMode: ApprovalNever, Enabled: true,
+		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
 		run: (*Server).toolFilesRead,
 	},
 	{
@@ -74,7 +105,7 @@ var toolSpecs = []tool{
 			"Zero-row results return counts without an empty table/file. Use show=false while refining filters and show=true for the final view. " +
 			"Derived views require files.create; reading/showing the original requires files.read. Reuse file_id returned by any module's table result. " +
 			"No source-system query or LLM call.",
-		RiskLevel: RiskRead, ApprovalMode: ApprovalNever, Enabled: true,
+		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
 		run: (*Server).toolFilesQueryTable,
 	},
 }
@@ -131,17 +162,59 @@ func (s *Server) callTool(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	c.Set(actionKey, t.Name)
+	c.Set(argsKey, args)
 	if err := t.schema.validate("", args); err != nil {
 		return err
 	}
-	if err := s.authorize(c, t.Name); err != nil {
-		return err
+	who := caller(c)
+	d := s.policy.DecideCall(who.Name, who.Role, t.Name, t.floor(), callAttrs(t, args))
+	c.Set(decisionKey, d)
+	switch d.Effect {
+	case rbac.Deny:
+		return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, t.Name, d.Reason)
+	case rbac.Approve:
+		return s.requestApproval(c, t, args, d.Reason)
 	}
-	result, err := t.run(s, c, args)
+	call := &toolCall{ctx: c.Request().Context(), caller: who}
+	result, err := t.run(s, call, args)
+	if errors.Is(err, errNeedsApproval) {
+		return s.requestApproval(c, t, args, strings.TrimPrefix(err.Error(), errNeedsApproval.Error()+": "))
+	}
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"result": result})
+}
+
+// callAttrs are the arguments' facts that policy conditions read.
+func callAttrs(t *tool, args map[string]any) rbac.Attrs {
+	a := rbac.Attrs{Tool: t.Name, Risk: t.RiskLevel}
+	if rows, ok := args["rows"].([]any); ok {
+		a.Rows = len(rows)
+	}
+	if cols, ok := args["columns"].([]any); ok {
+		a.Columns = len(cols)
+	}
+	if name, ok := args["filename"].(string); ok {
+		a.Format = strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	}
+	if ids, ok := args["file_ids"].([]any); ok {
+		a.FileIDs = len(ids)
+	}
+	if f, ok := args["filters"].([]any); ok && len(f) > 0 {
+		a.Derived = true
+	}
+	if g, ok := args["group_by"].([]any); ok && len(g) > 0 {
+		a.Derived = true
+	}
+	a.Show, _ = args["show"].(bool)
+	if n, ok := args["limit"].(json.Number); ok {
+		if v, err := n.Int64(); err == nil {
+			a.Limit = int(v)
+		}
+	}
+	return a
 }
 
 // decodeArguments reads {"arguments": {...}}, keeping numbers exact.

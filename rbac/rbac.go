@@ -1,19 +1,29 @@
-// Package rbac decides who may do what: users and their bearer tokens, and a
-// Casbin policy over roles and actions. It answers with a decision value and
-// the rule that decided it, not with an error.
+// Package rbac decides who may do what: users with their bearer tokens and
+// passwords, and a Casbin policy over roles, users, actions and the call's
+// attributes. It answers with a decision value, allow, deny or approve, and
+// the rule that decided it; never with an error.
 package rbac
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
+	fileadapter "github.com/casbin/casbin/v2/persist/file-adapter"
 	stringadapter "github.com/casbin/casbin/v2/persist/string-adapter"
 )
 
-// Roles, from least to most trusted; each inherits the one before it.
-var Roles = []string{"viewer", "analyst", "admin"}
+// Roles, from least to most trusted; each inherits the one before it in the
+// default policy. platform is a chat platform's account, which may act for
+// users.
+var Roles = []string{"viewer", "analyst", "admin", "platform"}
 
 // Actions the policy knows. Names are matched exactly, never as patterns.
 const (
@@ -22,70 +32,248 @@ const (
 	ActionCreate     = "files.create"
 	ActionUpload     = "files.upload"
 	ActionDelete     = "files.delete"
+	// ActionApprove lets a user list, approve and reject pending calls.
+	ActionApprove = "approvals.decide"
+	// ActionAudit lets a user read the audit log.
+	ActionAudit = "admin.audit"
+	// ActionActFor lets a chat platform call on behalf of its users.
+	ActionActFor = "act.for"
 )
 
-const modelText = `
-[request_definition]
-r = sub, obj
+// Effects of a decision.
+const (
+	Allow   = "allow"
+	Deny    = "deny"
+	Approve = "approve"
+)
+
+// Approval modes of a tool's static metadata.
+const (
+	ApprovalNever  = "NEVER"
+	ApprovalPolicy = "POLICY"
+	ApprovalAlways = "ALWAYS"
+)
+
+// ModelText is the Casbin model. Casbin has two effects only, so each
+// policy row carries its decision in a column of its own (allow, deny or
+// approve); the priority effect makes the first matching row win, and
+// EnforceEx returns that row so its decision can be read. A request names
+// the user, their role, the action and the call's attributes; a row names a
+// user ("user:NAME") or a role ("role:NAME", inherited through g), the exact
+// action, and a condition over r.attrs ("true" for none).
+const ModelText = `[request_definition]
+r = sub, role, obj, attrs
 
 [policy_definition]
-p = sub, obj, eft
+p = sub, obj, cond, decision, eft
 
 [role_definition]
 g = _, _
 
 [policy_effect]
-e = some(where (p.eft == allow)) && !some(where (p.eft == deny))
+e = priority(p.eft) || deny
 
 [matchers]
-m = g(r.sub, p.sub) && r.obj == p.obj
+m = (r.sub == p.sub || g(r.role, p.sub)) && r.obj == p.obj && eval(p.cond)
 `
 
-// DefaultPolicy grants viewers reading, analysts changing their own files,
-// and admins everything analysts may do.
-const DefaultPolicy = `
-p, role:viewer, files.read, allow
-p, role:viewer, files.query_table, allow
-p, role:analyst, files.create, allow
-p, role:analyst, files.upload, allow
-p, role:analyst, files.delete, allow
+// DefaultPolicy is written to the data directory on first start. Rows are
+// read top to bottom and the first match decides, so specific rows (denials,
+// conditions) come before general ones.
+const DefaultPolicy = `# datadesk policy: p, subject, action, condition, decision, allow
+# The first row that matches decides: list denials and conditions before
+# general rows, and more trusted roles before the roles they inherit.
+# decision is allow, deny or approve; the last column must stay "allow" (it
+# only tells Casbin the row matched). Conditions read the call:
+# r.attrs.Rows, Columns, Format, FileIDs, Derived, Show, Limit, Risk.
+
+# Admins approve pending calls and read the audit log.
+p, role:admin, approvals.decide, true, allow, allow
+p, role:admin, admin.audit, true, allow, allow
+
+# Analysts make, upload and delete their own files; big tables wait for a person.
+p, role:analyst, files.create, r.attrs.Rows > 50000, approve, allow
+p, role:analyst, files.create, true, allow, allow
+p, role:analyst, files.query_table, true, allow, allow
+p, role:analyst, files.upload, true, allow, allow
+p, role:analyst, files.delete, true, allow, allow
+
+# Viewers read and query; what they make waits for a person.
+p, role:viewer, files.read, true, allow, allow
+p, role:viewer, files.query_table, r.attrs.Show && r.attrs.Derived, approve, allow
+p, role:viewer, files.query_table, true, allow, allow
+p, role:viewer, files.create, r.attrs.Format == 'zip', approve, allow
+p, role:viewer, files.create, true, approve, allow
+
+# A chat platform account acts for its users, and may do nothing itself.
+p, role:platform, act.for, true, allow, allow
+
 g, role:analyst, role:viewer
 g, role:admin, role:analyst
 `
 
-// Decision is the answer to "may this role do this".
+// Attrs are the attributes of a call that policy conditions may read.
+type Attrs struct {
+	Tool    string
+	Risk    string
+	Rows    int
+	Columns int
+	Format  string
+	FileIDs int
+	Derived bool
+	Show    bool
+	Limit   int
+}
+
+// Floor is a tool's static metadata: the least strict a call can be.
+type Floor struct {
+	Enabled  bool
+	Approval string
+}
+
+// Decision is the answer to "may this user do this, now".
 type Decision struct {
-	Allowed bool
-	Reason  string
+	Effect string `json:"decision"`
+	Reason string `json:"reason"`
 }
 
-// Policy decides actions by role.
+// Allowed reports whether the call may run now.
+func (d Decision) Allowed() bool { return d.Effect == Allow }
+
+// Policy decides calls. It rereads its files when they change.
 type Policy struct {
-	e *casbin.SyncedEnforcer
+	modelPath, policyPath string
+	logger                *slog.Logger
+
+	mu      sync.Mutex
+	e       *casbin.Enforcer
+	modTime time.Time
 }
 
-// NewPolicy returns a Policy over policy text in Casbin's CSV form.
+// WriteDefaults writes the default model and policy files into dir unless
+// they exist.
+func WriteDefaults(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("rbac: %w", err)
+	}
+	for name, body := range map[string]string{"model.conf": ModelText, "policy.csv": DefaultPolicy} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				return fmt.Errorf("rbac: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// OpenPolicy reads the policy files in dir (model.conf, policy.csv).
+func OpenPolicy(dir string, logger *slog.Logger) (*Policy, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Policy{modelPath: filepath.Join(dir, "model.conf"), policyPath: filepath.Join(dir, "policy.csv"), logger: logger}
+	if err := p.reload(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// NewPolicy returns a Policy over policy text, with the standard model.
 func NewPolicy(policy string) (*Policy, error) {
-	m, err := model.NewModelFromString(modelText)
+	m, err := model.NewModelFromString(ModelText)
 	if err != nil {
 		return nil, fmt.Errorf("rbac: model: %w", err)
 	}
-	e, err := casbin.NewSyncedEnforcer(m, stringadapter.NewAdapter(strings.TrimSpace(policy)))
+	e, err := casbin.NewEnforcer(m, stringadapter.NewAdapter(stripComments(policy)))
 	if err != nil {
 		return nil, fmt.Errorf("rbac: policy: %w", err)
 	}
-	return &Policy{e: e}, nil
+	return &Policy{e: e, logger: slog.New(slog.DiscardHandler)}, nil
 }
 
-// Decide says whether role may perform action. Unknown roles and actions
-// are denied.
-func (p *Policy) Decide(role, action string) Decision {
-	ok, explain, err := p.e.EnforceEx("role:"+role, action)
+func stripComments(policy string) string {
+	var lines []string
+	for _, l := range strings.Split(policy, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			lines = append(lines, t)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (p *Policy) newest() time.Time {
+	var t time.Time
+	for _, f := range []string{p.modelPath, p.policyPath} {
+		if st, err := os.Stat(f); err == nil && st.ModTime().After(t) {
+			t = st.ModTime()
+		}
+	}
+	return t
+}
+
+// reload reads the files again; a broken file keeps the previous policy.
+func (p *Policy) reload() error {
+	mod := p.newest()
+	m, err := model.NewModelFromFile(p.modelPath)
 	if err != nil {
-		return Decision{Reason: "policy error: " + err.Error()}
+		return fmt.Errorf("rbac: %s: %w", p.modelPath, err)
 	}
-	if !ok {
-		return Decision{Reason: fmt.Sprintf("no rule allows role %q to use %s", role, action)}
+	e, err := casbin.NewEnforcer(m, fileadapter.NewAdapter(p.policyPath))
+	if err != nil {
+		return fmt.Errorf("rbac: %s: %w", p.policyPath, err)
 	}
-	return Decision{Allowed: true, Reason: "rule " + strings.Join(explain, ", ")}
+	p.e, p.modTime = e, mod
+	return nil
+}
+
+func (p *Policy) enforcer() *casbin.Enforcer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.policyPath != "" {
+		if mod := p.newest(); !mod.Equal(p.modTime) {
+			if err := p.reload(); err != nil {
+				p.logger.Error("policy change not applied; keeping the previous policy", "err", err)
+				p.modTime = mod
+			} else {
+				p.logger.Info("policy reloaded")
+			}
+		}
+	}
+	return p.e
+}
+
+// Decide says whether user (with role) may perform action with attrs, by
+// the first policy row that matches. Unknown users, roles and actions match
+// no row and are denied.
+func (p *Policy) Decide(user, role, action string, attrs Attrs) Decision {
+	e := p.enforcer()
+	ok, explain, err := e.EnforceEx("user:"+user, "role:"+role, action, attrs)
+	if err != nil {
+		return Decision{Effect: Deny, Reason: "policy error: " + err.Error()}
+	}
+	if !ok || len(explain) < 4 {
+		return Decision{Effect: Deny, Reason: fmt.Sprintf("no policy rule lets %s (role %s) use %s", user, role, action)}
+	}
+	effect := strings.TrimSpace(explain[3])
+	switch effect {
+	case Allow, Deny, Approve:
+	default:
+		return Decision{Effect: Deny, Reason: fmt.Sprintf("policy rule %s has unknown decision %q", strings.Join(explain, ", "), effect)}
+	}
+	return Decision{Effect: effect, Reason: "policy rule: " + strings.Join(explain, ", ")}
+}
+
+// DecideCall is Decide under a tool's static metadata, which is the floor:
+// a disabled tool is denied, ALWAYS turns an allow into approve, and the
+// policy can make a call stricter than its metadata, never looser.
+func (p *Policy) DecideCall(user, role, action string, floor Floor, attrs Attrs) Decision {
+	if !floor.Enabled {
+		return Decision{Effect: Deny, Reason: action + " is disabled"}
+	}
+	d := p.Decide(user, role, action, attrs)
+	if d.Effect == Allow && floor.Approval == ApprovalAlways {
+		return Decision{Effect: Approve, Reason: action + " always needs approval (tool metadata); " + d.Reason}
+	}
+	return d
 }

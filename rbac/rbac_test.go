@@ -1,37 +1,103 @@
 package rbac
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"datadesk"
 )
 
-func TestDecide(t *testing.T) {
-	p, err := NewPolicy(DefaultPolicy)
+// TestDecisions is the scenario table: who, what, with which arguments, and
+// the decision and the rule that must give it.
+func TestDecisions(t *testing.T) {
+	// A denial for one user comes first, so it wins over her role's rows.
+	policy := "p, user:mallory, files.read, true, deny, allow\n" + DefaultPolicy
+	p, err := NewPolicy(policy)
 	if err != nil {
 		t.Fatal(err)
 	}
+	on := Floor{Enabled: true, Approval: ApprovalPolicy}
+	never := Floor{Enabled: true, Approval: ApprovalNever}
+	always := Floor{Enabled: true, Approval: ApprovalAlways}
+	off := Floor{Enabled: false, Approval: ApprovalNever}
 	tests := []struct {
-		role, action string
-		want         bool
+		name, user, role, action string
+		floor                    Floor
+		attrs                    Attrs
+		want                     string
+		reason                   string
 	}{
-		{"viewer", ActionRead, true},
-		{"viewer", ActionUpload, false},
-		{"analyst", ActionUpload, true},
-		{"analyst", ActionRead, true},
-		{"admin", ActionDelete, true},
-		{"nobody", ActionRead, false},
-		{"admin", "files.*", false},
+		{"viewer reads", "vic", "viewer", ActionRead, never, Attrs{}, Allow, "role:viewer, files.read"},
+		{"viewer queries", "vic", "viewer", ActionQueryTable, never, Attrs{}, Allow, "role:viewer, files.query_table, true"},
+		{"viewer derives a view", "vic", "viewer", ActionQueryTable, never, Attrs{Show: true, Derived: true}, Approve, "r.attrs.Show && r.attrs.Derived"},
+		{"viewer creates", "vic", "viewer", ActionCreate, on, Attrs{Format: "csv"}, Approve, "role:viewer, files.create, true, approve"},
+		{"viewer uploads", "vic", "viewer", ActionUpload, Floor{Enabled: true}, Attrs{}, Deny, "no policy rule"},
+		{"analyst inherits reading", "ana", "analyst", ActionRead, never, Attrs{}, Allow, "role:viewer, files.read"},
+		{"analyst small table", "ana", "analyst", ActionCreate, on, Attrs{Rows: 50000}, Allow, "role:analyst, files.create, true"},
+		{"analyst big table", "ana", "analyst", ActionCreate, on, Attrs{Rows: 50001}, Approve, "r.attrs.Rows > 50000"},
+		{"analyst derives a view", "ana", "analyst", ActionQueryTable, never, Attrs{Show: true, Derived: true}, Allow, "role:analyst, files.query_table, true"},
+		{"viewer zips", "vic", "viewer", ActionCreate, on, Attrs{Format: "zip"}, Approve, "r.attrs.Format == 'zip'"},
+		{"admin inherits two levels", "root", "admin", ActionUpload, Floor{Enabled: true}, Attrs{}, Allow, "role:analyst, files.upload"},
+		{"admin approves", "root", "admin", ActionApprove, Floor{Enabled: true}, Attrs{}, Allow, "approvals.decide"},
+		{"analyst may not approve", "ana", "analyst", ActionApprove, Floor{Enabled: true}, Attrs{}, Deny, "no policy rule"},
+		{"deny comes first", "mallory", "admin", ActionRead, never, Attrs{}, Deny, "user:mallory, files.read, true, deny"},
+		{"unknown tool", "root", "admin", "files.exec", on, Attrs{}, Deny, "no policy rule"},
+		{"pattern-like tool", "root", "admin", "files.*", on, Attrs{}, Deny, "no policy rule"},
+		{"unknown role", "x", "guest", ActionRead, never, Attrs{}, Deny, "no policy rule"},
+		{"disabled tool", "root", "admin", ActionRead, off, Attrs{}, Deny, "disabled"},
+		{"ALWAYS raises allow", "root", "admin", ActionRead, always, Attrs{}, Approve, "always needs approval"},
+		{"ALWAYS keeps deny", "mallory", "admin", ActionRead, always, Attrs{}, Deny, "deny"},
+		{"NEVER does not lower approve", "vic", "viewer", ActionCreate, never, Attrs{}, Approve, "role:viewer, files.create"},
+		{"platform acts for", "bot", "platform", ActionActFor, Floor{Enabled: true}, Attrs{}, Allow, "act.for"},
+		{"platform has no rights of its own", "bot", "platform", ActionRead, never, Attrs{}, Deny, "no policy rule"},
+		{"analyst may not act for", "ana", "analyst", ActionActFor, Floor{Enabled: true}, Attrs{}, Deny, "no policy rule"},
 	}
 	for _, tc := range tests {
-		if got := p.Decide(tc.role, tc.action); got.Allowed != tc.want {
-			t.Errorf("%s %s: got %v (%s), want %v", tc.role, tc.action, got.Allowed, got.Reason, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			d := p.DecideCall(tc.user, tc.role, tc.action, tc.floor, tc.attrs)
+			if d.Effect != tc.want || !strings.Contains(d.Reason, tc.reason) {
+				t.Errorf("got %s (%s), want %s with %q", d.Effect, d.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestPolicyFilesReload(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteDefaults(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := OpenPolicy(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide("ana", "analyst", ActionUpload, Attrs{}); d.Effect != Allow {
+		t.Fatalf("default: %v", d)
+	}
+	path := filepath.Join(dir, "policy.csv")
+	body, _ := os.ReadFile(path)
+	changed := strings.Replace(string(body), "p, role:analyst, files.upload, true, allow, allow", "p, role:analyst, files.upload, true, deny, allow", 1)
+	os.WriteFile(path, []byte(changed), 0o600)
+	future := time.Now().Add(2 * time.Second)
+	os.Chtimes(path, future, future)
+	if d := p.Decide("ana", "analyst", ActionUpload, Attrs{}); d.Effect != Deny {
+		t.Errorf("after change: %v", d)
+	}
+	// A broken file keeps the last good policy.
+	os.WriteFile(filepath.Join(dir, "model.conf"), []byte("[nonsense"), 0o600)
+	later := future.Add(2 * time.Second)
+	os.Chtimes(filepath.Join(dir, "model.conf"), later, later)
+	if d := p.Decide("ana", "analyst", ActionUpload, Attrs{}); d.Effect != Deny {
+		t.Errorf("after a broken change: %v", d)
 	}
 }
 
 func TestUsers(t *testing.T) {
-	u, err := OpenUsers(t.TempDir())
+	dir := t.TempDir()
+	u, err := OpenUsers(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +118,26 @@ func TestUsers(t *testing.T) {
 	if _, _, err := u.Add("bob", "root"); datadesk.ErrorCode(err) != datadesk.Invalid {
 		t.Errorf("bad role: got %v, want invalid", err)
 	}
-	// A second store over the same directory sees the user: the CLI and
-	// the server share the file.
-	u2, _ := OpenUsers(u.path[:len(u.path)-len("/users.json")])
+	u2, _ := OpenUsers(dir)
 	if _, err := u2.Authenticate(token); err != nil {
 		t.Errorf("second store: %v", err)
+	}
+	if err := u.SetPassword("ana", "short"); datadesk.ErrorCode(err) != datadesk.Invalid {
+		t.Errorf("short password: %v", err)
+	}
+	if err := u.SetPassword("ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := u2.CheckPassword("ana", "correct horse battery"); err != nil || got.ID != user.ID {
+		t.Errorf("password: %v %v", got, err)
+	}
+	for _, tc := range [][2]string{{"ana", "wrong horse battery"}, {"nobody", "correct horse battery"}} {
+		if _, err := u.CheckPassword(tc[0], tc[1]); datadesk.ErrorCode(err) != datadesk.Unauthenticated {
+			t.Errorf("%v: %v", tc, err)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "users.json"))
+	if strings.Contains(string(raw), "correct horse") || strings.Contains(string(raw), token) {
+		t.Errorf("secrets stored in clear")
 	}
 }

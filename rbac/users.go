@@ -45,6 +45,8 @@ type User struct {
 	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"created_at"`
 	Tokens    []Token   `json:"tokens,omitempty"`
+	// PasswordHash is an Argon2id hash, for signing in to the web page.
+	PasswordHash string `json:"password_hash,omitempty"`
 }
 
 // Token is a stored bearer token: only its hash.

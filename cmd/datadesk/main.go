@@ -129,6 +129,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", envOr("DATADESK_ADDR", "127.0.0.1:8080"), "listen address")
 	maxUpload := fs.Int64("max-upload", api.DefaultMaxUpload, "largest upload in bytes")
 	queryTimeout := fs.Duration("query-timeout", api.DefaultQueryTimeout, "longest a files.query_table call may run")
+	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
 	ef := addEngineFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -148,7 +149,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
 	}
-	policy, err := rbac.NewPolicy(rbac.DefaultPolicy)
+	policyDir := filepath.Join(*ef.data, "policy")
+	if err := rbac.WriteDefaults(policyDir); err != nil {
+		return err
+	}
+	policy, err := rbac.OpenPolicy(policyDir, logger)
 	if err != nil {
 		return err
 	}
@@ -157,6 +162,16 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer eng.Close()
+	system, err := engine.OpenSystem(context.Background(), ef.config(logger))
+	if err != nil {
+		return err
+	}
+	defer system.Close()
+	audit, err := rbac.OpenAudit(*ef.data)
+	if err != nil {
+		return err
+	}
+	defer audit.Close()
 	in, err := newIngester()
 	if err != nil {
 		return err
@@ -165,7 +180,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := api.New(api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, SigningKey: key, Logger: logger}, eng, in, users, policy)
+	srv, err := api.New(api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, SigningKey: key, DataDir: *ef.data,
+		ApprovalTTL: *approvalTTL, Logger: logger},
+		api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		return err
 	}

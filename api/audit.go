@@ -1,0 +1,74 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/rbac"
+)
+
+// audited records every request under /v1 once it is answered: who (and for
+// whom), what, the policy's decision and reason, the outcome, the duration,
+// and a hash of a tool call's arguments.
+func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		start := s.cfg.Now()
+		err := next(c)
+		who := caller(c)
+		e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
+			ChatSession: who.ChatSession, DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
+			Target: c.Param("id")}
+		e.Action, _ = c.Get(actionKey).(string)
+		if e.Action == "" {
+			e.Action = c.Request().Method + " " + c.Path()
+		}
+		if d, ok := c.Get(decisionKey).(rbac.Decision); ok {
+			e.Decision, e.Reason = d.Effect, d.Reason
+		}
+		if args, ok := c.Get(argsKey).(map[string]any); ok {
+			e.ArgsSHA256 = argsHash(args)
+		}
+		e.ApprovalID, _ = c.Get(approvalKey).(string)
+		switch {
+		case err != nil:
+			e.Outcome = string(datadesk.ErrorCode(err))
+			e.Status = statusOf[datadesk.AsError(err).Code]
+		default:
+			if r, _ := echo.UnwrapResponse(c.Response()); r != nil {
+				e.Status = r.Status
+			}
+			e.Outcome = "ok"
+			if e.Status == http.StatusAccepted {
+				e.Outcome = "pending"
+			}
+		}
+		if aerr := s.audit.Record(e); aerr != nil {
+			s.cfg.Logger.Error("audit record failed", "err", aerr)
+		}
+		return err
+	}
+}
+
+// readAudit lets admins read the audit log, newest first.
+func (s *Server) readAudit(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionAudit); err != nil {
+		return err
+	}
+	limit := 100
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to 10000").WithField("limit")
+		}
+		limit = n
+	}
+	entries, err := rbac.ReadAudit(s.cfg.DataDir, c.QueryParam("user"), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"entries": entries})
+}
+
