@@ -162,4 +162,3 @@ func argsHash(args any) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
-

@@ -71,4 +71,3 @@ func (s *Server) readAudit(c *echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]any{"entries": entries})
 }
-

@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/exports"

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 
-
 	"datadesk/engine"
 	"datadesk/rbac"
 )

@@ -3,7 +3,6 @@ package api
 import (
 	"strings"
 
-
 	"datadesk/engine"
 )
 

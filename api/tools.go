@@ -265,3 +265,25 @@ func bindArguments(args map[string]any, dst any) error {
 	}
 	return nil
 }
+
+// CheckCall says what the policy decides for a user calling a tool with
+// arguments, without running it: the decision behind `datadesk policy
+// check`. Errors: not_found (tool), invalid (arguments).
+func CheckCall(p *rbac.Policy, user *rbac.User, toolName string, args map[string]any) (rbac.Decision, error) {
+	tools, err := loadTools()
+	if err != nil {
+		return rbac.Decision{}, err
+	}
+	t, ok := tools[toolName]
+	if !ok {
+		// Not a tool: an HTTP action such as files.upload, decided as is.
+		return p.Decide(user.Name, user.Role, toolName, rbac.Attrs{}), nil
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := t.schema.validate("", args); err != nil {
+		return rbac.Decision{}, err
+	}
+	return p.DecideCall(user.Name, user.Role, t.Name, t.floor(), callAttrs(t, args)), nil
+}

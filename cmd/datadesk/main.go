@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +37,9 @@ usage:
   datadesk serve [--addr 127.0.0.1:8080] [--data ./data] [flags]
   datadesk user add NAME [--role viewer|analyst|admin] [--data ./data]
   datadesk user list [--data ./data]
+  datadesk user passwd NAME [--data ./data]     (reads the password from stdin)
+  datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
+  datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk ingest FILE
 `
 
@@ -74,8 +79,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return userAdd(args[2:], stdout)
 		case "list":
 			return userList(args[2:], stdout)
+		case "passwd":
+			return userPasswd(args[2:], os.Stdin, stdout)
 		}
 		return fmt.Errorf("user: unknown command %q", args[1])
+	case "policy":
+		if len(args) < 2 || args[1] != "check" {
+			return errors.New("policy: want check USER TOOL [ARGS-JSON]")
+		}
+		return policyCheck(args[2:], stdout)
+	case "audit":
+		return auditRead(args[1:], stdout)
 	case "ingest":
 		return ingestFile(args[1:], stdout)
 	case "help", "-h", "--help":
@@ -256,6 +270,114 @@ func userAdd(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "created user %s (%s, role %s); its bearer token:\n%s\n", u.Name, u.ID, u.Role, token)
+	return nil
+}
+
+// splitArgs separates positional arguments from flags, so that flags may
+// come after them.
+func splitArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return pos, nil
+}
+
+func userPasswd(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("user passwd", flag.ContinueOnError)
+	data := fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory")
+	pos, err := splitArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("user passwd: give one NAME; the password comes on stdin")
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("user passwd: no password on stdin")
+	}
+	users, err := rbac.OpenUsers(*data)
+	if err != nil {
+		return err
+	}
+	if err := users.SetPassword(pos[0], strings.TrimRight(line, "\r\n")); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "password set for %s\n", pos[0])
+	return nil
+}
+
+// policyCheck prints the decision and its reason for a user calling a tool
+// (or an HTTP action such as files.upload) with arguments.
+func policyCheck(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("policy check", flag.ContinueOnError)
+	data := fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory")
+	pos, err := splitArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 || len(pos) > 3 {
+		return errors.New("policy check: want USER TOOL [ARGS-JSON]")
+	}
+	users, err := rbac.OpenUsers(*data)
+	if err != nil {
+		return err
+	}
+	user, err := users.ByName(pos[0])
+	if err != nil {
+		return err
+	}
+	var callArgs map[string]any
+	if len(pos) == 3 {
+		dec := json.NewDecoder(strings.NewReader(pos[2]))
+		dec.UseNumber()
+		if err := dec.Decode(&callArgs); err != nil {
+			return fmt.Errorf("policy check: ARGS-JSON: %w", err)
+		}
+	}
+	dir := filepath.Join(*data, "policy")
+	if err := rbac.WriteDefaults(dir); err != nil {
+		return err
+	}
+	policy, err := rbac.OpenPolicy(dir, nil)
+	if err != nil {
+		return err
+	}
+	d, err := api.CheckCall(policy, user, pos[1], callArgs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n%s\n", d.Effect, d.Reason)
+	return nil
+}
+
+// auditRead prints the newest audit entries as JSON lines.
+func auditRead(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	data := fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory")
+	user := fs.String("user", "", "only entries of this user (name or id)")
+	limit := fs.Int("limit", 50, "how many entries")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	entries, err := rbac.ReadAudit(*data, *user, *limit)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	for _, e := range entries {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -54,3 +54,45 @@ func TestIngestPrintsReport(t *testing.T) {
 		t.Errorf("report %s", out.String())
 	}
 }
+
+func TestPolicyCheckAndPasswd(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	for _, u := range [][2]string{{"ana", "analyst"}, {"vic", "viewer"}} {
+		if err := run([]string{"user", "add", u[0], "--role", u[1], "--data", dir}, &out, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ana", "files.create", `{"filename": "a.csv", "columns": ["a"], "rows": [[1]]}`}, "allow\npolicy rule: role:analyst, files.create, true"},
+		{[]string{"vic", "files.create", `{"filename": "a.zip", "file_ids": ["f_x"]}`}, "approve\npolicy rule: role:viewer, files.create, r.attrs.Format == 'zip'"},
+		{[]string{"vic", "files.upload"}, "deny\nno policy rule"},
+		{[]string{"ana", "files.read"}, "allow\npolicy rule: role:viewer, files.read"},
+	}
+	for _, tc := range tests {
+		out.Reset()
+		if err := run(append([]string{"policy", "check"}, append(tc.args, "--data", dir)...), &out, &out); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if !strings.HasPrefix(out.String(), tc.want) {
+			t.Errorf("%v: got %q, want %q", tc.args, out.String(), tc.want)
+		}
+	}
+	if err := run([]string{"policy", "check", "ana", "files.query_table", `{"nope": 1}`, "--data", dir}, &out, &out); err == nil {
+		t.Errorf("invalid arguments accepted")
+	}
+	if err := userPasswd([]string{"ana", "--data", dir}, strings.NewReader("correct horse battery\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	users, _ := rbac.OpenUsers(dir)
+	if _, err := users.CheckPassword("ana", "correct horse battery"); err != nil {
+		t.Errorf("password not set: %v", err)
+	}
+	out.Reset()
+	if err := run([]string{"audit", "--data", dir}, &out, &out); err != nil || out.Len() != 0 {
+		t.Errorf("empty audit: %v %q", err, out.String())
+	}
+}
