@@ -37,6 +37,13 @@ func (s *Server) exportTable(c *echo.Context) error {
 			return datadesk.Errorf(datadesk.Invalid, "bom must be true or false").WithField("bom")
 		}
 	}
+	withLabels := false
+	if v := c.QueryParam("labels"); v != "" {
+		var err error
+		if withLabels, err = strconv.ParseBool(v); err != nil {
+			return datadesk.Errorf(datadesk.Invalid, "labels must be true or false").WithField("labels")
+		}
+	}
 	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
 	if err != nil {
 		return err
@@ -46,6 +53,18 @@ func (s *Server) exportTable(c *echo.Context) error {
 	t, err := store.Table(ctx, id)
 	if err != nil {
 		return err
+	}
+	// AI labels stay out of exports unless asked for, and then sit on a
+	// sheet of their own.
+	opts := exports.Options{SheetName: t.Name, BOM: bom}
+	if withLabels {
+		l, err := store.Labels(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if l != nil {
+			opts.Extra = append(opts.Extra, labelSheet(l))
+		}
 	}
 	w := c.Response()
 	h := w.Header()
@@ -61,9 +80,9 @@ func (s *Server) exportTable(c *echo.Context) error {
 	var res *exports.Result
 	switch format {
 	case "xlsx":
-		res, err = exports.WriteXLSX(w, src, exports.Options{SheetName: t.Name})
+		res, err = exports.WriteXLSX(w, src, opts)
 	case "csv":
-		res, err = exports.WriteCSV(w, src, exports.Options{BOM: bom})
+		res, err = exports.WriteCSV(w, src, opts)
 	case "json":
 		res, err = exports.WriteJSON(w, src)
 	}

@@ -33,6 +33,9 @@ type Config struct {
 	// SigningKey signs download URLs; at least 32 random bytes, kept
 	// across restarts so links stay valid.
 	SigningKey []byte
+	// OffloadProviders are the tool providers whose big table results are
+	// stored rather than passed to the model.
+	OffloadProviders []string
 	// ApprovalTTL is how long a call waits for approval before it expires.
 	ApprovalTTL time.Duration
 	// DataDir is the data directory, where the audit log is read from.

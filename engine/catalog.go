@@ -336,8 +336,10 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t)); err != nil {
 				return classify(ctx, err)
 			}
-			if _, err := conn.ExecContext(ctx, `DELETE FROM dd_columns WHERE table_id = ?`, t); err != nil {
-				return classify(ctx, err)
+			for _, q := range []string{`DELETE FROM dd_columns WHERE table_id = ?`, `DELETE FROM dd_labels WHERE table_id = ?`} {
+				if _, err := conn.ExecContext(ctx, q, t); err != nil {
+					return classify(ctx, err)
+				}
 			}
 		}
 		for _, q := range []string{`DELETE FROM dd_tables WHERE file_id = ?`, `DELETE FROM dd_files WHERE id = ?`} {

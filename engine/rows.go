@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"strings"
 	"time"
@@ -37,6 +38,8 @@ type PageRequest struct {
 	Limit     int
 	Sort      string // a column key; "" keeps file order
 	Direction string // asc or desc
+	// Filters keep only matching rows, as in files.query_table.
+	Filters []Filter
 }
 
 // Rows returns a page of a table. Rows in file order unless sorted; sorted
@@ -55,6 +58,21 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	}
 	if req.Offset < 0 {
 		return nil, datadesk.Errorf(datadesk.Invalid, "offset must be 0 or more").WithField("offset")
+	}
+	var where []string
+	var params []any
+	for i, f := range req.Filters {
+		field := fmt.Sprintf("filters[%d]", i)
+		c, ok := t.column(f.Column)
+		if !ok {
+			return nil, datadesk.Errorf(datadesk.Invalid, "unknown filter column %q", f.Column).WithField(field + ".column").WithAllowed(t.keys()...)
+		}
+		cond, ps, err := filterSQL(field, &c, f)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, cond)
+		params = append(params, ps...)
 	}
 	order := "rowid"
 	if req.Sort != "" {
@@ -75,13 +93,33 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	} else {
 		req.Direction = ""
 	}
-	q := `SELECT * FROM data.` + quoteIdent(t.ID) + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
-	rows, err := s.db.QueryContext(ctx, q, req.Limit, req.Offset)
+	from := `data.` + quoteIdent(t.ID)
+	total := t.RowCount
+	var q string
+	args := params
+	switch {
+	case len(where) == 0 && req.Sort == "":
+		// A stored table's row ids are its row positions: the last page
+		// reads only its own rows, as fast as the first.
+		q = `SELECT * FROM ` + from + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`
+		args = []any{req.Offset, req.Offset + int64(req.Limit)}
+	default:
+		cond := ""
+		if len(where) > 0 {
+			cond = ` WHERE ` + strings.Join(where, " AND ")
+			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+from+cond, params...).Scan(&total); err != nil {
+				return nil, classify(ctx, err)
+			}
+		}
+		q = `SELECT * FROM ` + from + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+		args = append(append([]any(nil), params...), req.Limit, req.Offset)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
 	defer rows.Close()
-	p := &Page{TableID: t.ID, Columns: t.Columns, Rows: [][]any{}, Total: t.RowCount, Offset: req.Offset, Limit: req.Limit, Sort: req.Sort, Direction: req.Direction}
+	p := &Page{TableID: t.ID, Columns: t.Columns, Rows: [][]any{}, Total: total, Offset: req.Offset, Limit: req.Limit, Sort: req.Sort, Direction: req.Direction}
 	for rows.Next() {
 		vals := make([]any, len(t.Columns))
 		ptrs := make([]any, len(vals))
@@ -99,7 +137,7 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	if err := rows.Err(); err != nil {
 		return nil, classify(ctx, err)
 	}
-	p.HasMore = req.Offset+int64(len(p.Rows)) < t.RowCount
+	p.HasMore = req.Offset+int64(len(p.Rows)) < total
 	return p, nil
 }
 

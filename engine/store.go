@@ -57,6 +57,11 @@ var catalogDDL = []string{
 		source_table_id VARCHAR,
 		query VARCHAR,
 		created_at TIMESTAMP NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS dd_labels (
+		table_id VARCHAR PRIMARY KEY,
+		labels VARCHAR NOT NULL,
+		author VARCHAR NOT NULL,
+		updated_at TIMESTAMP NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS dd_columns (
 		table_id VARCHAR NOT NULL,
 		ordinal INTEGER NOT NULL,

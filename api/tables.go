@@ -1,0 +1,206 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/engine"
+	"datadesk/exports"
+	"datadesk/rbac"
+)
+
+// Offload limits: a declared table with more rows, or whose rows take more
+// characters as compact JSON, is stored instead of passing to the model.
+const (
+	OffloadMaxRows  = 50
+	OffloadMaxChars = 12000
+	// previewRows and previewChars bound the preview in an offload's
+	// answer, well inside both limits.
+	previewRows  = 10
+	previewChars = 4000
+)
+
+type declaredTable struct {
+	Provider    string `json:"provider"`
+	ChatSession string `json:"chat_session_id"`
+	Title       string `json:"title"`
+	Columns     []any  `json:"columns"`
+	Rows        []any  `json:"rows"`
+}
+
+// declareTable lets a tool provider hand over a table result. Providers
+// configured for offload have results over either limit stored, and the
+// model gets a descriptor with a short preview; results within both limits,
+// and every result of other providers, pass inline.
+func (s *Server) declareTable(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionCreate); err != nil {
+		return err
+	}
+	raw, err := io.ReadAll(io.LimitReader(c.Request().Body, maxToolBody+1))
+	if err != nil || len(raw) > maxToolBody {
+		return datadesk.Errorf(datadesk.TooLarge, "the body is larger than %d bytes", maxToolBody)
+	}
+	var in declaredTable
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return datadesk.Errorf(datadesk.Invalid, "the body must be {provider, chat_session_id, title, columns, rows}: %v", err)
+	}
+	if strings.TrimSpace(in.Provider) == "" {
+		return datadesk.Errorf(datadesk.Invalid, "provider names the module declaring the table").WithField("provider")
+	}
+	if in.Rows == nil {
+		in.Rows = []any{}
+	}
+	tbl, err := buildTable(in.Columns, in.Rows, false)
+	if err != nil {
+		return err
+	}
+	rowsJSON, _ := json.Marshal(in.Rows)
+	chars := len([]rune(string(rowsJSON)))
+	inline := map[string]any{"offloaded": false, "columns": tbl.keys, "rows": in.Rows, "row_count": len(in.Rows)}
+	if !slices.Contains(s.cfg.OffloadProviders, in.Provider) {
+		inline["reason"] = fmt.Sprintf("provider %q does not offload its tables", in.Provider)
+		return c.JSON(http.StatusOK, inline)
+	}
+	if len(in.Rows) <= OffloadMaxRows && chars <= OffloadMaxChars {
+		inline["reason"] = fmt.Sprintf("%d rows and %d characters are within the limits of %d rows and %d characters",
+			len(in.Rows), chars, OffloadMaxRows, OffloadMaxChars)
+		return c.JSON(http.StatusOK, inline)
+	}
+	reason := fmt.Sprintf("%d rows are more than %d", len(in.Rows), OffloadMaxRows)
+	if len(in.Rows) <= OffloadMaxRows {
+		reason = fmt.Sprintf("the rows take %d characters, more than %d", chars, OffloadMaxChars)
+	}
+
+	who := caller(c)
+	session := in.ChatSession
+	if session == "" {
+		session = who.ChatSession
+	}
+	name := in.Title
+	if name == "" {
+		name = in.Provider + " result"
+	}
+	filename, err := cleanFilename(name + ".json")
+	if err != nil {
+		return err
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tmp, err := s.writeTemp(store.IncomingDir(), func(w io.Writer) error { return writeTable(w, ".json", tbl.exportSource(), "") })
+	if err != nil {
+		return err
+	}
+	f, err := store.AddFile(c.Request().Context(), engine.NewFile{Filename: filename, ContentType: "application/json",
+		ChatSession: session, TempPath: tmp, Tables: []engine.TableSource{tbl.source(name)}})
+	if err != nil {
+		return err
+	}
+	t := f.Tables[0]
+	return c.JSON(http.StatusCreated, map[string]any{
+		"offloaded": true, "reason": reason, "file": s.describe(who.UserID, f),
+		"file_id": f.ID, "table_id": t.ID, "row_count": t.RowCount, "column_count": len(t.Columns),
+		"schema": t.Columns, "preview": offloadPreview(tbl.keys, in.Rows),
+	})
+}
+
+// offloadPreview returns the first rows that fit both preview bounds.
+func offloadPreview(keys []string, rows []any) map[string]any {
+	var out []any
+	size := 2
+	for _, r := range rows {
+		b, _ := json.Marshal(r)
+		if len(out) == previewRows || size+len([]rune(string(b)))+1 > previewChars {
+			break
+		}
+		out = append(out, r)
+		size += len([]rune(string(b))) + 1
+	}
+	if out == nil {
+		out = []any{}
+	}
+	return map[string]any{"columns": keys, "rows": out, "rows_shown": len(out), "rows_total": len(rows)}
+}
+
+type labelsBody struct {
+	Title   string            `json:"title"`
+	Caption string            `json:"caption"`
+	Columns map[string]string `json:"columns"`
+	Notes   []string          `json:"notes"`
+}
+
+// putLabels stores the AI's labels of a table, apart from its data.
+func (s *Server) putLabels(c *echo.Context) error {
+	var in labelsBody
+	if err := decodeJSON(c.Request().Body, &in); err != nil {
+		return err
+	}
+	store, id, release, err := s.ownStore(c, rbac.ActionCreate, "table")
+	if err != nil {
+		return err
+	}
+	defer release()
+	who := caller(c)
+	author := who.Name
+	if who.ActorName != "" {
+		author = who.ActorName + " for " + who.Name
+	}
+	l, err := store.SetLabels(c.Request().Context(), id, engine.Labels{Title: in.Title, Caption: in.Caption, Columns: in.Columns,
+		Notes: in.Notes, Author: author, UpdatedAt: s.cfg.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"labels": l, "ai_written": true})
+}
+
+func (s *Server) getLabels(c *echo.Context) error {
+	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
+	if err != nil {
+		return err
+	}
+	defer release()
+	l, err := store.Labels(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"labels": l, "ai_written": true})
+}
+
+// labelSheet puts AI labels on a sheet of their own, marked as such.
+func labelSheet(l *engine.Labels) exports.Sheet {
+	rows := [][]string{
+		{"Written by an AI, not part of the data: " + l.Author + ", " + l.UpdatedAt.Format("2006-01-02 15:04 UTC")},
+		{"title", l.Title},
+		{"caption", l.Caption},
+		{},
+		{"column", "description"},
+	}
+	keys := make([]string, 0, len(l.Columns))
+	for k := range l.Columns {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rows = append(rows, []string{k, l.Columns[k]})
+	}
+	if len(l.Notes) > 0 {
+		rows = append(rows, []string{}, []string{"notes"})
+		for _, n := range l.Notes {
+			rows = append(rows, []string{n})
+		}
+	}
+	return exports.Sheet{Name: "AI labels", Rows: rows}
+}

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+func (ts *testServer) declare(token string, body map[string]any) (int, map[string]any) {
+	ts.t.Helper()
+	b, _ := json.Marshal(body)
+	code, m, _ := ts.do("POST", "/v1/tables", token, bytes.NewReader(b), "application/json")
+	return code, m
+}
+
+func rowsOf(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = []any{fmt.Sprintf("%05d", i), i}
+	}
+	return out
+}
+
+// TestOffloadBoundaries checks both limits exactly: 50 rows pass inline and
+// 51 are stored; 12,000 characters of rows pass and 12,001 are stored.
+func TestOffloadBoundaries(t *testing.T) {
+	ts, users := newServerWith(t, Config{OffloadProviders: []string{"crm"}})
+	token := addUser(t, users, "ana", "analyst")
+	cols := []any{"Customer ID", "Visits"}
+	text := func(n int) []any { return []any{[]any{strings.Repeat("x", n)}} }
+	tests := []struct {
+		name      string
+		provider  string
+		columns   []any
+		rows      []any
+		offloaded bool
+	}{
+		{"50 rows inline", "crm", cols, rowsOf(50), false},
+		{"51 rows stored", "crm", cols, rowsOf(51), true},
+		{"12000 characters inline", "crm", []any{"t"}, text(12000 - len(`[[""]]`)), false},
+		{"12001 characters stored", "crm", []any{"t"}, text(12001 - len(`[[""]]`)), true},
+		{"provider without offload", "mail", cols, rowsOf(500), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, m := ts.declare(token, map[string]any{"provider": tc.provider, "columns": tc.columns, "rows": tc.rows})
+			if m["offloaded"] != tc.offloaded {
+				t.Fatalf("got %d offloaded=%v (%v)", code, m["offloaded"], m["reason"])
+			}
+			if !tc.offloaded {
+				if code != 200 || len(m["rows"].([]any)) != len(tc.rows) {
+					t.Errorf("inline: %d, %d rows", code, len(m["rows"].([]any)))
+				}
+				return
+			}
+			if code != http.StatusCreated || m["table_id"] == nil || m["rows"] != nil {
+				t.Fatalf("stored: %d %v", code, m)
+			}
+			p := m["preview"].(map[string]any)
+			pj, _ := json.Marshal(p["rows"])
+			if n := len(p["rows"].([]any)); n > OffloadMaxRows || len(pj) > OffloadMaxChars {
+				t.Errorf("the preview breaks the limits: %d rows, %d characters", n, len(pj))
+			}
+			// The stored table works like any other.
+			code, q := ts.call(token, "files.query_table", map[string]any{"file_id": m["table_id"]})
+			if code != 200 || q["result"].(map[string]any)["matched_row_count"] != float64(len(tc.rows)) {
+				t.Errorf("query the stored table: %d %v", code, q)
+			}
+			if code, _ := ts.get(token, "/v1/tables/"+m["table_id"].(string)+"/export?format=xlsx"); code != 200 {
+				t.Errorf("export the stored table: %d", code)
+			}
+		})
+	}
+	if code, m := ts.declare(token, map[string]any{"columns": cols, "rows": rowsOf(1)}); code != 400 || errCode(m) != "invalid" {
+		t.Errorf("no provider: %d %v", code, m)
+	}
+}
+
+// TestLabelsNeverChangeData writes AI labels and checks the cells, the
+// default exports and a query are unchanged, and an export that asks for
+// labels carries them on their own sheet.
+func TestLabelsNeverChangeData(t *testing.T) {
+	ts, token, fileID := setupOrders(t)
+	_, m, _ := ts.do("GET", "/v1/files/"+fileID, token, nil, "")
+	tid := m["file"].(map[string]any)["table_id"].(string)
+	_, before := ts.get(token, "/v1/tables/"+tid+"/rows")
+	_, beforeCSV := ts.get(token, "/v1/tables/"+tid+"/export?format=csv")
+	body, _ := json.Marshal(map[string]any{"title": "Orders =1+1", "caption": "Q1 orders", "columns": map[string]string{"amount": "Order value in EUR", "region": "=SUM(A1)"},
+		"notes": []string{"North and north are one region"}})
+	code, lm, _ := ts.do("PUT", "/v1/tables/"+tid+"/labels", token, bytes.NewReader(body), "application/json")
+	if code != 200 || lm["ai_written"] != true || lm["labels"].(map[string]any)["author"] != "ana" {
+		t.Fatalf("put labels: %d %v", code, lm)
+	}
+	_, after := ts.get(token, "/v1/tables/"+tid+"/rows")
+	_, afterCSV := ts.get(token, "/v1/tables/"+tid+"/export?format=csv")
+	if !bytes.Equal(before, after) || !bytes.Equal(beforeCSV, afterCSV) {
+		t.Errorf("labels changed the data")
+	}
+	_, plain := ts.get(token, "/v1/tables/"+tid+"/export?format=xlsx")
+	x, _ := excelize.OpenReader(bytes.NewReader(plain))
+	if got := x.GetSheetList(); len(got) != 1 {
+		t.Errorf("labels in an export that did not ask: %v", got)
+	}
+	_, withLabels := ts.get(token, "/v1/tables/"+tid+"/export?format=xlsx&labels=true")
+	x, _ = excelize.OpenReader(bytes.NewReader(withLabels))
+	if got := x.GetSheetList(); len(got) != 2 || got[1] != "AI labels" {
+		t.Fatalf("sheets %v", got)
+	}
+	rows, _ := x.GetRows("AI labels")
+	if !strings.HasPrefix(rows[0][0], "Written by an AI") || rows[1][1] != "Orders =1+1" {
+		t.Errorf("label sheet %q", rows)
+	}
+	data, _ := x.GetRows(x.GetSheetList()[0])
+	if len(data) != 5 || data[0][0] != "order_id" {
+		t.Errorf("data sheet %q", data)
+	}
+	if code, m, _ := ts.do("PUT", "/v1/tables/"+tid+"/labels", token, strings.NewReader(`{"columns": {"nope": "x"}}`), "application/json"); code != 400 {
+		t.Errorf("unknown column: %d %v", code, m)
+	}
+}
