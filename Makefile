@@ -15,10 +15,19 @@ build:
 run: build
 	./$(BIN) serve --addr $(ADDR) --data $(DATA)
 
-## deps: fetch what the build and tests need (Go modules).
+## deps: fetch what the build and tests need: Go modules, and Debian's
+## chromium for the browser tests (installed with apt when run as root).
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
+	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$DATADESK_CHROMIUM" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing Debian's chromium for the browser tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else \
+			echo "the browser tests need Chromium: sudo apt-get install chromium (or set DATADESK_CHROMIUM)"; exit 1; \
+		fi; \
+	fi
 
 ## test: install what the tests need and run every test.
 test: deps vet

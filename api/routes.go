@@ -1,9 +1,28 @@
 package api
 
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+)
+
 // routes registers every route of the server in one place.
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
+
+	// The web page: server-rendered, signed in by cookie.
+	e.GET("/", func(c *echo.Context) error { return c.Redirect(http.StatusSeeOther, "/files") })
+	e.GET("/static/style.css", s.stylesheet)
+	e.GET("/signin", s.signInPage)
+	e.POST("/signin", s.signInForm, s.audited)
+	page := []echo.MiddlewareFunc{s.audited, s.pageAuth}
+	e.POST("/signout", s.signOutForm, page...)
+	e.GET("/files", s.filesPage, page...)
+	e.GET("/tables/:id", s.tablePage, page...)
+	e.GET("/approvals", s.approvalsPage, page...)
+	e.POST("/approvals/:id/approve", s.decideApprovalForm(true), page...)
+	e.POST("/approvals/:id/reject", s.decideApprovalForm(false), page...)
 	// Downloads take a signed link or a token.
 	e.GET("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
 	e.POST("/v1/session", s.signIn, s.audited)
@@ -28,4 +47,13 @@ func (s *Server) routes() {
 	v1.POST("/approvals/:id/approve", s.decideApproval(true))
 	v1.POST("/approvals/:id/reject", s.decideApproval(false))
 	v1.GET("/audit", s.readAudit)
+}
+
+func (s *Server) stylesheet(c *echo.Context) error {
+	css, err := webFiles.ReadFile("web/style.css")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "max-age=3600")
+	return c.Blob(http.StatusOK, "text/css; charset=utf-8", css)
 }

@@ -5,6 +5,7 @@ package api
 
 import (
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"time"
@@ -66,6 +67,7 @@ type Server struct {
 	audit  *rbac.Audit
 	echo   *echo.Echo
 	tools  map[string]*tool
+	pages  map[string]*template.Template
 }
 
 // New returns a Server over its dependencies.
@@ -89,10 +91,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools}
+	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages}
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.routes()
 	return s, nil

@@ -263,6 +263,9 @@ const rowKey = "__row"
 
 func outAlias(i int) string { return `"o` + strconv.Itoa(i+1) + `"` }
 
+// Numeric reports whether a column type holds numbers.
+func Numeric(typ string) bool { return numeric(typ) }
+
 func numeric(typ string) bool {
 	return typ == TypeInteger || typ == TypeDecimal || typ == TypeDouble
 }

@@ -128,3 +128,29 @@ func BenchmarkQueryTable(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBrowse compares the last page of a table with its first, in
+// file order and sorted by a column, in the same run.
+func BenchmarkBrowse(b *testing.B) {
+	rows := benchRows()
+	s, t := benchTable(b, rows)
+	last := int64(rows - DefaultPageSize)
+	for _, sort := range []string{"", "amount"} {
+		name := "file-order"
+		if sort != "" {
+			name = "sorted"
+		}
+		for _, page := range []struct {
+			name   string
+			offset int64
+		}{{"first", 0}, {"last", last}} {
+			b.Run(fmt.Sprintf("rows=%d/%s/%s", rows, name, page.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := s.Rows(context.Background(), t.ID, PageRequest{Offset: page.offset, Sort: sort}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

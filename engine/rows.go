@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +75,7 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 		where = append(where, cond)
 		params = append(params, ps...)
 	}
-	order := "rowid"
+	order, reversed := "rowid", "rowid DESC"
 	if req.Sort != "" {
 		col, ok := t.column(req.Sort)
 		if !ok {
@@ -89,6 +90,8 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 			return nil, datadesk.Errorf(datadesk.Invalid, "direction must be asc or desc").WithField("direction").WithAllowed("asc", "desc")
 		}
 		order = quoteIdent(col.Key) + " " + dir + " NULLS LAST, rowid"
+		rev := map[string]string{"ASC": "DESC", "DESC": "ASC"}[dir]
+		reversed = quoteIdent(col.Key) + " " + rev + " NULLS FIRST, rowid DESC"
 		req.Direction = strings.ToLower(dir)
 	} else {
 		req.Direction = ""
@@ -97,6 +100,7 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	total := t.RowCount
 	var q string
 	args := params
+	flip := false
 	switch {
 	case len(where) == 0 && req.Sort == "":
 		// A stored table's row ids are its row positions: the last page
@@ -113,6 +117,15 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 		}
 		q = `SELECT * FROM ` + from + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
 		args = append(append([]any(nil), params...), req.Limit, req.Offset)
+		if tail := total - req.Offset; req.Offset > total/2 && tail > 0 {
+			// A page in the second half is read from the end in the
+			// reverse order, so the last page sorts as few rows as the
+			// first; its rows are put back in order below.
+			n := min(int64(req.Limit), tail)
+			q = `SELECT * FROM ` + from + cond + ` ORDER BY ` + reversed + ` LIMIT ? OFFSET ?`
+			args = append(append([]any(nil), params...), n, tail-n)
+			flip = true
+		}
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -136,6 +149,9 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(ctx, err)
+	}
+	if flip {
+		slices.Reverse(p.Rows)
 	}
 	p.HasMore = req.Offset+int64(len(p.Rows)) < total
 	return p, nil
