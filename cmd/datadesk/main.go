@@ -123,6 +123,16 @@ func (f engineFlags) config(logger *slog.Logger) engine.Config {
 	return engine.Config{Dir: *f.data, MemoryLimit: *f.memoryLimit, Threads: *f.threads, MaxTempSize: *f.maxTemp, MaxOpen: *f.maxOpen, Logger: logger}
 }
 
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -144,6 +154,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	maxUpload := fs.Int64("max-upload", api.DefaultMaxUpload, "largest upload in bytes")
 	queryTimeout := fs.Duration("query-timeout", api.DefaultQueryTimeout, "longest a files.query_table call may run")
 	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
+	offload := fs.String("offload-providers", envOr("DATADESK_OFFLOAD_PROVIDERS", ""), "comma-separated tool providers whose big table results are stored, not passed to the model")
 	ef := addEngineFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -195,7 +206,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv, err := api.New(api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, SigningKey: key, DataDir: *ef.data,
-		ApprovalTTL: *approvalTTL, Logger: logger},
+		ApprovalTTL: *approvalTTL, OffloadProviders: splitList(*offload), Logger: logger},
 		api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		return err
