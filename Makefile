@@ -36,10 +36,11 @@ test: deps vet
 vet:
 	$(GO) vet ./...
 
-## bench: every benchmark, on small tables (a few minutes). For the full
-## run: DATADESK_BENCH_ROWS=10000000 go test -run '^$$' -bench . ./engine/
+## bench: every path against its baseline on a small table (about two
+## minutes); writes results/report.md and results/chart.png. For the full
+## run: go run ./cmd/datadesk bench --rows 10000000
 bench: deps
-	DATADESK_BENCH_SMALL=1 DATADESK_BENCH_ROWS=200000 $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./bench/ ./engine/ ./exports/
+	$(GO) run ./cmd/datadesk bench --rows 100000 --repeat 3 --out results
 
 clean:
 	rm -rf bin

@@ -26,6 +26,7 @@ import (
 
 	"datadesk"
 	"datadesk/api"
+	"datadesk/bench"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -41,6 +42,7 @@ usage:
   datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk ingest FILE
+  datadesk bench [--rows 1000000] [--repeat 5] [--out results]
 `
 
 func main() {
@@ -92,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return auditRead(args[1:], stdout)
 	case "ingest":
 		return ingestFile(args[1:], stdout)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -463,6 +467,25 @@ func ingestFile(args []string, stdout io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"file": f.Filename, "format": res.Format, "content_type": res.ContentType, "tables": reports})
+}
+
+// runBench measures every path against its baseline and writes the report.
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	rows := fs.Int("rows", 1_000_000, "rows of the generated table (10000000 for the full run)")
+	repeat := fs.Int("repeat", 5, "runs of each path and its baseline")
+	out := fs.String("out", "results", "folder for report.md, report.json and chart.png")
+	work := fs.String("work", "", "work folder for inputs and databases (a temp folder if empty)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rep, err := bench.Run(context.Background(), bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, rep.Markdown())
+	fmt.Fprintf(stdout, "\nwritten to %s\n", filepath.Join(*out, "report.md"))
+	return nil
 }
 
 func copyFile(src, dst string) error {

@@ -1,0 +1,681 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/xuri/excelize/v2"
+
+	"datadesk"
+	"datadesk/api"
+	"datadesk/engine"
+	"datadesk/exports"
+	"datadesk/ingest"
+	"datadesk/rbac"
+)
+
+// Config says how big and how often.
+type Config struct {
+	// Rows is the size of the generated table (default 1,000,000).
+	Rows int
+	// Repeat is how many times each path and its baseline run, interleaved.
+	Repeat int
+	// Dir is a work folder for inputs and databases (a temp folder if empty).
+	Dir string
+	// Results is where the report and chart go.
+	Results string
+	// Progress receives progress bars; nil for none.
+	Progress io.Writer
+	// HTTPCalls is how many tool calls each concurrency level makes.
+	HTTPCalls int
+}
+
+// Measure is one path's timings and peak memory.
+type Measure struct {
+	Times   []time.Duration `json:"times_ns"`
+	PeakMiB float64         `json:"peak_mib"`
+}
+
+// Median returns the median time.
+func (m Measure) Median() time.Duration {
+	t := slices.Clone(m.Times)
+	slices.Sort(t)
+	if len(t) == 0 {
+		return 0
+	}
+	if len(t)%2 == 1 {
+		return t[len(t)/2]
+	}
+	return (t[len(t)/2-1] + t[len(t)/2]) / 2
+}
+
+// Spread returns the fastest and slowest time.
+func (m Measure) Spread() (time.Duration, time.Duration) {
+	if len(m.Times) == 0 {
+		return 0, 0
+	}
+	return slices.Min(m.Times), slices.Max(m.Times)
+}
+
+// Result is a path beside its baseline.
+type Result struct {
+	Name     string  `json:"name"`
+	Baseline string  `json:"baseline"`
+	Base     Measure `json:"base"`
+	Subject  Measure `json:"subject"`
+	// Target is the largest allowed time ratio (subject/baseline); 0 for
+	// none.
+	Target float64 `json:"target"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// Ratio is the subject's median time over the baseline's.
+func (r Result) Ratio() float64 {
+	if r.Base.Median() == 0 {
+		return 0
+	}
+	return float64(r.Subject.Median()) / float64(r.Base.Median())
+}
+
+// Met reports whether the target holds.
+func (r Result) Met() bool { return r.Target == 0 || r.Ratio() <= r.Target }
+
+// HTTPResult is tool calls over HTTP at one concurrency.
+type HTTPResult struct {
+	Callers    int           `json:"callers"`
+	Calls      int           `json:"calls"`
+	P50        time.Duration `json:"p50_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Throughput float64       `json:"calls_per_second"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Rows      int          `json:"rows"`
+	Repeat    int          `json:"repeat"`
+	Machine   string       `json:"machine"`
+	StartedAt time.Time    `json:"started_at"`
+	Results   []Result     `json:"results"`
+	HTTP      []HTTPResult `json:"http"`
+	Memory    []string     `json:"memory"`
+}
+
+// peak resets the process's peak resident memory and returns a reader of
+// it in MiB (Linux; 0 elsewhere).
+func peak() func() float64 {
+	debug.FreeOSMemory()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	return func() float64 {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return 0
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "VmHWM:") {
+				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+				return kb / 1024
+			}
+		}
+		return 0
+	}
+}
+
+// timeIt runs f once and adds its time and peak memory to m.
+func timeIt(m *Measure, f func() error) error {
+	read := peak()
+	start := time.Now()
+	if err := f(); err != nil {
+		return err
+	}
+	m.Times = append(m.Times, time.Since(start))
+	m.PeakMiB = max(m.PeakMiB, read())
+	return nil
+}
+
+// pair measures a path and its baseline Repeat times, alternating which
+// goes first so that neither always runs on a warmer cache.
+func (r *runner) pair(res *Result, base, subject func() error) error {
+	for i := 0; i < r.cfg.Repeat; i++ {
+		first, second := base, subject
+		m1, m2 := &res.Base, &res.Subject
+		if i%2 == 1 {
+			first, second, m1, m2 = subject, base, &res.Subject, &res.Base
+		}
+		if err := timeIt(m1, first); err != nil {
+			return fmt.Errorf("%s: %w", res.Name, err)
+		}
+		if err := timeIt(m2, second); err != nil {
+			return fmt.Errorf("%s: %w", res.Name, err)
+		}
+		r.bar.Add(1)
+	}
+	r.report.Results = append(r.report.Results, *res)
+	return nil
+}
+
+type runner struct {
+	cfg    Config
+	ctx    context.Context
+	dir    string
+	eng    *engine.Engine
+	store  *engine.Store
+	base   *engine.Baseline
+	in     *ingest.Ingester
+	bar    *progressbar.ProgressBar
+	report *Report
+}
+
+// Run generates the inputs, measures every path against its baseline and
+// writes report.md, report.json and chart.png to cfg.Results.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Rows <= 0 {
+		cfg.Rows = 1_000_000
+	}
+	if cfg.Repeat <= 0 {
+		cfg.Repeat = 5
+	}
+	if cfg.HTTPCalls <= 0 {
+		cfg.HTTPCalls = 200
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "datadesk-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	r := &runner{cfg: cfg, ctx: ctx, dir: dir, report: &Report{Rows: cfg.Rows, Repeat: cfg.Repeat, Machine: machine(), StartedAt: time.Now().UTC()}}
+	if err := r.generate(); err != nil {
+		return nil, err
+	}
+	var err error
+	ecfg := engine.Config{Dir: filepath.Join(dir, "data"), MemoryLimit: "2GB"}
+	if r.eng, err = engine.New(ecfg); err != nil {
+		return nil, err
+	}
+	defer r.eng.Close()
+	var release func()
+	if r.store, release, err = r.eng.Acquire(ctx, datadesk.NewID("u")); err != nil {
+		return nil, err
+	}
+	defer release()
+	if r.base, err = engine.OpenBaseline(ctx, ecfg, dir, filepath.Join(dir, "in")); err != nil {
+		return nil, err
+	}
+	defer r.base.Close()
+	r.in = ingest.New(ingest.Config{})
+
+	steps := 13*cfg.Repeat + 5
+	r.bar = progressbar.NewOptions(steps, progressbar.OptionSetWriter(cfg.Progress), progressbar.OptionSetDescription("measuring"),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	if err := r.ingestPaths(); err != nil {
+		return nil, err
+	}
+	table, small, err := r.tables()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.queryPaths(table); err != nil {
+		return nil, err
+	}
+	if err := r.exportPaths(table, small); err != nil {
+		return nil, err
+	}
+	if err := r.browsePaths(table); err != nil {
+		return nil, err
+	}
+	if err := r.httpPaths(); err != nil {
+		return nil, err
+	}
+	r.bar.Finish()
+	if err := writeReport(r.report, cfg.Results); err != nil {
+		return nil, err
+	}
+	return r.report, nil
+}
+
+func (r *runner) path(name string) string { return filepath.Join(r.dir, "in", name) }
+
+// generate writes the table as CSV, NDJSON and XLSX, and a tenth of it as
+// CSV for the memory comparison.
+func (r *runner) generate() error {
+	if err := os.MkdirAll(filepath.Join(r.dir, "in"), 0o755); err != nil {
+		return err
+	}
+	bar := progressbar.NewOptions(4, progressbar.OptionSetWriter(r.cfg.Progress), progressbar.OptionSetDescription("generating inputs"),
+		progressbar.OptionClearOnFinish())
+	defer bar.Finish()
+	write := func(name string, f func(io.Writer) error) error {
+		fh, err := os.Create(r.path(name))
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(fh, 1<<20)
+		if err := f(bw); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			fh.Close()
+			return err
+		}
+		bar.Add(1)
+		return fh.Close()
+	}
+	if err := write("table.csv", func(w io.Writer) error { return WriteCSV(w, r.cfg.Rows) }); err != nil {
+		return err
+	}
+	if err := write("tenth.csv", func(w io.Writer) error { return WriteCSV(w, max(r.cfg.Rows/10, 1)) }); err != nil {
+		return err
+	}
+	if err := write("table.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		rec := map[string]string{}
+		for i := 0; i < r.cfg.Rows; i++ {
+			for j, v := range Row(i) {
+				rec[Header[j]] = v
+			}
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return write("table.xlsx", func(w io.Writer) error {
+		src := exports.Source{Rows: func(yield func([]any) error) error {
+			row := make([]any, len(Header))
+			for i := 0; i < r.cfg.Rows; i++ {
+				for j, v := range Row(i) {
+					row[j] = v
+				}
+				if err := yield(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}
+		for _, h := range Header {
+			src.Columns = append(src.Columns, engine.Column{Key: h, Label: h, Type: engine.TypeText})
+		}
+		_, err := exports.WriteXLSX(w, src, exports.Options{})
+		return err
+	})
+}
+
+// ingest stores a file the way an upload does.
+func (r *runner) ingest(name string) (*engine.File, error) {
+	data, err := os.ReadFile(r.path(name))
+	if err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(r.store.IncomingDir(), datadesk.NewID("up"))
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return nil, err
+	}
+	res, err := r.in.Read(r.ctx, tmp, name, r.store.IncomingDir())
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	return r.store.AddFile(r.ctx, engine.NewFile{Filename: name, ContentType: res.ContentType, TempPath: tmp, Tables: res.Tables})
+}
+
+func (r *runner) ingestPaths() error {
+	type path struct {
+		name, file, baseline string
+		target               float64
+		base                 func() error
+	}
+	paths := []path{
+		{"CSV ingest", "table.csv", "CREATE TABLE AS SELECT * FROM read_csv(...)", 1.10,
+			func() error { return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_csv AS SELECT * FROM read_csv({path})`, r.path("table.csv")) }},
+		{"JSON ingest", "table.json", "CREATE TABLE AS SELECT * FROM read_json(...)", 1.10,
+			func() error { return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_json AS SELECT * FROM read_json({path})`, r.path("table.json")) }},
+		{"XLSX ingest", "table.xlsx", "excelize Rows() loop into an Appender", 1.25, r.bareXLSXIngest},
+	}
+	for _, p := range paths {
+		res := &Result{Name: p.name, Baseline: p.baseline, Target: p.target}
+		if err := r.pair(res, p.base, func() error {
+			f, err := r.ingest(p.file)
+			if err != nil {
+				return err
+			}
+			return r.store.DeleteFile(r.ctx, f.ID)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) bareXLSXIngest() error {
+	f, err := excelize.OpenFile(r.path("table.xlsx"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rows, err := f.Rows(f.GetSheetList()[0])
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return r.base.AppendStrings(r.ctx, "t_xlsx", len(Header), func(yield func([]string) error) error {
+		for rows.Next() {
+			cols, err := rows.Columns(excelize.Options{RawCellValue: true})
+			if err != nil {
+				return err
+			}
+			if err := yield(cols); err != nil {
+				return err
+			}
+		}
+		return rows.Error()
+	})
+}
+
+// tables stores the full table and its tenth for the later paths.
+func (r *runner) tables() (*engine.Table, *engine.Table, error) {
+	f, err := r.ingest("table.csv")
+	if err != nil {
+		return nil, nil, err
+	}
+	small, err := r.ingest("tenth.csv")
+	if err != nil {
+		return nil, nil, err
+	}
+	r.bar.Add(1)
+	return &f.Tables[0], &small.Tables[0], nil
+}
+
+var queries = []struct{ name, args string }{
+	{"count with filters", `{"filters":[{"column":"region","op":"eq","value":"north"},{"column":"quantity","op":"gte","value":10}]}`},
+	{"group by 1, 4 aggregates", `{"group_by":["region"],"aggregates":[{"op":"count"},{"op":"sum","column":"amount"},{"op":"avg","column":"quantity"},{"op":"max","column":"amount"}]}`},
+	{"group by 3, 4 aggregates", `{"group_by":["region","category","quantity"],"aggregates":[{"op":"count"},{"op":"sum","column":"amount"},{"op":"avg","column":"quantity"},{"op":"max","column":"amount"}],"sort_by":"sum_amount","direction":"desc","limit":20}`},
+	{"contains filter", `{"filters":[{"column":"note","op":"contains","value":"gift"}]}`},
+	{"top 20 sorted", `{"columns":["order_id","amount"],"sort_by":"amount","direction":"desc","limit":20}`},
+	{"deep offset", `{"columns":["order_id","amount"],"limit":20,"offset":100000}`},
+}
+
+func (r *runner) queryPaths(t *engine.Table) error {
+	for _, q := range queries {
+		var query engine.Query
+		dec := json.NewDecoder(strings.NewReader(q.args))
+		dec.UseNumber()
+		if err := dec.Decode(&query); err != nil {
+			return err
+		}
+		query.FileID = t.ID
+		query.Offset = min(query.Offset, max(r.cfg.Rows-20, 0))
+		plan, err := r.store.Plan(r.ctx, query)
+		if err != nil {
+			return fmt.Errorf("query %s: %w", q.name, err)
+		}
+		sqlText, params := plan.SQL()
+		res := &Result{Name: "query_table: " + q.name, Baseline: "its SQL run directly", Target: 1.05}
+		if err := r.pair(res,
+			func() error { _, err := r.store.Drain(r.ctx, sqlText, params...); return err },
+			func() error {
+				p, err := r.store.Plan(r.ctx, query)
+				if err != nil {
+					return err
+				}
+				_, err = r.store.Run(r.ctx, p)
+				return err
+			}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) source(t *engine.Table) exports.Source {
+	return exports.Source{Columns: t.Columns, Rows: func(yield func([]any) error) error {
+		_, err := r.store.Scan(r.ctx, t.ID, yield)
+		return err
+	}}
+}
+
+func (r *runner) exportPaths(t, small *engine.Table) error {
+	out := filepath.Join(r.dir, "in", "out")
+	xlsx := &Result{Name: "XLSX export", Baseline: "bare excelize StreamWriter loop", Target: 1 / 0.85,
+		Note: "target: at least 0.85x the bare writer's speed"}
+	if err := r.pair(xlsx, func() error {
+		f := excelize.NewFile()
+		defer f.Close()
+		sw, err := f.NewStreamWriter("Sheet1")
+		if err != nil {
+			return err
+		}
+		n := 0
+		if _, err := r.store.Scan(r.ctx, t.ID, func(row []any) error {
+			n++
+			ref, _ := excelize.CoordinatesToCellName(1, n)
+			return sw.SetRow(ref, row)
+		}); err != nil {
+			return err
+		}
+		if err := sw.Flush(); err != nil {
+			return err
+		}
+		return f.SaveAs(out + ".bare.xlsx")
+	}, func() error {
+		fh, err := os.Create(out + ".xlsx")
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		_, err = exports.WriteXLSX(fh, r.source(t), exports.Options{})
+		return err
+	}); err != nil {
+		return err
+	}
+	// Peak memory of the export at the full size against a tenth of it.
+	var full, tenth Measure
+	if err := timeIt(&tenth, func() error { _, err := exports.WriteXLSX(io.Discard, r.source(small), exports.Options{}); return err }); err != nil {
+		return err
+	}
+	if err := timeIt(&full, func() error { _, err := exports.WriteXLSX(io.Discard, r.source(t), exports.Options{}); return err }); err != nil {
+		return err
+	}
+	ratio := full.PeakMiB / max(tenth.PeakMiB, 1)
+	verdict := "met"
+	if ratio > 1.5 {
+		verdict = "MISSED"
+	}
+	r.report.Memory = append(r.report.Memory, fmt.Sprintf("XLSX export peak memory: %.0f MiB at %d rows, %.0f MiB at %d rows: %.2fx (target at most 1.5x: %s)",
+		full.PeakMiB, t.RowCount, tenth.PeakMiB, small.RowCount, ratio, verdict))
+	r.bar.Add(1)
+
+	if err := r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_csv AS SELECT * FROM read_csv({path})`, r.path("table.csv")); err != nil {
+		return err
+	}
+	csvRes := &Result{Name: "CSV export", Baseline: "COPY ... TO"}
+	return r.pair(csvRes, func() error {
+		return r.base.Exec(r.ctx, `COPY t_csv TO {path} (HEADER)`, out+".copy.csv")
+	}, func() error {
+		fh, err := os.Create(out + ".csv")
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		_, err = exports.WriteCSV(fh, r.source(t), exports.Options{})
+		return err
+	})
+}
+
+func (r *runner) browsePaths(t *engine.Table) error {
+	last := max(t.RowCount-engine.DefaultPageSize, 0)
+	for _, sortKey := range []string{"", "amount"} {
+		name := "browse: last page vs first, file order"
+		if sortKey != "" {
+			name = "browse: last page vs first, sorted"
+		}
+		res := &Result{Name: name, Baseline: "the first page", Target: 1.5}
+		if err := r.pair(res,
+			func() error { _, err := r.store.Rows(r.ctx, t.ID, engine.PageRequest{Sort: sortKey}); return err },
+			func() error {
+				_, err := r.store.Rows(r.ctx, t.ID, engine.PageRequest{Offset: last, Sort: sortKey})
+				return err
+			}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// httpPaths calls files.query_table over HTTP on loopback at 1, 4 and 16
+// concurrent callers.
+func (r *runner) httpPaths() error {
+	dir := filepath.Join(r.dir, "http")
+	users, err := rbac.OpenUsers(dir)
+	if err != nil {
+		return err
+	}
+	u, token, err := users.Add("bench", "analyst")
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "1GB"})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	system, err := engine.OpenSystem(r.ctx, engine.Config{Dir: dir, MemoryLimit: "128MB"})
+	if err != nil {
+		return err
+	}
+	defer system.Close()
+	audit, err := rbac.OpenAudit(dir)
+	if err != nil {
+		return err
+	}
+	defer audit.Close()
+	policy, err := rbac.NewPolicy(rbac.DefaultPolicy)
+	if err != nil {
+		return err
+	}
+	srv, err := api.New(api.Config{SigningKey: []byte(strings.Repeat("b", 32)), DataDir: dir},
+		api.Deps{Engine: eng, System: system, Ingest: r.in, Users: users, Policy: policy, Audit: audit})
+	if err != nil {
+		return err
+	}
+	// The caller's table: a copy of the tenth-size input.
+	store, release, err := eng.Acquire(r.ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	data, _ := os.ReadFile(r.path("tenth.csv"))
+	tmp := filepath.Join(store.IncomingDir(), "up")
+	os.WriteFile(tmp, data, 0o600)
+	res, err := r.in.Read(r.ctx, tmp, "tenth.csv", store.IncomingDir())
+	if err != nil {
+		release()
+		return err
+	}
+	f, err := store.AddFile(r.ctx, engine.NewFile{Filename: "tenth.csv", TempPath: tmp, Tables: res.Tables})
+	res.Close()
+	release()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	defer hs.Close()
+	url := "http://" + ln.Addr().String() + "/v1/tools/files.query_table"
+	body := `{"arguments": {"file_id": "` + f.ID + `", "group_by": ["region"], "aggregates": [{"op": "count"}, {"op": "sum", "column": "amount"}]}}`
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	for _, callers := range []int{1, 4, 16} {
+		var mu sync.Mutex
+		var lat []time.Duration
+		var wg sync.WaitGroup
+		var firstErr error
+		start := time.Now()
+		per := max(r.cfg.HTTPCalls/callers, 1)
+		for c := 0; c < callers; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < per; i++ {
+					req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+token)
+					t0 := time.Now()
+					resp, err := client.Do(req)
+					if err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode != 200 {
+							err = fmt.Errorf("status %d", resp.StatusCode)
+						}
+					}
+					d := time.Since(t0)
+					mu.Lock()
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+					lat = append(lat, d)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return fmt.Errorf("tool calls over HTTP: %w", firstErr)
+		}
+		elapsed := time.Since(start)
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		r.report.HTTP = append(r.report.HTTP, HTTPResult{Callers: callers, Calls: len(lat), P50: lat[len(lat)/2],
+			P99: lat[min(len(lat)*99/100, len(lat)-1)], Throughput: float64(len(lat)) / elapsed.Seconds()})
+		r.bar.Add(1)
+	}
+	return nil
+}
+
+// machine describes where the run happened.
+func machine() string {
+	cpu := runtime.GOARCH
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				if _, v, ok := strings.Cut(line, ":"); ok {
+					cpu = strings.TrimSpace(v)
+				}
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0]); len(f) >= 2 {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			mem = fmt.Sprintf(", %.0f GiB", kb/1024/1024)
+		}
+	}
+	return fmt.Sprintf("%s, %d cores%s, %s/%s, %s", cpu, runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}

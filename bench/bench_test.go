@@ -1,0 +1,34 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchSmoke runs the whole benchmark on a small table: every path and
+// baseline must run to the end and the report must be written. It asserts
+// nothing about times.
+func TestBenchSmoke(t *testing.T) {
+	out := t.TempDir()
+	rep, err := Run(context.Background(), Config{Rows: 3000, Repeat: 1, Results: out, HTTPCalls: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 13 || len(rep.HTTP) != 3 || len(rep.Memory) != 1 {
+		t.Errorf("%d results, %d HTTP rows, %d memory notes", len(rep.Results), len(rep.HTTP), len(rep.Memory))
+	}
+	for _, name := range []string{"report.md", "report.json", "chart.png"} {
+		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{"CSV ingest", "JSON ingest", "XLSX ingest", "query_table: deep offset", "XLSX export", "CSV export", "browse: last page vs first, sorted", "| 16 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

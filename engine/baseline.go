@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// Baseline is a DuckDB instance with the engine's settings that may read and
+// write one folder. Benchmarks measure the engine's paths against DuckDB's
+// own readers and writers on it, in the same run.
+type Baseline struct {
+	db     *sql.DB
+	folder string
+}
+
+// OpenBaseline opens a fresh database in dir whose SQL may touch folder only.
+func OpenBaseline(ctx context.Context, cfg Config, dir, folder string) (*Baseline, error) {
+	cfg.setDefaults()
+	q := url.Values{}
+	q.Set("autoload_known_extensions", "false")
+	q.Set("autoinstall_known_extensions", "false")
+	q.Set("allow_community_extensions", "false")
+	q.Set("threads", strconv.Itoa(cfg.Threads))
+	q.Set("memory_limit", cfg.MemoryLimit)
+	q.Set("max_temp_directory_size", cfg.MaxTempSize)
+	connector, err := duckdb.NewConnector(filepath.Join(dir, "baseline.duckdb")+"?"+q.Encode(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("engine: baseline: %w", err)
+	}
+	b := &Baseline{db: sql.OpenDB(connector), folder: folder}
+	b.db.SetMaxOpenConns(1)
+	// allowed_directories must be set while external access is still on;
+	// then access is closed and the configuration locked, as for owners.
+	for _, stmt := range []string{
+		`SET allowed_directories = [` + quoteLiteral(strings.TrimSuffix(folder, "/")+"/") + `]`,
+		`SET enable_external_access = false`,
+		`SET lock_configuration = true`,
+	} {
+		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
+			b.db.Close()
+			return nil, fmt.Errorf("engine: baseline: %w", err)
+		}
+	}
+	return b, nil
+}
+
+// quoteLiteral quotes a SQL string literal, for paths the benchmark made.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// Close closes the baseline database.
+func (b *Baseline) Close() error { return b.db.Close() }
+
+// Exec runs one statement. stmt may name a file of the folder as {path},
+// which is replaced by the quoted path.
+func (b *Baseline) Exec(ctx context.Context, stmt, path string) error {
+	_, err := b.db.ExecContext(ctx, strings.ReplaceAll(stmt, "{path}", quoteLiteral(path)))
+	return err
+}
+
+// AppendStrings creates table (width VARCHAR columns) and appends rows with
+// the Appender, the fastest way into DuckDB.
+func (b *Baseline) AppendStrings(ctx context.Context, table string, width int, rows func(yield func([]string) error) error) error {
+	cols := make([]string, width)
+	for i := range cols {
+		cols[i] = "c" + strconv.Itoa(i+1) + " VARCHAR"
+	}
+	if _, err := b.db.ExecContext(ctx, `CREATE OR REPLACE TABLE `+quoteIdent(table)+` (`+strings.Join(cols, ", ")+`)`); err != nil {
+		return err
+	}
+	conn, err := b.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		ap, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
+		if err != nil {
+			return err
+		}
+		vals := make([]driver.Value, width)
+		err = rows(func(r []string) error {
+			for i := range vals {
+				if i < len(r) && r[i] != "" {
+					vals[i] = r[i]
+				} else {
+					vals[i] = nil
+				}
+			}
+			return ap.AppendRow(vals...)
+		})
+		if cerr := ap.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// Drain runs a query the engine built (a plan's SQL) on the store's own
+// database and reads every row, for measuring a path against its SQL run
+// directly.
+func (s *Store) Drain(ctx context.Context, query string, args ...any) (int, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, classify(ctx, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}
