@@ -351,9 +351,13 @@ func (r *runner) ingestPaths() error {
 	}
 	paths := []path{
 		{"CSV ingest", "table.csv", "CREATE TABLE AS SELECT * FROM read_csv(...)", 1.10,
-			func() error { return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_csv AS SELECT * FROM read_csv({path})`, r.path("table.csv")) }},
+			func() error {
+				return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_csv AS SELECT * FROM read_csv({path})`, r.path("table.csv"))
+			}},
 		{"JSON ingest", "table.json", "CREATE TABLE AS SELECT * FROM read_json(...)", 1.10,
-			func() error { return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_json AS SELECT * FROM read_json({path})`, r.path("table.json")) }},
+			func() error {
+				return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_json AS SELECT * FROM read_json({path})`, r.path("table.json"))
+			}},
 		{"XLSX ingest", "table.xlsx", "excelize Rows() loop into an Appender", 1.25, r.bareXLSXIngest},
 	}
 	for _, p := range paths {
