@@ -54,6 +54,14 @@ func newBrowser(t *testing.T) *browserT {
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
+	// The first run starts the browser; a deadline may only bound what
+	// comes after it, or it would stop the browser itself.
+	if err := chromedp.Do(ctx); err != nil {
+		cancelB()
+		cancelA()
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	b := &browserT{t: t, ctx: ctx}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -66,6 +74,7 @@ func newBrowser(t *testing.T) *browserT {
 				}
 			}
 		}
+		cancelT()
 		cancelB()
 		cancelA()
 	})
