@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
 	"datadesk/rbac"
 )
 
@@ -130,11 +131,23 @@ func (s *Server) signIn(c *echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &in); err != nil {
 		return err
 	}
-	c.Set(actionKey, "session.sign_in")
-	user, err := s.users.CheckPassword(in.Name, in.Password)
+	user, sess, err := s.startSession(c, in.Name, in.Password)
 	if err != nil {
-		c.Set(callerKey, datadesk.Caller{Name: in.Name})
 		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"user": map[string]string{"id": user.ID, "name": user.Name, "role": user.Role},
+		"csrf_token": sess.CSRF, "expires_at": sess.ExpiresAt})
+}
+
+// startSession checks a name and password and starts a web session: any
+// session the browser had is revoked, and a fresh cookie is set, HttpOnly,
+// SameSite=Lax, Secure under TLS, expiring with the session.
+func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.User, *engine.Session, error) {
+	c.Set(actionKey, "session.sign_in")
+	user, err := s.users.CheckPassword(name, password)
+	if err != nil {
+		c.Set(callerKey, datadesk.Caller{Name: name})
+		return nil, nil, err
 	}
 	c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
 	if old, err := c.Request().Cookie(sessionCookie); err == nil {
@@ -142,12 +155,23 @@ func (s *Server) signIn(c *echo.Context) error {
 	}
 	token, sess, err := s.system.CreateSession(c.Request().Context(), user.ID, s.cfg.Now(), SessionTTL)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: sess.ExpiresAt,
 		MaxAge: int(SessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
-	return c.JSON(http.StatusOK, map[string]any{"user": map[string]string{"id": user.ID, "name": user.Name, "role": user.Role},
-		"csrf_token": sess.CSRF, "expires_at": sess.ExpiresAt})
+	return user, sess, nil
+}
+
+// endSession revokes the cookie's session and clears the cookie.
+func (s *Server) endSession(c *echo.Context) error {
+	if tok, ok := c.Get(cookieKey).(string); ok {
+		if err := s.system.RevokeSession(c.Request().Context(), tok); err != nil {
+			return err
+		}
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
+	return nil
 }
 
 // session describes the caller, and for a cookie session its CSRF token.
@@ -167,12 +191,8 @@ func (s *Server) session(c *echo.Context) error {
 // signOut revokes the cookie's session and clears the cookie.
 func (s *Server) signOut(c *echo.Context) error {
 	c.Set(actionKey, "session.sign_out")
-	if tok, ok := c.Get(cookieKey).(string); ok {
-		if err := s.system.RevokeSession(c.Request().Context(), tok); err != nil {
-			return err
-		}
+	if err := s.endSession(c); err != nil {
+		return err
 	}
-	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
 	return c.NoContent(http.StatusNoContent)
 }

@@ -139,35 +139,22 @@ func safeNext(next string) string {
 
 func (s *Server) signInForm(c *echo.Context) error {
 	name, pw, next := c.FormValue("name"), c.FormValue("password"), safeNext(c.FormValue("next"))
-	c.Set(actionKey, "session.sign_in")
-	user, err := s.users.CheckPassword(name, pw)
-	if err != nil {
-		c.Set(callerKey, datadesk.Caller{Name: name})
+	if _, _, err := s.startSession(c, name, pw); err != nil {
+		if datadesk.ErrorCode(err) != datadesk.Unauthenticated {
+			return err
+		}
 		return s.render(c, http.StatusUnauthorized, "signin", struct {
 			page
 			Next string
 		}{page{Title: "Sign in", Message: "Wrong user name or password."}, next})
 	}
-	c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
-	if old, err := c.Request().Cookie(sessionCookie); err == nil {
-		_ = s.system.RevokeSession(c.Request().Context(), old.Value)
-	}
-	token, sess, err := s.system.CreateSession(c.Request().Context(), user.ID, s.cfg.Now(), SessionTTL)
-	if err != nil {
-		return err
-	}
-	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: sess.ExpiresAt,
-		MaxAge: int(SessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
 func (s *Server) signOutForm(c *echo.Context) error {
-	if tok, ok := c.Get(cookieKey).(string); ok {
-		if err := s.system.RevokeSession(c.Request().Context(), tok); err != nil {
-			return err
-		}
+	if err := s.endSession(c); err != nil {
+		return err
 	}
-	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	return c.Redirect(http.StatusSeeOther, "/signin?msg="+url.QueryEscape("You are signed out."))
 }
 
