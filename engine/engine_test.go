@@ -100,6 +100,18 @@ func TestInferTypes(t *testing.T) {
 	}
 }
 
+func TestIdentifierNames(t *testing.T) {
+	for key, want := range map[string]bool{
+		"id": true, "customer_id": true, "zip": true, "zip_code": true, "order_number": true, "phone": true,
+		"account": true, "account_balance": false, "number_of_items": false, "code_count": false, "quantity": false,
+		"paid": false, "cell_count": false,
+	} {
+		if got := hasIdentifierWord(key); got != want {
+			t.Errorf("%s: got %v, want %v", key, got, want)
+		}
+	}
+}
+
 func TestPostcodesAfterSample(t *testing.T) {
 	// The first 25,000 postcodes have no leading zero, later ones do: a
 	// sampling sniffer would type the column as a number and drop the zeros.

@@ -22,14 +22,18 @@ const (
 // value is far more likely an identifier (card, account, order number).
 const maxSignificant = 15
 
-// identifierWords mark, in a column's key, that its digits are codes and not
-// quantities: a postcode column of 12345-style values stays text.
-var identifierWords = map[string]bool{
-	"id": true, "ids": true, "zip": true, "zipcode": true, "postcode": true, "postal": true, "plz": true,
-	"phone": true, "tel": true, "telephone": true, "fax": true, "mobile": true, "cell": true,
-	"sku": true, "ean": true, "upc": true, "gtin": true, "isbn": true, "iban": true, "account": true,
-	"ssn": true, "code": true, "number": false,
-}
+// identifierWords mark, anywhere in a column's key, that its digits are
+// codes and not quantities: a postcode column of 12345-style values stays
+// text. identifierLast mark it only as the key's last word: "order_number"
+// and "zip_code" are codes, "number_of_items" and "code_count" are not.
+var (
+	identifierWords = map[string]bool{
+		"id": true, "ids": true, "zip": true, "zipcode": true, "postcode": true, "postal": true, "plz": true,
+		"phone": true, "tel": true, "telephone": true, "fax": true, "mobile": true,
+		"sku": true, "ean": true, "upc": true, "gtin": true, "isbn": true, "iban": true, "ssn": true,
+	}
+	identifierLast = map[string]bool{"code": true, "account": true, "number": true, "no": true, "nr": true}
+)
 
 // decision is the type chosen for one column, and how to cast its text.
 type decision struct {
@@ -42,12 +46,13 @@ type decision struct {
 }
 
 func hasIdentifierWord(key string) bool {
-	for _, w := range strings.Split(key, "_") {
+	words := strings.Split(key, "_")
+	for _, w := range words {
 		if identifierWords[w] {
 			return true
 		}
 	}
-	return false
+	return identifierLast[words[len(words)-1]]
 }
 
 func plural(n int64, one, many string) string {
