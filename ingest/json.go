@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strconv"
 
 	"datadesk"
 	"datadesk/engine"
@@ -333,37 +335,50 @@ func walkJSON(path string, shape jsonShape, onColumns func([]jsonTableColumn), o
 	return nil
 }
 
-// parseRecord reads an object (keeping key order) or an array.
+// parseRecord reads an object (keys in file order) or an array. The
+// standard decoder's fast paths read the values; the keys' file order comes
+// from where each first appears in the record.
 func parseRecord(raw json.RawMessage) (jsonRecord, error) {
+	raw = bytes.TrimSpace(raw)
+	var rec jsonRecord
+	if len(raw) == 0 {
+		return rec, datadesk.Errorf(datadesk.Invalid, "each record must be an object or an array, not a single value")
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return jsonRecord{}, err
-	}
-	var rec jsonRecord
-	switch tok {
-	case json.Delim('{'):
-		rec.keys = []string{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return rec, err
-			}
-			v, err := readValue(dec)
-			if err != nil {
-				return rec, err
-			}
-			rec.keys = append(rec.keys, k.(string))
-			rec.values = append(rec.values, v)
+	switch raw[0] {
+	case '{':
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			return rec, err
 		}
-	case json.Delim('['):
-		for dec.More() {
-			v, err := readValue(dec)
-			if err != nil {
-				return rec, err
+		rec.keys = make([]string, 0, len(m))
+		pos := make(map[string]int, len(m))
+		for k := range m {
+			rec.keys = append(rec.keys, k)
+			q, _ := json.Marshal(k)
+			i := bytes.Index(raw, append(q, ':'))
+			if i < 0 {
+				i = bytes.Index(raw, q)
 			}
-			rec.values = append(rec.values, v)
+			if i < 0 {
+				i = len(raw)
+			}
+			pos[k] = i
+		}
+		sort.Slice(rec.keys, func(i, j int) bool { return pos[rec.keys[i]] < pos[rec.keys[j]] })
+		rec.values = make([]jsonValue, len(rec.keys))
+		for i, k := range rec.keys {
+			rec.values[i] = valueOf(m[k])
+		}
+	case '[':
+		var arr []any
+		if err := dec.Decode(&arr); err != nil {
+			return rec, err
+		}
+		rec.values = make([]jsonValue, len(arr))
+		for i, v := range arr {
+			rec.values[i] = valueOf(v)
 		}
 	default:
 		return rec, datadesk.Errorf(datadesk.Invalid, "each record must be an object or an array, not a single value")
@@ -371,30 +386,19 @@ func parseRecord(raw json.RawMessage) (jsonRecord, error) {
 	return rec, nil
 }
 
-func readValue(dec *json.Decoder) (jsonValue, error) {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return jsonValue{}, err
+// valueOf reads a decoded JSON value: numbers exactly as written, nested
+// objects and arrays as compact JSON text.
+func valueOf(v any) jsonValue {
+	switch x := v.(type) {
+	case nil:
+		return jsonValue{kind: kindNull}
+	case string:
+		return jsonValue{text: x, kind: kindString}
+	case json.Number:
+		return jsonValue{text: x.String(), kind: kindNumber}
+	case bool:
+		return jsonValue{text: strconv.FormatBool(x), kind: kindBool}
 	}
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0 || string(raw) == "null":
-		return jsonValue{kind: kindNull}, nil
-	case raw[0] == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return jsonValue{}, err
-		}
-		return jsonValue{text: s, kind: kindString}, nil
-	case string(raw) == "true" || string(raw) == "false":
-		return jsonValue{text: string(raw), kind: kindBool}, nil
-	case raw[0] == '{' || raw[0] == '[':
-		var b bytes.Buffer
-		if err := json.Compact(&b, raw); err != nil {
-			return jsonValue{}, err
-		}
-		return jsonValue{text: b.String(), kind: kindNested}, nil
-	}
-	// A number, exactly as written: no float64 in between.
-	return jsonValue{text: string(raw), kind: kindNumber}, nil
+	b, _ := json.Marshal(v)
+	return jsonValue{text: string(b), kind: kindNested}
 }
