@@ -441,3 +441,17 @@ func TestPlainFilesStored(t *testing.T) {
 		t.Errorf("got %d tables, %s", len(f.Tables), f.ContentType)
 	}
 }
+
+// TestXLSFormulasNoted: the XLS readers do not read formula results, and
+// the import report must say so rather than leave cells silently empty.
+func TestXLSFormulasNoted(t *testing.T) {
+	fx := newFixture(t)
+	f, err := fx.ingest(filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs", "formulae_test_simple.xls"), "f.xls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(f.Tables[0].Report.Notes, " ")
+	if !strings.Contains(notes, "19 formula cells") {
+		t.Errorf("notes %q", notes)
+	}
+}

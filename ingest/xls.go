@@ -62,6 +62,46 @@ func oleEncrypted(path string) (bool, error) {
 	return false, nil
 }
 
+// maxBIFFScan bounds how much of a workbook stream is scanned for records.
+const maxBIFFScan = 256 << 20
+
+// biffFormulas counts the FORMULA records of a BIFF workbook: the pure-Go
+// readers do not read formula results, so the import report must say that
+// those cells come in empty.
+func biffFormulas(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	doc, err := mscfb.New(f)
+	if err != nil {
+		return 0
+	}
+	for entry, err := doc.Next(); err == nil; entry, err = doc.Next() {
+		if entry.Name != "Workbook" && entry.Name != "Book" {
+			continue
+		}
+		buf := make([]byte, min(entry.Size, maxBIFFScan))
+		n, _ := io.ReadFull(entry, buf)
+		b, count := buf[:n], 0
+		const recFormula = 0x0006
+		for len(b) >= 4 {
+			typ := binary.LittleEndian.Uint16(b)
+			size := int(binary.LittleEndian.Uint16(b[2:]))
+			if 4+size > len(b) {
+				break
+			}
+			if typ == recFormula {
+				count++
+			}
+			b = b[4+size:]
+		}
+		return count
+	}
+	return 0
+}
+
 func biffHasFilePass(b []byte) bool {
 	const (
 		recEOF      = 0x000A
@@ -183,6 +223,7 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 			WithCause(fmt.Errorf("xls reader: %v %v: %s", waitErr, readErr, stderr.String()))
 	}
 	res := &Result{Format: "xls", ContentType: "application/vnd.ms-excel", Close: cleanup}
+	formulas := biffFormulas(path)
 	for i, p := range files {
 		st, err := os.Stat(p)
 		if err != nil || st.Size() == 0 {
@@ -200,6 +241,10 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 		}
 		src.Name = names[i]
 		src.Notes = nil
+		if formulas > 0 {
+			src.Notes = []string{fmt.Sprintf("the workbook has %d formula cells; the XLS reader does not read formula results, "+
+				"so those cells are empty here: save the workbook as .xlsx to keep them", formulas)}
+		}
 		res.Tables = append(res.Tables, src)
 	}
 	if len(res.Tables) == 0 {
