@@ -442,9 +442,9 @@ func TestPlainFilesStored(t *testing.T) {
 	}
 }
 
-// TestXLSFormulasNoted: the XLS readers do not read formula results, and
-// the import report must say so rather than leave cells silently empty.
-func TestXLSFormulasNoted(t *testing.T) {
+// TestXLSFormulas: the XLS readers leave formula cells empty; their cached
+// results are read from the FORMULA records, and the report says so.
+func TestXLSFormulas(t *testing.T) {
 	fx := newFixture(t)
 	f, err := fx.ingest(filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs", "formulae_test_simple.xls"), "f.xls")
 	if err != nil {
@@ -453,5 +453,14 @@ func TestXLSFormulasNoted(t *testing.T) {
 	notes := strings.Join(f.Tables[0].Report.Notes, " ")
 	if !strings.Contains(notes, "19 formula cells") {
 		t.Errorf("notes %q", notes)
+	}
+	// The same workbook saved as XLSX is the reference.
+	x, err := fx.ingest(filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs", "formulae_test_simple.xlsx"), "f.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := fx.rows(f.Tables[0].ID), fx.rows(x.Tables[0].ID)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("xls rows %v\nxlsx rows %v", got, want)
 	}
 }

@@ -27,6 +27,9 @@ import (
 // most 65,536 rows of 256 columns, and an upload is bounded anyway.
 const maxXLSOutput = 1 << 30
 
+// maxXLSColumns is how many columns a BIFF8 sheet has.
+const maxXLSColumns = 256
+
 // xlsLine is one line the child prints: the start of a sheet, a row, or an
 // error that ends the output.
 type xlsLine struct {
@@ -62,45 +65,8 @@ func oleEncrypted(path string) (bool, error) {
 	return false, nil
 }
 
-// maxBIFFScan bounds how much of a workbook stream is scanned for records.
+// maxBIFFScan bounds how much of a workbook stream is read.
 const maxBIFFScan = 256 << 20
-
-// biffFormulas counts the FORMULA records of a BIFF workbook: the pure-Go
-// readers do not read formula results, so the import report must say that
-// those cells come in empty.
-func biffFormulas(path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	doc, err := mscfb.New(f)
-	if err != nil {
-		return 0
-	}
-	for entry, err := doc.Next(); err == nil; entry, err = doc.Next() {
-		if entry.Name != "Workbook" && entry.Name != "Book" {
-			continue
-		}
-		buf := make([]byte, min(entry.Size, maxBIFFScan))
-		n, _ := io.ReadFull(entry, buf)
-		b, count := buf[:n], 0
-		const recFormula = 0x0006
-		for len(b) >= 4 {
-			typ := binary.LittleEndian.Uint16(b)
-			size := int(binary.LittleEndian.Uint16(b[2:]))
-			if 4+size > len(b) {
-				break
-			}
-			if typ == recFormula {
-				count++
-			}
-			b = b[4+size:]
-		}
-		return count
-	}
-	return 0
-}
 
 func biffHasFilePass(b []byte) bool {
 	const (
@@ -219,11 +185,14 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 		return nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: %s", filename, childEr).WithField("file")
 	case waitErr != nil || readErr != nil:
 		cleanup()
-		return nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: the workbook is damaged", filename).WithField("file").
+		return nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: the XLS reader failed on it (a damaged workbook, or features it does not support); save it as .xlsx and upload again", filename).WithField("file").
 			WithCause(fmt.Errorf("xls reader: %v %v: %s", waitErr, readErr, stderr.String()))
 	}
 	res := &Result{Format: "xls", ContentType: "application/vnd.ms-excel", Close: cleanup}
-	formulas := biffFormulas(path)
+	formulas := 0
+	if stream, err := workbookStream(path); err == nil {
+		_, formulas = formulaResults(stream)
+	}
 	for i, p := range files {
 		st, err := os.Stat(p)
 		if err != nil || st.Size() == 0 {
@@ -242,8 +211,7 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 		src.Name = names[i]
 		src.Notes = nil
 		if formulas > 0 {
-			src.Notes = []string{fmt.Sprintf("the workbook has %d formula cells; the XLS reader does not read formula results, "+
-				"so those cells are empty here: save the workbook as .xlsx to keep them", formulas)}
+			src.Notes = []string{fmt.Sprintf("the workbook has %d formula cells; their values are the results Excel last saved", formulas)}
 		}
 		res.Tables = append(res.Tables, src)
 	}
@@ -303,7 +271,7 @@ func RunXLSWorker(path string, w io.Writer) error {
 		}
 	}
 	if best == nil {
-		return json.NewEncoder(w).Encode(xlsLine{Err: "the workbook is damaged or uses features this reader does not support"})
+		return json.NewEncoder(w).Encode(xlsLine{Err: "the XLS reader failed on it (a damaged workbook, or features it does not support); save it as .xlsx and upload again"})
 	}
 	_, err := w.Write(best)
 	return err
@@ -327,6 +295,12 @@ func extrameSheets(path string, emit func(xlsLine) error) error {
 	if err != nil {
 		return err
 	}
+	// The reader leaves formula cells empty; their cached results come
+	// from the FORMULA records themselves.
+	var results []map[cellPos]string
+	if stream, err := workbookStream(path); err == nil {
+		results, _ = formulaResults(stream)
+	}
 	for i := 0; i < wb.NumSheets(); i++ {
 		s := wb.GetSheet(i)
 		if s == nil {
@@ -335,14 +309,35 @@ func extrameSheets(path string, emit func(xlsLine) error) error {
 		if err := emit(xlsLine{Sheet: s.Name}); err != nil {
 			return err
 		}
-		for r := 0; r <= int(s.MaxRow)+1; r++ {
-			row := extrameRow(s, r)
-			if row == nil {
-				continue
+		byRow := map[int]map[int]string{}
+		last := int(s.MaxRow) + 1
+		if i < len(results) {
+			for at, v := range results[i] {
+				if at.col >= maxXLSColumns {
+					continue
+				}
+				if byRow[at.row] == nil {
+					byRow[at.row] = map[int]string{}
+				}
+				byRow[at.row][at.col] = v
+				last = max(last, at.row)
 			}
+		}
+		for r := 0; r <= last; r++ {
+			row := extrameRow(s, r)
 			var cells []string
-			for c := 0; c < row.LastCol(); c++ {
-				cells = append(cells, extrameCell(row.Col(c)))
+			if row != nil {
+				for c := 0; c < row.LastCol(); c++ {
+					cells = append(cells, extrameCell(row.Col(c)))
+				}
+			}
+			for col, v := range byRow[r] {
+				for len(cells) <= col {
+					cells = append(cells, "")
+				}
+				if cells[col] == "" {
+					cells[col] = v
+				}
 			}
 			if !emptyRow(cells) {
 				if err := emit(xlsLine{Row: cells}); err != nil {
