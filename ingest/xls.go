@@ -36,6 +36,8 @@ type xlsLine struct {
 	Sheet string   `json:"s,omitempty"`
 	Row   []string `json:"r,omitempty"`
 	Err   string   `json:"e,omitempty"`
+	// Formulas counts the workbook's formula cells, first thing printed.
+	Formulas int `json:"f,omitempty"`
 }
 
 // oleEncrypted reports whether an OLE compound file is password protected:
@@ -116,8 +118,9 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 		names   []string
 		w       *csv.Writer
 		fh      *os.File
-		childEr string
-		width   int
+		childEr  string
+		width    int
+		formulas int
 	)
 	cleanup := func() {
 		for _, p := range files {
@@ -143,6 +146,8 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 			break
 		}
 		switch {
+		case l.Formulas > 0:
+			formulas = l.Formulas
 		case l.Err != "":
 			childEr = l.Err
 		case l.Row != nil:
@@ -189,10 +194,6 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 			WithCause(fmt.Errorf("xls reader: %v %v: %s", waitErr, readErr, stderr.String()))
 	}
 	res := &Result{Format: "xls", ContentType: "application/vnd.ms-excel", Close: cleanup}
-	formulas := 0
-	if stream, err := workbookStream(path); err == nil {
-		_, formulas = formulaResults(stream)
-	}
 	for i, p := range files {
 		st, err := os.Stat(p)
 		if err != nil || st.Size() == 0 {
@@ -240,12 +241,25 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // or hang on malformed files, and that must not reach the server. The first
 // reader is tried, then the second if the first fails.
 func RunXLSWorker(path string, w io.Writer) error {
+	// Neither reader reads formula results; they come from the FORMULA
+	// records, read once here.
+	var results []map[cellPos]string
+	formulas := 0
+	if stream, err := workbookStream(path); err == nil {
+		results, formulas = formulaResults(stream)
+	}
+	if formulas > 0 {
+		if err := json.NewEncoder(w).Encode(xlsLine{Formulas: formulas}); err != nil {
+			return err
+		}
+	}
 	// Both readers run; the one that finds more values wins, the first on a
 	// tie (it renders date cells as dates). Each reads different corners of
 	// the format, and neither reads every file of the test corpus.
 	var best []byte
 	bestCells := -1
-	for _, read := range []func(string, func(xlsLine) error) error{extrameSheets, shakinmSheets} {
+	extrame := func(path string, emit func(xlsLine) error) error { return extrameSheets(path, results, emit) }
+	for _, read := range []func(string, func(xlsLine) error) error{extrame, shakinmSheets} {
 		var buf bytes.Buffer
 		cells := 0
 		done := make(chan error, 1)
@@ -290,16 +304,12 @@ func readXLSWith(path string, emit func(xlsLine) error, read func(string, func(x
 	return read(path, emit)
 }
 
-func extrameSheets(path string, emit func(xlsLine) error) error {
+// extrameSheets reads the sheets with one reader; results are the formula
+// results per sheet, for the cells the reader leaves empty.
+func extrameSheets(path string, results []map[cellPos]string, emit func(xlsLine) error) error {
 	wb, err := xls.Open(path, "utf-8")
 	if err != nil {
 		return err
-	}
-	// The reader leaves formula cells empty; their cached results come
-	// from the FORMULA records themselves.
-	var results []map[cellPos]string
-	if stream, err := workbookStream(path); err == nil {
-		results, _ = formulaResults(stream)
 	}
 	for i := 0; i < wb.NumSheets(); i++ {
 		s := wb.GetSheet(i)
