@@ -114,10 +114,10 @@ func (in *Ingester) readXLS(ctx context.Context, path, filename, tempDir string)
 	}
 
 	var (
-		files   []string
-		names   []string
-		w       *csv.Writer
-		fh      *os.File
+		files    []string
+		names    []string
+		w        *csv.Writer
+		fh       *os.File
 		childEr  string
 		width    int
 		formulas int
