@@ -6,7 +6,7 @@
 //	000123,02139,12.50,2024-01-02
 //	000124,10001,7,2024-01-03
 //
-// streams into a staging table of one VARCHAR[] per row while each value is
+// streams into a staging table of VARCHAR columns while each value is
 // classified. The counts decide:
 //
 //	order_id      text, identifier   "text: 2 values with leading zeros"
@@ -18,10 +18,10 @@
 // and column positions only:
 //
 //	CREATE TABLE data."t_..." AS SELECT
-//	  NULLIF(r[1], '') AS "order_id",
-//	  NULLIF(r[2], '') AS "customer_zip",
-//	  CAST(NULLIF(trim(r[3]), '') AS DECIMAL(18,2)) AS "amount",
-//	  CAST(NULLIF(trim(r[4]), '') AS DATE) AS "day"
+//	  NULLIF("c1", '') AS "order_id",
+//	  NULLIF("c2", '') AS "customer_zip",
+//	  CAST(NULLIF(trim("c3"), '') AS DECIMAL(18,2)) AS "amount",
+//	  CAST(NULLIF(trim("c4"), '') AS DATE) AS "day"
 //	FROM "dd_stage_0"
 //
 // Browsing a page binds its values:

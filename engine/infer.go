@@ -180,8 +180,8 @@ func forced(c map[string]int64, key, typ string) decision {
 // expr returns the SQL that turns staging column i (1-based) into the
 // decided type. Only constants and the column's position go into it.
 func (d decision) expr(i int) string {
-	raw := fmt.Sprintf("r[%d]", i)
-	v := fmt.Sprintf("NULLIF(trim(r[%d]), '')", i)
+	raw := stageColumn(i)
+	v := "NULLIF(trim(" + raw + "), '')"
 	switch d.typ {
 	case TypeInteger:
 		return "CAST(" + v + " AS BIGINT)"

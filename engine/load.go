@@ -71,31 +71,71 @@ type Hint struct {
 // transaction open on conn.
 func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
 	stage := "dd_stage_" + strconv.Itoa(ordinal)
-	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` (r VARCHAR[])`); err != nil {
+	var (
+		rows   int64
+		width  = min(len(src.Header), MaxColumns)
+		staged = 0 // columns the staging table has
+		stats  RowStats
+		cols   = make([]colStats, MaxColumns)
+	)
+	// The staging table has one VARCHAR column per column seen so far; a
+	// row wider than any before adds columns, which is rare (a header
+	// gives the width of most files).
+	widen := func(exec func(string) error, to int) error {
+		for staged < to {
+			q := `ALTER TABLE ` + quoteIdent(stage) + ` ADD COLUMN ` + stageColumn(staged+1) + ` VARCHAR`
+			if staged == 0 {
+				q = `CREATE OR REPLACE TEMP TABLE ` + quoteIdent(stage) + ` (` + stageColumn(1) + ` VARCHAR)`
+			}
+			if err := exec(q); err != nil {
+				return err
+			}
+			staged++
+		}
+		return nil
+	}
+	execConn := func(q string) error { _, err := conn.ExecContext(ctx, q); return err }
+	if err := widen(execConn, max(width, 1)); err != nil {
 		return nil, classify(ctx, err)
 	}
-	var (
-		rows  int64
-		width = len(src.Header)
-		stats RowStats
-		cols  = make([]colStats, MaxColumns)
-	)
 	err := conn.Raw(func(dc any) error {
 		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
 		if err != nil {
 			return err
 		}
+		vals := make([]driver.Value, staged)
 		var srcErr error
 		stats, srcErr = src.Rows(func(row []string) error {
 			if len(row) > MaxColumns {
 				return datadesk.Errorf(datadesk.Invalid,
 					"%s: row %d has %d columns; at most %d are allowed", sourceName(src), rows+1, len(row), MaxColumns)
 			}
-			if len(row) > width {
-				width = len(row)
+			if len(row) > staged {
+				// The appender knows the table's columns when it opens.
+				if err := ap.Close(); err != nil {
+					return err
+				}
+				// Inside Raw the connection is the driver's own.
+				execDriver := func(q string) error {
+					_, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
+					return err
+				}
+				if err := widen(execDriver, len(row)); err != nil {
+					return err
+				}
+				if ap, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage); err != nil {
+					return err
+				}
+				vals = make([]driver.Value, staged)
 			}
-			for i, v := range row {
-				cols[i].add(v)
+			width = max(width, len(row))
+			for i := range vals {
+				if i < len(row) && row[i] != "" {
+					cols[i].add(row[i])
+					vals[i] = row[i]
+				} else {
+					vals[i] = nil
+				}
 			}
 			rows++
 			if rows%8192 == 0 {
@@ -103,7 +143,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 					return err
 				}
 			}
-			return ap.AppendRow(row)
+			return ap.AppendRow(vals...)
 		})
 		closeErr := ap.Close()
 		if srcErr != nil {
@@ -205,6 +245,9 @@ func writeCatalog(ctx context.Context, conn *sql.Conn, t *Table, kind string) er
 	}
 	return nil
 }
+
+// stageColumn names staging column i (1-based).
+func stageColumn(i int) string { return `"c` + strconv.Itoa(i) + `"` }
 
 func sourceName(src TableSource) string {
 	if src.Name == "" {
