@@ -464,3 +464,32 @@ func TestXLSFormulas(t *testing.T) {
 		t.Errorf("xls rows %v\nxlsx rows %v", got, want)
 	}
 }
+
+// TestXLSX1904Dates: a workbook in the 1904 date system counts day numbers
+// from 1904-01-01.
+func TestXLSX1904Dates(t *testing.T) {
+	x := excelize.NewFile()
+	yes := true
+	if err := x.SetWorkbookProps(&excelize.WorkbookPropsOptions{Date1904: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	style, _ := x.NewStyle(&excelize.Style{NumFmt: 14})
+	x.SetCellStr("Sheet1", "A1", "When")
+	x.SetCellValue("Sheet1", "A2", 43830) // 2024-01-01 in the 1904 system
+	x.SetCellStyle("Sheet1", "A2", "A2", style)
+	p := filepath.Join(t.TempDir(), "d.xlsx")
+	if err := x.SaveAs(p); err != nil {
+		t.Fatal(err)
+	}
+	fx := newFixture(t)
+	f, err := fx.ingest(p, "d.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Tables[0].Columns[0]; c.Type != engine.TypeDate {
+		t.Fatalf("type %s (%s)", c.Type, c.Reason)
+	}
+	if got := fx.rows(f.Tables[0].ID)[0][0]; got != "2024-01-01" {
+		t.Errorf("got %v, want 2024-01-01", got)
+	}
+}
