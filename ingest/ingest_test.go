@@ -279,6 +279,8 @@ func TestJSONShapes(t *testing.T) {
 		{"table json", `{"columns":["Code",{"key":"v","label":"Value","type":"number"}],"rows":[["01",1],["02",2]]}`,
 			`[["01" 1] ["02" 2]]`},
 		{"array of arrays", `[["a","b"],[1,"x"],[2,"y"]]`, `[[1 "x"] [2 "y"]]`},
+		{"table json with object rows by key", `{"columns":[{"key":"id","label":"Order ID","type":"text"},{"key":"n","label":"N"}],"rows":[{"id":"007","n":1},{"n":2,"id":"008"}]}`,
+			`[["007" 1] ["008" 2]]`},
 		{"nested values as json text", `[{"a":{"b":[1,2]}}]`, `[["{\"b\":[1,2]}"]]`},
 	}
 	for _, tc := range tests {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"strconv"
 
 	"datadesk"
@@ -75,6 +76,13 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 			i := addCol(tc.Label)
 			if i >= 0 {
 				cols[i].declared = tc.Type
+				if tc.Key != "" {
+					// Object rows may name columns by key.
+					cols[i].key = tc.Key
+					if _, taken := byKey[tc.Key]; !taken {
+						byKey[tc.Key] = i
+					}
+				}
 			}
 		}
 	}, func(rec jsonRecord) error {
@@ -132,6 +140,7 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 		}
 		src.Hints = append(src.Hints, h)
 	}
+	src.Keys = declaredKeys(cols)
 	src.Notes = []string{fmt.Sprintf("JSON %s", [...]string{"array of records", "records one per line", "table"}[shape])}
 	src.Rows = func(yield func([]string) error) (engine.RowStats, error) {
 		row := make([]string, len(cols))
@@ -161,6 +170,23 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 		return engine.RowStats{}, jsonErr(name, err)
 	}
 	return src, nil
+}
+
+// declaredKeys returns the keys a table JSON declares, when every column
+// has one and they are unique case-insensitively; otherwise nil, and keys
+// come from the labels.
+func declaredKeys(cols []*jsonColumn) []string {
+	keys := make([]string, len(cols))
+	seen := map[string]bool{}
+	for i, c := range cols {
+		k := strings.ToLower(c.key)
+		if c.key == "" || seen[k] || len(c.key) > 64 {
+			return nil
+		}
+		seen[k] = true
+		keys[i] = c.key
+	}
+	return keys
 }
 
 func jsonErr(name string, err error) error {
