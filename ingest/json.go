@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 	"strconv"
+	"strings"
 
 	"datadesk"
 	"datadesk/engine"
