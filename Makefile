@@ -34,6 +34,7 @@ test: deps vet
 	$(GO) test -count=1 -timeout 45m ./...
 
 vet:
+	@unformatted=$$(gofmt -l . 2>/dev/null); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 ## bench: every path against its baseline on a small table (about two
