@@ -99,6 +99,20 @@ func (b *browserT) text(sel string) string {
 	return strings.TrimSpace(s)
 }
 
+// waitText waits until the first element sel matches has the text want,
+// for checks right after a navigation, and returns what it last saw.
+func (b *browserT) waitText(sel, want string) string {
+	b.t.Helper()
+	var got string
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+		if got = strings.TrimSpace(s); err == nil && got == want {
+			break
+		}
+	}
+	return got
+}
+
 func (b *browserT) attr(sel, name string) string {
 	b.t.Helper()
 	r, err := chromedp.Run(b.ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
@@ -189,16 +203,15 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#apply")),
 		chromedp.WaitVisible(chromedp.CSS(`#f-region[value="NORTH"]`)),
 	)
-	if got := b.text("#total"); got != "40" {
+	if got := b.waitText("#total", "40"); got != "40" {
 		t.Errorf("rows with region north: %q", got)
 	}
 	// Page to the end.
 	b.do(
 		chromedp.Navigate(ts.url+"/tables/"+tid),
 		chromedp.Click(chromedp.CSS("#last")),
-		chromedp.WaitVisible(chromedp.CSS(".pager")),
 	)
-	if got := b.text("#range"); got != "101–120" {
+	if got := b.waitText("#range", "101–120"); got != "101–120" {
 		t.Errorf("last page range %q", got)
 	}
 	if got := b.text(".grid tbody tr:last-child td:first-child"); got != "00120" {
@@ -257,7 +270,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#approval-"+approvalID+" button.approve")),
 		chromedp.WaitVisible(chromedp.CSS(".message")),
 	)
-	if got := b.text("#approval-" + approvalID + " .status"); got != "done" {
+	if got := b.waitText("#approval-"+approvalID+" .status", "done"); got != "done" {
 		t.Errorf("approval status %q", got)
 	}
 	_, m, _ = ts.do("GET", "/v1/files", vic, nil, "")
