@@ -106,52 +106,58 @@ func (s *Server) getApproval(c *echo.Context) error {
 // arguments; its result is kept on the approval for the caller to fetch.
 func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		if err := s.authorize(c, rbac.ActionApprove); err != nil {
-			return err
-		}
-		if _, err := s.visibleApproval(c); err != nil {
-			return err
-		}
-		ctx := c.Request().Context()
-		a, err := s.system.DecideApproval(ctx, c.Param("id"), caller(c).Name, approve, s.cfg.Now().UTC())
-		if err != nil {
-			return err
-		}
-		c.Set(approvalKey, a.ID)
-		if !approve {
-			return c.JSON(http.StatusOK, map[string]any{"approval": a})
-		}
-		t := s.tools[a.Tool]
-		var args map[string]any
-		dec := json.NewDecoder(bytesReader(a.Arguments))
-		dec.UseNumber()
-		err = dec.Decode(&args)
-		var result any
-		if err == nil && t != nil {
-			call := &toolCall{ctx: ctx, approved: true, caller: datadesk.Caller{UserID: a.UserID, Name: a.UserName, Role: a.Role,
-				ChatSession: a.ChatSession, ActorID: a.ActorID, ActorName: a.ActorName}}
-			result, err = t.run(s, call, args)
-		}
-		code, msg := "", ""
-		var raw json.RawMessage
-		if err != nil {
-			e := datadesk.AsError(err)
-			code, msg = string(e.Code), e.Message
-			if e.Code == datadesk.Internal {
-				s.cfg.Logger.Error("approved call failed", "approval", a.ID, "err", err)
-			}
-		} else if raw, err = json.Marshal(result); err != nil {
-			code, msg = string(datadesk.Internal), "internal error"
-		}
-		if err := s.system.FinishApproval(ctx, a.ID, raw, code, msg); err != nil {
-			return err
-		}
-		a, err = s.system.Approval(ctx, a.ID, s.cfg.Now())
+		a, err := s.decide(c, approve)
 		if err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"approval": a})
 	}
+}
+
+// decide is the decision behind the API's and the page's approve and
+// reject. Errors: forbidden, not_found, conflict.
+func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error) {
+	if err := s.authorize(c, rbac.ActionApprove); err != nil {
+		return nil, err
+	}
+	if _, err := s.visibleApproval(c); err != nil {
+		return nil, err
+	}
+	ctx := c.Request().Context()
+	a, err := s.system.DecideApproval(ctx, c.Param("id"), caller(c).Name, approve, s.cfg.Now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	c.Set(approvalKey, a.ID)
+	if !approve {
+		return a, nil
+	}
+	t := s.tools[a.Tool]
+	var args map[string]any
+	dec := json.NewDecoder(bytesReader(a.Arguments))
+	dec.UseNumber()
+	err = dec.Decode(&args)
+	var result any
+	if err == nil && t != nil {
+		call := &toolCall{ctx: ctx, approved: true, caller: datadesk.Caller{UserID: a.UserID, Name: a.UserName, Role: a.Role,
+			ChatSession: a.ChatSession, ActorID: a.ActorID, ActorName: a.ActorName}}
+		result, err = t.run(s, call, args)
+	}
+	code, msg := "", ""
+	var raw json.RawMessage
+	if err != nil {
+		e := datadesk.AsError(err)
+		code, msg = string(e.Code), e.Message
+		if e.Code == datadesk.Internal {
+			s.cfg.Logger.Error("approved call failed", "approval", a.ID, "err", err)
+		}
+	} else if raw, err = json.Marshal(result); err != nil {
+		code, msg = string(datadesk.Internal), "internal error"
+	}
+	if err := s.system.FinishApproval(ctx, a.ID, raw, code, msg); err != nil {
+		return nil, err
+	}
+	return s.system.Approval(ctx, a.ID, s.cfg.Now())
 }
 
 func argsHash(args any) string {

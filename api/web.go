@@ -451,15 +451,10 @@ func (s *Server) approvalsPage(c *echo.Context) error {
 }
 
 // decideApprovalForm approves or rejects from the page, through the same
-// path as the API.
+// decision as the API.
 func (s *Server) decideApprovalForm(approve bool) echo.HandlerFunc {
-	h := s.decideApproval(approve)
 	return func(c *echo.Context) error {
-		rec := &statusRecorder{ResponseWriter: c.Response()}
-		c.SetResponse(rec)
-		err := h(c)
-		c.SetResponse(rec.ResponseWriter)
-		if err != nil {
+		if _, err := s.decide(c, approve); err != nil {
 			return s.pageError(c, err)
 		}
 		verb := "Rejected"
@@ -469,18 +464,3 @@ func (s *Server) decideApprovalForm(approve bool) echo.HandlerFunc {
 		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(verb+" "+c.Param("id")+"."))
 	}
 }
-
-// statusRecorder swallows the API's JSON answer so the page can redirect.
-type statusRecorder struct {
-	http.ResponseWriter
-	header http.Header
-}
-
-func (r *statusRecorder) Header() http.Header {
-	if r.header == nil {
-		r.header = http.Header{}
-	}
-	return r.header
-}
-func (r *statusRecorder) WriteHeader(int)             {}
-func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }

@@ -170,7 +170,7 @@ func planFor(t *Table, q Query) (*Plan, error) {
 			if pa.Col == nil {
 				return nil, qerr(field+".column", "%s needs a column", a.Op)
 			}
-			if !numeric(pa.Col.Type) {
+			if !Numeric(pa.Col.Type) {
 				return nil, qerr(field+".column", "%s needs a numeric column; %q is %s", a.Op, pa.Col.Key, pa.Col.Type).
 					WithAllowed(numericKeys(t)...)
 			}
@@ -264,16 +264,14 @@ const rowKey = "__row"
 func outAlias(i int) string { return `"o` + strconv.Itoa(i+1) + `"` }
 
 // Numeric reports whether a column type holds numbers.
-func Numeric(typ string) bool { return numeric(typ) }
-
-func numeric(typ string) bool {
+func Numeric(typ string) bool {
 	return typ == TypeInteger || typ == TypeDecimal || typ == TypeDouble
 }
 
 func numericKeys(t *Table) []string {
 	var out []string
 	for _, c := range t.Columns {
-		if numeric(c.Type) {
+		if Numeric(c.Type) {
 			out = append(out, c.Key)
 		}
 	}

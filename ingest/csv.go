@@ -122,14 +122,14 @@ func sniffDelimiter(text string) rune {
 	return best
 }
 
-func (in *Ingester) openText(path string, head []byte) (io.ReadCloser, *lineLimit, string, error) {
-	enc, encName := textEncoding(head)
+func (in *Ingester) openText(path string, head []byte) (io.ReadCloser, *lineLimit, error) {
+	enc, _ := textEncoding(head)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("ingest: %w", err)
+		return nil, nil, fmt.Errorf("ingest: %w", err)
 	}
 	ll := &lineLimit{r: transform.NewReader(f, enc.NewDecoder()), max: in.cfg.MaxLine, line: 1}
-	return f, ll, encName, nil
+	return f, ll, nil
 }
 
 // csvSource prepares a CSV or TSV file. delim 0 means sniff it.
@@ -153,7 +153,7 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 	src := engine.TableSource{Name: name, Header: header, Notes: notes}
 	src.Rows = func(yield func([]string) error) (engine.RowStats, error) {
 		var stats engine.RowStats
-		f, ll, _, err := in.openText(path, head)
+		f, ll, err := in.openText(path, head)
 		if err != nil {
 			return stats, err
 		}
@@ -196,7 +196,7 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 }
 
 func (in *Ingester) csvHeader(path string, head []byte, delim rune) ([]string, error) {
-	f, ll, _, err := in.openText(path, head)
+	f, ll, err := in.openText(path, head)
 	if err != nil {
 		return nil, err
 	}

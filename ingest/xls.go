@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/extrame/xls"
-	"github.com/richardlehane/mscfb"
 	xlsreader "github.com/shakinm/xlsReader/xls"
 
 	"datadesk"
@@ -44,27 +43,9 @@ type xlsLine struct {
 // an encrypted OOXML package (EncryptionInfo stream) or a BIFF workbook whose
 // globals carry a FILEPASS record.
 func oleEncrypted(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	doc, err := mscfb.New(f)
-	if err != nil {
-		return false, err
-	}
-	for entry, err := doc.Next(); err == nil; entry, err = doc.Next() {
-		switch entry.Name {
-		case "EncryptionInfo", "EncryptedPackage":
-			return true, nil
-		case "Workbook", "Book":
-			const maxScan = 1 << 20
-			buf := make([]byte, min(entry.Size, maxScan))
-			n, _ := io.ReadFull(entry, buf)
-			return biffHasFilePass(buf[:n]), nil
-		}
-	}
-	return false, nil
+	// The globals, where FILEPASS sits, are at the stream's start.
+	encrypted, wb, err := readOLE(path, 1<<20)
+	return encrypted || biffHasFilePass(wb), err
 }
 
 // maxBIFFScan bounds how much of a workbook stream is read.
