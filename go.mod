@@ -10,6 +10,7 @@ require (
 	github.com/extrame/xls v0.0.1
 	github.com/labstack/echo/v5 v5.4.4
 	github.com/richardlehane/mscfb v1.0.9
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/shakinm/xlsReader v0.9.12
 	github.com/xuri/excelize/v2 v2.11.1
