@@ -23,7 +23,7 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 	defer cancel()
 	plan, err := store.Plan(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, fileIDError(ctx, store, "file_id", q.FileID, err)
 	}
 	if q.Show {
 		// A derived view is a new file of the caller's; showing the

@@ -98,7 +98,7 @@ func (s *Server) toolFilesRead(call *toolCall, args map[string]any) (any, error)
 	if a.FileID != "" {
 		f, err := store.File(ctx, a.FileID)
 		if err != nil {
-			return nil, err
+			return nil, fileIDError(ctx, store, "file_id", a.FileID, err)
 		}
 		return map[string]any{"file": readFile{s.describe(call.caller.UserID, f), s.previewOf(call.caller.UserID, f)}}, nil
 	}

@@ -653,6 +653,11 @@ func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 	if p.grouped {
 		total = *res.GroupCount
 	}
+	if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
+		if res.Hint, err = s.hint(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	if p.grouped || p.limit > 0 {
 		more := int64(p.Query.Offset+len(res.Rows)) < total
 		res.HasMore = &more
