@@ -42,7 +42,11 @@ type mcpCallerKey struct{}
 // mcpHandler serves MCP's streamable HTTP transport at /mcp. It runs after
 // authenticate, so each request's MCP server acts as the caller that
 // authenticated it; stateless, since no session outlives the request that
-// proved who is calling.
+// proved who is calling. The SDK's localhost check (a request to a
+// loopback address must name a loopback Host) is off: it guards servers
+// without authentication against DNS rebinding, a rebound page cannot send
+// a bearer token or this site's cookie, and it would refuse every request
+// from a reverse proxy on the same machine.
 func (s *Server) mcpHandler() echo.HandlerFunc {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		who, ok := r.Context().Value(mcpCallerKey{}).(datadesk.Caller)
@@ -50,7 +54,8 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 			return nil
 		}
 		return s.mcpServer(who)
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: maxToolBody})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: maxToolBody,
+		DisableLocalhostProtection: true})
 	return func(c *echo.Context) error {
 		r := c.Request()
 		h.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), mcpCallerKey{}, caller(c))))

@@ -279,3 +279,24 @@ func TestMCPRefusesUnauthenticated(t *testing.T) {
 		t.Errorf("raw POST /mcp: %d %v", code, m)
 	}
 }
+
+// TestMCPBehindProxy: a reverse proxy on the same machine forwards the
+// public Host; an authenticated request is served.
+func TestMCPBehindProxy(t *testing.T) {
+	ts, token, _ := setupOrders(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}}`
+	req, _ := http.NewRequest("POST", ts.url+"/mcp", strings.NewReader(body))
+	req.Host = "datadesk.example.com"
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), `"serverInfo"`) {
+		t.Errorf("got %d %s", resp.StatusCode, raw)
+	}
+}
