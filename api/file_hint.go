@@ -19,7 +19,7 @@ func fileIDError(ctx context.Context, store *engine.Store, field, id string, err
 	if !datadesk.IsNotFound(err) || datadesk.ValidID(id) {
 		return err
 	}
-	msg := "file_id %q is not a file id (ids look like f_...); call files.read to list your files with their ids"
+	msg := field + " %q is not a file id (ids look like f_...); call files.read to list your files with their ids"
 	files, ferr := store.Files(ctx, "", maxFilenameMatches)
 	if ferr == nil {
 		for _, f := range files {

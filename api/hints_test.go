@@ -49,12 +49,27 @@ func TestAnswersAModelCanActOn(t *testing.T) {
 	}
 
 	t.Run("filename as file_id", func(t *testing.T) {
-		for _, tool := range []string{"files.query_table", "files.read"} {
-			code, m := ts.call(token, tool, map[string]any{"file_id": "orders.csv"})
+		calls := []struct {
+			tool  string
+			args  map[string]any
+			field string
+		}{
+			{"files.query_table", map[string]any{"file_id": "orders.csv"}, "file_id"},
+			{"files.read", map[string]any{"file_id": "Orders.CSV"}, "file_id"},
+			{"files.create", map[string]any{"filename": "copy.xlsx", "source_file_id": "orders.csv"}, "source_file_id"},
+			{"files.create", map[string]any{"filename": "all.zip", "file_ids": []any{"orders.csv"}}, "file_ids[0]"},
+		}
+		for _, c := range calls {
+			code, m := ts.call(token, c.tool, c.args)
 			msg := mustJSON(m)
-			if code != http.StatusNotFound || !strings.Contains(msg, "call files.read") || !strings.Contains(msg, id) {
-				t.Errorf("%s: got %d %s", tool, code, msg)
+			if code != http.StatusNotFound || !strings.Contains(msg, "call files.read") || !strings.Contains(msg, id) ||
+				m["error"].(map[string]any)["field"] != c.field {
+				t.Errorf("%s: got %d %s", c.tool, code, msg)
 			}
+		}
+		if code, m := ts.call(token, "files.read", map[string]any{"file_id": "nothing.csv"}); code != http.StatusNotFound ||
+			!strings.Contains(mustJSON(m), "call files.read") {
+			t.Errorf("unknown filename: got %d %v", code, m)
 		}
 	})
 
