@@ -27,7 +27,7 @@ func TestAnswersAModelCanActOn(t *testing.T) {
 		matched float64
 		want    string // in the hint; "" for none
 	}{
-		{"number against text ids", f("order_id", "eq", 12345), 0, `order_id is text; 12345 matched nothing, but "00012345" equal it as numbers`},
+		{"number against text ids", f("order_id", "eq", 12345), 0, `order_id is text; 12345 matched nothing, but "00012345" equals it as a number`},
 		{"number with no near id", f("order_id", "eq", 999), 0, `order_id is text; values look like "00012345"`},
 		{"numbers in a list", f("order_id", "in", []any{777, 12346}), 0, `"00012346"`},
 		{"text off by spaces", f("city", "eq", "newyork"), 0, `no city equals "newyork"; near values (ignoring case and spaces): "New York"`},

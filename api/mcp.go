@@ -211,10 +211,10 @@ func mcpError(err error) *mcp.CallToolResult {
 
 // approvalText tells the model what a pending call means and what to do.
 func approvalText(a *engine.Approval) string {
-	return fmt.Sprintf("%s needs approval (%s) and did not run yet. Approval id: %s. A person allowed to approve opens "+
-		"the approvals page (/approvals) or sends POST /v1/approvals/%s/approve; until %s. "+
+	return fmt.Sprintf("%s needs approval (%s) and did not run yet. Approval id: %s. It waits until %s for a person "+
+		"allowed to approve, on the approvals page (/approvals) or with POST /v1/approvals/%s/approve. "+
 		"Once approved, call %s with approval_id %q to get the result.",
-		a.Tool, a.Reason, a.ID, a.ID, a.ExpiresAt.UTC().Format(time.RFC3339), mcpApprovalsTool, a.ID)
+		a.Tool, a.Reason, a.ID, a.ExpiresAt.UTC().Format(time.RFC3339), a.ID, mcpApprovalsTool, a.ID)
 }
 
 // mcpResult is a successful call's result: the HTTP answer's result as
@@ -269,6 +269,9 @@ func summary(toolName string, r map[string]any, raw []byte) string {
 		for _, x := range files {
 			f, _ := x.(map[string]any)
 			names = append(names, fmt.Sprintf("%v (%v)", f["filename"], f["id"]))
+		}
+		if len(files) == 1 {
+			return "1 file: " + names[0] + "."
 		}
 		return fmt.Sprintf("%d files: %s.", len(files), strings.Join(names, ", "))
 	case "files.create":

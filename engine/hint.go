@@ -54,8 +54,12 @@ func (s *Store) hintFor(ctx context.Context, t *Table, c *Column, values []any) 
 			number = x
 			near, err := s.distinct(ctx, col, from+`TRY_CAST(`+col+` AS DOUBLE) = CAST(? AS DOUBLE)`, x.String())
 			if err != nil || len(near) > 0 {
-				return fmt.Sprintf("%s is text; %s matched nothing, but %s equal it as numbers: filter on the text.",
-					c.Key, x, quoteList(near)), err
+				verb := "equal"
+				if len(near) == 1 {
+					verb = "equals"
+				}
+				return fmt.Sprintf("%s is text; %s matched nothing, but %s %s it as a number: filter on the text.",
+					c.Key, x, quoteList(near), verb), err
 			}
 		case string:
 			near, err := s.distinct(ctx, col, from+`regexp_replace(lower(`+col+`), '\s+', '', 'g') = regexp_replace(lower(?), '\s+', '', 'g')`, x)
