@@ -43,3 +43,22 @@ type Caller struct {
 	ActorID   string
 	ActorName string
 }
+
+// IDBytes returns the prefix and the 128 random bits of an id NewID made.
+func IDBytes(id string) (prefix string, bits [16]byte, ok bool) {
+	if !ValidID(id) {
+		return "", bits, false
+	}
+	i := strings.IndexByte(id, '_')
+	b, err := idEncoding.DecodeString(id[i+1:])
+	if err != nil || len(b) != 16 {
+		return "", bits, false
+	}
+	copy(bits[:], b)
+	return id[:i], bits, true
+}
+
+// IDFromBytes is the id with the given prefix and bits: IDBytes reversed.
+func IDFromBytes(prefix string, bits [16]byte) string {
+	return prefix + "_" + idEncoding.EncodeToString(bits[:])
+}

@@ -34,6 +34,7 @@ type testServer struct {
 	t   *testing.T
 	url string
 	dir string
+	srv *Server
 }
 
 // newServer runs the real server over httptest with a fresh data directory
@@ -82,7 +83,7 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); eng.Close(); system.Close(); audit.Close() })
-	return &testServer{t: t, url: hs.URL, dir: dir}, users
+	return &testServer{t: t, url: hs.URL, dir: dir, srv: srv}, users
 }
 
 func addUser(t *testing.T, users *rbac.Users, name, role string) string {

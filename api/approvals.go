@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,25 +19,26 @@ import (
 // DefaultApprovalTTL is how long a call waits for a person.
 const DefaultApprovalTTL = 24 * time.Hour
 
-// requestApproval stores a call that needs a person and answers 202 with
-// its id.
-func (s *Server) requestApproval(c *echo.Context, t *tool, args map[string]any, reason string) error {
-	who := caller(c)
+// requestApproval stores a call that needs a person, pending.
+func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any, reason string) (*engine.Approval, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := s.cfg.Now().UTC()
 	a := &engine.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
 		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
 		Status: engine.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.cfg.ApprovalTTL)}
-	if err := s.system.AddApproval(c.Request().Context(), a); err != nil {
-		return err
+	if err := s.system.AddApproval(ctx, a); err != nil {
+		return nil, err
 	}
-	c.Set(approvalKey, a.ID)
-	return c.JSON(http.StatusAccepted, map[string]any{"approval": map[string]any{
-		"id": a.ID, "status": a.Status, "tool": a.Tool, "reason": reason, "expires_at": a.ExpiresAt,
-		"url": "/v1/approvals/" + a.ID}})
+	return a, nil
+}
+
+// approvalAnswer is the 202 answer's account of a pending call.
+func approvalAnswer(a *engine.Approval) map[string]any {
+	return map[string]any{"id": a.ID, "status": a.Status, "tool": a.Tool, "reason": a.Reason, "expires_at": a.ExpiresAt,
+		"url": "/v1/approvals/" + a.ID}
 }
 
 // mayApprove reports whether the caller is an approver.

@@ -120,7 +120,7 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 		}
 		src, err := store.Table(ctx, a.SourceFileID)
 		if err != nil {
-			return nil, datadesk.AsError(err).WithField("source_file_id")
+			return nil, datadesk.AsError(fileIDError(ctx, store, "source_file_id", a.SourceFileID, err)).WithField("source_file_id")
 		}
 		nf.CopyOf = src.ID
 		source := exports.Source{Columns: src.Columns, Rows: func(yield func([]any) error) error {
@@ -205,7 +205,8 @@ func (s *Server) zipEntries(ctx context.Context, store *engine.Store, ids []stri
 	for i, id := range ids {
 		f, err := store.File(ctx, id)
 		if err != nil {
-			return nil, datadesk.AsError(err).WithField(fmt.Sprintf("file_ids[%d]", i))
+			field := fmt.Sprintf("file_ids[%d]", i)
+			return nil, datadesk.AsError(fileIDError(ctx, store, field, id, err)).WithField(field)
 		}
 		path := store.BytesPath(f.ID)
 		out = append(out, exports.ZipEntry{Name: f.Filename, Modified: f.CreatedAt,

@@ -3,6 +3,8 @@ package api
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -306,24 +308,26 @@ func TestSignedDownloads(t *testing.T) {
 		t.Errorf("Content-Disposition %q", cd)
 	}
 	u, _ := url.Parse(link)
-	q := u.Query()
-	tamper := func(k, v string) string {
-		q2 := url.Values{}
-		for kk, vv := range q {
-			q2[kk] = vv
-		}
-		q2.Set(k, v)
-		return u.Path + "?" + q2.Encode()
+	tok, err := base64.RawURLEncoding.DecodeString(u.Query().Get(linkParam))
+	if err != nil || len(tok) != 36 {
+		t.Fatalf("link token %q", u.Query().Get(linkParam))
 	}
+	// The token is the owner's id bits, the expiry and the signature.
+	tamper := func(at int, b ...byte) string {
+		t2 := bytes.Clone(tok)
+		copy(t2[at:], b)
+		return u.Path + "?" + linkParam + "=" + base64.RawURLEncoding.EncodeToString(t2)
+	}
+	exp := binary.BigEndian.AppendUint32(nil, uint32(now.Add(time.Hour).Unix()))
 	bob := addUser(t, users, "bob", "analyst")
 	_, bm := ts.upload(bob, "b.csv", []byte("y\n2\n"))
 	bobID := bm["file"].(map[string]any)["id"].(string)
 	for name, p := range map[string]string{
-		"signature":        tamper("signature", strings.Repeat("0", 64)),
-		"owner":            tamper("owner", "u_aaaaaaaaaaaaaaaaaaaaaaaaaa"),
-		"expiry":           tamper("expires", fmt.Sprint(now.Add(time.Hour).Unix())),
-		"other file":       strings.Replace(link, strings.Split(u.Path, "/")[3], bobID, 1),
-		"malformed expiry": tamper("expires", "soon"),
+		"signature":       tamper(35, tok[35]^1),
+		"owner":           tamper(0, tok[0]^1),
+		"expiry":          tamper(16, exp...),
+		"other file":      strings.Replace(link, strings.Split(u.Path, "/")[3], bobID, 1),
+		"malformed token": u.Path + "?" + linkParam + "=soon",
 	} {
 		if code, body := ts.get("", p); code != 401 {
 			t.Errorf("%s tampered: %d %s", name, code, body)
@@ -411,7 +415,7 @@ func TestFilesReadPhotoPreview(t *testing.T) {
 	id := m["file"].(map[string]any)["id"].(string)
 	code, m := ts.call(token, "files.read", map[string]any{"file_id": id})
 	p := fileOf(t, m)["preview"].(map[string]any)
-	if code != 200 || p["type"] != "image" || p["content_type"] != "image/png" || !strings.Contains(p["url"].(string), "signature=") {
+	if code != 200 || p["type"] != "image" || p["content_type"] != "image/png" || !strings.Contains(p["url"].(string), "?"+linkParam+"=") {
 		t.Errorf("got %d %v", code, p)
 	}
 	bob := addUser(t, users, "bob", "analyst")

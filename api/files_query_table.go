@@ -23,7 +23,7 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 	defer cancel()
 	plan, err := store.Plan(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, fileIDError(ctx, store, "file_id", q.FileID, err)
 	}
 	if q.Show {
 		// A derived view is a new file of the caller's; showing the
@@ -40,6 +40,8 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 	if err != nil {
 		return nil, err
 	}
+	// The plan stays inspectable in the log; the model does not need it.
+	s.cfg.Logger.Debug("files.query_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	if q.Show {
 		view, err := store.Show(ctx, plan, res)
 		if err != nil {

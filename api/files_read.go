@@ -2,6 +2,7 @@ package api
 
 import (
 	"strings"
+	"time"
 
 	"datadesk/engine"
 )
@@ -21,6 +22,48 @@ type preview struct {
 	RowCount   int64  `json:"row_count,omitempty"`
 	ColumnCnt  int    `json:"column_count,omitempty"`
 	ContentTyp string `json:"content_type,omitempty"`
+}
+
+// listedFile is a file in files.read's list: what a model needs to pick a
+// file and hand out its link, and no more. The file's id is also its first
+// table's id for files.query_table; reading one file by id gives the whole
+// descriptor with its preview.
+type listedFile struct {
+	ID          string        `json:"id"`
+	Filename    string        `json:"filename"`
+	ContentType string        `json:"content_type"`
+	Size        int64         `json:"size"`
+	CreatedAt   time.Time     `json:"created_at"`
+	DownloadURL string        `json:"download_url"`
+	RowCount    *int64        `json:"row_count,omitempty"`
+	ColumnCount *int          `json:"column_count,omitempty"`
+	Tables      []listedTable `json:"tables,omitempty"`
+}
+
+// listedTable is one of a workbook's several tables.
+type listedTable struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	RowCount    int64  `json:"row_count"`
+	ColumnCount int    `json:"column_count"`
+}
+
+func (s *Server) listed(owner string, f *engine.File) listedFile {
+	// The media type without its parameters: a charset is the download's
+	// business, not the model's.
+	ct, _, _ := strings.Cut(f.ContentType, ";")
+	lf := listedFile{ID: f.ID, Filename: f.Filename, ContentType: ct, Size: f.Size,
+		CreatedAt: f.CreatedAt.UTC().Truncate(time.Second), DownloadURL: s.downloadURL(f.ID, owner)}
+	if len(f.Tables) > 0 {
+		rows, cols := f.Tables[0].RowCount, len(f.Tables[0].Columns)
+		lf.RowCount, lf.ColumnCount = &rows, &cols
+	}
+	if len(f.Tables) > 1 {
+		for _, t := range f.Tables {
+			lf.Tables = append(lf.Tables, listedTable{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns)})
+		}
+	}
+	return lf
 }
 
 type readFile struct {
@@ -55,7 +98,7 @@ func (s *Server) toolFilesRead(call *toolCall, args map[string]any) (any, error)
 	if a.FileID != "" {
 		f, err := store.File(ctx, a.FileID)
 		if err != nil {
-			return nil, err
+			return nil, fileIDError(ctx, store, "file_id", a.FileID, err)
 		}
 		return map[string]any{"file": readFile{s.describe(call.caller.UserID, f), s.previewOf(call.caller.UserID, f)}}, nil
 	}
@@ -77,9 +120,9 @@ func (s *Server) toolFilesRead(call *toolCall, args map[string]any) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]readFile, 0, len(files))
+	out := make([]listedFile, 0, len(files))
 	for i := range files {
-		out = append(out, readFile{s.describe(call.caller.UserID, &files[i]), nil})
+		out = append(out, s.listed(call.caller.UserID, &files[i]))
 	}
 	return map[string]any{"files": out, "session_only": sessionOnly, "chat_session_id": session}, nil
 }

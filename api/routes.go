@@ -26,6 +26,9 @@ func (s *Server) routes() {
 	// Downloads take a signed link or a token.
 	e.GET("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
 	e.POST("/v1/session", s.signIn, s.audited)
+	// The Model Context Protocol's streamable HTTP transport, by bearer
+	// token like every other call.
+	e.Any("/mcp", s.mcpHandler(), s.mcpAuthenticate)
 
 	v1 := e.Group("/v1", s.audited, s.authenticate)
 	v1.GET("/session", s.session)

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
 	"datadesk/rbac"
 )
 
@@ -139,6 +140,9 @@ func (s *Server) toolNames() []string {
 }
 
 func (s *Server) listTools(c *echo.Context) error {
+	if format := c.QueryParam("format"); format != "" {
+		return s.listToolsAs(c, format)
+	}
 	out := make([]*tool, 0, len(s.tools))
 	for _, n := range s.toolNames() {
 		out = append(out, s.tools[n])
@@ -146,17 +150,12 @@ func (s *Server) listTools(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"tools": out})
 }
 
-// callTool is the one path every tool call takes: find the tool, decode and
-// validate the arguments against its schema, check the caller may use it,
-// run it. Each tool asks for any further permission its arguments need.
+// callTool is the HTTP path of a tool call: find the tool by either
+// spelling of its name, decode the arguments and hand them to invoke.
 func (s *Server) callTool(c *echo.Context) error {
-	name := c.Param("name")
-	t, ok := s.tools[name]
-	if !ok {
-		return datadesk.Errorf(datadesk.NotFound, "no tool named %q", name).WithField("name").WithAllowed(s.toolNames()...)
-	}
-	if !t.Enabled {
-		return datadesk.Errorf(datadesk.Forbidden, "tool %s is disabled", name)
+	t, err := s.lookupTool(c.Param("name"))
+	if err != nil {
+		return err
 	}
 	args, err := decodeArguments(c.Request().Body)
 	if err != nil {
@@ -164,27 +163,58 @@ func (s *Server) callTool(c *echo.Context) error {
 	}
 	c.Set(actionKey, t.Name)
 	c.Set(argsKey, args)
-	if err := t.schema.validate("", args); err != nil {
-		return err
+	out := s.invoke(c.Request().Context(), caller(c), t, args)
+	if out.decided {
+		c.Set(decisionKey, out.decision)
 	}
-	who := caller(c)
+	if out.err != nil {
+		return out.err
+	}
+	if out.approval != nil {
+		c.Set(approvalKey, out.approval.ID)
+		return c.JSON(http.StatusAccepted, map[string]any{"approval": approvalAnswer(out.approval)})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"result": out.result})
+}
+
+// outcome is what one tool call came to: a result, a pending approval or an
+// error, with the policy's decision when one was made.
+type outcome struct {
+	result   any
+	approval *engine.Approval
+	decision rbac.Decision
+	decided  bool
+	err      error
+}
+
+// invoke is the one path every tool call takes, over HTTP or MCP: validate
+// the arguments against the tool's schema, check the caller may use it, run
+// it. Each tool asks for any further permission its arguments need; a call
+// that needs a person is stored as a pending approval.
+func (s *Server) invoke(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any) outcome {
+	if !t.Enabled {
+		return outcome{err: datadesk.Errorf(datadesk.Forbidden, "tool %s is disabled", t.Name)}
+	}
+	if err := t.schema.validate("", args); err != nil {
+		return outcome{err: err}
+	}
 	d := s.policy.DecideCall(who.Name, who.Role, t.Name, t.floor(), callAttrs(t, args))
-	c.Set(decisionKey, d)
+	out := outcome{decision: d, decided: true}
 	switch d.Effect {
 	case rbac.Deny:
-		return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, t.Name, d.Reason)
+		out.err = datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, t.Name, d.Reason)
+		return out
 	case rbac.Approve:
-		return s.requestApproval(c, t, args, d.Reason)
+		out.approval, out.err = s.requestApproval(ctx, who, t, args, d.Reason)
+		return out
 	}
-	call := &toolCall{ctx: c.Request().Context(), caller: who}
-	result, err := t.run(s, call, args)
-	if errors.Is(err, errNeedsApproval) {
-		return s.requestApproval(c, t, args, strings.TrimPrefix(err.Error(), errNeedsApproval.Error()+": "))
+	call := &toolCall{ctx: ctx, caller: who}
+	out.result, out.err = t.run(s, call, args)
+	if errors.Is(out.err, errNeedsApproval) {
+		reason := strings.TrimPrefix(out.err.Error(), errNeedsApproval.Error()+": ")
+		out.approval, out.err = s.requestApproval(ctx, who, t, args, reason)
 	}
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"result": result})
+	return out
 }
 
 // callAttrs are the arguments' facts that policy conditions read.
@@ -230,7 +260,7 @@ func decodeArguments(body io.Reader) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&envelope); err != nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be a JSON object {\"arguments\": {...}}: %v", err).WithField("arguments")
+		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be one JSON object {\"arguments\": {...}}").WithField("arguments").WithCause(err)
 	}
 	if dec.More() {
 		return nil, datadesk.Errorf(datadesk.Invalid, "the body must hold one JSON object").WithField("arguments")
@@ -261,7 +291,7 @@ func bindArguments(args map[string]any, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
-		return datadesk.Errorf(datadesk.Invalid, "arguments do not fit the tool: %v", err).WithField("arguments")
+		return jsonBodyError(err, dst, "arguments")
 	}
 	return nil
 }

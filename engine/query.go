@@ -518,7 +518,7 @@ func (p *Plan) SQL() (string, []any) {
 }
 
 // QueryResult is files.query_table's answer: small, exact, and safe to put
-// in a model's context.
+// in a model's context. It carries what the next call needs and no more.
 type QueryResult struct {
 	FileID          string         `json:"file_id"`
 	TableID         string         `json:"table_id"`
@@ -528,19 +528,45 @@ type QueryResult struct {
 	Aggregates      map[string]any `json:"aggregates,omitempty"`
 	Columns         []string       `json:"columns,omitempty"`
 	Rows            [][]any        `json:"rows,omitempty"`
-	Offset          int            `json:"offset"`
-	HasMore         bool           `json:"has_more"`
-	Schema          SchemaPage     `json:"schema"`
-	SQL             string         `json:"sql"`
-	View            *View          `json:"view,omitempty"`
+	Offset          int            `json:"offset,omitempty"`
+	// HasMore says whether rows or groups follow this page. A count or
+	// aggregates, which return no rows, have no page and leave it out.
+	HasMore *bool      `json:"has_more,omitempty"`
+	Schema  SchemaPage `json:"schema"`
+	// Hint says what to try when nothing matched and a near form exists.
+	Hint string `json:"hint,omitempty"`
+	// SQL is the statement that ran, for logs; the model does not need it.
+	SQL  string `json:"-"`
+	View *View  `json:"view,omitempty"`
 }
 
 // SchemaPage is a page of a table's columns, for wide tables.
 type SchemaPage struct {
-	Columns []Column `json:"columns"`
-	Offset  int      `json:"offset"`
-	Total   int      `json:"total"`
-	HasMore bool     `json:"has_more"`
+	Columns []SchemaColumn `json:"columns"`
+	Offset  int            `json:"offset,omitempty"`
+	// Total is the table's column count, given when the page does not
+	// hold every column.
+	Total   int  `json:"total,omitempty"`
+	HasMore bool `json:"has_more,omitempty"`
+}
+
+// SchemaColumn is a column as a query answer shows it: what the next call
+// needs. The reasons for its type stay in the table's schema.
+type SchemaColumn struct {
+	Key string `json:"key"`
+	// Label is the header, given only where the key is not simply the
+	// header written as a key ("Price/Earnings" is price_earnings).
+	Label      string `json:"label,omitempty"`
+	Type       string `json:"type"`
+	Identifier bool   `json:"identifier,omitempty"`
+}
+
+func schemaColumn(c Column) SchemaColumn {
+	sc := SchemaColumn{Key: c.Key, Type: c.Type, Identifier: c.Identifier}
+	if c.Label != "" && keyOf(c.Label) != c.Key {
+		sc.Label = c.Label
+	}
+	return sc
 }
 
 // View is what show=true displays: the original table or a derived one.
@@ -627,9 +653,16 @@ func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 	if p.grouped {
 		total = *res.GroupCount
 	}
-	res.HasMore = int64(p.Query.Offset+len(res.Rows)) < total
-	if !p.grouped && p.limit == 0 {
-		res.Rows, res.Columns = nil, nil
+	if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
+		if res.Hint, err = s.hint(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	if p.grouped || p.limit > 0 {
+		more := int64(p.Query.Offset+len(res.Rows)) < total
+		res.HasMore = &more
+	} else {
+		res.Rows, res.Columns, res.Offset = nil, nil, 0
 	}
 	return res, nil
 }
@@ -670,11 +703,16 @@ func toInt64(v any) int64 {
 }
 
 func schemaPage(t *Table, offset int) SchemaPage {
-	sp := SchemaPage{Offset: offset, Total: len(t.Columns), Columns: []Column{}}
+	sp := SchemaPage{Offset: offset, Columns: []SchemaColumn{}}
 	if offset < len(t.Columns) {
 		end := min(offset+SchemaPageSize, len(t.Columns))
-		sp.Columns = t.Columns[offset:end]
+		for _, c := range t.Columns[offset:end] {
+			sp.Columns = append(sp.Columns, schemaColumn(c))
+		}
 		sp.HasMore = end < len(t.Columns)
+	}
+	if offset > 0 || sp.HasMore {
+		sp.Total = len(t.Columns)
 	}
 	return sp
 }

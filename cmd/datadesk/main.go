@@ -2,6 +2,7 @@
 // and ingests from the command line.
 //
 //	datadesk serve [--addr 127.0.0.1:8080] [--data ./data]
+//	datadesk mcp [--token TOKEN] [--data ./data]
 //	datadesk user add NAME [--role ROLE] [--data DIR]
 //	datadesk ingest FILE
 package main
@@ -36,6 +37,7 @@ const usage = `datadesk: owner-scoped files and tables on DuckDB
 
 usage:
   datadesk serve [--addr 127.0.0.1:8080] [--data ./data] [flags]
+  datadesk mcp [--token TOKEN] [--data ./data]  (MCP over stdio; token default $DATADESK_TOKEN)
   datadesk user add NAME [--role viewer|analyst|admin] [--data ./data]
   datadesk user list [--data ./data]
   datadesk user passwd NAME [--data ./data]     (reads the password from stdin)
@@ -70,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.New("no command")
 	}
 	switch args[0] {
+	case "mcp":
+		return serveMCP(args[1:], os.Stdin, stdout, stderr)
 	case "serve":
 		return serve(args[1:], stdout, stderr)
 	case "user":
@@ -178,43 +182,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
 	}
-	policyDir := filepath.Join(*ef.data, "policy")
-	if err := rbac.WriteDefaults(policyDir); err != nil {
-		return err
-	}
-	policy, err := rbac.OpenPolicy(policyDir, logger)
+	srv, closeAll, err := openServer(ef, api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
+		OffloadProviders: splitList(*offload), Logger: logger})
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ef.config(logger))
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	system, err := engine.OpenSystem(context.Background(), ef.config(logger))
-	if err != nil {
-		return err
-	}
-	defer system.Close()
-	audit, err := rbac.OpenAudit(*ef.data)
-	if err != nil {
-		return err
-	}
-	defer audit.Close()
-	in, err := newIngester()
-	if err != nil {
-		return err
-	}
-	key, err := signingKey(*ef.data)
-	if err != nil {
-		return err
-	}
-	srv, err := api.New(api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, SigningKey: key, DataDir: *ef.data,
-		ApprovalTTL: *approvalTTL, OffloadProviders: splitList(*offload), Logger: logger},
-		api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
-	if err != nil {
-		return err
-	}
+	defer closeAll()
 	hs := srv.HTTPServer(*addr)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -237,6 +210,98 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// openServer opens what a server needs in the data directory: users,
+// policy, databases, audit log and signing key. closeAll closes them.
+func openServer(ef engineFlags, cfg api.Config) (srv *api.Server, closeAll func(), err error) {
+	var closers []func() error
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	users, err := rbac.OpenUsers(*ef.data)
+	if err != nil {
+		return nil, nil, err
+	}
+	policyDir := filepath.Join(*ef.data, "policy")
+	if err := rbac.WriteDefaults(policyDir); err != nil {
+		return nil, nil, err
+	}
+	policy, err := rbac.OpenPolicy(policyDir, cfg.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := engine.New(ef.config(cfg.Logger))
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, eng.Close)
+	system, err := engine.OpenSystem(context.Background(), ef.config(cfg.Logger))
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, system.Close)
+	audit, err := rbac.OpenAudit(*ef.data)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, audit.Close)
+	in, err := newIngester()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.SigningKey, err = signingKey(*ef.data); err != nil {
+		return nil, nil, err
+	}
+	cfg.DataDir = *ef.data
+	srv, err = api.New(cfg, api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, closeAll, nil
+}
+
+// serveMCP serves the Model Context Protocol over stdin and stdout for the
+// user whose token is given, on the data directory itself: DuckDB lets one
+// process open a database, so it is for a data directory no `datadesk
+// serve` has open (a running server offers MCP at /mcp instead). Logs go
+// to stderr, since stdout carries the protocol.
+func serveMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	token := fs.String("token", "", "bearer token of the user the tools act for (default $DATADESK_TOKEN)")
+	queryTimeout := fs.Duration("query-timeout", api.DefaultQueryTimeout, "longest a files.query_table call may run")
+	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
+	ef := addEngineFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	tok := *token
+	if tok == "" {
+		tok = os.Getenv("DATADESK_TOKEN")
+	}
+	if tok == "" {
+		return errors.New("mcp needs a user's bearer token: --token or DATADESK_TOKEN")
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	srv, closeAll, err := openServer(ef, api.Config{QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return srv.ServeMCP(ctx, tok, io.NopCloser(stdin), nopWriteCloser{stdout})
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // signingKey returns the key that signs download links, creating it on the
 // first start so that links survive restarts.
