@@ -225,6 +225,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 // writeCatalog records a new table and its columns, inside the transaction
 // open on conn. kind is sheet for a file's own tables, view for derived ones.
 func writeCatalog(ctx context.Context, conn *sql.Conn, t *Table, kind string) error {
+	t.Location = LocationDuckDB
 	report, err := json.Marshal(t.Report)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -262,6 +263,9 @@ func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *File, sourceID
 	src, err := s.Table(ctx, sourceID)
 	if err != nil {
 		return nil, err
+	}
+	if src.Location != LocationDuckDB {
+		return nil, datadesk.Errorf(datadesk.Unsupported, "table %s is on the %s cluster; move it back (datadesk table move) to copy it", src.ID, src.Location).WithField("source_file_id")
 	}
 	t := &Table{ID: datadesk.NewID("t"), FileID: f.ID, Name: strings.TrimSuffix(f.Filename, filepath.Ext(f.Filename)),
 		RowCount: src.RowCount, Columns: src.Columns, CreatedAt: f.CreatedAt}

@@ -555,6 +555,11 @@ type View struct {
 
 // Run executes a plan. Errors: timeout when ctx ends first.
 func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
+	if r, err := s.remoteOf(p.Table); err != nil {
+		return nil, err
+	} else if r != nil {
+		return r.Run(ctx, p)
+	}
 	q, params := p.SQL()
 	rows, err := s.db.QueryContext(ctx, q, params...)
 	if err != nil {

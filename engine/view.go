@@ -69,6 +69,9 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	if res.MatchedRowCount == 0 {
 		return nil, nil
 	}
+	if p.Table.Location != LocationDuckDB {
+		return nil, datadesk.Errorf(datadesk.Unsupported, "table %s is on the %s cluster, where show=true cannot store a filtered or grouped result; show the whole table, or query it without show", p.Table.ID, p.Table.Location).WithField("show")
+	}
 	var cols []Column
 	if p.grouped {
 		cols = append(cols, p.groups...)
