@@ -248,3 +248,87 @@ func TestClickHouseEquivalence(t *testing.T) {
 		t.Errorf("the cluster still holds %d rows of the moved-back table", n)
 	}
 }
+
+// TestClickHousePlacement checks that a table past the configured size goes
+// to the cluster on upload, that deleting its file removes it there, and
+// that moves are refused with a clear error where they cannot happen.
+func TestClickHousePlacement(t *testing.T) {
+	ch := testClickHouse(t)
+	ctx := context.Background()
+	e := newClusterEngine(t, ch, 100)
+	s := acquire(t, e, datadesk.NewID("u"))
+	rowsOf := func(n int) [][]string {
+		var out [][]string
+		for i := range n {
+			out = append(out, []string{fmt.Sprintf("%05d", i), fmt.Sprint(i % 3)})
+		}
+		return out
+	}
+	add := func(n int) *File {
+		f, err := s.AddFile(ctx, NewFile{Filename: "p.csv", TempPath: tempBytes(t, s, "x"),
+			Tables: []TableSource{rowsSource("p", []string{"code", "n"}, rowsOf(n))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	big, small := add(150), add(20)
+	if got := big.Tables[0].Location; got != LocationClickHouse {
+		t.Errorf("150-row table is in %s, want clickhouse", got)
+	}
+	if got := small.Tables[0].Location; got != LocationDuckDB {
+		t.Errorf("20-row table is in %s, want duckdb", got)
+	}
+	stored, err := s.Table(ctx, big.ID)
+	if err != nil || stored.Location != LocationClickHouse {
+		t.Fatalf("catalog entry after reopen: %+v, %v", stored, err)
+	}
+	if n, err := ch.Count(ctx, stored); err != nil || n != 150 {
+		t.Fatalf("cluster holds %d rows (%v), want 150", n, err)
+	}
+
+	p, err := s.Plan(ctx, Query{FileID: big.ID, Filters: []Filter{{Column: "n", Op: "eq", Value: json.Number("1")}}, Show: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MatchedRowCount != 50 {
+		t.Errorf("matched %d, want 50", res.MatchedRowCount)
+	}
+	if _, err := s.Show(ctx, p, res); datadesk.ErrorCode(err) != datadesk.Unsupported {
+		t.Errorf("show of a derived result on the cluster: %v, want unsupported", err)
+	}
+	whole, _ := s.Plan(ctx, Query{FileID: big.ID, Show: true})
+	if v, err := s.Show(ctx, whole, res); err != nil || v.TableID != stored.ID {
+		t.Errorf("show of the whole table: %+v, %v", v, err)
+	}
+
+	for _, tc := range []struct {
+		to   string
+		e    *Engine
+		code datadesk.Code
+	}{
+		{"s3", e, datadesk.Invalid},
+		{LocationClickHouse, newEngine(t), datadesk.Invalid},
+	} {
+		st := acquire(t, tc.e, datadesk.NewID("u"))
+		f, err := st.AddFile(ctx, NewFile{Filename: "q.csv", TempPath: tempBytes(t, st, "x"),
+			Tables: []TableSource{rowsSource("q", []string{"a"}, [][]string{{"1"}})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.MoveTable(ctx, f.ID, tc.to); datadesk.ErrorCode(err) != tc.code {
+			t.Errorf("move to %s: %v, want %s", tc.to, err, tc.code)
+		}
+	}
+
+	if err := s.DeleteFile(ctx, big.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Count(ctx, stored); err == nil {
+		t.Errorf("the cluster still holds the deleted table")
+	}
+}

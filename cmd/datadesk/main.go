@@ -42,6 +42,7 @@ usage:
   datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk ingest FILE
+  datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]
   datadesk bench [--rows 1000000] [--repeat 5] [--out results]
 `
 
@@ -94,6 +95,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return auditRead(args[1:], stdout)
 	case "ingest":
 		return ingestFile(args[1:], stdout)
+	case "table":
+		if len(args) < 2 || args[1] != "move" {
+			return errors.New("table: want move ID --to clickhouse|duckdb")
+		}
+		return tableMove(args[2:], stdout)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
@@ -160,10 +166,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
 	offload := fs.String("offload-providers", envOr("DATADESK_OFFLOAD_PROVIDERS", ""), "comma-separated tool providers whose big table results are stored, not passed to the model")
 	ef := addEngineFlags(fs)
+	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	engineCfg, err := cf.apply(ef.config(logger))
+	if err != nil {
+		return err
+	}
 
 	users, err := rbac.OpenUsers(*ef.data)
 	if err != nil {
@@ -186,7 +197,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ef.config(logger))
+	eng, err := engine.New(engineCfg)
 	if err != nil {
 		return err
 	}
