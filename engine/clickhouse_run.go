@@ -207,7 +207,7 @@ func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page
 		default:
 			return nil, datadesk.Errorf(datadesk.Invalid, "direction must be asc or desc").WithField("direction").WithAllowed("asc", "desc")
 		}
-		order = chIdent(col.Key) + " " + dir + " NULLS LAST, " + chRowKey
+		order = chOrder(chIdent(col.Key), col.Type == TypeDecimal, dir) + ", " + chRowKey
 		req.Direction = strings.ToLower(dir)
 	} else {
 		req.Direction = ""
@@ -428,4 +428,41 @@ func (c *ClickHouse) Drop(ctx context.Context, t *Table) error {
 		}
 	}
 	return nil
+}
+
+// Statements returns the ClickHouse statements that answer a plan, for
+// logs and benchmarks.
+func (c *ClickHouse) Statements(p *Plan) ([]string, error) {
+	counts, page, err := c.chStatements(p)
+	if err != nil {
+		return nil, err
+	}
+	if page == "" {
+		return []string{counts}, nil
+	}
+	return []string{counts, page}, nil
+}
+
+// Drain runs statements on the cluster, as compiled by Statements, reads
+// every row without decoding it and returns how many there were: the
+// baseline of a benchmark.
+func (c *ClickHouse) Drain(ctx context.Context, stmts ...string) (int, error) {
+	n := 0
+	for _, s := range stmts {
+		r, err := c.query(ctx, s, true)
+		if err != nil {
+			return n, err
+		}
+		for {
+			if _, err = r.line(); err != nil {
+				break
+			}
+			n++
+		}
+		r.Close()
+		if err != io.EOF {
+			return n, chClassify(ctx, err)
+		}
+	}
+	return n, nil
 }

@@ -43,7 +43,7 @@ usage:
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk ingest FILE
   datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]
-  datadesk bench [--rows 1000000] [--repeat 5] [--out results]
+  datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
 `
 
 func main() {
@@ -487,10 +487,27 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	repeat := fs.Int("repeat", 5, "runs of each path and its baseline")
 	out := fs.String("out", "results", "folder for report.md, report.json and chart.png")
 	work := fs.String("work", "", "work folder for inputs and databases (a temp folder if empty)")
+	backend := fs.String("backend", "duckdb", "duckdb: every path; clickhouse: the query_table paths on the cluster of --clickhouse")
+	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rep, err := bench.Run(context.Background(), bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr})
+	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr}
+	switch *backend {
+	case "duckdb":
+	case "clickhouse":
+		ch, err := cf.client()
+		if err != nil {
+			return err
+		}
+		if ch == nil {
+			return errors.New("bench: --backend clickhouse needs --clickhouse URL,URL (or DATADESK_CLICKHOUSE)")
+		}
+		cfg.ClickHouse = ch
+	default:
+		return fmt.Errorf("bench: unknown backend %q; use duckdb or clickhouse", *backend)
+	}
+	rep, err := bench.Run(context.Background(), cfg)
 	if err != nil {
 		return err
 	}

@@ -36,15 +36,20 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 	}
 }
 
-// apply adds the cluster, if one is configured, to an engine config.
-func (f clusterFlags) apply(cfg engine.Config) (engine.Config, error) {
+// client returns the configured cluster's client, nil when none is.
+func (f clusterFlags) client() (*engine.ClickHouse, error) {
 	nodes := splitList(*f.nodes)
 	if len(nodes) == 0 {
-		return cfg, nil
+		return nil, nil
 	}
-	ch, err := engine.NewClickHouse(engine.ClickHouseConfig{Nodes: nodes, Cluster: *f.cluster, Database: *f.db,
+	return engine.NewClickHouse(engine.ClickHouseConfig{Nodes: nodes, Cluster: *f.cluster, Database: *f.db,
 		User: *f.user, Password: os.Getenv("DATADESK_CLICKHOUSE_PASSWORD")})
-	if err != nil {
+}
+
+// apply adds the cluster, if one is configured, to an engine config.
+func (f clusterFlags) apply(cfg engine.Config) (engine.Config, error) {
+	ch, err := f.client()
+	if err != nil || ch == nil {
 		return cfg, err
 	}
 	cfg.Remote, cfg.RemoteMinRows = ch, *f.minRows
