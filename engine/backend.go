@@ -33,6 +33,12 @@ type Backend interface {
 	Count(ctx context.Context, t *Table) (int64, error)
 	// SQLTypes returns the DuckDB names of the column types of t.
 	SQLTypes(ctx context.Context, t *Table) ([]string, error)
+	// Derive stores the whole result of a plan, in order, as the new
+	// table t next to the plan's table, and returns its row count.
+	Derive(ctx context.Context, p *Plan, t *Table) (int64, error)
+	// Copy makes dst, a new table with src's columns, a copy of src next
+	// to it.
+	Copy(ctx context.Context, src, dst *Table) error
 	// Drop removes t; a missing table is no error.
 	Drop(ctx context.Context, t *Table) error
 }

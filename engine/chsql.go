@@ -224,69 +224,89 @@ func chAgg(a planAgg) string {
 	return "if(count(" + col + ") = 0, NULL, " + a.Op + "(" + arg + "))"
 }
 
-// chStatements compiles a plan into two statements: one row of counts
-// (matched rows, then groups or the aggregates) and the page, if any.
-func (c *ClickHouse) chStatements(p *Plan) (counts, page string, err error) {
+// chSelect is a plan's result in ClickHouse terms, before paging.
+type chSelect struct {
+	sel   []string // output columns: group keys and aggregates, or row columns
+	from  string   // FROM and WHERE
+	where string
+	group string   // GROUP BY, if grouped
+	order []string // ORDER BY terms of the whole result
+	aggs  []string // ungrouped aggregates
+}
+
+func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
 	where, err := chWhere(p.Table, p.Query.Filters)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
-	from := " FROM " + c.chTable(p.Table) + where
+	q := &chSelect{from: " FROM " + c.chTable(p.Table) + where, where: where}
 	dir := "ASC"
 	if p.Query.Direction == "desc" {
 		dir = "DESC"
 	}
-	limit := " LIMIT " + strconv.Itoa(p.Query.Offset) + ", " + strconv.Itoa(p.limit)
 	if p.grouped {
-		var keys, sel []string
+		var keys []string
 		for _, g := range p.groups {
 			keys = append(keys, chIdent(g.Key))
 		}
-		sel = append(sel, keys...)
+		q.sel = append(q.sel, keys...)
 		for _, a := range p.aggs {
-			sel = append(sel, chAgg(a))
+			q.sel = append(q.sel, chAgg(a))
 		}
-		group := " GROUP BY " + strings.Join(keys, ", ")
-		counts = "SELECT (SELECT count()" + from + "), (SELECT count() FROM (SELECT 1" + from + group + "))"
-		var order []string
+		q.group = " GROUP BY " + strings.Join(keys, ", ")
 		if p.Query.SortBy != "" {
 			for i, name := range p.outNames() {
 				if name == p.Query.SortBy {
-					order = append(order, chOrder(sel[i], p.chDecimal(i), dir))
+					q.order = append(q.order, chOrder(q.sel[i], p.chDecimal(i), dir))
 					break
 				}
 			}
 		}
 		for i, k := range keys {
-			order = append(order, chOrder(k, p.chDecimal(i), "ASC"))
+			q.order = append(q.order, chOrder(k, p.chDecimal(i), "ASC"))
 		}
-		page = "SELECT " + strings.Join(sel, ", ") + from + group + " ORDER BY " + strings.Join(order, ", ") + limit
-		return counts, page, nil
+		return q, nil
 	}
-	sel := []string{"count()"}
 	for _, a := range p.aggs {
-		sel = append(sel, chAgg(a))
+		q.aggs = append(q.aggs, chAgg(a))
 	}
-	counts = "SELECT " + strings.Join(sel, ", ") + from
+	for _, rc := range p.rowCols {
+		q.sel = append(q.sel, chIdent(rc.Key))
+	}
+	if p.sortCol != nil {
+		q.order = append(q.order, chOrder(chIdent(p.sortCol.Key), p.sortCol.Type == TypeDecimal, dir))
+	}
+	q.order = append(q.order, chRowKey+" ASC")
+	return q, nil
+}
+
+// whole is the statement of the whole result in order, unpaged.
+func (q *chSelect) whole() string {
+	return "SELECT " + strings.Join(q.sel, ", ") + q.from + q.group + " ORDER BY " + strings.Join(q.order, ", ")
+}
+
+// chStatements compiles a plan into two statements: one row of counts
+// (matched rows, then groups or the aggregates) and the page, if any.
+func (c *ClickHouse) chStatements(p *Plan) (counts, page string, err error) {
+	q, err := c.chSelect(p)
+	if err != nil {
+		return "", "", err
+	}
+	limit := " LIMIT " + strconv.Itoa(p.Query.Offset) + ", " + strconv.Itoa(p.limit)
+	if p.grouped {
+		counts = "SELECT (SELECT count()" + q.from + "), (SELECT count() FROM (SELECT 1" + q.from + q.group + "))"
+		return counts, q.whole() + limit, nil
+	}
+	counts = "SELECT " + strings.Join(append([]string{"count()"}, q.aggs...), ", ") + q.from
 	if p.limit == 0 {
 		return counts, "", nil
 	}
-	var cols []string
-	for _, rc := range p.rowCols {
-		cols = append(cols, chIdent(rc.Key))
-	}
-	page = "SELECT " + strings.Join(cols, ", ")
-	switch {
-	case p.sortCol != nil:
-		page += from + " ORDER BY " + chOrder(chIdent(p.sortCol.Key), p.sortCol.Type == TypeDecimal, dir) + ", " + chRowKey + " ASC" + limit
-	case where == "":
+	if q.where == "" && p.sortCol == nil {
 		// Row numbers are positions: the page is a range of them.
-		page += " FROM " + c.chTable(p.Table) + " WHERE " + chRowKey + " >= " + strconv.Itoa(p.Query.Offset) +
-			" AND " + chRowKey + " < " + strconv.Itoa(p.Query.Offset+p.limit) + " ORDER BY " + chRowKey
-	default:
-		page += from + " ORDER BY " + chRowKey + " ASC" + limit
+		return counts, "SELECT " + strings.Join(q.sel, ", ") + " FROM " + c.chTable(p.Table) + " WHERE " + chRowKey + " >= " +
+			strconv.Itoa(p.Query.Offset) + " AND " + chRowKey + " < " + strconv.Itoa(p.Query.Offset+p.limit) + " ORDER BY " + chRowKey, nil
 	}
-	return counts, page, nil
+	return counts, q.whole() + limit, nil
 }
 
 // chOrder is an ORDER BY term with NULLS LAST. ClickHouse 18.16 sorts

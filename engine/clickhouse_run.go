@@ -342,19 +342,12 @@ func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write
 	if err := c.Drop(ctx, t); err != nil {
 		return err
 	}
-	cols := []string{chRowKey + " UInt64"}
+	types := make([]string, len(t.Columns))
 	for i, col := range t.Columns {
-		cols = append(cols, chIdent(col.Key)+" "+chType(col.Type, sqlTypes[i]))
+		types[i] = chType(col.Type, sqlTypes[i])
 	}
-	stmts := []string{
-		"CREATE TABLE " + c.chLocal(t) + " (" + strings.Join(cols, ", ") + ") ENGINE = MergeTree ORDER BY " + chRowKey,
-		"CREATE TABLE " + c.chTable(t) + " AS " + c.chLocal(t) + " ENGINE = Distributed(" + chIdent(c.cfg.Cluster) + ", " +
-			chIdent(c.cfg.Database) + ", " + chIdent(t.ID+"_local") + ", intHash64(" + chRowKey + "))",
-	}
-	for _, s := range stmts {
-		if err := c.execAll(ctx, s); err != nil {
-			return err
-		}
+	if err := c.create(ctx, t, types); err != nil {
+		return err
 	}
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -376,6 +369,108 @@ func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write
 	pr.CloseWithError(io.ErrClosedPipe)
 	if werr := <-done; werr != nil && werr != io.ErrClosedPipe {
 		return werr
+	}
+	return err
+}
+
+// create makes t's part on every shard and the Distributed table over
+// them, with the row number first and then the columns of the given
+// ClickHouse types.
+func (c *ClickHouse) create(ctx context.Context, t *Table, types []string) error {
+	cols := []string{chRowKey + " UInt64"}
+	for i, col := range t.Columns {
+		cols = append(cols, chIdent(col.Key)+" "+types[i])
+	}
+	stmts := []string{
+		"CREATE TABLE " + c.chLocal(t) + " (" + strings.Join(cols, ", ") + ") ENGINE = MergeTree ORDER BY " + chRowKey,
+		"CREATE TABLE " + c.chTable(t) + " AS " + c.chLocal(t) + " ENGINE = Distributed(" + chIdent(c.cfg.Cluster) + ", " +
+			chIdent(c.cfg.Database) + ", " + chIdent(t.ID+"_local") + ", intHash64(" + chRowKey + "))",
+	}
+	for _, s := range stmts {
+		if err := c.execAll(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Derive stores the whole result of plan p, in its order, as the new table
+// t on the cluster, without its rows leaving the cluster, and returns how
+// many rows it has. t's columns are the result's columns.
+func (c *ClickHouse) Derive(ctx context.Context, p *Plan, t *Table) (int64, error) {
+	q, err := c.chSelect(p)
+	if err != nil {
+		return 0, err
+	}
+	// Aliases keep two equal expressions (count under two names) apart;
+	// they are only seen by the INSERT around this subquery.
+	for i := range q.sel {
+		q.sel[i] += " AS " + chIdent("__dd_o"+strconv.Itoa(i+1))
+	}
+	view := q.whole()
+	r, err := c.query(ctx, view+" LIMIT 0", true)
+	if err != nil {
+		return 0, err
+	}
+	r.Close()
+	types := make([]string, len(r.types))
+	for i, typ := range r.types {
+		if !strings.HasPrefix(typ, "Nullable(") {
+			typ = "Nullable(" + typ + ")"
+		}
+		types[i] = typ
+	}
+	if err := c.create(ctx, t, types); err != nil {
+		return 0, err
+	}
+	// One thread numbers the rows in the order the sorted result arrives.
+	settings := url.Values{"insert_distributed_sync": {"1"}, "max_threads": {"1"}}
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" SELECT rowNumberInAllBlocks(), * FROM ("+view+")", nil, settings)
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), t)
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	n, err := c.Count(ctx, t)
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), t)
+	}
+	return n, err
+}
+
+// Copy makes dst a copy of src on the cluster; no row leaves it.
+func (c *ClickHouse) Copy(ctx context.Context, src, dst *Table) error {
+	rows, err := c.all(ctx, "SELECT name, type FROM system.columns WHERE database = "+chLiteral(c.cfg.Database)+
+		" AND table = "+chLiteral(src.ID)+" AND name != "+chLiteral(chRowKey))
+	if err != nil {
+		return err
+	}
+	byName := map[string]string{}
+	for _, r := range rows {
+		byName[r[0].(string)] = r[1].(string)
+	}
+	types := make([]string, len(dst.Columns))
+	for i, col := range dst.Columns {
+		if types[i] = byName[col.Key]; types[i] == "" {
+			return fmt.Errorf("engine: clickhouse: table %s has no column %q", src.ID, col.Key)
+		}
+	}
+	if err := c.create(ctx, dst, types); err != nil {
+		return err
+	}
+	settings := url.Values{"insert_distributed_sync": {"1"}}
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(dst)+" SELECT "+chRowKey+", "+chColumns(src)+" FROM "+c.chTable(src), nil, settings)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		var n int64
+		if n, err = c.Count(ctx, dst); err == nil && n != src.RowCount {
+			err = fmt.Errorf("engine: clickhouse: copy of %s has %d rows, want %d", src.ID, n, src.RowCount)
+		}
+	}
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), dst)
 	}
 	return err
 }

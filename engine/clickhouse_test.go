@@ -224,6 +224,55 @@ func TestClickHouseEquivalence(t *testing.T) {
 		}
 		return out
 	}
+	// show=true of derived results: the view stored on the cluster holds
+	// the same rows, in the same order, as the one stored in DuckDB.
+	scanNorm := func(id string) string {
+		var b strings.Builder
+		if _, err := s.Scan(ctx, id, func(row []any) error {
+			for _, v := range row {
+				if tm, ok := v.(time.Time); ok {
+					v = tm.Format(time.RFC3339Nano)
+				}
+				fmt.Fprintf(&b, "%v|", norm(v))
+			}
+			b.WriteByte('\n')
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for n := 0; n < 25; {
+		q := equivQuery(rng, rows, cells)
+		q.Show = true
+		views := make([]*View, 2)
+		for i, f := range []*File{local, remote} {
+			q.FileID = f.ID
+			p, err := s.Plan(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Run(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if views[i], err = s.Show(ctx, p, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if views[0] == nil || !views[0].Derived {
+			continue
+		}
+		n++
+		qj, _ := json.Marshal(q)
+		if views[1] == nil || views[1].RowCount != views[0].RowCount {
+			t.Errorf("show %s: cluster view %+v, want %d rows", qj, views[1], views[0].RowCount)
+			continue
+		}
+		if a, b := scanNorm(views[0].TableID), scanNorm(views[1].TableID); a != b {
+			t.Errorf("show %s: the cluster's view differs\nduckdb:\n%.600s\nclickhouse:\n%.600s", qj, a, b)
+		}
+	}
 	want := scanAll(local.Tables[0].ID)
 	if got := scanAll(remote.Tables[0].ID); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("scan of the cluster's copy differs from DuckDB's")
@@ -298,8 +347,13 @@ func TestClickHousePlacement(t *testing.T) {
 	if res.MatchedRowCount != 50 {
 		t.Errorf("matched %d, want 50", res.MatchedRowCount)
 	}
-	if _, err := s.Show(ctx, p, res); datadesk.ErrorCode(err) != datadesk.Unsupported {
-		t.Errorf("show of a derived result on the cluster: %v, want unsupported", err)
+	view, err := s.Show(ctx, p, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vt, err := s.Table(ctx, view.TableID)
+	if err != nil || vt.Location != LocationClickHouse || vt.RowCount != 50 || !view.Derived {
+		t.Errorf("derived view %+v: table %+v, %v; want 50 rows on the cluster", view, vt, err)
 	}
 	whole, _ := s.Plan(ctx, Query{FileID: big.ID, Show: true})
 	if v, err := s.Show(ctx, whole, res); err != nil || v.TableID != stored.ID {
@@ -325,10 +379,33 @@ func TestClickHousePlacement(t *testing.T) {
 		}
 	}
 
+	copied, err := s.AddFile(ctx, NewFile{Filename: "copy.csv", TempPath: tempBytes(t, s, "x"), CopyOf: big.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := copied.Tables[0].Location; got != LocationClickHouse {
+		t.Errorf("copy of a cluster table is in %s, want clickhouse", got)
+	}
+	scan := func(id string) string {
+		var b strings.Builder
+		if _, err := s.Scan(ctx, id, func(row []any) error { fmt.Fprintf(&b, "%v\n", row); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if a, b := scan(big.ID), scan(copied.ID); a != b || len(a) == 0 {
+		t.Errorf("copy differs from its source")
+	}
+
 	if err := s.DeleteFile(ctx, big.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ch.Count(ctx, stored); err == nil {
-		t.Errorf("the cluster still holds the deleted table")
+	for _, gone := range []*Table{stored, vt} {
+		if _, err := ch.Count(ctx, gone); err == nil {
+			t.Errorf("the cluster still holds %s of the deleted file", gone.ID)
+		}
+	}
+	if n, err := ch.Count(ctx, &copied.Tables[0]); err != nil || n != 150 {
+		t.Errorf("the copy holds %d rows (%v) after its source was deleted, want 150", n, err)
 	}
 }

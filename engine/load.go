@@ -264,11 +264,13 @@ func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *File, sourceID
 	if err != nil {
 		return nil, err
 	}
-	if src.Location != LocationDuckDB {
-		return nil, datadesk.Errorf(datadesk.Unsupported, "table %s is on the %s cluster; move it back (datadesk table move) to copy it", src.ID, src.Location).WithField("source_file_id")
-	}
 	t := &Table{ID: datadesk.NewID("t"), FileID: f.ID, Name: strings.TrimSuffix(f.Filename, filepath.Ext(f.Filename)),
 		RowCount: src.RowCount, Columns: src.Columns, CreatedAt: f.CreatedAt}
+	if r, err := s.remoteOf(src); err != nil {
+		return nil, err
+	} else if r != nil {
+		return s.copyOn(ctx, conn, r, src, t)
+	}
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT * FROM data.`+quoteIdent(src.ID)+` ORDER BY rowid`); err != nil {
 		return nil, classify(ctx, err)
 	}

@@ -276,3 +276,50 @@ func (s *Store) dropRemote(ctx context.Context, tables []*Table) {
 		}
 	}
 }
+
+// showOn stores a derived result of a table held by r as a new table on r,
+// next to its source, and records it in the owner's catalog.
+func (s *Store) showOn(ctx context.Context, r Backend, p *Plan, t *Table) (*View, error) {
+	n, err := r.Derive(ctx, p, t)
+	if err != nil {
+		return nil, err
+	}
+	t.RowCount = n
+	t.Report = Report{Table: t.Name, RowsRead: n, RowsStored: n, Notes: []string{"derived by a query of table " + p.Table.ID}}
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		if err := writeCatalog(ctx, conn, t, "view"); err != nil {
+			return err
+		}
+		_, err := conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, r.Name(), t.ID)
+		return classify(ctx, err)
+	})
+	if err != nil {
+		_ = r.Drop(context.WithoutCancel(ctx), t)
+		return nil, err
+	}
+	return &View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: n}, nil
+}
+
+// copyOn makes t a copy of src on the backend that holds src, and records
+// it in the catalog inside the transaction open on conn. If that
+// transaction rolls back later, the copy stays on the backend unreferenced.
+func (s *Store) copyOn(ctx context.Context, conn *sql.Conn, r Backend, src, t *Table) (*Table, error) {
+	if err := r.Copy(ctx, src, t); err != nil {
+		return nil, err
+	}
+	t.Report = Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
+	for _, c := range t.Columns {
+		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
+	}
+	err := writeCatalog(ctx, conn, t, "sheet")
+	if err == nil {
+		_, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, r.Name(), t.ID)
+		err = classify(ctx, err)
+	}
+	if err != nil {
+		_ = r.Drop(context.WithoutCancel(ctx), t)
+		return nil, err
+	}
+	t.Location = r.Name()
+	return t, nil
+}

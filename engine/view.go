@@ -69,9 +69,6 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	if res.MatchedRowCount == 0 {
 		return nil, nil
 	}
-	if p.Table.Location != LocationDuckDB {
-		return nil, datadesk.Errorf(datadesk.Unsupported, "table %s is on the %s cluster, where show=true cannot store a filtered or grouped result; show the whole table, or query it without show", p.Table.ID, p.Table.Location).WithField("show")
-	}
 	var cols []Column
 	if p.grouped {
 		cols = append(cols, p.groups...)
@@ -92,6 +89,11 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	sel, params := p.viewSQL()
 	t := &Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
+	if r, err := s.remoteOf(p.Table); err != nil {
+		return nil, err
+	} else if r != nil {
+		return s.showOn(ctx, r, p, t)
+	}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
 		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS `+sel, params...); err != nil {
 			return classify(ctx, err)
