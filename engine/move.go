@@ -44,7 +44,6 @@ func (s *Store) MoveTable(ctx context.Context, id, to string) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.forgetTables()
 	return s.Table(ctx, t.ID)
 }
 
@@ -103,8 +102,10 @@ func (s *Store) moveOut(ctx context.Context, t *Table) error {
 	})
 	if err != nil {
 		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
+		return err
 	}
-	return err
+	s.forgetTables()
+	return nil
 }
 
 func (s *Store) checkCount(ctx context.Context, t *Table) error {
@@ -208,6 +209,9 @@ func (s *Store) moveIn(ctx context.Context, t *Table) error {
 	if err != nil {
 		return err
 	}
+	// Readers find the table in DuckDB from now on, before the cluster's
+	// copy goes.
+	s.forgetTables()
 	if err := s.remote.Drop(ctx, t); err != nil {
 		s.logger.Error("drop moved table on the cluster", "table", t.ID, "err", err)
 	}
