@@ -21,23 +21,8 @@ import (
 // the cluster (the overhead of the engine), and beside the same query on
 // the same rows in DuckDB (the two backends side by side).
 func (r *runner) runCluster() (*Report, error) {
-	if err := os.MkdirAll(filepath.Join(r.dir, "in"), 0o755); err != nil {
-		return nil, err
-	}
-	fh, err := os.Create(r.path("table.csv"))
+	err := r.writeTableCSV()
 	if err != nil {
-		return nil, err
-	}
-	bw := bufio.NewWriterSize(fh, 1<<20)
-	if err := WriteCSV(bw, r.cfg.Rows); err != nil {
-		fh.Close()
-		return nil, err
-	}
-	if err := bw.Flush(); err != nil {
-		fh.Close()
-		return nil, err
-	}
-	if err := fh.Close(); err != nil {
 		return nil, err
 	}
 	if r.eng, err = engine.New(engine.Config{Dir: filepath.Join(r.dir, "data"), MemoryLimit: "2GB", Remote: r.cfg.ClickHouse}); err != nil {
@@ -73,10 +58,44 @@ func (r *runner) runCluster() (*Report, error) {
 	}()
 	r.report.Results = append(r.report.Results, *move)
 	r.bar.Add(1)
+	if err := r.clusterQueries(&local.Tables[0], remote); err != nil {
+		return nil, err
+	}
+	r.bar.Finish()
+	if err := writeReport(r.report, r.cfg.Results); err != nil {
+		return nil, err
+	}
+	return r.report, nil
+}
+
+// writeTableCSV writes the generated table as in/table.csv.
+func (r *runner) writeTableCSV() error {
+	if err := os.MkdirAll(filepath.Join(r.dir, "in"), 0o755); err != nil {
+		return err
+	}
+	fh, err := os.Create(r.path("table.csv"))
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(fh, 1<<20)
+	if err := WriteCSV(bw, r.cfg.Rows); err != nil {
+		fh.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// clusterQueries measures each query on the remote table beside its
+// statements run directly, and beside the same query on the local table.
+func (r *runner) clusterQueries(local, remote *engine.Table) error {
 	for _, q := range queries {
 		query, err := benchQuery(q.args, r.cfg.Rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		run := func(id string) func() error {
 			return func() error {
@@ -92,26 +111,22 @@ func (r *runner) runCluster() (*Report, error) {
 		query.FileID = remote.ID
 		plan, err := r.store.Plan(r.ctx, query)
 		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", q.name, err)
+			return fmt.Errorf("query %s: %w", q.name, err)
 		}
 		stmts, err := r.cfg.ClickHouse.Statements(plan)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		direct := &Result{Name: "clickhouse query_table: " + q.name, Baseline: "its ClickHouse SQL run directly", Target: 1.10}
 		if err := r.pair(direct, func() error { _, err := r.cfg.ClickHouse.Drain(r.ctx, stmts...); return err }, run(remote.ID)); err != nil {
-			return nil, err
+			return err
 		}
 		side := &Result{Name: "clickhouse vs duckdb: " + q.name, Baseline: "the same query on DuckDB", Note: "same rows, two shards on this machine"}
-		if err := r.pair(side, run(local.Tables[0].ID), run(remote.ID)); err != nil {
-			return nil, err
+		if err := r.pair(side, run(local.ID), run(remote.ID)); err != nil {
+			return err
 		}
 	}
-	r.bar.Finish()
-	if err := writeReport(r.report, r.cfg.Results); err != nil {
-		return nil, err
-	}
-	return r.report, nil
+	return nil
 }
 
 // benchQuery reads a query's arguments as the API does, keeping numbers
