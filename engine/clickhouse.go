@@ -261,26 +261,6 @@ func tsvUnescape(s string) string {
 	return b.String()
 }
 
-// tsvEscape writes a value for ClickHouse's TabSeparated input.
-func tsvEscape(b *strings.Builder, s string) {
-	for i := 0; i < len(s); i++ {
-		switch ch := s[i]; ch {
-		case '\\':
-			b.WriteString(`\\`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case 0:
-			b.WriteString(`\0`)
-		default:
-			b.WriteByte(ch)
-		}
-	}
-}
-
 // chLiteral writes s as a ClickHouse string literal. Backslash and quote
 // are escaped, and every control byte is written as \xHH, so no value can
 // end the literal or the statement.

@@ -352,7 +352,7 @@ func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		w := &tsvRowWriter{w: pw, types: t.Columns}
+		w := newBinRowWriter(pw, t.Columns, sqlTypes)
 		err := write(w)
 		if err == nil {
 			err = w.flush()
@@ -361,7 +361,7 @@ func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write
 		done <- err
 	}()
 	settings := url.Values{"insert_distributed_sync": {"1"}}
-	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" FORMAT TabSeparated", pr, settings)
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" FORMAT RowBinary", pr, settings)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -472,46 +472,6 @@ func (c *ClickHouse) Copy(ctx context.Context, src, dst *Table) error {
 	if err != nil {
 		_ = c.Drop(context.WithoutCancel(ctx), dst)
 	}
-	return err
-}
-
-// tsvRowWriter writes rows as ClickHouse TabSeparated lines, each led by
-// its row number.
-type tsvRowWriter struct {
-	w     io.Writer
-	types []Column
-	n     int64
-	b     strings.Builder
-}
-
-func (w *tsvRowWriter) Write(row []*string) error {
-	w.b.WriteString(strconv.FormatInt(w.n, 10))
-	w.n++
-	for i, v := range row {
-		w.b.WriteByte('\t')
-		switch {
-		case v == nil:
-			w.b.WriteString(`\N`)
-		case w.types[i].Type == TypeBoolean:
-			if *v == "true" {
-				w.b.WriteByte('1')
-			} else {
-				w.b.WriteByte('0')
-			}
-		default:
-			tsvEscape(&w.b, *v)
-		}
-	}
-	w.b.WriteByte('\n')
-	if w.b.Len() >= 1<<20 {
-		return w.flush()
-	}
-	return nil
-}
-
-func (w *tsvRowWriter) flush() error {
-	_, err := io.WriteString(w.w, w.b.String())
-	w.b.Reset()
 	return err
 }
 

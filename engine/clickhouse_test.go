@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +18,7 @@ import (
 // ClickHouse 18.16 has no type for, and text that tests the literal
 // escaper.
 var (
-	equivHeader = append(append([]string(nil), oracleHeader...), "at", "label")
+	equivHeader = append(append([]string(nil), oracleHeader...), "at", "label", "ratio")
 	equivLabels = []string{"O'Brien", `back\slash`, "tab\there", "Ünïcode ÄÖ", "line\nbreak", "%_like", `'; DROP TABLE x; --`, "MiXeD"}
 )
 
@@ -32,7 +34,17 @@ func equivCells(rows []oracleRow, rng *rand.Rand) [][]string {
 		if rng.IntN(5) > 0 {
 			label = equivLabels[rng.IntN(len(equivLabels))]
 		}
-		cells = append(cells, append(r.cells(), at, label))
+		// Fifteen integer digits beside four decimals make a double.
+		ratio := strconv.FormatFloat(float64(rng.IntN(2000000)-1000000)/10000, 'f', -1, 64)
+		switch rng.IntN(40) {
+		case 0:
+			ratio = "123456789012345"
+		case 1:
+			ratio = "-98765432109876"
+		case 2, 3, 4, 5:
+			ratio = ""
+		}
+		cells = append(cells, append(r.cells(), at, label, ratio))
 	}
 	return cells
 }
@@ -80,8 +92,34 @@ func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
 		}
 		q.Filters = append(q.Filters, f)
 	}
+	if rng.IntN(4) == 0 {
+		// Any op but contains: a double's text differs between the two
+		// (100.0 and 1e+20 in DuckDB, 100 and 1e20 in ClickHouse).
+		f := Filter{Column: "ratio", Op: []string{"eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"}[rng.IntN(8)]}
+		v := json.Number(cell(9))
+		if v == "" {
+			v = "0.5"
+		}
+		switch f.Op {
+		case "is_null":
+			f.Value = rng.IntN(2) == 0
+		case "in":
+			f.Value = []any{v, json.Number(cell(9) + "0"), json.Number("12.5")}
+		default:
+			f.Value = v
+		}
+		if f.Op == "in" && cell(9) == "" {
+			f.Value = []any{v}
+		}
+		q.Filters = append(q.Filters, f)
+	}
+	// A grouped query without aggregates counts, and may sort by count.
+	if rng.IntN(5) == 0 && len(q.Aggregates) < 8 && (len(q.GroupBy) == 0 || len(q.Aggregates) > 0) {
+		op := []string{"sum", "avg", "min", "max", "count"}[rng.IntN(5)]
+		q.Aggregates = append(q.Aggregates, Aggregate{Op: op, Column: "ratio", Name: op + "_of_ratio"})
+	}
 	if len(q.GroupBy) == 0 && q.SortBy != "" && rng.IntN(3) == 0 {
-		q.SortBy = []string{"at", "label"}[rng.IntN(2)]
+		q.SortBy = []string{"at", "label", "ratio"}[rng.IntN(3)]
 	}
 	if len(q.GroupBy) > 0 && len(q.GroupBy) < 3 && rng.IntN(4) == 0 {
 		q.GroupBy = append(q.GroupBy, "label")
@@ -89,7 +127,18 @@ func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
 	return q
 }
 
-// sameResult compares two answers by value; floats to six decimals.
+// sameValue compares two cells; floats to a relative 1e-9, since a sum of
+// doubles depends on the order the shards add them in.
+func sameValue(a, b any) bool {
+	x, okA := a.(float64)
+	y, okB := b.(float64)
+	if okA && okB {
+		return math.Abs(x-y) <= 1e-9*math.Max(1, math.Max(math.Abs(x), math.Abs(y)))
+	}
+	return fmt.Sprintf("%T %v", norm(a), norm(a)) == fmt.Sprintf("%T %v", norm(b), norm(b))
+}
+
+// sameResult compares two answers by value.
 func sameResult(a, b *QueryResult) string {
 	switch {
 	case a.MatchedRowCount != b.MatchedRowCount:
@@ -106,14 +155,13 @@ func sameResult(a, b *QueryResult) string {
 		return fmt.Sprintf("aggregates %v vs %v", a.Aggregates, b.Aggregates)
 	}
 	for k, v := range a.Aggregates {
-		if fmt.Sprintf("%T %v", norm(v), norm(v)) != fmt.Sprintf("%T %v", norm(b.Aggregates[k]), norm(b.Aggregates[k])) {
+		if !sameValue(v, b.Aggregates[k]) {
 			return fmt.Sprintf("aggregate %s: %#v vs %#v", k, v, b.Aggregates[k])
 		}
 	}
 	for i := range a.Rows {
 		for j := range a.Rows[i] {
-			x, y := norm(a.Rows[i][j]), norm(b.Rows[i][j])
-			if fmt.Sprintf("%T %v", x, x) != fmt.Sprintf("%T %v", y, y) {
+			if !sameValue(a.Rows[i][j], b.Rows[i][j]) {
 				return fmt.Sprintf("row %d col %d: %#v vs %#v\n%v\n%v", i, j, a.Rows[i][j], b.Rows[i][j], a.Rows[i], b.Rows[i])
 			}
 		}
@@ -144,6 +192,9 @@ func TestClickHouseEquivalence(t *testing.T) {
 	local, remote := add(), add()
 	if got := local.Tables[0].Columns[7].Type; got != TypeTimestamp {
 		t.Fatalf("at typed %s, want timestamp", got)
+	}
+	if got := local.Tables[0].Columns[9].Type; got != TypeDouble {
+		t.Fatalf("ratio typed %s, want double", got)
 	}
 	moved, err := s.MoveTable(ctx, remote.Tables[0].ID, LocationClickHouse)
 	if err != nil {
