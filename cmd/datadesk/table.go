@@ -100,7 +100,9 @@ func tableMove(args []string, stdout io.Writer) error {
 	for _, o := range owners {
 		store, release, err := eng.Acquire(ctx, o)
 		if err != nil {
-			return fmt.Errorf("table move: owner %s: %w", o, err)
+			// DuckDB lets one process open a database file: a running
+			// server on the same data directory is the usual cause.
+			return fmt.Errorf("table move: owner %s (stop the server on %s first): %w", o, *ef.data, err)
 		}
 		if _, err := store.Table(ctx, pos[0]); datadesk.ErrorCode(err) == datadesk.NotFound {
 			release()
