@@ -19,7 +19,8 @@ import (
 	"datadesk/rbac"
 )
 
-// TestMain doubles as the XLS reader's child process.
+// TestMain doubles as the XLS reader's child process, and stops the
+// ClickHouse cluster if a test started it.
 func TestMain(m *testing.M) {
 	if os.Getenv("DATADESK_XLS_WORKER") == "1" {
 		if err := ingest.RunXLSWorker(os.Args[len(os.Args)-1], os.Stdout); err != nil {
@@ -27,7 +28,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopTestCluster()
+	os.Exit(code)
 }
 
 type testServer struct {

@@ -65,6 +65,8 @@ type tableSchema struct {
 	// SourceTableID and Query are a derived view's provenance.
 	SourceTableID string          `json:"source_table_id,omitempty"`
 	Query         json.RawMessage `json:"query,omitempty"`
+	// Location is where the rows live: duckdb or clickhouse.
+	Location string `json:"location"`
 }
 
 // describe returns a file's descriptor with a signed download URL for its
@@ -90,7 +92,7 @@ func previewURL(tableID string) string { return "/v1/tables/" + tableID + "/rows
 
 func schemaOf(t *engine.Table) tableSchema {
 	ts := tableSchema{ID: t.ID, FileID: t.FileID, Name: t.Name, RowCount: t.RowCount, Columns: t.Columns,
-		Report: t.Report, RowsURL: previewURL(t.ID), PreviewURL: previewURL(t.ID), SourceTableID: t.SourceTableID}
+		Report: t.Report, RowsURL: previewURL(t.ID), PreviewURL: previewURL(t.ID), SourceTableID: t.SourceTableID, Location: t.Location}
 	if t.Query != "" {
 		ts.Query = json.RawMessage(t.Query)
 	}

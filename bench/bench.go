@@ -44,6 +44,9 @@ type Config struct {
 	Progress io.Writer
 	// HTTPCalls is how many tool calls each concurrency level makes.
 	HTTPCalls int
+	// ClickHouse, if set, makes the run measure the query_table paths on a
+	// table held by this cluster instead of the DuckDB paths.
+	ClickHouse *engine.ClickHouse
 }
 
 // Measure is one path's timings and peak memory.
@@ -206,6 +209,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		dir = d
 	}
 	r := &runner{cfg: cfg, ctx: ctx, dir: dir, report: &Report{Rows: cfg.Rows, Repeat: cfg.Repeat, Machine: machine(), StartedAt: time.Now().UTC()}}
+	if cfg.ClickHouse != nil {
+		return r.runCluster()
+	}
 	if err := r.generate(); err != nil {
 		return nil, err
 	}

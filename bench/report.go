@@ -41,6 +41,9 @@ func (rep *Report) Markdown() string {
 	for _, m := range rep.Memory {
 		fmt.Fprintf(&b, "- %s\n", m)
 	}
+	if len(rep.HTTP) == 0 {
+		return b.String()
+	}
 	b.WriteString("\n## Tool calls over HTTP on loopback\n\n| callers | calls | p50 | p99 | calls/s |\n|---|---|---|---|---|\n")
 	for _, h := range rep.HTTP {
 		fmt.Fprintf(&b, "| %d | %d | %s | %s | %.0f |\n", h.Callers, h.Calls, ms(h.P50), ms(h.P99), h.Throughput)

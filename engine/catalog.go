@@ -44,6 +44,9 @@ type Table struct {
 	// table it came from and the query's arguments as JSON.
 	SourceTableID string `json:"source_table_id,omitempty"`
 	Query         string `json:"query,omitempty"`
+	// Location says where the rows live: duckdb (the owner's file) or
+	// clickhouse (the cluster).
+	Location string `json:"location"`
 }
 
 // Column describes one column of a stored table.
@@ -152,6 +155,7 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
 		_ = os.Remove(final)
 		return nil, err
 	}
+	s.placeLarge(ctx, f)
 	return f, nil
 }
 
@@ -291,11 +295,14 @@ func (s *Store) forgetTables() {
 func (s *Store) readTable(ctx context.Context, id string) (*Table, error) {
 	var t Table
 	var report string
-	var source, query sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at FROM dd_tables
+	var source, query, location sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at, location FROM dd_tables
 		WHERE id = ? OR (file_id = ? AND ordinal = 0 AND kind = 'sheet')`, id, id).
-		Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &source, &query, &t.CreatedAt)
-	t.SourceTableID, t.Query = source.String, query.String
+		Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &source, &query, &t.CreatedAt, &location)
+	t.SourceTableID, t.Query, t.Location = source.String, query.String, location.String
+	if t.Location == "" {
+		t.Location = LocationDuckDB
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, datadesk.Errorf(datadesk.NotFound, "no table with id %q", id).WithField("file_id")
 	}
@@ -331,6 +338,7 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	remote := s.remoteTables(ctx, all)
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
 		for _, t := range all {
 			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t)); err != nil {
@@ -353,6 +361,7 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 		return err
 	}
 	s.forgetTables()
+	s.dropRemote(ctx, remote)
 	if err := os.Remove(s.BytesPath(id)); err != nil && !os.IsNotExist(err) {
 		s.logger.Error("remove bytes", "file", id, "err", err)
 	}

@@ -14,13 +14,16 @@ import (
 	"datadesk"
 )
 
-// TestMain doubles as a child process that ingests until it is killed.
+// TestMain doubles as a child process that ingests until it is killed,
+// and stops the ClickHouse cluster if a test started it.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("DATADESK_TEST_KILLED_INGEST"); dir != "" {
 		killedIngestChild(dir, os.Getenv("DATADESK_TEST_OWNER"))
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopTestCluster()
+	os.Exit(code)
 }
 
 // killedIngestChild commits one file, then starts a long ingest and says so

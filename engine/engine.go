@@ -39,6 +39,11 @@ type Config struct {
 	Threads     int
 	MaxTempSize string
 	Logger      *slog.Logger
+	// Remote, if set, can hold big tables outside the owners' DuckDB
+	// files (a ClickHouse cluster); RemoteMinRows > 0 sends every new
+	// table of at least that many rows there.
+	Remote        Backend
+	RemoteMinRows int64
 }
 
 func (c *Config) setDefaults() {

@@ -225,6 +225,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 // writeCatalog records a new table and its columns, inside the transaction
 // open on conn. kind is sheet for a file's own tables, view for derived ones.
 func writeCatalog(ctx context.Context, conn *sql.Conn, t *Table, kind string) error {
+	t.Location = LocationDuckDB
 	report, err := json.Marshal(t.Report)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -265,6 +266,11 @@ func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *File, sourceID
 	}
 	t := &Table{ID: datadesk.NewID("t"), FileID: f.ID, Name: strings.TrimSuffix(f.Filename, filepath.Ext(f.Filename)),
 		RowCount: src.RowCount, Columns: src.Columns, CreatedAt: f.CreatedAt}
+	if r, err := s.remoteOf(src); err != nil {
+		return nil, err
+	} else if r != nil {
+		return s.copyOn(ctx, conn, r, src, t)
+	}
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT * FROM data.`+quoteIdent(src.ID)+` ORDER BY rowid`); err != nil {
 		return nil, classify(ctx, err)
 	}

@@ -67,3 +67,47 @@ func TestPlanGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanGoldenClickHouse compiles the same plans to ClickHouse SQL and
+// compares them with the .ch.sql.golden files beside them.
+func TestPlanGoldenClickHouse(t *testing.T) {
+	ch := &ClickHouse{cfg: ClickHouseConfig{Cluster: "datadesk", Database: "datadesk"}}
+	files, _ := filepath.Glob(filepath.Join("testdata", "plans", "*.json"))
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q Query
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&q); err != nil {
+				t.Fatal(err)
+			}
+			p, err := planFor(planTable, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stmts, err := ch.Statements(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.ReplaceAll(strings.Join(stmts, ";\n"), " FROM ", "\n FROM ") + "\n"
+			golden := strings.TrimSuffix(f, ".json") + ".ch.sql.golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}

@@ -581,6 +581,11 @@ type View struct {
 
 // Run executes a plan. Errors: timeout when ctx ends first.
 func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
+	if r, err := s.remoteOf(p.Table); err != nil {
+		return nil, err
+	} else if r != nil {
+		return r.Run(ctx, p)
+	}
 	q, params := p.SQL()
 	rows, err := s.db.QueryContext(ctx, q, params...)
 	if err != nil {
@@ -658,13 +663,20 @@ func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 			return nil, err
 		}
 	}
+	res.page(p, total)
+	return res, nil
+}
+
+// page finishes an answer of total rows or groups: a page of rows or
+// groups says whether more follow; a count or aggregate answer carries no
+// rows and says nothing about more.
+func (res *QueryResult) page(p *Plan, total int64) {
 	if p.grouped || p.limit > 0 {
 		more := int64(p.Query.Offset+len(res.Rows)) < total
 		res.HasMore = &more
-	} else {
-		res.Rows, res.Columns, res.Offset = nil, nil, 0
+		return
 	}
-	return res, nil
+	res.Rows, res.Columns, res.Offset = nil, nil, 0
 }
 
 // outType is the catalog type of output column i of a grouped result.

@@ -51,6 +51,11 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	if err != nil {
 		return nil, err
 	}
+	if r, err := s.remoteOf(t); err != nil {
+		return nil, err
+	} else if r != nil {
+		return r.Rows(ctx, t, req)
+	}
 	if req.Limit == 0 {
 		req.Limit = DefaultPageSize
 	}

@@ -14,6 +14,11 @@ func (s *Store) Scan(ctx context.Context, tableID string, fn func(row []any) err
 	if err != nil {
 		return nil, err
 	}
+	if r, err := s.remoteOf(t); err != nil {
+		return nil, err
+	} else if r != nil {
+		return t, r.Scan(ctx, t, fn)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT * FROM data.`+quoteIdent(t.ID)+` ORDER BY rowid`)
 	if err != nil {
 		return nil, classify(ctx, err)

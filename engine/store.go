@@ -31,6 +31,10 @@ type Store struct {
 	// sheet). A stored table never changes; deleting a file clears it.
 	cacheMu sync.RWMutex
 	tables  map[string]*Table
+
+	// remote holds tables whose catalog location is not DuckDB.
+	remote        Backend
+	remoteMinRows int64
 }
 
 // catalogDDL creates the catalog. Each entry is one statement: the driver
@@ -70,6 +74,7 @@ var catalogDDL = []string{
 		type VARCHAR NOT NULL,
 		identifier BOOLEAN NOT NULL,
 		reason VARCHAR NOT NULL)`,
+	`ALTER TABLE dd_tables ADD COLUMN IF NOT EXISTS location VARCHAR DEFAULT 'duckdb'`,
 }
 
 // dsn returns the settings every instance opens with. External access is off
@@ -101,7 +106,8 @@ func openStore(ctx context.Context, cfg Config, owner string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", owner, err)
 	}
-	s := &Store{owner: owner, dir: dir, db: sql.OpenDB(connector), logger: cfg.Logger.With("owner", owner), tables: map[string]*Table{}}
+	s := &Store{owner: owner, dir: dir, db: sql.OpenDB(connector), logger: cfg.Logger.With("owner", owner), tables: map[string]*Table{},
+		remote: cfg.Remote, remoteMinRows: cfg.RemoteMinRows}
 	for _, stmt := range catalogDDL {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			s.db.Close()

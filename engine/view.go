@@ -89,6 +89,11 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	sel, params := p.viewSQL()
 	t := &Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
+	if r, err := s.remoteOf(p.Table); err != nil {
+		return nil, err
+	} else if r != nil {
+		return s.showOn(ctx, r, p, t)
+	}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
 		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS `+sel, params...); err != nil {
 			return classify(ctx, err)

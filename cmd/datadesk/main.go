@@ -44,7 +44,8 @@ usage:
   datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk ingest FILE
-  datadesk bench [--rows 1000000] [--repeat 5] [--out results]
+  datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]
+  datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
 `
 
 func main() {
@@ -98,6 +99,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return auditRead(args[1:], stdout)
 	case "ingest":
 		return ingestFile(args[1:], stdout)
+	case "table":
+		if len(args) < 2 || args[1] != "move" {
+			return errors.New("table: want move ID --to clickhouse|duckdb")
+		}
+		return tableMove(args[2:], stdout)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
@@ -164,10 +170,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
 	offload := fs.String("offload-providers", envOr("DATADESK_OFFLOAD_PROVIDERS", ""), "comma-separated tool providers whose big table results are stored, not passed to the model")
 	ef := addEngineFlags(fs)
+	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	engineCfg, err := cf.apply(ef.config(logger))
+	if err != nil {
+		return err
+	}
 
 	users, err := rbac.OpenUsers(*ef.data)
 	if err != nil {
@@ -182,7 +193,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
 	}
-	srv, closeAll, err := openServer(ef, api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
+	srv, closeAll, err := openServer(ef, engineCfg, api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
 		OffloadProviders: splitList(*offload), Logger: logger})
 	if err != nil {
 		return err
@@ -213,7 +224,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 
 // openServer opens what a server needs in the data directory: users,
 // policy, databases, audit log and signing key. closeAll closes them.
-func openServer(ef engineFlags, cfg api.Config) (srv *api.Server, closeAll func(), err error) {
+func openServer(ef engineFlags, engineCfg engine.Config, cfg api.Config) (srv *api.Server, closeAll func(), err error) {
 	var closers []func() error
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -237,7 +248,7 @@ func openServer(ef engineFlags, cfg api.Config) (srv *api.Server, closeAll func(
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err := engine.New(ef.config(cfg.Logger))
+	eng, err := engine.New(engineCfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,6 +289,7 @@ func serveMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	queryTimeout := fs.Duration("query-timeout", api.DefaultQueryTimeout, "longest a files.query_table call may run")
 	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
 	ef := addEngineFlags(fs)
+	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -289,7 +301,11 @@ func serveMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return errors.New("mcp needs a user's bearer token: --token or DATADESK_TOKEN")
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
-	srv, closeAll, err := openServer(ef, api.Config{QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL, Logger: logger})
+	engineCfg, err := cf.apply(ef.config(logger))
+	if err != nil {
+		return err
+	}
+	srv, closeAll, err := openServer(ef, engineCfg, api.Config{QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -541,10 +557,27 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	repeat := fs.Int("repeat", 5, "runs of each path and its baseline")
 	out := fs.String("out", "results", "folder for report.md, report.json and chart.png")
 	work := fs.String("work", "", "work folder for inputs and databases (a temp folder if empty)")
+	backend := fs.String("backend", "duckdb", "duckdb: every path; clickhouse: the query_table paths on the cluster of --clickhouse")
+	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rep, err := bench.Run(context.Background(), bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr})
+	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr}
+	switch *backend {
+	case "duckdb":
+	case "clickhouse":
+		ch, err := cf.client()
+		if err != nil {
+			return err
+		}
+		if ch == nil {
+			return errors.New("bench: --backend clickhouse needs --clickhouse URL,URL (or DATADESK_CLICKHOUSE)")
+		}
+		cfg.ClickHouse = ch
+	default:
+		return fmt.Errorf("bench: unknown backend %q; use duckdb or clickhouse", *backend)
+	}
+	rep, err := bench.Run(context.Background(), cfg)
 	if err != nil {
 		return err
 	}

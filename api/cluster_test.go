@@ -1,0 +1,169 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"datadesk/engine"
+	"datadesk/engine/clickhousetest"
+	"datadesk/ingest"
+	"datadesk/rbac"
+)
+
+// The local two-shard ClickHouse cluster, started by the first test that
+// needs it and stopped by TestMain.
+var testCluster struct {
+	once sync.Once
+	c    *clickhousetest.Cluster
+	err  error
+}
+
+func stopTestCluster() {
+	if testCluster.c != nil {
+		testCluster.c.Stop()
+	}
+}
+
+func testClickHouse(t *testing.T) *engine.ClickHouse {
+	t.Helper()
+	testCluster.once.Do(func() { testCluster.c, testCluster.err = clickhousetest.Start(2) })
+	if errors.Is(testCluster.err, clickhousetest.ErrNoServer) {
+		t.Skip(testCluster.err)
+	}
+	if testCluster.err != nil {
+		t.Fatal(testCluster.err)
+	}
+	c := testCluster.c
+	ch, err := engine.NewClickHouse(engine.ClickHouseConfig{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// TestClusterTableThroughHTTP uploads one CSV twice, moves one copy's table
+// to the ClickHouse cluster, and checks that query_table calls, pages and
+// exports answer the same for both through the HTTP interface, and that
+// deleting the file removes the table from the cluster.
+func TestClusterTableThroughHTTP(t *testing.T) {
+	ch := testClickHouse(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, _ := rbac.OpenUsers(dir)
+	policy, _ := rbac.NewPolicy(rbac.DefaultPolicy)
+	system, err := engine.OpenSystem(ctx, engine.Config{Dir: dir, MemoryLimit: "128MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, _ := rbac.OpenAudit(dir)
+	srv, err := New(Config{SigningKey: bytes.Repeat([]byte("k"), 32), DataDir: dir}, Deps{Engine: eng, System: system,
+		Ingest: ingest.New(ingest.Config{XLSCommand: []string{os.Args[0]}}), Users: users, Policy: policy, Audit: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { hs.Close(); eng.Close(); system.Close(); audit.Close() })
+	ts := &testServer{t: t, url: hs.URL, dir: dir}
+	user, token, err := users.Add("ana", "analyst")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var csv strings.Builder
+	csv.WriteString("code,Region,amount,day,note\n")
+	regions := []string{"North", "north", "SOUTH", "", "East"}
+	for i := range 400 {
+		amount, day := fmt.Sprintf("%d.%02d", i*7%900-100, i%100), fmt.Sprintf("2024-%02d-%02d", 1+i%12, 1+i%28)
+		if i%11 == 0 {
+			amount, day = "", ""
+		}
+		fmt.Fprintf(&csv, "%06d,%s,%s,%s,\"note, %d\"\n", i*37%1000, regions[i%5], amount, day, i%9)
+	}
+	tableOf := func() (string, string) {
+		code, m := ts.upload(token, "sales.csv", []byte(csv.String()))
+		if code != 201 {
+			t.Fatalf("upload: %d %v", code, m)
+		}
+		tables := m["tables"].([]any)
+		return m["file"].(map[string]any)["id"].(string), tables[0].(map[string]any)["id"].(string)
+	}
+	localFile, localTable := tableOf()
+	remoteFile, remoteTable := tableOf()
+	store, release, err := eng.Acquire(ctx, user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.MoveTable(ctx, remoteTable, engine.LocationClickHouse)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, m, _ := ts.do("GET", "/v1/tables/"+remoteTable, token, nil, ""); !strings.Contains(fmt.Sprint(m), "location:clickhouse") {
+		t.Errorf("table descriptor does not say clickhouse: %v", m)
+	}
+
+	for _, args := range []string{
+		`{"limit":20,"offset":3}`,
+		`{"filters":[{"column":"region","op":"eq","value":"NORTH"}],"aggregates":[{"op":"sum","column":"amount"},{"op":"avg","column":"amount"}],"limit":5,"sort_by":"amount","direction":"desc"}`,
+		`{"group_by":["region"],"aggregates":[{"op":"count"},{"op":"max","column":"amount"}],"sort_by":"max_amount"}`,
+		`{"filters":[{"column":"code","op":"eq","value":37},{"column":"day","op":"is_null","value":false}],"limit":3}`,
+		`{"filters":[{"column":"note","op":"contains","value":"E, 4"}],"columns":["code","day"],"limit":7,"sort_by":"day"}`,
+		`{"filters":[{"column":"amount","op":"gt","value":"many"}]}`,
+		`{"group_by":["nope"]}`,
+	} {
+		answer := func(fileID string) (int, map[string]any) {
+			var a map[string]any
+			_ = json.Unmarshal([]byte(args), &a)
+			a["file_id"] = fileID
+			body, _ := json.Marshal(map[string]any{"arguments": a})
+			code, m, _ := ts.do("POST", "/v1/tools/files.query_table", token, bytes.NewReader(body), "application/json")
+			if r, ok := m["result"].(map[string]any); ok {
+				for _, k := range []string{"file_id", "table_id", "sql"} {
+					delete(r, k)
+				}
+			}
+			if e, ok := m["error"].(map[string]any); ok {
+				delete(e, "request_id")
+			}
+			return code, m
+		}
+		c1, want := answer(localFile)
+		c2, got := answer(remoteFile)
+		if c1 != c2 || fmt.Sprint(want) != fmt.Sprint(got) {
+			t.Errorf("query_table %s:\nduckdb     %d %v\nclickhouse %d %v", args, c1, want, c2, got)
+		}
+	}
+	for _, path := range []string{"/rows?offset=390&limit=20", "/rows?limit=15&offset=100&sort=amount&direction=desc", "/rows?limit=9&sort=day",
+		"/export?format=csv", "/export?format=json", "/rows?sort=nope"} {
+		c1, _, want := ts.do("GET", "/v1/tables/"+localTable+path, token, nil, "")
+		c2, _, got := ts.do("GET", "/v1/tables/"+remoteTable+path, token, nil, "")
+		want = bytes.ReplaceAll(want, []byte(localTable), []byte("T"))
+		got = bytes.ReplaceAll(got, []byte(remoteTable), []byte("T"))
+		if c1 != c2 || !bytes.Equal(want, got) {
+			t.Errorf("%s:\nduckdb     %d %.400s\nclickhouse %d %.400s", path, c1, want, c2, got)
+		}
+	}
+
+	if code, _, _ := ts.do("DELETE", "/v1/files/"+remoteFile, token, nil, ""); code != 204 {
+		t.Fatalf("delete: %d", code)
+	}
+	if n, err := clusterCount(ctx, ch, remoteTable); err == nil {
+		t.Errorf("the cluster still holds %d rows of the deleted file's table", n)
+	}
+}
+
+func clusterCount(ctx context.Context, ch *engine.ClickHouse, tableID string) (int64, error) {
+	return ch.Count(ctx, &engine.Table{ID: tableID})
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"datadesk"
+	"datadesk/engine"
+	"datadesk/engine/clickhousetest"
+)
+
+// TestTableMoveBothWays moves a stored table to a local two-shard cluster
+// and back with the command, and compares its rows with the original.
+func TestTableMoveBothWays(t *testing.T) {
+	cluster, err := clickhousetest.Start(2)
+	if errors.Is(err, clickhousetest.ErrNoServer) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	dir := t.TempDir()
+	ctx := context.Background()
+	var tableID string
+	scan := func() string {
+		eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "256MB"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer eng.Close()
+		owner := datadesk.NewID("u")
+		if entries, _ := os.ReadDir(filepath.Join(dir, "owners")); len(entries) == 1 {
+			owner = entries[0].Name()
+		}
+		s, release, err := eng.Acquire(ctx, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		if tableID == "" {
+			tmp := filepath.Join(s.IncomingDir(), "up")
+			os.WriteFile(tmp, []byte("x"), 0o600)
+			f, err := s.AddFile(ctx, engine.NewFile{Filename: "m.csv", TempPath: tmp, Tables: []engine.TableSource{{
+				Name: "m", Header: []string{"code", "amount", "at"},
+				Rows: func(yield func([]string) error) (engine.RowStats, error) {
+					for i := range 300 {
+						at := fmt.Sprintf("2024-03-%02d 10:00:%02d.%06d", 1+i%28, i%60, i*1237%1000000)
+						if i%7 == 0 {
+							at = ""
+						}
+						if err := yield([]string{fmt.Sprintf("%05d", i), fmt.Sprintf("%d.%02d", i, i%100), at}); err != nil {
+							return engine.RowStats{}, err
+						}
+					}
+					return engine.RowStats{}, nil
+				}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tableID = f.Tables[0].ID
+		}
+		var b strings.Builder
+		if _, err := s.Scan(ctx, tableID, func(row []any) error { fmt.Fprintf(&b, "%v\n", row); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	original := scan()
+	move := func(to string) {
+		var out bytes.Buffer
+		err := run([]string{"table", "move", tableID, "--to", to, "--data", dir, "--memory-limit", "256MB",
+			"--clickhouse", strings.Join(cluster.Nodes, ","), "--clickhouse-cluster", cluster.Name}, &out, &out)
+		if err != nil {
+			t.Fatalf("move to %s: %v\n%s", to, err, out.String())
+		}
+		var got struct {
+			Location string `json:"location"`
+			Rows     int64  `json:"rows"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Location != to || got.Rows != 300 {
+			t.Fatalf("move to %s printed %s", to, out.String())
+		}
+	}
+	move(engine.LocationClickHouse)
+	if got := scanWithCluster(t, dir, tableID, cluster); got != original {
+		t.Errorf("rows on the cluster differ from the original")
+	}
+	move(engine.LocationDuckDB)
+	if got := scan(); got != original {
+		t.Errorf("rows moved back differ from the original")
+	}
+	var out bytes.Buffer
+	if err := run([]string{"table", "move", "t_nosuchtable000000000000000000", "--to", "clickhouse", "--data", dir,
+		"--clickhouse", strings.Join(cluster.Nodes, ",")}, &out, &out); err == nil {
+		t.Errorf("moving a missing table succeeded")
+	}
+}
+
+func scanWithCluster(t *testing.T, dir, tableID string, c *clickhousetest.Cluster) string {
+	t.Helper()
+	ch, err := engine.NewClickHouse(engine.ClickHouseConfig{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "256MB", Remote: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	entries, _ := os.ReadDir(filepath.Join(dir, "owners"))
+	s, release, err := eng.Acquire(context.Background(), entries[0].Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	var b strings.Builder
+	if _, err := s.Scan(context.Background(), tableID, func(row []any) error { fmt.Fprintf(&b, "%v\n", row); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

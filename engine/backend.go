@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// Where a table's rows live, as its catalog entry says.
+const (
+	// LocationDuckDB is the owner's own DuckDB file, the default.
+	LocationDuckDB = "duckdb"
+	// LocationClickHouse is the ClickHouse cluster of Config.Remote.
+	LocationClickHouse = "clickhouse"
+)
+
+// Backend holds the rows of tables outside the owner's DuckDB file and
+// answers the same checked plans, pages and scans over them with the same
+// semantics. The owner's catalog stays in DuckDB; a table's catalog entry
+// says which backend holds its rows. *ClickHouse implements it.
+type Backend interface {
+	// Name is the location the catalog records for tables it holds.
+	Name() string
+	// Run answers a checked files.query_table plan.
+	Run(ctx context.Context, p *Plan) (*QueryResult, error)
+	// Rows returns a page for browsing.
+	Rows(ctx context.Context, t *Table, req PageRequest) (*Page, error)
+	// Scan streams every row in file order, as Store.Scan does.
+	Scan(ctx context.Context, t *Table, fn func(row []any) error) error
+	// Put creates table t and stores the rows that write produces; cols
+	// are the columns' SQL types as DuckDB names them (DECIMAL(18,2)).
+	Put(ctx context.Context, t *Table, sqlTypes []string, write func(w RowWriter) error) error
+	// Count returns how many rows the backend holds for t.
+	Count(ctx context.Context, t *Table) (int64, error)
+	// SQLTypes returns the DuckDB names of the column types of t.
+	SQLTypes(ctx context.Context, t *Table) ([]string, error)
+	// Derive stores the whole result of a plan, in order, as the new
+	// table t next to the plan's table, and returns its row count.
+	Derive(ctx context.Context, p *Plan, t *Table) (int64, error)
+	// Copy makes dst, a new table with src's columns, a copy of src next
+	// to it.
+	Copy(ctx context.Context, src, dst *Table) error
+	// Drop removes t; a missing table is no error.
+	Drop(ctx context.Context, t *Table) error
+}
+
+// RowWriter takes rows for Backend.Put, each value as its text (DuckDB's
+// cast to VARCHAR; booleans as true or false) or nil for NULL, in file
+// order.
+type RowWriter interface {
+	Write(row []*string) error
+}
+
+// remoteOf returns the backend holding t's rows, or nil when they are in
+// the owner's DuckDB file. A table on a backend this server is not
+// configured for is an internal error: the data exists, the server cannot
+// reach it.
+func (s *Store) remoteOf(t *Table) (Backend, error) {
+	if t.Location == "" || t.Location == LocationDuckDB {
+		return nil, nil
+	}
+	if s.remote == nil || s.remote.Name() != t.Location {
+		return nil, fmt.Errorf("engine: table %s lives on %s, which is not configured", t.ID, t.Location)
+	}
+	return s.remote, nil
+}

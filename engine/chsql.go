@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The ClickHouse dialect of a plan. A table on the cluster keeps every
+// column Nullable and adds the row number __row (UInt64, file order from
+// 0). Types where ClickHouse 18.16 would lose data are stored as text:
+// dates as YYYY-MM-DD (its Date ends in 2106 and starts in 1970) and
+// timestamps as DuckDB writes them, YYYY-MM-DD HH:MM:SS with the fraction
+// of a second to the microsecond and no trailing zeros (its DateTime has
+// whole seconds only). Both sort and compare as text in time order.
+// Booleans are UInt8. No statement uses an alias, so a column named like
+// an alias can never be confused with one.
+
+const chRowKey = "__row"
+
+// chType is the ClickHouse column type for a DuckDB column type.
+func chType(catalogType, sqlType string) string {
+	switch catalogType {
+	case TypeInteger:
+		return "Nullable(Int64)"
+	case TypeDecimal:
+		p, s := decimalPS(sqlType)
+		return "Nullable(Decimal(" + strconv.Itoa(p) + ", " + strconv.Itoa(s) + "))"
+	case TypeDouble:
+		return "Nullable(Float64)"
+	case TypeBoolean:
+		return "Nullable(UInt8)"
+	}
+	return "Nullable(String)"
+}
+
+// duckType is the DuckDB column type for a ClickHouse column holding a
+// column of catalogType.
+func duckType(catalogType, chType string) string {
+	switch catalogType {
+	case TypeInteger:
+		return "BIGINT"
+	case TypeDecimal:
+		p, s := decimalPS(chType)
+		return "DECIMAL(" + strconv.Itoa(p) + "," + strconv.Itoa(s) + ")"
+	case TypeDouble:
+		return "DOUBLE"
+	case TypeBoolean:
+		return "BOOLEAN"
+	case TypeDate:
+		return "DATE"
+	case TypeTimestamp:
+		return "TIMESTAMP"
+	}
+	return "VARCHAR"
+}
+
+// decimalPS reads precision and scale from DECIMAL(18,2) or
+// Nullable(Decimal(18, 2)); 18,0 when absent.
+func decimalPS(t string) (int, int) {
+	i := strings.LastIndex(t, "(")
+	j := strings.Index(t, ")")
+	if i < 0 || j < i {
+		return 18, 0
+	}
+	parts := strings.Split(t[i+1:j], ",")
+	if len(parts) != 2 {
+		return 18, 0
+	}
+	p, err1 := strconv.Atoi(strings.TrimSpace(parts[0]))
+	s, err2 := strconv.Atoi(strings.TrimSpace(parts[1]))
+	if err1 != nil || err2 != nil {
+		return 18, 0
+	}
+	return p, s
+}
+
+// chTable names the Distributed table of t; chLocal its part on a shard.
+func (c *ClickHouse) chTable(t *Table) string {
+	return chIdent(c.cfg.Database) + "." + chIdent(t.ID)
+}
+
+func (c *ClickHouse) chLocal(t *Table) string {
+	return chIdent(c.cfg.Database) + "." + chIdent(t.ID+"_local")
+}
+
+// chNumber writes a float as a ClickHouse Float64 literal.
+func chNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return "toFloat64(" + strconv.FormatFloat(f, 'g', -1, 64) + ")"
+}
+
+// chOperand returns how a column and a checked value compare, matching
+// operand: numbers as Float64, text in lower case.
+func chOperand(c *Column, v any) (lhs, rhs string) {
+	col := chIdent(c.Key)
+	switch c.Type {
+	case TypeInteger, TypeDecimal, TypeDouble:
+		return "toFloat64(" + col + ")", chNumber(v.(float64))
+	case TypeDate:
+		return col, chLiteral(v.(string))
+	case TypeTimestamp:
+		return col, chLiteral(canonicalTimestamp(v.(string)))
+	case TypeBoolean:
+		if v.(bool) {
+			return col, "1"
+		}
+		return col, "0"
+	}
+	return "lowerUTF8(" + col + ")", "lowerUTF8(" + chLiteral(v.(string)) + ")"
+}
+
+// canonicalTimestamp writes a checked timestamp filter value the way
+// DuckDB writes a timestamp as text, as the cluster stores it.
+func canonicalTimestamp(s string) string {
+	for _, l := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.Format("2006-01-02 15:04:05")
+		}
+	}
+	return s
+}
+
+// chText is a column as DuckDB's CAST(... AS VARCHAR) writes it, for
+// contains.
+func chText(c *Column) string {
+	col := chIdent(c.Key)
+	switch c.Type {
+	case TypeInteger, TypeDecimal, TypeDouble:
+		return "toString(" + col + ")"
+	case TypeBoolean:
+		return "if(isNull(" + col + "), NULL, if(" + col + " = 1, 'true', 'false'))"
+	}
+	return col
+}
+
+// chFilter compiles one filter that filterSQL has accepted.
+func chFilter(c *Column, f Filter) (string, error) {
+	col := chIdent(c.Key)
+	switch f.Op {
+	case "is_null":
+		if f.Value.(bool) {
+			return col + " IS NULL", nil
+		}
+		return col + " IS NOT NULL", nil
+	case "contains":
+		return "position(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(textOf(f.Value)) + ")) > 0", nil
+	case "in":
+		var lhs string
+		var items []string
+		for _, v := range f.Value.([]any) {
+			pv, err := convert("value", c, v)
+			if err != nil {
+				return "", err
+			}
+			l, r := chOperand(c, pv)
+			lhs = l
+			items = append(items, r)
+		}
+		return lhs + " IN (" + strings.Join(items, ", ") + ")", nil
+	}
+	pv, err := convert("value", c, f.Value)
+	if err != nil {
+		return "", err
+	}
+	lhs, rhs := chOperand(c, pv)
+	switch f.Op {
+	case "eq":
+		return lhs + " = " + rhs, nil
+	case "ne":
+		// IS DISTINCT FROM: a NULL differs from every value.
+		return "(" + col + " IS NULL OR " + lhs + " != " + rhs + ")", nil
+	}
+	sym := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[f.Op]
+	return lhs + " " + sym + " " + rhs, nil
+}
+
+// chWhere compiles the plan's filters, already checked by planFor.
+func chWhere(t *Table, filters []Filter) (string, error) {
+	var conds []string
+	for _, f := range filters {
+		c, ok := t.column(f.Column)
+		if !ok {
+			return "", qerr("filters", "unknown column %q", f.Column)
+		}
+		cond, err := chFilter(&c, f)
+		if err != nil {
+			return "", err
+		}
+		conds = append(conds, cond)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), nil
+}
+
+// chAgg compiles an aggregate with DuckDB's results: NULL over no values
+// (ClickHouse gives 0 over an empty set), integer sums exact past 64 bits,
+// averages as Float64.
+func chAgg(a planAgg) string {
+	if a.Op == "count" {
+		if a.Col == nil {
+			return "count()"
+		}
+		return "count(" + chIdent(a.Col.Key) + ")"
+	}
+	col := chIdent(a.Col.Key)
+	arg := col
+	switch {
+	case a.Op == "avg":
+		arg = "toFloat64(" + col + ")"
+	case a.Op == "sum" && a.Col.Type == TypeInteger:
+		arg = "toDecimal128(" + col + ", 0)"
+	}
+	return "if(count(" + col + ") = 0, NULL, " + a.Op + "(" + arg + "))"
+}
+
+// chSelect is a plan's result in ClickHouse terms, before paging.
+type chSelect struct {
+	sel   []string // output columns: group keys and aggregates, or row columns
+	from  string   // FROM and WHERE
+	where string
+	group string   // GROUP BY, if grouped
+	order []string // ORDER BY terms of the whole result
+	aggs  []string // ungrouped aggregates
+}
+
+func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
+	where, err := chWhere(p.Table, p.Query.Filters)
+	if err != nil {
+		return nil, err
+	}
+	q := &chSelect{from: " FROM " + c.chTable(p.Table) + where, where: where}
+	dir := "ASC"
+	if p.Query.Direction == "desc" {
+		dir = "DESC"
+	}
+	if p.grouped {
+		var keys []string
+		for _, g := range p.groups {
+			keys = append(keys, chIdent(g.Key))
+		}
+		q.sel = append(q.sel, keys...)
+		for _, a := range p.aggs {
+			q.sel = append(q.sel, chAgg(a))
+		}
+		q.group = " GROUP BY " + strings.Join(keys, ", ")
+		if p.Query.SortBy != "" {
+			for i, name := range p.outNames() {
+				if name == p.Query.SortBy {
+					q.order = append(q.order, chOrder(q.sel[i], p.chDecimal(i), dir))
+					break
+				}
+			}
+		}
+		for i, k := range keys {
+			q.order = append(q.order, chOrder(k, p.chDecimal(i), "ASC"))
+		}
+		return q, nil
+	}
+	for _, a := range p.aggs {
+		q.aggs = append(q.aggs, chAgg(a))
+	}
+	for _, rc := range p.rowCols {
+		q.sel = append(q.sel, chIdent(rc.Key))
+	}
+	if p.sortCol != nil {
+		q.order = append(q.order, chOrder(chIdent(p.sortCol.Key), p.sortCol.Type == TypeDecimal, dir))
+	}
+	q.order = append(q.order, chRowKey+" ASC")
+	return q, nil
+}
+
+// whole is the statement of the whole result in order, unpaged.
+func (q *chSelect) whole() string {
+	return "SELECT " + strings.Join(q.sel, ", ") + q.from + q.group + " ORDER BY " + strings.Join(q.order, ", ")
+}
+
+// chStatements compiles a plan into two statements: one row of counts
+// (matched rows, then groups or the aggregates) and the page, if any.
+func (c *ClickHouse) chStatements(p *Plan) (counts, page string, err error) {
+	q, err := c.chSelect(p)
+	if err != nil {
+		return "", "", err
+	}
+	limit := " LIMIT " + strconv.Itoa(p.Query.Offset) + ", " + strconv.Itoa(p.limit)
+	if p.grouped {
+		counts = "SELECT (SELECT count()" + q.from + "), (SELECT count() FROM (SELECT 1" + q.from + q.group + "))"
+		return counts, q.whole() + limit, nil
+	}
+	counts = "SELECT " + strings.Join(append([]string{"count()"}, q.aggs...), ", ") + q.from
+	if p.limit == 0 {
+		return counts, "", nil
+	}
+	if q.where == "" && p.sortCol == nil {
+		// Row numbers are positions: the page is a range of them.
+		return counts, "SELECT " + strings.Join(q.sel, ", ") + " FROM " + c.chTable(p.Table) + " WHERE " + chRowKey + " >= " +
+			strconv.Itoa(p.Query.Offset) + " AND " + chRowKey + " < " + strconv.Itoa(p.Query.Offset+p.limit) + " ORDER BY " + chRowKey, nil
+	}
+	return counts, q.whole() + limit, nil
+}
+
+// chOrder is an ORDER BY term with NULLS LAST. ClickHouse 18.16 sorts
+// Decimals many times slower than Float64, so a decimal sorts first by its
+// Float64 value and then, among equal floats only, exactly.
+func chOrder(expr string, decimal bool, dir string) string {
+	if decimal {
+		return "toFloat64(" + expr + ") " + dir + " NULLS LAST, " + expr + " " + dir + " NULLS LAST"
+	}
+	return expr + " " + dir + " NULLS LAST"
+}
+
+// chDecimal reports whether output i of a grouped plan is a Decimal on
+// the cluster: a decimal column, or a sum (integer sums are Decimal128).
+func (p *Plan) chDecimal(i int) bool {
+	if i < len(p.groups) {
+		return p.groups[i].Type == TypeDecimal
+	}
+	a := p.aggs[i-len(p.groups)]
+	return a.Op == "sum" || (a.Op == "min" || a.Op == "max") && a.Col.Type == TypeDecimal
+}
+
+// outNames are the names of a grouped result's columns.
+func (p *Plan) outNames() []string {
+	var out []string
+	for _, g := range p.groups {
+		out = append(out, g.Key)
+	}
+	for _, a := range p.aggs {
+		out = append(out, a.Name)
+	}
+	return out
+}

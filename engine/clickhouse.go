@@ -1,0 +1,290 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"datadesk"
+)
+
+// ClickHouseConfig says where a ClickHouse cluster is and how to reach it.
+type ClickHouseConfig struct {
+	// Nodes are the base URLs of the HTTP interface of every shard, such
+	// as http://10.0.0.5:8123. Each holds a local part of every table; the
+	// first reachable one answers queries through the Distributed table.
+	Nodes []string
+	// Cluster is the cluster's name in the servers' remote_servers.
+	Cluster string
+	// Database holds the tables; it is created when missing.
+	Database string
+	// User and Password authenticate every request (HTTP basic auth).
+	User     string
+	Password string
+	// Client is the HTTP client; nil means one without a global timeout
+	// (each request is bounded by its context).
+	Client *http.Client
+}
+
+// ClickHouse keeps big tables on a ClickHouse cluster: each table is a
+// MergeTree table on every shard and a Distributed table over them,
+// sharded by a hash of the row number. It talks to the servers over their
+// HTTP interface. ClickHouse 18.16 has no bound parameters over HTTP, so
+// every statement is compiled from a checked plan with identifiers quoted
+// and values written as escaped literals (chLiteral).
+type ClickHouse struct {
+	cfg ClickHouseConfig
+}
+
+// NewClickHouse returns a client of the cluster cfg describes. It does not
+// connect; Ping does.
+func NewClickHouse(cfg ClickHouseConfig) (*ClickHouse, error) {
+	if len(cfg.Nodes) == 0 {
+		return nil, fmt.Errorf("engine: clickhouse: no nodes")
+	}
+	if cfg.Cluster == "" || cfg.Database == "" {
+		return nil, fmt.Errorf("engine: clickhouse: cluster and database are required")
+	}
+	for _, n := range cfg.Nodes {
+		if u, err := url.Parse(n); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("engine: clickhouse: node %q is not an http(s) URL", n)
+		}
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	return &ClickHouse{cfg: cfg}, nil
+}
+
+// Name reports where tables of this backend live, as the catalog says.
+func (c *ClickHouse) Name() string { return LocationClickHouse }
+
+// Ping checks that every node answers.
+func (c *ClickHouse) Ping(ctx context.Context) error {
+	for _, n := range c.cfg.Nodes {
+		if err := c.execOn(ctx, n, "SELECT 1"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chQueryTimeout bounds one statement on the server side too, so a
+// cancelled request does not leave a query running there.
+const chQueryTimeout = 300 * time.Second
+
+func (c *ClickHouse) request(ctx context.Context, node, query string, body io.Reader, settings url.Values) (*http.Response, error) {
+	v := url.Values{}
+	for k, vs := range settings {
+		v[k] = vs
+	}
+	v.Set("max_execution_time", fmt.Sprint(int(chQueryTimeout.Seconds())))
+	if dl, ok := ctx.Deadline(); ok {
+		if s := int(time.Until(dl).Seconds()) + 1; s < int(chQueryTimeout.Seconds()) {
+			v.Set("max_execution_time", fmt.Sprint(s))
+		}
+	}
+	if body == nil {
+		body = strings.NewReader(query)
+	} else {
+		v.Set("query", query)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(node, "/")+"/?"+v.Encode(), body)
+	if err != nil {
+		return nil, fmt.Errorf("engine: clickhouse: %w", err)
+	}
+	if c.cfg.User != "" {
+		req.SetBasicAuth(c.cfg.User, c.cfg.Password)
+	}
+	resp, err := c.cfg.Client.Do(req)
+	if err != nil {
+		return nil, chClassify(ctx, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, chClassify(ctx, fmt.Errorf("engine: clickhouse %s: status %d: %s", node, resp.StatusCode, strings.TrimSpace(string(msg))))
+	}
+	return resp, nil
+}
+
+// chClassify maps a failed request to the error model: the context's end is
+// a timeout; anything else is internal and its text stays in the logs.
+func chClassify(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return datadesk.Errorf(datadesk.Timeout, "the operation took longer than allowed").WithCause(err)
+	}
+	return fmt.Errorf("engine: clickhouse: %w", err)
+}
+
+func (c *ClickHouse) execOn(ctx context.Context, node, stmt string) error {
+	resp, err := c.request(ctx, node, stmt, nil, nil)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
+}
+
+// execAll runs one statement on every node, for DDL: without ZooKeeper
+// there is no ON CLUSTER, so each shard gets its own.
+func (c *ClickHouse) execAll(ctx context.Context, stmt string) error {
+	for _, n := range c.cfg.Nodes {
+		if err := c.execOn(ctx, n, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chResult streams a TabSeparatedWithNamesAndTypes answer.
+type chResult struct {
+	body  io.ReadCloser
+	r     *bufio.Reader
+	names []string
+	types []string
+}
+
+// query runs a SELECT on the first node that answers and returns its rows.
+// The statement must not end with a FORMAT clause. wait buffers the whole
+// answer on the server, so that an error in the middle of a query is a
+// status code and not text after the rows; streams (exports, moves) check
+// their row counts instead.
+func (c *ClickHouse) query(ctx context.Context, stmt string, wait bool) (*chResult, error) {
+	return c.queryOn(ctx, c.cfg.Nodes, stmt, wait)
+}
+
+// queryOn is query on the first of nodes that answers.
+func (c *ClickHouse) queryOn(ctx context.Context, nodes []string, stmt string, wait bool) (*chResult, error) {
+	settings := url.Values{}
+	if wait {
+		settings.Set("wait_end_of_query", "1")
+	}
+	var resp *http.Response
+	var err error
+	for _, n := range nodes {
+		resp, err = c.request(ctx, n, stmt+" FORMAT TabSeparatedWithNamesAndTypes", nil, settings)
+		if err == nil || ctx.Err() != nil || !isConnError(err) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &chResult{body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10)}
+	for _, dst := range []*[]string{&res.names, &res.types} {
+		line, err := res.line()
+		if err != nil {
+			res.Close()
+			return nil, chClassify(ctx, fmt.Errorf("reading the header: %w", err))
+		}
+		*dst = line
+	}
+	return res, nil
+}
+
+func isConnError(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue)
+}
+
+// next returns the next row's fields, nil standing for NULL; io.EOF at the
+// end.
+func (r *chResult) next() ([]*string, error) {
+	fields, err := r.line()
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) != len(r.types) {
+		return nil, fmt.Errorf("engine: clickhouse: row of %d fields, want %d: %.200q", len(fields), len(r.types), strings.Join(fields, "\t"))
+	}
+	out := make([]*string, len(fields))
+	for i, f := range fields {
+		if f == `\N` {
+			continue
+		}
+		s := tsvUnescape(f)
+		out[i] = &s
+	}
+	return out, nil
+}
+
+func (r *chResult) line() ([]string, error) {
+	s, err := r.r.ReadString('\n')
+	if err == io.EOF && s != "" {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\t"), nil
+}
+
+// Close ends the answer.
+func (r *chResult) Close() error { return r.body.Close() }
+
+// tsvUnescape reads a field of ClickHouse's TabSeparated format.
+func tsvUnescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case '0':
+			b.WriteByte(0)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// chLiteral writes s as a ClickHouse string literal. Backslash and quote
+// are escaped, and every control byte is written as \xHH, so no value can
+// end the literal or the statement.
+func chLiteral(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch == '\\':
+			b.WriteString(`\\`)
+		case ch == '\'':
+			b.WriteString(`\'`)
+		case ch < 0x20 || ch == 0x7f:
+			fmt.Fprintf(&b, `\x%02X`, ch)
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// chIdent quotes a ClickHouse identifier with backquotes.
+func chIdent(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "`", "\\`")
+	return "`" + r.Replace(s) + "`"
+}

@@ -1,0 +1,520 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"datadesk"
+)
+
+// Run answers a checked plan on the cluster with the semantics of
+// Store.Run. Errors: timeout when ctx ends first.
+func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
+	counts, page, err := c.chStatements(p)
+	if err != nil {
+		return nil, err
+	}
+	res := &QueryResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount,
+		Offset: p.Query.Offset, SQL: counts, Schema: schemaPage(p.Table, p.Query.SchemaOffset)}
+	if page != "" {
+		res.SQL += ";\n" + page
+	}
+	head, err := c.all(ctx, counts)
+	if err != nil {
+		return nil, err
+	}
+	if len(head) != 1 {
+		return nil, fmt.Errorf("engine: clickhouse: %d count rows, want 1", len(head))
+	}
+	res.MatchedRowCount = head[0][0].(int64)
+	total := res.MatchedRowCount
+	if p.grouped {
+		n := head[0][1].(int64)
+		res.GroupCount, total = &n, n
+		res.Columns = p.outNames()
+	} else if len(p.aggs) > 0 {
+		res.Aggregates = map[string]any{}
+		for i, a := range p.aggs {
+			res.Aggregates[a.Name] = head[0][1+i]
+		}
+	}
+	res.Rows = [][]any{}
+	if page != "" {
+		rows, err := c.all(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			for i, v := range r {
+				typ := ""
+				if p.grouped {
+					typ = outType(p, i)
+				} else {
+					typ = p.rowCols[i].Type
+				}
+				r[i] = chJSONValue(v, typ)
+			}
+		}
+		if rows != nil {
+			res.Rows = rows
+		}
+		if !p.grouped {
+			for _, rc := range p.rowCols {
+				res.Columns = append(res.Columns, rc.Key)
+			}
+		}
+	}
+	res.page(p, total)
+	return res, nil
+}
+
+// all runs a small SELECT and returns its rows as Go values (chValue).
+func (c *ClickHouse) all(ctx context.Context, stmt string) ([][]any, error) {
+	return c.allOn(ctx, c.cfg.Nodes, stmt)
+}
+
+// allOn is all on the first of nodes that answers.
+func (c *ClickHouse) allOn(ctx context.Context, nodes []string, stmt string) ([][]any, error) {
+	r, err := c.queryOn(ctx, nodes, stmt, true)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out [][]any
+	for {
+		fields, err := r.next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, chClassify(ctx, err)
+		}
+		row := make([]any, len(fields))
+		for i, f := range fields {
+			if row[i], err = chValue(f, r.types[i]); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, row)
+	}
+}
+
+// chValue reads one field by its ClickHouse type: integers as int64,
+// decimals exactly as json.Number, floats as float64, text as string.
+func chValue(f *string, typ string) (any, error) {
+	if f == nil {
+		return nil, nil
+	}
+	typ = strings.TrimSuffix(strings.TrimPrefix(typ, "Nullable("), ")")
+	s := *f
+	switch {
+	case strings.HasPrefix(typ, "Int"), strings.HasPrefix(typ, "UInt"):
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("engine: clickhouse: %s value %q: %w", typ, s, err)
+		}
+		return n, nil
+	case strings.HasPrefix(typ, "Float"):
+		switch s {
+		case "nan", "-nan":
+			return math.NaN(), nil
+		case "inf", "+inf":
+			return math.Inf(1), nil
+		case "-inf":
+			return math.Inf(-1), nil
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("engine: clickhouse: %s value %q: %w", typ, s, err)
+		}
+		return x, nil
+	case strings.HasPrefix(typ, "Decimal"):
+		return json.Number(s), nil
+	}
+	return s, nil
+}
+
+// chJSONValue turns a value read by chValue into what JSONValue makes of
+// the same cell read from DuckDB.
+func chJSONValue(v any, typ string) any {
+	switch typ {
+	case TypeBoolean:
+		if n, ok := v.(int64); ok {
+			return n != 0
+		}
+	case TypeTimestamp:
+		if s, ok := v.(string); ok {
+			if t, err := parseDuckTimestamp(s); err == nil {
+				return JSONValue(t, typ)
+			}
+		}
+	}
+	return v
+}
+
+// parseDuckTimestamp reads a timestamp as DuckDB writes it as text.
+func parseDuckTimestamp(s string) (time.Time, error) {
+	return time.Parse("2006-01-02 15:04:05.999999999", s)
+}
+
+// Rows returns a page for browsing, with Store.Rows's checks and order.
+// Errors: invalid (offset, limit, sort, direction, filters), timeout.
+func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page, error) {
+	if req.Limit == 0 {
+		req.Limit = DefaultPageSize
+	}
+	if req.Limit < 1 || req.Limit > MaxPageSize {
+		return nil, datadesk.Errorf(datadesk.Invalid, "limit must be between 1 and %d", MaxPageSize).WithField("limit")
+	}
+	if req.Offset < 0 {
+		return nil, datadesk.Errorf(datadesk.Invalid, "offset must be 0 or more").WithField("offset")
+	}
+	for i, f := range req.Filters {
+		field := fmt.Sprintf("filters[%d]", i)
+		col, ok := t.column(f.Column)
+		if !ok {
+			return nil, datadesk.Errorf(datadesk.Invalid, "unknown filter column %q", f.Column).WithField(field + ".column").WithAllowed(t.keys()...)
+		}
+		if _, _, err := filterSQL(field, &col, f); err != nil {
+			return nil, err
+		}
+	}
+	where, err := chWhere(t, req.Filters)
+	if err != nil {
+		return nil, err
+	}
+	order := chRowKey
+	if req.Sort != "" {
+		col, ok := t.column(req.Sort)
+		if !ok {
+			return nil, datadesk.Errorf(datadesk.Invalid, "unknown sort column %q", req.Sort).WithField("sort").WithAllowed(t.keys()...)
+		}
+		dir := "ASC"
+		switch strings.ToLower(req.Direction) {
+		case "", "asc":
+		case "desc":
+			dir = "DESC"
+		default:
+			return nil, datadesk.Errorf(datadesk.Invalid, "direction must be asc or desc").WithField("direction").WithAllowed("asc", "desc")
+		}
+		order = chOrder(chIdent(col.Key), col.Type == TypeDecimal, dir) + ", " + chRowKey
+		req.Direction = strings.ToLower(dir)
+	} else {
+		req.Direction = ""
+	}
+	total := t.RowCount
+	if where != "" {
+		head, err := c.all(ctx, "SELECT count() FROM "+c.chTable(t)+where)
+		if err != nil {
+			return nil, err
+		}
+		total = head[0][0].(int64)
+	}
+	rows, err := c.all(ctx, "SELECT "+chColumns(t)+" FROM "+c.chTable(t)+where+" ORDER BY "+order+
+		" LIMIT "+strconv.FormatInt(req.Offset, 10)+", "+strconv.Itoa(req.Limit))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		for i := range r {
+			r[i] = chJSONValue(r[i], t.Columns[i].Type)
+		}
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return &Page{TableID: t.ID, Columns: t.Columns, Rows: rows, Total: total, Offset: req.Offset, Limit: req.Limit,
+		Sort: req.Sort, Direction: req.Direction, HasMore: req.Offset+int64(len(rows)) < total}, nil
+}
+
+func chColumns(t *Table) string {
+	cols := make([]string, len(t.Columns))
+	for i, col := range t.Columns {
+		cols[i] = chIdent(col.Key)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// Scan streams every row in file order, with the values Store.Scan gives:
+// dates and timestamps as time.Time, booleans as bool, decimals as
+// json.Number. A stream cut short is an error, never a short export.
+func (c *ClickHouse) Scan(ctx context.Context, t *Table, fn func(row []any) error) error {
+	r, err := c.query(ctx, "SELECT "+chColumns(t)+" FROM "+c.chTable(t)+" ORDER BY "+chRowKey, false)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	row := make([]any, len(t.Columns))
+	var n int64
+	for {
+		fields, err := r.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return chClassify(ctx, err)
+		}
+		for i, f := range fields {
+			v, err := chValue(f, r.types[i])
+			if err != nil {
+				return err
+			}
+			row[i], err = chScanValue(v, t.Columns[i].Type)
+			if err != nil {
+				return err
+			}
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+		n++
+	}
+	if n != t.RowCount {
+		return fmt.Errorf("engine: clickhouse: scan of %s gave %d rows, want %d", t.ID, n, t.RowCount)
+	}
+	return nil
+}
+
+func chScanValue(v any, typ string) (any, error) {
+	s, isText := v.(string)
+	switch {
+	case v == nil:
+		return nil, nil
+	case typ == TypeBoolean:
+		return v.(int64) != 0, nil
+	case typ == TypeDate && isText:
+		return time.Parse("2006-01-02", s)
+	case typ == TypeTimestamp && isText:
+		return parseDuckTimestamp(s)
+	}
+	return v, nil
+}
+
+// Count returns how many rows the cluster holds for t.
+func (c *ClickHouse) Count(ctx context.Context, t *Table) (int64, error) {
+	rows, err := c.all(ctx, "SELECT count() FROM "+c.chTable(t))
+	if err != nil {
+		return 0, err
+	}
+	return rows[0][0].(int64), nil
+}
+
+// SQLTypes returns the DuckDB types of t's columns, read from the cluster.
+func (c *ClickHouse) SQLTypes(ctx context.Context, t *Table) ([]string, error) {
+	rows, err := c.all(ctx, "SELECT name, type FROM system.columns WHERE database = "+chLiteral(c.cfg.Database)+
+		" AND table = "+chLiteral(t.ID))
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]string{}
+	for _, r := range rows {
+		byName[r[0].(string)] = r[1].(string)
+	}
+	out := make([]string, len(t.Columns))
+	for i, col := range t.Columns {
+		ct, ok := byName[col.Key]
+		if !ok {
+			return nil, fmt.Errorf("engine: clickhouse: table %s has no column %q", t.ID, col.Key)
+		}
+		out[i] = duckType(col.Type, ct)
+	}
+	return out, nil
+}
+
+// Put creates t on every shard and the Distributed table over them, and
+// inserts the rows write gives, numbering them in order. The insert is
+// synchronous: when Put returns, every shard has its rows. A table left by
+// an earlier attempt is replaced.
+func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write func(w RowWriter) error) error {
+	if err := c.execAll(ctx, "CREATE DATABASE IF NOT EXISTS "+chIdent(c.cfg.Database)); err != nil {
+		return err
+	}
+	if err := c.Drop(ctx, t); err != nil {
+		return err
+	}
+	types := make([]string, len(t.Columns))
+	for i, col := range t.Columns {
+		types[i] = chType(col.Type, sqlTypes[i])
+	}
+	if err := c.create(ctx, t, types); err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		w := newBinRowWriter(pw, t.Columns, sqlTypes)
+		err := write(w)
+		if err == nil {
+			err = w.flush()
+		}
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	settings := url.Values{"insert_distributed_sync": {"1"}}
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" FORMAT RowBinary", pr, settings)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	pr.CloseWithError(io.ErrClosedPipe)
+	if werr := <-done; werr != nil && werr != io.ErrClosedPipe {
+		return werr
+	}
+	return err
+}
+
+// create makes t's part on every shard and the Distributed table over
+// them, with the row number first and then the columns of the given
+// ClickHouse types.
+func (c *ClickHouse) create(ctx context.Context, t *Table, types []string) error {
+	cols := []string{chRowKey + " UInt64"}
+	for i, col := range t.Columns {
+		cols = append(cols, chIdent(col.Key)+" "+types[i])
+	}
+	stmts := []string{
+		"CREATE TABLE " + c.chLocal(t) + " (" + strings.Join(cols, ", ") + ") ENGINE = MergeTree ORDER BY " + chRowKey,
+		"CREATE TABLE " + c.chTable(t) + " AS " + c.chLocal(t) + " ENGINE = Distributed(" + chIdent(c.cfg.Cluster) + ", " +
+			chIdent(c.cfg.Database) + ", " + chIdent(t.ID+"_local") + ", intHash64(" + chRowKey + "))",
+	}
+	for _, s := range stmts {
+		if err := c.execAll(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Derive stores the whole result of plan p, in its order, as the new table
+// t on the cluster, without its rows leaving the cluster, and returns how
+// many rows it has. t's columns are the result's columns.
+func (c *ClickHouse) Derive(ctx context.Context, p *Plan, t *Table) (int64, error) {
+	q, err := c.chSelect(p)
+	if err != nil {
+		return 0, err
+	}
+	// Aliases keep two equal expressions (count under two names) apart;
+	// they are only seen by the INSERT around this subquery.
+	for i := range q.sel {
+		q.sel[i] += " AS " + chIdent("__dd_o"+strconv.Itoa(i+1))
+	}
+	view := q.whole()
+	r, err := c.query(ctx, view+" LIMIT 0", true)
+	if err != nil {
+		return 0, err
+	}
+	r.Close()
+	types := make([]string, len(r.types))
+	for i, typ := range r.types {
+		if !strings.HasPrefix(typ, "Nullable(") {
+			typ = "Nullable(" + typ + ")"
+		}
+		types[i] = typ
+	}
+	if err := c.create(ctx, t, types); err != nil {
+		return 0, err
+	}
+	// One thread numbers the rows in the order the sorted result arrives.
+	settings := url.Values{"insert_distributed_sync": {"1"}, "max_threads": {"1"}}
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" SELECT rowNumberInAllBlocks(), * FROM ("+view+")", nil, settings)
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), t)
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	n, err := c.Count(ctx, t)
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), t)
+	}
+	return n, err
+}
+
+// Copy makes dst a copy of src on the cluster; no row leaves it.
+func (c *ClickHouse) Copy(ctx context.Context, src, dst *Table) error {
+	rows, err := c.all(ctx, "SELECT name, type FROM system.columns WHERE database = "+chLiteral(c.cfg.Database)+
+		" AND table = "+chLiteral(src.ID)+" AND name != "+chLiteral(chRowKey))
+	if err != nil {
+		return err
+	}
+	byName := map[string]string{}
+	for _, r := range rows {
+		byName[r[0].(string)] = r[1].(string)
+	}
+	types := make([]string, len(dst.Columns))
+	for i, col := range dst.Columns {
+		if types[i] = byName[col.Key]; types[i] == "" {
+			return fmt.Errorf("engine: clickhouse: table %s has no column %q", src.ID, col.Key)
+		}
+	}
+	if err := c.create(ctx, dst, types); err != nil {
+		return err
+	}
+	settings := url.Values{"insert_distributed_sync": {"1"}}
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(dst)+" SELECT "+chRowKey+", "+chColumns(src)+" FROM "+c.chTable(src), nil, settings)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		var n int64
+		if n, err = c.Count(ctx, dst); err == nil && n != src.RowCount {
+			err = fmt.Errorf("engine: clickhouse: copy of %s has %d rows, want %d", src.ID, n, src.RowCount)
+		}
+	}
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), dst)
+	}
+	return err
+}
+
+// Drop removes t from every shard.
+func (c *ClickHouse) Drop(ctx context.Context, t *Table) error {
+	for _, s := range []string{"DROP TABLE IF EXISTS " + c.chTable(t), "DROP TABLE IF EXISTS " + c.chLocal(t)} {
+		if err := c.execAll(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Statements returns the ClickHouse statements that answer a plan, for
+// logs and benchmarks.
+func (c *ClickHouse) Statements(p *Plan) ([]string, error) {
+	counts, page, err := c.chStatements(p)
+	if err != nil {
+		return nil, err
+	}
+	if page == "" {
+		return []string{counts}, nil
+	}
+	return []string{counts, page}, nil
+}
+
+// Drain runs statements on the cluster, as compiled by Statements, reads
+// every row without decoding it and returns how many there were: the
+// baseline of a benchmark.
+func (c *ClickHouse) Drain(ctx context.Context, stmts ...string) (int, error) {
+	n := 0
+	for _, s := range stmts {
+		r, err := c.query(ctx, s, true)
+		if err != nil {
+			return n, err
+		}
+		for {
+			if _, err = r.line(); err != nil {
+				break
+			}
+			n++
+		}
+		r.Close()
+		if err != io.EOF {
+			return n, chClassify(ctx, err)
+		}
+	}
+	return n, nil
+}

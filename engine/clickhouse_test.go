@@ -1,0 +1,462 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"datadesk"
+)
+
+// Extra columns of the equivalence table: sub-second timestamps, which
+// ClickHouse 18.16 has no type for, and text that tests the literal
+// escaper.
+var (
+	equivHeader = append(append([]string(nil), oracleHeader...), "at", "label", "ratio")
+	equivLabels = []string{"O'Brien", `back\slash`, "tab\there", "Ünïcode ÄÖ", "line\nbreak", "%_like", `'; DROP TABLE x; --`, "MiXeD"}
+)
+
+func equivCells(rows []oracleRow, rng *rand.Rand) [][]string {
+	var cells [][]string
+	base := time.Date(2023, 12, 30, 23, 59, 0, 0, time.UTC)
+	for _, r := range rows {
+		at, label := "", ""
+		if rng.IntN(6) > 0 {
+			ts := base.Add(time.Duration(rng.IntN(200000)) * time.Second).Add(time.Duration(rng.IntN(4)*rng.IntN(1000000)) * time.Microsecond)
+			at = ts.Format("2006-01-02 15:04:05.999999")
+		}
+		if rng.IntN(5) > 0 {
+			label = equivLabels[rng.IntN(len(equivLabels))]
+		}
+		// Fifteen integer digits beside four decimals make a double.
+		ratio := strconv.FormatFloat(float64(rng.IntN(2000000)-1000000)/10000, 'f', -1, 64)
+		switch rng.IntN(40) {
+		case 0:
+			ratio = "123456789012345"
+		case 1:
+			ratio = "-98765432109876"
+		case 2, 3, 4, 5:
+			ratio = ""
+		}
+		cells = append(cells, append(r.cells(), at, label, ratio))
+	}
+	return cells
+}
+
+// equivQuery is randomQuery with, now and then, conditions and sorts on
+// the extra columns.
+func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
+	q := randomQuery(rng, rows)
+	cell := func(col int) string { return cells[rng.IntN(len(cells))][col] }
+	if rng.IntN(4) == 0 {
+		f := Filter{Column: "at", Op: []string{"eq", "ne", "gt", "gte", "lt", "lte", "contains", "is_null", "in"}[rng.IntN(9)]}
+		v := cell(7)
+		if v == "" || rng.IntN(3) == 0 {
+			v = "2024-01-01"
+		}
+		if len(v) > 19 && f.Op != "contains" {
+			v = v[:19]
+		}
+		switch f.Op {
+		case "is_null":
+			f.Value = rng.IntN(2) == 0
+		case "in":
+			f.Value = []any{v, "2024-01-02 00:00:00"}
+		case "contains":
+			f.Value = v[rng.IntN(len(v)/2):]
+		default:
+			f.Value = v
+		}
+		q.Filters = append(q.Filters, f)
+	}
+	if rng.IntN(4) == 0 {
+		f := Filter{Column: "label", Op: []string{"eq", "ne", "contains", "in", "gt", "lt"}[rng.IntN(6)]}
+		v := equivLabels[rng.IntN(len(equivLabels))]
+		if rng.IntN(2) == 0 {
+			v = strings.ToUpper(v)
+		}
+		switch f.Op {
+		case "in":
+			f.Value = []any{v, equivLabels[rng.IntN(len(equivLabels))]}
+		case "contains":
+			r := []rune(v)
+			f.Value = string(r[:1+rng.IntN(len(r)-1)])
+		default:
+			f.Value = v
+		}
+		q.Filters = append(q.Filters, f)
+	}
+	if rng.IntN(4) == 0 {
+		// Any op but contains: a double's text differs between the two
+		// (100.0 and 1e+20 in DuckDB, 100 and 1e20 in ClickHouse).
+		f := Filter{Column: "ratio", Op: []string{"eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"}[rng.IntN(8)]}
+		v := json.Number(cell(9))
+		if v == "" {
+			v = "0.5"
+		}
+		switch f.Op {
+		case "is_null":
+			f.Value = rng.IntN(2) == 0
+		case "in":
+			f.Value = []any{v, json.Number(cell(9) + "0"), json.Number("12.5")}
+		default:
+			f.Value = v
+		}
+		if f.Op == "in" && cell(9) == "" {
+			f.Value = []any{v}
+		}
+		q.Filters = append(q.Filters, f)
+	}
+	// A grouped query without aggregates counts, and may sort by count.
+	if rng.IntN(5) == 0 && len(q.Aggregates) < 8 && (len(q.GroupBy) == 0 || len(q.Aggregates) > 0) {
+		op := []string{"sum", "avg", "min", "max", "count"}[rng.IntN(5)]
+		q.Aggregates = append(q.Aggregates, Aggregate{Op: op, Column: "ratio", Name: op + "_of_ratio"})
+	}
+	if len(q.GroupBy) == 0 && q.SortBy != "" && rng.IntN(3) == 0 {
+		q.SortBy = []string{"at", "label", "ratio"}[rng.IntN(3)]
+	}
+	if len(q.GroupBy) > 0 && len(q.GroupBy) < 3 && rng.IntN(4) == 0 {
+		q.GroupBy = append(q.GroupBy, "label")
+	}
+	return q
+}
+
+// sameValue compares two cells; floats to a relative 1e-9, since a sum of
+// doubles depends on the order the shards add them in.
+func sameValue(a, b any) bool {
+	x, okA := a.(float64)
+	y, okB := b.(float64)
+	if okA && okB {
+		return math.Abs(x-y) <= 1e-9*math.Max(1, math.Max(math.Abs(x), math.Abs(y)))
+	}
+	return fmt.Sprintf("%T %v", norm(a), norm(a)) == fmt.Sprintf("%T %v", norm(b), norm(b))
+}
+
+// sameResult compares two answers by value.
+func sameResult(a, b *QueryResult) string {
+	switch {
+	case a.MatchedRowCount != b.MatchedRowCount:
+		return fmt.Sprintf("matched %d vs %d", a.MatchedRowCount, b.MatchedRowCount)
+	case (a.GroupCount == nil) != (b.GroupCount == nil) || a.GroupCount != nil && *a.GroupCount != *b.GroupCount:
+		return fmt.Sprintf("groups %v vs %v", a.GroupCount, b.GroupCount)
+	case a.HasMore != b.HasMore:
+		return fmt.Sprintf("has_more %v vs %v", a.HasMore, b.HasMore)
+	case fmt.Sprint(a.Columns) != fmt.Sprint(b.Columns):
+		return fmt.Sprintf("columns %v vs %v", a.Columns, b.Columns)
+	case len(a.Rows) != len(b.Rows) || (a.Rows == nil) != (b.Rows == nil):
+		return fmt.Sprintf("rows %d vs %d", len(a.Rows), len(b.Rows))
+	case len(a.Aggregates) != len(b.Aggregates):
+		return fmt.Sprintf("aggregates %v vs %v", a.Aggregates, b.Aggregates)
+	}
+	for k, v := range a.Aggregates {
+		if !sameValue(v, b.Aggregates[k]) {
+			return fmt.Sprintf("aggregate %s: %#v vs %#v", k, v, b.Aggregates[k])
+		}
+	}
+	for i := range a.Rows {
+		for j := range a.Rows[i] {
+			if !sameValue(a.Rows[i][j], b.Rows[i][j]) {
+				return fmt.Sprintf("row %d col %d: %#v vs %#v\n%v\n%v", i, j, a.Rows[i][j], b.Rows[i][j], a.Rows[i], b.Rows[i])
+			}
+		}
+	}
+	return ""
+}
+
+// TestClickHouseEquivalence loads one generated table into DuckDB and into
+// a two-shard ClickHouse cluster and checks that random query_table calls,
+// pages and a full scan answer identically on both; then it moves the
+// table back and compares every value with the DuckDB original.
+func TestClickHouseEquivalence(t *testing.T) {
+	ch := testClickHouse(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(17, 29))
+	rows := genOracleRows(3000, rng)
+	cells := equivCells(rows, rng)
+	e := newClusterEngine(t, ch, 0)
+	s := acquire(t, e, datadesk.NewID("u"))
+	add := func() *File {
+		f, err := s.AddFile(ctx, NewFile{Filename: "o.csv", TempPath: tempBytes(t, s, "x"),
+			Tables: []TableSource{rowsSource("o", equivHeader, cells)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	local, remote := add(), add()
+	if got := local.Tables[0].Columns[7].Type; got != TypeTimestamp {
+		t.Fatalf("at typed %s, want timestamp", got)
+	}
+	if got := local.Tables[0].Columns[9].Type; got != TypeDouble {
+		t.Fatalf("ratio typed %s, want double", got)
+	}
+	moved, err := s.MoveTable(ctx, remote.Tables[0].ID, LocationClickHouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Location != LocationClickHouse {
+		t.Fatalf("location %q after the move, want clickhouse", moved.Location)
+	}
+	var onShards []int64
+	for _, n := range ch.cfg.Nodes {
+		res, err := ch.allOn(ctx, []string{n}, "SELECT count() FROM "+ch.chLocal(moved))
+		if err != nil {
+			t.Fatal(err)
+		}
+		onShards = append(onShards, res[0][0].(int64))
+	}
+	if onShards[0] == 0 || onShards[1] == 0 || onShards[0]+onShards[1] != int64(len(cells)) {
+		t.Errorf("rows per shard %v, want both shards used and %d in all", onShards, len(cells))
+	}
+
+	const queries = 500
+	for n := range queries {
+		q := equivQuery(rng, rows, cells)
+		qj, _ := json.Marshal(q)
+		run := func(fileID string) *QueryResult {
+			q.FileID = fileID
+			p, err := s.Plan(ctx, q)
+			if err != nil {
+				t.Fatalf("query %d %s: plan: %v", n, qj, err)
+			}
+			res, err := s.Run(ctx, p)
+			if err != nil {
+				t.Fatalf("query %d %s: run: %v", n, qj, err)
+			}
+			return res
+		}
+		want, got := run(local.ID), run(remote.ID)
+		if diff := sameResult(want, got); diff != "" {
+			t.Errorf("query %d %s\nclickhouse %s\nduckdb: %s", n, qj, got.SQL, diff)
+		}
+	}
+
+	for _, req := range []PageRequest{
+		{Limit: 7, Offset: 2990},
+		{Limit: 25, Offset: 100, Sort: "amount", Direction: "desc"},
+		{Limit: 40, Offset: 1500, Sort: "at"},
+		{Limit: 30, Sort: "label", Filters: []Filter{{Column: "region", Op: "eq", Value: "NORTH"}}},
+		{Limit: 50, Offset: 10, Sort: "day", Filters: []Filter{{Column: "note", Op: "contains", Value: "BOX"}}},
+	} {
+		a, err := s.Rows(ctx, local.Tables[0].ID, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.Rows(ctx, remote.Tables[0].ID, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Total != b.Total || a.HasMore != b.HasMore || fmt.Sprint(a.Rows) != fmt.Sprint(b.Rows) {
+			t.Errorf("page %+v differs:\nduckdb     %d %v\nclickhouse %d %v", req, a.Total, a.Rows, b.Total, b.Rows)
+		}
+	}
+	for _, bad := range []PageRequest{{Limit: MaxPageSize + 1}, {Sort: "nope"}, {Sort: "qty", Direction: "up"},
+		{Filters: []Filter{{Column: "qty", Op: "gt", Value: "many"}}}} {
+		_, errA := s.Rows(ctx, local.Tables[0].ID, bad)
+		_, errB := s.Rows(ctx, remote.Tables[0].ID, bad)
+		if datadesk.ErrorCode(errA) != datadesk.Invalid || datadesk.ErrorCode(errB) != datadesk.Invalid || errA.Error() != errB.Error() {
+			t.Errorf("page %+v: errors %v and %v, want the same invalid", bad, errA, errB)
+		}
+	}
+
+	scanAll := func(id string) []string {
+		var out []string
+		if _, err := s.Scan(ctx, id, func(row []any) error {
+			out = append(out, fmt.Sprintf("%#v", row))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// show=true of derived results: the view stored on the cluster holds
+	// the same rows, in the same order, as the one stored in DuckDB.
+	scanNorm := func(id string) string {
+		var b strings.Builder
+		if _, err := s.Scan(ctx, id, func(row []any) error {
+			for _, v := range row {
+				if tm, ok := v.(time.Time); ok {
+					v = tm.Format(time.RFC3339Nano)
+				}
+				fmt.Fprintf(&b, "%v|", norm(v))
+			}
+			b.WriteByte('\n')
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for n := 0; n < 25; {
+		q := equivQuery(rng, rows, cells)
+		q.Show = true
+		views := make([]*View, 2)
+		for i, f := range []*File{local, remote} {
+			q.FileID = f.ID
+			p, err := s.Plan(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Run(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if views[i], err = s.Show(ctx, p, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if views[0] == nil || !views[0].Derived {
+			continue
+		}
+		n++
+		qj, _ := json.Marshal(q)
+		if views[1] == nil || views[1].RowCount != views[0].RowCount {
+			t.Errorf("show %s: cluster view %+v, want %d rows", qj, views[1], views[0].RowCount)
+			continue
+		}
+		if a, b := scanNorm(views[0].TableID), scanNorm(views[1].TableID); a != b {
+			t.Errorf("show %s: the cluster's view differs\nduckdb:\n%.600s\nclickhouse:\n%.600s", qj, a, b)
+		}
+	}
+	want := scanAll(local.Tables[0].ID)
+	if got := scanAll(remote.Tables[0].ID); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("scan of the cluster's copy differs from DuckDB's")
+	}
+
+	back, err := s.MoveTable(ctx, remote.Tables[0].ID, LocationDuckDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Location != LocationDuckDB {
+		t.Fatalf("location %q after moving back, want duckdb", back.Location)
+	}
+	if got := scanAll(back.ID); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("table moved back differs from the original")
+	}
+	ta, _ := s.sqlTypes(ctx, &local.Tables[0])
+	tb, _ := s.sqlTypes(ctx, back)
+	if fmt.Sprint(ta) != fmt.Sprint(tb) {
+		t.Errorf("types after moving back %v, want %v", tb, ta)
+	}
+	if n, err := ch.Count(ctx, back); err == nil {
+		t.Errorf("the cluster still holds %d rows of the moved-back table", n)
+	}
+}
+
+// TestClickHousePlacement checks that a table past the configured size goes
+// to the cluster on upload, that deleting its file removes it there, and
+// that moves are refused with a clear error where they cannot happen.
+func TestClickHousePlacement(t *testing.T) {
+	ch := testClickHouse(t)
+	ctx := context.Background()
+	e := newClusterEngine(t, ch, 100)
+	s := acquire(t, e, datadesk.NewID("u"))
+	rowsOf := func(n int) [][]string {
+		var out [][]string
+		for i := range n {
+			out = append(out, []string{fmt.Sprintf("%05d", i), fmt.Sprint(i % 3)})
+		}
+		return out
+	}
+	add := func(n int) *File {
+		f, err := s.AddFile(ctx, NewFile{Filename: "p.csv", TempPath: tempBytes(t, s, "x"),
+			Tables: []TableSource{rowsSource("p", []string{"code", "n"}, rowsOf(n))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	big, small := add(150), add(20)
+	if got := big.Tables[0].Location; got != LocationClickHouse {
+		t.Errorf("150-row table is in %s, want clickhouse", got)
+	}
+	if got := small.Tables[0].Location; got != LocationDuckDB {
+		t.Errorf("20-row table is in %s, want duckdb", got)
+	}
+	stored, err := s.Table(ctx, big.ID)
+	if err != nil || stored.Location != LocationClickHouse {
+		t.Fatalf("catalog entry after reopen: %+v, %v", stored, err)
+	}
+	if n, err := ch.Count(ctx, stored); err != nil || n != 150 {
+		t.Fatalf("cluster holds %d rows (%v), want 150", n, err)
+	}
+
+	p, err := s.Plan(ctx, Query{FileID: big.ID, Filters: []Filter{{Column: "n", Op: "eq", Value: json.Number("1")}}, Show: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MatchedRowCount != 50 {
+		t.Errorf("matched %d, want 50", res.MatchedRowCount)
+	}
+	view, err := s.Show(ctx, p, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vt, err := s.Table(ctx, view.TableID)
+	if err != nil || vt.Location != LocationClickHouse || vt.RowCount != 50 || !view.Derived {
+		t.Errorf("derived view %+v: table %+v, %v; want 50 rows on the cluster", view, vt, err)
+	}
+	whole, _ := s.Plan(ctx, Query{FileID: big.ID, Show: true})
+	if v, err := s.Show(ctx, whole, res); err != nil || v.TableID != stored.ID {
+		t.Errorf("show of the whole table: %+v, %v", v, err)
+	}
+
+	for _, tc := range []struct {
+		to   string
+		e    *Engine
+		code datadesk.Code
+	}{
+		{"s3", e, datadesk.Invalid},
+		{LocationClickHouse, newEngine(t), datadesk.Invalid},
+	} {
+		st := acquire(t, tc.e, datadesk.NewID("u"))
+		f, err := st.AddFile(ctx, NewFile{Filename: "q.csv", TempPath: tempBytes(t, st, "x"),
+			Tables: []TableSource{rowsSource("q", []string{"a"}, [][]string{{"1"}})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.MoveTable(ctx, f.ID, tc.to); datadesk.ErrorCode(err) != tc.code {
+			t.Errorf("move to %s: %v, want %s", tc.to, err, tc.code)
+		}
+	}
+
+	copied, err := s.AddFile(ctx, NewFile{Filename: "copy.csv", TempPath: tempBytes(t, s, "x"), CopyOf: big.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := copied.Tables[0].Location; got != LocationClickHouse {
+		t.Errorf("copy of a cluster table is in %s, want clickhouse", got)
+	}
+	scan := func(id string) string {
+		var b strings.Builder
+		if _, err := s.Scan(ctx, id, func(row []any) error { fmt.Fprintf(&b, "%v\n", row); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if a, b := scan(big.ID), scan(copied.ID); a != b || len(a) == 0 {
+		t.Errorf("copy differs from its source")
+	}
+
+	if err := s.DeleteFile(ctx, big.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []*Table{stored, vt} {
+		if _, err := ch.Count(ctx, gone); err == nil {
+			t.Errorf("the cluster still holds %s of the deleted file", gone.ID)
+		}
+	}
+	if n, err := ch.Count(ctx, &copied.Tables[0]); err != nil || n != 150 {
+		t.Errorf("the copy holds %d rows (%v) after its source was deleted, want 150", n, err)
+	}
+}

@@ -1,0 +1,161 @@
+// Package clickhousetest starts a local ClickHouse cluster for tests: two
+// shard processes on free loopback ports, each with its own configuration
+// and data directory under one temp directory, and a cluster over them in
+// every server's remote_servers.
+package clickhousetest
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	// Nodes are the HTTP URLs of the shards.
+	Nodes []string
+	// Name is the cluster's name in remote_servers; Database a database
+	// name for tables.
+	Name     string
+	Database string
+
+	procs []*exec.Cmd
+	dir   string
+}
+
+// ErrNoServer is returned by Start when no ClickHouse server is installed.
+var ErrNoServer = fmt.Errorf("clickhouse-server is not installed (make deps installs Debian's package)")
+
+// serverCommand returns the command that runs a server with a config
+// file: Debian's clickhouse-server, or the single clickhouse binary.
+func serverCommand() ([]string, bool) {
+	for _, p := range []string{"clickhouse-server", "/usr/sbin/clickhouse-server", "/usr/bin/clickhouse-server"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return []string{path}, true
+		}
+	}
+	if path, err := exec.LookPath("clickhouse"); err == nil {
+		return []string{path, "server"}, true
+	}
+	return nil, false
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// config is a server's whole configuration: its ports and directories, a
+// default user reachable from loopback only, and the cluster of every
+// shard.
+func config(dir string, httpPort, tcpPort int, shardPorts []int) string {
+	var shards strings.Builder
+	for _, p := range shardPorts {
+		fmt.Fprintf(&shards, "<shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>", p)
+	}
+	return fmt.Sprintf(`<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>%[1]s/server.log</log><errorlog>%[1]s/error.log</errorlog></logger>
+  <listen_host>127.0.0.1</listen_host>
+  <http_port>%[2]d</http_port>
+  <tcp_port>%[3]d</tcp_port>
+  <path>%[1]s/data/</path>
+  <tmp_path>%[1]s/tmp/</tmp_path>
+  <user_files_path>%[1]s/user_files/</user_files_path>
+  <format_schema_path>%[1]s/schemas/</format_schema_path>
+  <mark_cache_size>67108864</mark_cache_size>
+  <uncompressed_cache_size>67108864</uncompressed_cache_size>
+  <max_concurrent_queries>50</max_concurrent_queries>
+  <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <profiles><default><max_memory_usage>1000000000</max_memory_usage><max_threads>2</max_threads></default></profiles>
+  <quotas><default></default></quotas>
+  <remote_servers><%[5]s>%[4]s</%[5]s></remote_servers>
+</yandex>
+`, dir, httpPort, tcpPort, shards.String(), clusterName)
+}
+
+const clusterName = "datadesk"
+
+// Start starts a cluster of the given number of shards and waits until
+// every one answers. Errors: ErrNoServer when no server is installed.
+func Start(shards int) (*Cluster, error) {
+	cmd, ok := serverCommand()
+	if !ok {
+		return nil, ErrNoServer
+	}
+	dir, err := os.MkdirTemp("", "datadesk-clickhouse-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Name: clusterName, Database: "datadesk", dir: dir}
+	var httpPorts, tcpPorts []int
+	for range shards {
+		h, err1 := freePort()
+		tp, err2 := freePort()
+		if err1 != nil || err2 != nil {
+			c.Stop()
+			return nil, fmt.Errorf("free port: %v %v", err1, err2)
+		}
+		httpPorts, tcpPorts = append(httpPorts, h), append(tcpPorts, tp)
+	}
+	for i := range shards {
+		sdir := filepath.Join(dir, fmt.Sprintf("shard%d", i+1))
+		conf := filepath.Join(sdir, "config.xml")
+		if err := os.MkdirAll(sdir, 0o700); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		if err := os.WriteFile(conf, []byte(config(sdir, httpPorts[i], tcpPorts[i], tcpPorts)), 0o600); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		p := exec.Command(cmd[0], append(cmd[1:], "--config-file="+conf)...)
+		p.Dir = sdir
+		if err := p.Start(); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.procs = append(c.procs, p)
+		c.Nodes = append(c.Nodes, fmt.Sprintf("http://127.0.0.1:%d", httpPorts[i]))
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for i, n := range c.Nodes {
+		for {
+			resp, err := http.Get(n + "/ping")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				log, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("shard%d", i+1), "error.log"))
+				c.Stop()
+				return nil, fmt.Errorf("clickhouse at %s did not start: %v\n%s", n, err, log)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return c, nil
+}
+
+// Stop stops the shards and removes their data.
+func (c *Cluster) Stop() {
+	for _, p := range c.procs {
+		_ = p.Process.Kill()
+		_ = p.Wait()
+	}
+	c.procs = nil
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}

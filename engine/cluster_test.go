@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"datadesk/engine/clickhousetest"
+)
+
+// The local ClickHouse cluster of two shards, started once per test run by
+// the first test that needs it and stopped by TestMain.
+var testCluster struct {
+	once sync.Once
+	c    *clickhousetest.Cluster
+	err  error
+}
+
+// stopTestCluster stops the cluster if a test started it.
+func stopTestCluster() {
+	if testCluster.c != nil {
+		testCluster.c.Stop()
+	}
+}
+
+// testClickHouse returns a client of the local cluster, starting it on
+// first use; the test is skipped only when no server binary is installed.
+func testClickHouse(t testing.TB) *ClickHouse {
+	t.Helper()
+	testCluster.once.Do(func() { testCluster.c, testCluster.err = clickhousetest.Start(2) })
+	if errors.Is(testCluster.err, clickhousetest.ErrNoServer) {
+		t.Skip(testCluster.err)
+	}
+	if testCluster.err != nil {
+		t.Fatal(testCluster.err)
+	}
+	c := testCluster.c
+	ch, err := NewClickHouse(ClickHouseConfig{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// newClusterEngine is newEngine with the cluster as its remote backend.
+func newClusterEngine(t *testing.T, ch *ClickHouse, minRows int64) *Engine {
+	t.Helper()
+	e, err := New(Config{Dir: t.TempDir(), MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: minRows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}

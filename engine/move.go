@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"datadesk"
+)
+
+// MoveTable moves a table's rows to location to (LocationDuckDB or
+// LocationClickHouse) and records the new location in the catalog. The
+// rows are copied first and counted on arrival; only then does the catalog
+// change and the old copy go, so a failure at any point leaves the table
+// whole where it was. Queries, pages and exports follow the catalog.
+// Errors: not_found, invalid (to, or no cluster configured), timeout.
+func (s *Store) MoveTable(ctx context.Context, id, to string) (*Table, error) {
+	t, err := s.Table(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if to != LocationDuckDB && to != LocationClickHouse {
+		return nil, datadesk.Errorf(datadesk.Invalid, "unknown location %q", to).WithField("to").WithAllowed(LocationDuckDB, LocationClickHouse)
+	}
+	if t.SourceTableID != "" {
+		return nil, datadesk.Errorf(datadesk.Invalid, "table %s is a query's view; move the table it came from", t.ID).WithField("table_id")
+	}
+	if t.Location == to {
+		return t, nil
+	}
+	if s.remote == nil || (to != LocationDuckDB && s.remote.Name() != to) || (t.Location != LocationDuckDB && s.remote.Name() != t.Location) {
+		return nil, datadesk.Errorf(datadesk.Invalid, "no %s cluster is configured on this server", LocationClickHouse).WithField("to")
+	}
+	if to == LocationDuckDB {
+		err = s.moveIn(ctx, t)
+	} else {
+		err = s.moveOut(ctx, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.Table(ctx, t.ID)
+}
+
+// moveOut copies a DuckDB table to the remote backend, then points the
+// catalog there and drops the DuckDB copy in one transaction.
+func (s *Store) moveOut(ctx context.Context, t *Table) error {
+	types, err := s.sqlTypes(ctx, t)
+	if err != nil {
+		return err
+	}
+	var sel []string
+	for _, c := range t.Columns {
+		sel = append(sel, `CAST(`+quoteIdent(c.Key)+` AS VARCHAR)`)
+	}
+	err = s.remote.Put(ctx, t, types, func(w RowWriter) error {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM data.`+quoteIdent(t.ID)+` ORDER BY rowid`)
+		if err != nil {
+			return classify(ctx, err)
+		}
+		defer rows.Close()
+		vals := make([]sql.NullString, len(t.Columns))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		row := make([]*string, len(vals))
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return classify(ctx, err)
+			}
+			for i := range vals {
+				row[i] = nil
+				if vals[i].Valid {
+					row[i] = &vals[i].String
+				}
+			}
+			if err := w.Write(row); err != nil {
+				return err
+			}
+		}
+		return classify(ctx, rows.Err())
+	})
+	if err != nil {
+		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
+		return err
+	}
+	if err := s.checkCount(ctx, t); err != nil {
+		return err
+	}
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, s.remote.Name(), t.ID); err != nil {
+			return classify(ctx, err)
+		}
+		_, err := conn.ExecContext(ctx, `DROP TABLE data.`+quoteIdent(t.ID))
+		return classify(ctx, err)
+	})
+	if err != nil {
+		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
+		return err
+	}
+	s.forgetTables()
+	return nil
+}
+
+func (s *Store) checkCount(ctx context.Context, t *Table) error {
+	n, err := s.remote.Count(ctx, t)
+	if err != nil {
+		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
+		return err
+	}
+	if n != t.RowCount {
+		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
+		return fmt.Errorf("engine: move of %s: %d rows arrived, want %d", t.ID, n, t.RowCount)
+	}
+	return nil
+}
+
+// sqlTypes returns the DuckDB types of a table's columns in catalog order.
+func (s *Store) sqlTypes(ctx context.Context, t *Table) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_catalog = current_database() AND table_schema = 'data' AND table_name = ?`, t.ID)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer rows.Close()
+	byName := map[string]string{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, classify(ctx, err)
+		}
+		byName[strings.ToLower(name)] = typ
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(ctx, err)
+	}
+	out := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		typ, ok := byName[strings.ToLower(c.Key)]
+		if !ok {
+			return nil, fmt.Errorf("engine: table %s has no column %q", t.ID, c.Key)
+		}
+		out[i] = typ
+	}
+	return out, nil
+}
+
+// moveIn copies a remote table back into the owner's DuckDB file through a
+// staging table of text, in row order, casting each column to its type;
+// the catalog changes in the same transaction, and the remote copy goes
+// after the commit.
+func (s *Store) moveIn(ctx context.Context, t *Table) error {
+	types, err := s.remote.SQLTypes(ctx, t)
+	if err != nil {
+		return err
+	}
+	const stage = "dd_stage_move"
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		var cols, sel []string
+		for i, c := range t.Columns {
+			cols = append(cols, stageColumn(i+1)+" VARCHAR")
+			sel = append(sel, `CAST(`+stageColumn(i+1)+` AS `+types[i]+`) AS `+quoteIdent(c.Key))
+		}
+		if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+stage+` (`+strings.Join(cols, ", ")+`)`); err != nil {
+			return classify(ctx, err)
+		}
+		err := conn.Raw(func(dc any) error {
+			ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
+			if err != nil {
+				return err
+			}
+			vals := make([]driver.Value, len(t.Columns))
+			err = s.remote.Scan(ctx, t, func(row []any) error {
+				for i, v := range row {
+					vals[i] = duckText(v, t.Columns[i].Type)
+				}
+				return ap.AppendRow(vals...)
+			})
+			if cerr := ap.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		})
+		if err != nil {
+			return classify(ctx, err)
+		}
+		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+stage); err != nil {
+			return classify(ctx, err)
+		}
+		var n int64
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(t.ID)).Scan(&n); err != nil {
+			return classify(ctx, err)
+		}
+		if n != t.RowCount {
+			return fmt.Errorf("engine: move of %s: %d rows arrived, want %d", t.ID, n, t.RowCount)
+		}
+		if _, err := conn.ExecContext(ctx, `DROP TABLE `+stage); err != nil {
+			return classify(ctx, err)
+		}
+		_, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, LocationDuckDB, t.ID)
+		return classify(ctx, err)
+	})
+	if err != nil {
+		return err
+	}
+	// Readers find the table in DuckDB from now on, before the cluster's
+	// copy goes.
+	s.forgetTables()
+	if err := s.remote.Drop(ctx, t); err != nil {
+		s.logger.Error("drop moved table on the cluster", "table", t.ID, "err", err)
+	}
+	return nil
+}
+
+// duckText writes a scanned value as text DuckDB casts back to the same
+// value.
+func duckText(v any, typ string) driver.Value {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	if typ == TypeDate || typ == TypeTimestamp {
+		return fmt.Sprint(JSONValue(v, typ))
+	}
+	return fmt.Sprint(v)
+}
+
+// placeLarge moves the new tables of f that have at least remoteMinRows
+// rows to the remote backend. A failed move leaves the table in DuckDB,
+// whole, and is logged: the upload has succeeded either way.
+func (s *Store) placeLarge(ctx context.Context, f *File) {
+	if s.remote == nil || s.remoteMinRows <= 0 {
+		return
+	}
+	for i, t := range f.Tables {
+		if t.RowCount < s.remoteMinRows {
+			continue
+		}
+		moved, err := s.MoveTable(ctx, t.ID, s.remote.Name())
+		if err != nil {
+			s.logger.Error("move a large table to the cluster", "table", t.ID, "rows", t.RowCount, "err", err)
+			continue
+		}
+		f.Tables[i] = *moved
+	}
+}
+
+// remoteTables returns the tables among ids whose rows are on the remote
+// backend.
+func (s *Store) remoteTables(ctx context.Context, ids []string) []*Table {
+	var out []*Table
+	for _, id := range ids {
+		if t, err := s.Table(ctx, id); err == nil && t.Location != LocationDuckDB && s.remote != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// dropRemote removes deleted tables' rows from the remote backend; a
+// failure leaves unreachable rows there and is logged.
+func (s *Store) dropRemote(ctx context.Context, tables []*Table) {
+	for _, t := range tables {
+		if err := s.remote.Drop(ctx, t); err != nil {
+			s.logger.Error("drop a deleted table on the cluster", "table", t.ID, "err", err)
+		}
+	}
+}
+
+// showOn stores a derived result of a table held by r as a new table on r,
+// next to its source, and records it in the owner's catalog.
+func (s *Store) showOn(ctx context.Context, r Backend, p *Plan, t *Table) (*View, error) {
+	n, err := r.Derive(ctx, p, t)
+	if err != nil {
+		return nil, err
+	}
+	t.RowCount = n
+	t.Report = Report{Table: t.Name, RowsRead: n, RowsStored: n, Notes: []string{"derived by a query of table " + p.Table.ID}}
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		if err := writeCatalog(ctx, conn, t, "view"); err != nil {
+			return err
+		}
+		_, err := conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, r.Name(), t.ID)
+		return classify(ctx, err)
+	})
+	if err != nil {
+		_ = r.Drop(context.WithoutCancel(ctx), t)
+		return nil, err
+	}
+	return &View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: n}, nil
+}
+
+// copyOn makes t a copy of src on the backend that holds src, and records
+// it in the catalog inside the transaction open on conn. If that
+// transaction rolls back later, the copy stays on the backend unreferenced.
+func (s *Store) copyOn(ctx context.Context, conn *sql.Conn, r Backend, src, t *Table) (*Table, error) {
+	if err := r.Copy(ctx, src, t); err != nil {
+		return nil, err
+	}
+	t.Report = Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
+	for _, c := range t.Columns {
+		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
+	}
+	err := writeCatalog(ctx, conn, t, "sheet")
+	if err == nil {
+		_, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, r.Name(), t.ID)
+		err = classify(ctx, err)
+	}
+	if err != nil {
+		_ = r.Drop(context.WithoutCancel(ctx), t)
+		return nil, err
+	}
+	t.Location = r.Name()
+	return t, nil
+}
