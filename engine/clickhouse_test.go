@@ -145,8 +145,8 @@ func sameResult(a, b *QueryResult) string {
 		return fmt.Sprintf("matched %d vs %d", a.MatchedRowCount, b.MatchedRowCount)
 	case (a.GroupCount == nil) != (b.GroupCount == nil) || a.GroupCount != nil && *a.GroupCount != *b.GroupCount:
 		return fmt.Sprintf("groups %v vs %v", a.GroupCount, b.GroupCount)
-	case a.HasMore != b.HasMore:
-		return fmt.Sprintf("has_more %v vs %v", a.HasMore, b.HasMore)
+	case (a.HasMore == nil) != (b.HasMore == nil) || a.HasMore != nil && *a.HasMore != *b.HasMore:
+		return fmt.Sprintf("has_more %v vs %v", fmt.Sprint(a.HasMore != nil && *a.HasMore), fmt.Sprint(b.HasMore != nil && *b.HasMore))
 	case fmt.Sprint(a.Columns) != fmt.Sprint(b.Columns):
 		return fmt.Sprintf("columns %v vs %v", a.Columns, b.Columns)
 	case len(a.Rows) != len(b.Rows) || (a.Rows == nil) != (b.Rows == nil):
