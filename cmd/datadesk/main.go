@@ -46,13 +46,6 @@ usage:
 `
 
 func main() {
-	// The XLS reader runs in a child process of this same binary.
-	if os.Getenv("DATADESK_XLS_WORKER") == "1" {
-		if err := ingest.RunXLSWorker(os.Args[len(os.Args)-1], os.Stdout); err != nil {
-			os.Exit(1)
-		}
-		return
-	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		var e *datadesk.Error
 		if errors.As(err, &e) {
@@ -145,11 +138,7 @@ func envOr(k, def string) string {
 }
 
 func newIngester() (*ingest.Ingester, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	return ingest.New(ingest.Config{XLSCommand: []string{exe}}), nil
+	return ingest.New(ingest.Config{}), nil
 }
 
 func serve(args []string, stdout, stderr io.Writer) error {
