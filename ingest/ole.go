@@ -7,7 +7,6 @@ import (
 	"github.com/richardlehane/mscfb"
 )
 
-
 // readOLE opens an OLE compound file and returns whether it holds an
 // encrypted OOXML package, and the first limit bytes of its BIFF workbook
 // stream, if it has one.
@@ -43,4 +42,3 @@ func workbookStream(path string) ([]byte, error) {
 	}
 	return wb, err
 }
-
