@@ -42,8 +42,9 @@ func builtinFormatKind(id int) fmtKind {
 // workbook defines one. The code's quoted text, escaped characters, fill
 // and padding characters and bracketed parts ([Red], [$-409], [>=100]) are
 // dropped first; then day, month and year letters make a date, hours and
-// seconds a time. An elapsed-time bracket ([h], [mm], [ss]) is a duration,
-// which stays a number.
+// seconds a time (an AM/PM marker alone does not). A format that starts
+// with an elapsed-time bracket ([h]:mm:ss, [mm]:ss) is a duration, which
+// stays a number, as openpyxl has it.
 func formatKind(id int, code string) fmtKind {
 	if code == "" {
 		return builtinFormatKind(id)
@@ -68,7 +69,10 @@ func formatKind(id int, code string) fmtKind {
 			}
 			inner := lower[i+1 : i+1+j]
 			if inner != "" && strings.Trim(inner, "hms") == "" {
-				return fmtNumber // elapsed time
+				if !date && !clock && !month {
+					return fmtNumber // an elapsed time: [h]:mm:ss
+				}
+				clock = true
 			}
 			i += j + 1
 		case ';':
@@ -91,10 +95,6 @@ func formatKind(id int, code string) fmtKind {
 			clock = true
 		case 'm':
 			month = true
-		case 'a':
-			if strings.HasPrefix(lower[i:], "am/pm") || strings.HasPrefix(lower[i:], "a/p") {
-				clock = true
-			}
 		}
 	}
 	switch {
@@ -117,10 +117,13 @@ var (
 )
 
 // numberCell renders a number under a format of kind fk the way a person
-// sees it, with its kind. Day numbers count from 1899-12-30 (days before
-// Lotus's phantom 1900-02-29, day 60, from a day later) or, in the 1904
-// system, from 1904-01-01; fractions are times of day, kept to the
-// millisecond. A day number outside 0 to 9999-12-31 stays a number.
+// sees it, with its kind. Under a date or time format, the value decides
+// as xlrd and openpyxl do: below 1 a time of day, a whole number a date,
+// anything else a date and time, so that no time is dropped. Day numbers
+// count from 1899-12-30 (days before Lotus's phantom 1900-02-29, day 60,
+// from a day later) or, in the 1904 system, from 1904-01-01; fractions are
+// times of day, kept to the millisecond. A day number outside 0 to
+// 9999-12-31 stays a number.
 func numberCell(v float64, fk fmtKind, date1904 bool) (string, engine.CellKind) {
 	if fk == fmtNumber || v < 0 || v >= maxSerial+1 || math.IsNaN(v) {
 		return formatNumber(v), engine.KindNumber
@@ -136,9 +139,9 @@ func numberCell(v float64, fk fmtKind, date1904 bool) (string, engine.CellKind) 
 	}
 	t := base.AddDate(0, 0, int(days)).Add(time.Duration(ms) * time.Millisecond)
 	switch {
-	case fk == fmtTime && v < 1:
+	case v < 1:
 		return clockText(t), engine.KindTime
-	case fk == fmtDate || ms == 0 && fk != fmtTime:
+	case ms == 0:
 		return t.Format("2006-01-02"), engine.KindDate
 	}
 	return t.Format("2006-01-02") + "T" + clockText(t), engine.KindDateTime
@@ -158,7 +161,7 @@ func formatNumber(v float64) string {
 	if v == 0 {
 		return "0"
 	}
-	if a := math.Abs(v); a >= 1e-10 && a < 1e21 {
+	if a := math.Abs(v); a >= 1e-20 && a < 1e30 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
@@ -183,6 +186,33 @@ func isoCell(v string) (string, engine.CellKind) {
 		return t.Format("2006-01-02") + "T" + clockText(t), engine.KindDateTime
 	}
 	return v, engine.KindText
+}
+
+// isoSerial turns a date or date-time read by isoCell back into a day
+// number, so that the cell's number format can decide how it shows.
+func isoSerial(text string, kind engine.CellKind, date1904 bool) (float64, bool) {
+	var t time.Time
+	var err error
+	switch kind {
+	case engine.KindDate:
+		t, err = time.Parse("2006-01-02", text)
+	case engine.KindDateTime:
+		t, err = time.Parse("2006-01-02T15:04:05.999", text)
+	default:
+		return 0, false
+	}
+	if err != nil {
+		return 0, false
+	}
+	base := epoch1900
+	if date1904 {
+		base = epoch1904
+	}
+	days := t.Sub(base).Hours() / 24
+	if !date1904 && days < 61 {
+		days--
+	}
+	return days, days >= 0
 }
 
 // boolText is how a spreadsheet shows a boolean.

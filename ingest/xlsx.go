@@ -241,7 +241,7 @@ func (wb *xlsxBook) loadStrings(part string) error {
 			return nil
 		}
 		s, err := readText(d, "si")
-		wb.strings = append(wb.strings, s)
+		wb.strings = append(wb.strings, unescapeXstring(s))
 		return err
 	})
 }
@@ -450,9 +450,9 @@ func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, engine.Cell
 		}
 		return textCell(wb.strings[i])
 	case "inlineStr":
-		return textCell(inline)
+		return textCell(unescapeXstring(inline))
 	case "str":
-		return textCell(v)
+		return textCell(unescapeXstring(v))
 	case "b":
 		if v == "" {
 			return "", engine.KindEmpty
@@ -464,7 +464,11 @@ func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, engine.Cell
 		if v == "" {
 			return "", engine.KindEmpty
 		}
-		return isoCell(v)
+		text, kind := isoCell(v)
+		if serial, ok := isoSerial(text, kind, wb.date1904); ok && wb.styleKind(c.style) != fmtNumber {
+			return numberCell(serial, wb.styleKind(c.style), wb.date1904)
+		}
+		return text, kind
 	}
 	if v == "" {
 		return textCell(inline)
@@ -473,13 +477,37 @@ func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, engine.Cell
 	if err != nil {
 		return textCell(v)
 	}
-	fk := fmtNumber
-	if c.style > 0 && c.style < len(wb.xfKinds) {
-		fk = wb.xfKinds[c.style]
-	} else if c.style == 0 && len(wb.xfKinds) > 0 {
-		fk = wb.xfKinds[0]
+	return numberCell(n, wb.styleKind(c.style), wb.date1904)
+}
+
+// styleKind is the kind of the number format of cell style s.
+func (wb *xlsxBook) styleKind(s int) fmtKind {
+	if s >= 0 && s < len(wb.xfKinds) {
+		return wb.xfKinds[s]
 	}
-	return numberCell(n, fk, wb.date1904)
+	return fmtNumber
+}
+
+// unescapeXstring decodes the _xHHHH_ escapes OOXML writes for characters
+// XML cannot carry (carriage return, control characters); _x005F_ is an
+// escaped underscore.
+func unescapeXstring(s string) string {
+	if !strings.Contains(s, "_x") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if i+7 <= len(s) && s[i] == '_' && s[i+1] == 'x' && s[i+6] == '_' {
+			if v, err := strconv.ParseUint(s[i+2:i+6], 16, 16); err == nil {
+				b.WriteRune(rune(v))
+				i += 7
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }
 
 func textCell(s string) (string, engine.CellKind) {
