@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -168,4 +170,62 @@ func diffSheets(base string, a, b []sheetDump, same func(x, y string) bool) stri
 		}
 	}
 	return out.String()
+}
+
+// goldenRows is how many rows of a sheet a golden file shows; a digest of
+// every row covers the rest.
+const goldenRows = 60
+
+// TestSingles keeps golden readings of the corpus workbooks that have no
+// twin to be compared with: each sheet's header, first rows (kind:text)
+// and a digest of all rows. Rewrite with -update.
+func TestSingles(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(sheetjsDir(), "*.xls*"))
+	if len(files) == 0 {
+		t.Fatalf("no corpus in %s", sheetjsDir())
+	}
+	count := map[string]int{}
+	for _, p := range files {
+		count[strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))]++
+	}
+	in := testIngester()
+	for _, p := range files {
+		name := filepath.Base(p)
+		if count[strings.TrimSuffix(name, filepath.Ext(name))] > 1 {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			sheets, err := dumpWorkbook(t, in, p)
+			if err != nil {
+				fmt.Fprintf(&b, "refused %s: %s\n", datadesk.ErrorCode(err), datadesk.AsError(err).Message)
+			}
+			for _, s := range sheets {
+				h := sha256.New()
+				for _, r := range s.rows {
+					fmt.Fprintf(h, "%q\n", r)
+				}
+				fmt.Fprintf(&b, "sheet %q: %d rows, sha256 %x\nheader %q\n", s.name, len(s.rows), h.Sum(nil), s.header)
+				for i, r := range s.rows[:min(len(s.rows), goldenRows)] {
+					fmt.Fprintf(&b, "%d %q\n", i+1, r)
+				}
+			}
+			golden := filepath.Join("testdata", "singles", name+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("%s differs from %s (run with -update to accept):\n%s", name, golden, diffLines(string(want), b.String()))
+			}
+		})
+	}
 }
