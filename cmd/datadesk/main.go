@@ -465,10 +465,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	repeat := fs.Int("repeat", 5, "runs of each path and its baseline")
 	out := fs.String("out", "results", "folder for report.md, report.json and chart.png")
 	work := fs.String("work", "", "work folder for inputs and databases (a temp folder if empty)")
+	corpus := fs.String("corpus", envOr("DATADESK_CORPUS", filepath.Join("..", "shared", "data", "spreadsheets", "sheetjs")),
+		"folder of real workbooks; XLS ingest is measured on its largest .xls with an XLSX twin")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rep, err := bench.Run(context.Background(), bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr})
+	rep, err := bench.Run(context.Background(), bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus})
 	if err != nil {
 		return err
 	}
