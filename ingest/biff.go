@@ -46,6 +46,11 @@ const (
 // write 0x0500 (BIFF5), with byte strings in the workbook's code page.
 const biffVersion8 = 0x0600
 
+// maxBIFFSheets bounds the sheets of a workbook, far above what Excel
+// writes, so a damaged list of sheets cannot make the reader read one
+// sheet's records over and over.
+const maxBIFFSheets = 4096
+
 // maxBIFFCells bounds the cells of one sheet: a BIFF8 sheet has 65,536 rows
 // of 256 columns.
 const maxBIFFCells = 65536 * 256
@@ -110,6 +115,7 @@ func parseBIFF(stream []byte) (*biffBook, error) {
 		return nil, fmt.Errorf("BIFF version %#x: %w", v, errNotBIFF)
 	}
 	formats := map[int]string{}
+	seen := map[int]bool{} // sheet offsets: each sheet is read once
 	var xfFormats []int
 	for {
 		rec, next, ok := nextRecord(stream, pos)
@@ -147,7 +153,10 @@ func parseBIFF(stream []byte) (*biffBook, error) {
 				} else {
 					sh.name = wb.byteString(d[6:], 1)
 				}
-				wb.sheets = append(wb.sheets, sh)
+				if len(wb.sheets) < maxBIFFSheets && !seen[sh.offset] {
+					seen[sh.offset] = true
+					wb.sheets = append(wb.sheets, sh)
+				}
 			}
 		case recSST:
 			segs := [][]byte{d}
