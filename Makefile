@@ -15,8 +15,10 @@ build:
 run: build
 	./$(BIN) serve --addr $(ADDR) --data $(DATA)
 
-## deps: fetch what the build and tests need: Go modules, and Debian's
-## chromium for the browser tests (installed with apt when run as root).
+## deps: fetch what the build and tests need: Go modules, Debian's chromium
+## for the browser tests and python3-openpyxl/python3-xlrd for the test that
+## compares spreadsheet cells with reference readers (installed with apt
+## when run as root).
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -27,6 +29,10 @@ deps:
 		else \
 			echo "the browser tests need Chromium: sudo apt-get install chromium (or set DATADESK_CHROMIUM)"; exit 1; \
 		fi; \
+	fi
+	@if ! /usr/bin/python3 -c 'import openpyxl, xlrd' >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's python3-openpyxl and python3-xlrd, the reference spreadsheet readers"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-openpyxl python3-xlrd >/dev/null; \
 	fi
 
 ## test: install what the tests need and run every test.

@@ -130,6 +130,9 @@ func numberCell(v float64, fk fmtKind, date1904 bool) (string, engine.CellKind) 
 	}
 	days := math.Floor(v)
 	ms := math.Round((v - days) * 86400000)
+	if ms >= 86400000 { // 23:59:59.9996 rounds to the next day
+		days, ms = days+1, 0
+	}
 	base := epoch1900
 	switch {
 	case date1904:
@@ -139,7 +142,7 @@ func numberCell(v float64, fk fmtKind, date1904 bool) (string, engine.CellKind) 
 	}
 	t := base.AddDate(0, 0, int(days)).Add(time.Duration(ms) * time.Millisecond)
 	switch {
-	case v < 1:
+	case days == 0:
 		return clockText(t), engine.KindTime
 	case ms == 0:
 		return t.Format("2006-01-02"), engine.KindDate
