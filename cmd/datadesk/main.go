@@ -137,10 +137,6 @@ func envOr(k, def string) string {
 	return def
 }
 
-func newIngester() (*ingest.Ingester, error) {
-	return ingest.New(ingest.Config{}), nil
-}
-
 func serve(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", envOr("DATADESK_ADDR", "127.0.0.1:8080"), "listen address")
@@ -190,10 +186,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer audit.Close()
-	in, err := newIngester()
-	if err != nil {
-		return err
-	}
+	in := ingest.New(ingest.Config{})
 	key, err := signingKey(*ef.data)
 	if err != nil {
 		return err
@@ -436,10 +429,7 @@ func ingestFile(args []string, stdout io.Writer) error {
 	if err := copyFile(path, tmp); err != nil {
 		return err
 	}
-	in, err := newIngester()
-	if err != nil {
-		return err
-	}
+	in := ingest.New(ingest.Config{})
 	res, err := in.Read(ctx, tmp, filepath.Base(path), store.IncomingDir())
 	if err != nil {
 		return err
