@@ -426,13 +426,6 @@ func (wb *biffBook) sheetCells(offset int) ([]biffCell, error) {
 	var cells []biffCell
 	depth := 1
 	pending := -1 // the cell whose formula's text is in the next STRING record
-	add := func(row, col int) func(string, engine.CellKind) {
-		return func(text string, kind engine.CellKind) {
-			if kind != engine.KindEmpty {
-				cells = append(cells, biffCell{row, col, text, kind})
-			}
-		}
-	}
 	for depth > 0 {
 		rec, next, ok := nextRecord(wb.stream, pos)
 		if !ok {
@@ -445,75 +438,22 @@ func (wb *biffBook) sheetCells(offset int) ([]biffCell, error) {
 		switch rec.typ {
 		case recBOF, 0x0009, 0x0209, 0x0409:
 			depth++
-			continue
 		case recEOF:
 			depth--
-			continue
-		}
-		if depth != 1 {
-			continue
-		}
-		d := rec.data
-		switch rec.typ {
 		case recString:
-			if pending >= 0 {
-				cells[pending].text, cells[pending].kind = textCell(wb.cellString(d))
-				pending = -1
+			if depth == 1 && pending >= 0 {
+				cells[pending].text, cells[pending].kind = textCell(wb.cellString(rec.data))
 			}
-			continue
-		case recNumber, recRK, recMulRK, recLabel, recRString, recLabelSST, recBoolErr, recFormula:
 			pending = -1
-		default:
-			continue
-		}
-		if len(d) < 6 {
-			continue
-		}
-		row, col, xf := int(binary.LittleEndian.Uint16(d)), int(binary.LittleEndian.Uint16(d[2:])), int(binary.LittleEndian.Uint16(d[4:]))
-		switch rec.typ {
-		case recNumber:
-			if len(d) >= 14 {
-				add(row, col)(wb.number(math.Float64frombits(binary.LittleEndian.Uint64(d[6:])), xf))
-			}
-		case recRK:
-			if len(d) >= 10 {
-				add(row, col)(wb.number(rkNumber(binary.LittleEndian.Uint32(d[6:])), xf))
-			}
-		case recMulRK:
-			for i := 4; i+6 <= len(d)-2; i += 6 {
-				x := int(binary.LittleEndian.Uint16(d[i:]))
-				add(row, col+(i-4)/6)(wb.number(rkNumber(binary.LittleEndian.Uint32(d[i+2:])), x))
-			}
-		case recLabel, recRString:
-			add(row, col)(textCell(wb.cellString(d[6:])))
-		case recLabelSST:
-			if len(d) >= 10 {
-				if i := int(binary.LittleEndian.Uint32(d[6:])); i >= 0 && i < len(wb.sst) {
-					add(row, col)(textCell(wb.sst[i]))
-				}
-			}
-		case recBoolErr:
-			if len(d) >= 8 {
-				add(row, col)(boolErr(d[6], d[7] != 0))
-			}
-		case recFormula:
-			wb.formulas++
-			if len(d) < 14 {
+		case recNumber, recRK, recMulRK, recLabel, recRString, recLabelSST, recBoolErr, recFormula:
+			if depth != 1 {
 				continue
 			}
-			r := d[6:14]
-			if r[6] != 0xFF || r[7] != 0xFF {
-				add(row, col)(wb.number(math.Float64frombits(binary.LittleEndian.Uint64(r)), xf))
-				continue
-			}
-			switch r[0] {
-			case 0: // text, in the STRING record after the formula
-				cells = append(cells, biffCell{row: row, col: col})
+			var textFollows bool
+			cells, textFollows = wb.cellRecord(rec, cells)
+			pending = -1
+			if textFollows {
 				pending = len(cells) - 1
-			case 1:
-				add(row, col)(boolErr(r[2], false))
-			case 2:
-				add(row, col)(boolErr(r[2], true))
 			}
 		}
 	}
@@ -521,6 +461,72 @@ func (wb *biffBook) sheetCells(offset int) ([]biffCell, error) {
 		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.col, b.col))
 	})
 	return cells, nil
+}
+
+// cellRecord appends the cells of one cell record. textFollows says the
+// last cell is a formula whose text result is in the STRING record after
+// it.
+func (wb *biffBook) cellRecord(rec biffRecord, cells []biffCell) (out []biffCell, textFollows bool) {
+	d := rec.data
+	if len(d) < 6 {
+		return cells, false
+	}
+	row, col, xf := int(binary.LittleEndian.Uint16(d)), int(binary.LittleEndian.Uint16(d[2:])), int(binary.LittleEndian.Uint16(d[4:]))
+	// at(col)(text, kind) adds a cell in this record's row.
+	at := func(col int) func(string, engine.CellKind) {
+		return func(text string, kind engine.CellKind) {
+			if kind != engine.KindEmpty {
+				cells = append(cells, biffCell{row, col, text, kind})
+			}
+		}
+	}
+	switch rec.typ {
+	case recNumber:
+		if len(d) >= 14 {
+			at(col)(wb.number(math.Float64frombits(binary.LittleEndian.Uint64(d[6:])), xf))
+		}
+	case recRK:
+		if len(d) >= 10 {
+			at(col)(wb.number(rkNumber(binary.LittleEndian.Uint32(d[6:])), xf))
+		}
+	case recMulRK:
+		// Pairs of a style and an RK number, then the last column.
+		for i := 4; i+6 <= len(d)-2; i += 6 {
+			x := int(binary.LittleEndian.Uint16(d[i:]))
+			at(col + (i-4)/6)(wb.number(rkNumber(binary.LittleEndian.Uint32(d[i+2:])), x))
+		}
+	case recLabel, recRString:
+		at(col)(textCell(wb.cellString(d[6:])))
+	case recLabelSST:
+		if len(d) >= 10 {
+			if i := int(binary.LittleEndian.Uint32(d[6:])); i >= 0 && i < len(wb.sst) {
+				at(col)(textCell(wb.sst[i]))
+			}
+		}
+	case recBoolErr:
+		if len(d) >= 8 {
+			at(col)(boolErr(d[6], d[7] != 0))
+		}
+	case recFormula:
+		wb.formulas++
+		if len(d) < 14 {
+			return cells, false
+		}
+		r := d[6:14]
+		if r[6] != 0xFF || r[7] != 0xFF {
+			at(col)(wb.number(math.Float64frombits(binary.LittleEndian.Uint64(r)), xf))
+			return cells, false
+		}
+		switch r[0] {
+		case 0:
+			return append(cells, biffCell{row: row, col: col}), true
+		case 1:
+			at(col)(boolErr(r[2], false))
+		case 2:
+			at(col)(boolErr(r[2], true))
+		}
+	}
+	return cells, false
 }
 
 // cellString reads the string of a LABEL, RSTRING or STRING record: a

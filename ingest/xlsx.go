@@ -344,18 +344,7 @@ func (wb *xlsxBook) rows(filename string, sh xlsxSheet) sheetRows {
 		}
 		defer rc.Close()
 		d := xml.NewDecoder(rc)
-		var (
-			texts  []string
-			kinds  []engine.CellKind
-			rowNum int
-			col    int
-			cell   xlsxCell
-			inCell bool
-			target *strings.Builder
-			v, is  strings.Builder
-			inIs   bool
-			phon   int
-		)
+		sx := &sheetXML{wb: wb}
 		for {
 			tok, err := d.RawToken()
 			if err == io.EOF {
@@ -366,78 +355,103 @@ func (wb *xlsxBook) rows(filename string, sh xlsxSheet) sheetRows {
 			}
 			switch t := tok.(type) {
 			case xml.StartElement:
-				switch t.Name.Local {
-				case "row":
-					rowNum++
-					if r, err := strconv.Atoi(attr(t, "r")); err == nil && r > 0 {
-						rowNum = r
-					}
-					texts, kinds, col = texts[:0], kinds[:0], 0
-				case "c":
-					col++
-					if c := refColumn(attr(t, "r")); c > 0 {
-						col = c
-					}
-					if col > engine.MaxColumns {
-						return tooWide(filename, sh.name, rowNum, col)
-					}
-					cell = xlsxCell{typ: attr(t, "t")}
-					cell.style, _ = strconv.Atoi(attr(t, "s"))
-					inCell = true
-					v.Reset()
-					is.Reset()
-				case "v":
-					if inCell {
-						target = &v
-					}
-				case "is":
-					inIs = true
-				case "t":
-					if inIs && phon == 0 {
-						target = &is
-					}
-				case "rPh":
-					phon++
+				if sx.start(t); sx.col > engine.MaxColumns {
+					return tooWide(filename, sh.name, sx.row, sx.col)
 				}
 			case xml.EndElement:
 				switch t.Name.Local {
-				case "v", "t":
-					target = nil
-				case "is":
-					inIs = false
-				case "rPh":
-					phon--
-				case "c":
-					inCell = false
-					text, kind := wb.cellValue(cell, v.String(), is.String())
-					if kind == engine.KindEmpty {
-						continue
-					}
-					for len(texts) < col {
-						texts, kinds = append(texts, ""), append(kinds, engine.KindEmpty)
-					}
-					texts[col-1], kinds[col-1] = text, kind
 				case "row":
-					if len(texts) > 0 {
-						if err := yield(rowNum, texts, kinds); err != nil {
+					if len(sx.texts) > 0 {
+						if err := yield(sx.row, sx.texts, sx.kinds); err != nil {
 							return err
 						}
 					}
 				case "sheetData":
 					return nil
+				default:
+					sx.end(t)
 				}
 			case xml.CharData:
-				if target != nil && target.Len() < maxXMLText {
-					target.Write(t)
+				if sx.target != nil && sx.target.Len() < maxXMLText {
+					sx.target.Write(t)
 				}
 			}
 		}
 	}
 }
 
+// sheetXML is the state of reading a worksheet's XML: the row being read
+// and the cell inside it.
+type sheetXML struct {
+	wb       *xlsxBook
+	texts    []string
+	kinds    []engine.CellKind
+	row, col int
+	cell     xlsxCell
+	inCell   bool
+	inInline bool
+	phonetic int
+	target   *strings.Builder // where the text being read goes
+	v, is    strings.Builder  // the cell's <v> and inline <is> texts
+}
+
 type xlsxCell struct {
 	typ   string
 	style int
+}
+
+func (sx *sheetXML) start(t xml.StartElement) {
+	switch t.Name.Local {
+	case "row":
+		sx.row++
+		if r, err := strconv.Atoi(attr(t, "r")); err == nil && r > 0 {
+			sx.row = r
+		}
+		sx.texts, sx.kinds, sx.col = sx.texts[:0], sx.kinds[:0], 0
+	case "c":
+		sx.col++
+		if c := refColumn(attr(t, "r")); c > 0 {
+			sx.col = c
+		}
+		sx.cell = xlsxCell{typ: attr(t, "t")}
+		sx.cell.style, _ = strconv.Atoi(attr(t, "s"))
+		sx.inCell = true
+		sx.v.Reset()
+		sx.is.Reset()
+	case "v":
+		if sx.inCell {
+			sx.target = &sx.v
+		}
+	case "is":
+		sx.inInline = true
+	case "t":
+		if sx.inInline && sx.phonetic == 0 {
+			sx.target = &sx.is
+		}
+	case "rPh":
+		sx.phonetic++
+	}
+}
+
+func (sx *sheetXML) end(t xml.EndElement) {
+	switch t.Name.Local {
+	case "v", "t":
+		sx.target = nil
+	case "is":
+		sx.inInline = false
+	case "rPh":
+		sx.phonetic--
+	case "c":
+		sx.inCell = false
+		text, kind := sx.wb.cellValue(sx.cell, sx.v.String(), sx.is.String())
+		if kind == engine.KindEmpty || sx.col < 1 {
+			return
+		}
+		for len(sx.texts) < sx.col {
+			sx.texts, sx.kinds = append(sx.texts, ""), append(sx.kinds, engine.KindEmpty)
+		}
+		sx.texts[sx.col-1], sx.kinds[sx.col-1] = text, kind
+	}
 }
 
 // cellValue turns a cell's stored value into its text and kind.
