@@ -118,8 +118,9 @@ var (
 
 // numberCell renders a number under a format of kind fk the way a person
 // sees it, with its kind. Under a date or time format, the value decides
-// as xlrd and openpyxl do: below 1 a time of day, a whole number a date,
-// anything else a date and time, so that no time is dropped. Day numbers
+// as xlrd and openpyxl do: below 1 a time of day, a whole number a date
+// (a date and time under a format that shows both), anything else a date
+// and time, so that no time is dropped. Day numbers
 // count from 1899-12-30 (days before Lotus's phantom 1900-02-29, day 60,
 // from a day later) or, in the 1904 system, from 1904-01-01; fractions are
 // times of day, kept to the millisecond. A day number outside 0 to
@@ -144,7 +145,7 @@ func numberCell(v float64, fk fmtKind, date1904 bool) (string, engine.CellKind) 
 	switch {
 	case days == 0:
 		return clockText(t), engine.KindTime
-	case ms == 0:
+	case ms == 0 && fk != fmtDateTime:
 		return t.Format("2006-01-02"), engine.KindDate
 	}
 	return t.Format("2006-01-02") + "T" + clockText(t), engine.KindDateTime

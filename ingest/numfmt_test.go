@@ -69,6 +69,8 @@ func TestNumberCell(t *testing.T) {
 		{61, fmtDate, false, "1900-03-01", engine.KindDate},
 		{43830, fmtDate, true, "2024-01-01", engine.KindDate},
 		{44105.35416666667, fmtDateTime, false, "2020-10-01T08:30:00", engine.KindDateTime},
+		{44105, fmtDateTime, false, "2020-10-01T00:00:00", engine.KindDateTime},
+		{44105, fmtTime, false, "2020-10-01", engine.KindDate},
 		{44105.5000011574, fmtDateTime, false, "2020-10-01T12:00:00.1", engine.KindDateTime},
 		{0.354166666666667, fmtTime, false, "08:30:00", engine.KindTime},
 		{0.99999999999, fmtTime, false, "1900-01-01", engine.KindDate},

@@ -8,6 +8,7 @@ import datetime
 import decimal
 import json
 import os
+import re
 import sys
 
 
@@ -19,12 +20,18 @@ def number(v):
     return format(decimal.Decimal(repr(v)), "f")
 
 
-def when(v):
+def shows_date_and_time(fmt):
+    """Whether a number format code shows a date and a time of day."""
+    fmt = re.sub(r'"[^"]*"|\\.|\[[^]]*\]', "", fmt.split(";")[0].lower())
+    return bool(re.search(r"[dy]", fmt)) and bool(re.search(r"[hs]", fmt))
+
+
+def when(v, fmt=""):
     if isinstance(v, datetime.datetime):
         if v.microsecond:
             v = v + datetime.timedelta(microseconds=500)
             v = v.replace(microsecond=v.microsecond // 1000 * 1000)
-        if (v.hour, v.minute, v.second, v.microsecond) == (0, 0, 0, 0):
+        if (v.hour, v.minute, v.second, v.microsecond) == (0, 0, 0, 0) and not shows_date_and_time(fmt):
             return "d:" + v.strftime("%Y-%m-%d")
         s = v.strftime("%Y-%m-%dT%H:%M:%S")
         if v.microsecond:
@@ -52,7 +59,7 @@ def trim(rows):
 
 def xls(path):
     import xlrd
-    book = xlrd.open_workbook(path, logfile=open(os.devnull, "w"))
+    book = xlrd.open_workbook(path, logfile=open(os.devnull, "w"), formatting_info=True)
     sheets = []
     for sh in book.sheets():
         rows = []
@@ -70,7 +77,8 @@ def xls(path):
                         if v < 1:
                             row.append(when(xlrd.xldate.xldate_as_datetime(v, book.datemode).time()))
                         else:
-                            row.append(when(xlrd.xldate.xldate_as_datetime(v, book.datemode)))
+                            fmt = book.format_map[book.xf_list[cell.xf_index].format_key].format_str
+                            row.append(when(xlrd.xldate.xldate_as_datetime(v, book.datemode), fmt))
                     except Exception:
                         row.append("n:" + number(v))
                 elif t == xlrd.XL_CELL_BOOLEAN:
@@ -103,7 +111,7 @@ def xlsx(path):
                 elif isinstance(v, (int, float)):
                     row.append("n:" + number(float(v)))
                 elif when(v) is not None:
-                    row.append(when(v))
+                    row.append(when(v, cell.number_format or ""))
                 elif isinstance(v, datetime.timedelta):
                     row.append("n:" + number(v.total_seconds() / 86400))
                 else:
