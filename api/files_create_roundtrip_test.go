@@ -22,11 +22,12 @@ func TestXLSXWrittenReadsBackTheSame(t *testing.T) {
 			map[string]any{"key": "day", "label": "Day", "type": "date"},
 			map[string]any{"key": "at", "label": "At", "type": "datetime"},
 			map[string]any{"key": "note", "label": "Note", "type": "text"},
+			map[string]any{"key": "midnight", "label": "Midnight", "type": "datetime"},
 		},
 		"rows": []any{
-			[]any{"00123", 3, 12.5, 1.5e-19, true, "2024-01-31", "2025-03-01T09:30:15", "first"},
-			[]any{"007", -4, 3.25, 2.25e-19, false, "1999-12-31", "2025-03-01T23:59:59", nil},
-			[]any{"1200", 0, nil, nil, nil, nil, "2024-02-29T00:00:01", "last"},
+			[]any{"00123", 3, 12.5, 1.5e-19, true, "2024-01-31", "2025-03-01T09:30:15", "first", "2024-01-01T00:00:00"},
+			[]any{"007", -4, 3.25, 2.25e-19, false, "1999-12-31", "2025-03-01T23:59:59", nil, "2024-01-02T00:00:00"},
+			[]any{"1200", 0, nil, nil, nil, nil, "2024-02-29T00:00:01", "last", nil},
 		},
 	}
 	code, m := ts.call(token, "files.create", args)
