@@ -113,7 +113,8 @@ var (
 )
 
 // Read recognises the format of the file at path (named filename by its
-// uploader) and prepares its tables. Temporary files go to tempDir.
+// uploader) and prepares its tables. tempDir is where a reader may keep
+// temporary files.
 // Errors: unsupported (format, encrypted workbook), invalid (corrupt or
 // unreadable content), too_large (an archive that expands too far).
 func (in *Ingester) Read(ctx context.Context, path, filename, tempDir string) (*Result, error) {

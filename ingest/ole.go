@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -9,13 +10,23 @@ import (
 
 // readOLE opens an OLE compound file and returns whether it holds an
 // encrypted OOXML package, and the first limit bytes of its BIFF workbook
-// stream, if it has one.
+// stream, if it has one. A stream never takes more memory than the file
+// has bytes, whatever its directory entry claims; a damaged file is an
+// error, never a panic.
 func readOLE(path string, limit int64) (encrypted bool, workbook []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			encrypted, workbook, err = false, nil, fmt.Errorf("damaged compound file: %v", r)
+		}
+	}()
 	f, err := os.Open(path)
 	if err != nil {
 		return false, nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil {
+		limit = min(limit, st.Size())
+	}
 	doc, err := mscfb.New(f)
 	if err != nil {
 		return false, nil, err

@@ -15,7 +15,7 @@ import (
 )
 
 // checkZip refuses archives that are damaged, are not workbooks, or expand
-// far more than a workbook does, before excelize unpacks anything.
+// far more than a workbook does, before anything is unpacked.
 func (in *Ingester) checkZip(path, filename string) error {
 	st, err := os.Stat(path)
 	if err != nil {
