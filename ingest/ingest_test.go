@@ -363,6 +363,8 @@ func TestBadInputsRefused(t *testing.T) {
 	}{
 		{"random bytes as xlsx", "r.xlsx", random, datadesk.Invalid, "not a zip archive"},
 		{"random bytes as xls", "r.xls", random, datadesk.Unsupported, "not a binary Excel"},
+		{"compound-file magic then random bytes", "r.xls", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, random...), datadesk.Invalid, "not a readable Excel 5-2003"},
+		{"an XLS cut in half", "half.xls", halfXLS(t), datadesk.Invalid, "not a readable Excel 5-2003"},
 		{"random bytes as csv", "r.csv", append([]byte{0}, random...), datadesk.Invalid, "binary data"},
 		{"random bytes as json", "r.json", random, datadesk.Invalid, "JSON"},
 		{"truncated zip", "t.xlsx", goodBytes[:len(goodBytes)/2], datadesk.Invalid, "damaged or truncated"},
@@ -384,6 +386,15 @@ func TestBadInputsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// halfXLS is the first half of a corpus XLS file.
+func halfXLS(t *testing.T) []byte {
+	b, err := os.ReadFile(filepath.Join(sheetjsDir(), "formula_stress_test.xls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:len(b)/2]
 }
 
 func zipBomb(t *testing.T) []byte {
