@@ -159,14 +159,8 @@ func parseBIFF(stream []byte) (*biffBook, error) {
 				}
 			}
 		case recSST:
-			segs := [][]byte{d}
-			for {
-				c, after, ok := nextRecord(stream, pos)
-				if !ok || c.typ != recContinue {
-					break
-				}
-				segs, pos = append(segs, c.data), after
-			}
+			var segs [][]byte
+			segs, pos = continued(stream, d, pos)
 			if wb.biff8 {
 				wb.sst = readSST(segs)
 			}
@@ -335,9 +329,7 @@ func (r *sstReader) skip(n int) {
 	}
 }
 
-// readSST reads every shared string. Characters split across records go on
-// in the next record after a new flags byte, whose bit 0 says whether the
-// rest is one or two bytes a character.
+// readSST reads every shared string.
 func readSST(segs [][]byte) []string {
 	r := &sstReader{segs: segs}
 	head := r.bytes(8)
@@ -351,61 +343,73 @@ func readSST(segs [][]byte) []string {
 	unique := int(min(binary.LittleEndian.Uint32(head[4:]), uint32(total/3+1)))
 	out := make([]string, 0, unique)
 	for len(out) < unique {
-		h := r.bytes(3)
-		if h == nil {
+		s, ok := r.str()
+		if !ok {
 			break
 		}
-		n, flags := int(binary.LittleEndian.Uint16(h)), h[2]
-		runs, ext := 0, 0
-		if flags&0x08 != 0 {
-			b := r.bytes(2)
-			if b == nil {
-				break
-			}
-			runs = int(binary.LittleEndian.Uint16(b))
-		}
-		if flags&0x04 != 0 {
-			b := r.bytes(4)
-			if b == nil {
-				break
-			}
-			ext = int(binary.LittleEndian.Uint32(b) & 0x7FFFFFFF)
-		}
-		wide := flags&1 != 0
-		u := make([]uint16, 0, n)
-		for len(u) < n {
-			if r.left() <= 0 {
-				// The characters go on in the next record, after a new
-				// flags byte.
-				r.seg, r.pos = r.seg+1, 0
-				if r.seg >= len(r.segs) || len(r.segs[r.seg]) == 0 {
-					break
-				}
-				wide, r.pos = r.segs[r.seg][0]&1 != 0, 1
-				continue
-			}
-			d := r.segs[r.seg][r.pos:]
-			if wide {
-				k := min(n-len(u), len(d)/2)
-				for i := 0; i < k; i++ {
-					u = append(u, binary.LittleEndian.Uint16(d[2*i:]))
-				}
-				r.pos += 2 * k
-				if k == 0 {
-					r.pos = len(r.segs[r.seg]) // one odd byte left: damaged
-				}
-				continue
-			}
-			k := min(n-len(u), len(d))
-			for i := 0; i < k; i++ {
-				u = append(u, uint16(d[i]))
-			}
-			r.pos += k
-		}
-		r.skip(4*runs + ext)
-		out = append(out, string(utf16.Decode(u)))
+		out = append(out, s)
 	}
 	return out
+}
+
+// str reads one string (XLUnicodeRichExtendedString): a character count,
+// a flags byte (bit 0: two bytes a character, bit 2: East Asian phonetic
+// data follows, bit 3: rich text runs follow), the characters, the runs
+// and the phonetic data. Characters split across records go on in the
+// next record after a new flags byte, whose bit 0 says whether the rest is
+// one or two bytes a character.
+func (r *sstReader) str() (string, bool) {
+	h := r.bytes(3)
+	if h == nil {
+		return "", false
+	}
+	n, flags := int(binary.LittleEndian.Uint16(h)), h[2]
+	runs, ext := 0, 0
+	if flags&0x08 != 0 {
+		b := r.bytes(2)
+		if b == nil {
+			return "", false
+		}
+		runs = int(binary.LittleEndian.Uint16(b))
+	}
+	if flags&0x04 != 0 {
+		b := r.bytes(4)
+		if b == nil {
+			return "", false
+		}
+		ext = int(binary.LittleEndian.Uint32(b) & 0x7FFFFFFF)
+	}
+	wide := flags&1 != 0
+	u := make([]uint16, 0, n)
+	for len(u) < n {
+		if r.left() <= 0 {
+			r.seg, r.pos = r.seg+1, 0
+			if r.seg >= len(r.segs) || len(r.segs[r.seg]) == 0 {
+				break
+			}
+			wide, r.pos = r.segs[r.seg][0]&1 != 0, 1
+			continue
+		}
+		d := r.segs[r.seg][r.pos:]
+		if wide {
+			k := min(n-len(u), len(d)/2)
+			for i := 0; i < k; i++ {
+				u = append(u, binary.LittleEndian.Uint16(d[2*i:]))
+			}
+			r.pos += 2 * k
+			if k == 0 {
+				r.pos = len(r.segs[r.seg]) // one odd byte left: damaged
+			}
+			continue
+		}
+		k := min(n-len(u), len(d))
+		for i := 0; i < k; i++ {
+			u = append(u, uint16(d[i]))
+		}
+		r.pos += k
+	}
+	r.skip(4*runs + ext)
+	return string(utf16.Decode(u)), true
 }
 
 // biffCell is one cell of a sheet as read.
@@ -441,16 +445,22 @@ func (wb *biffBook) sheetCells(offset int) ([]biffCell, error) {
 		case recEOF:
 			depth--
 		case recString:
+			var segs [][]byte
+			segs, pos = continued(wb.stream, rec.data, pos)
 			if depth == 1 && pending >= 0 {
-				cells[pending].text, cells[pending].kind = textCell(wb.cellString(rec.data))
+				cells[pending].text, cells[pending].kind = textCell(wb.cellString(segs))
 			}
 			pending = -1
 		case recNumber, recRK, recMulRK, recLabel, recRString, recLabelSST, recBoolErr, recFormula:
 			if depth != 1 {
 				continue
 			}
+			var segs [][]byte
+			if rec.typ == recLabel || rec.typ == recRString {
+				segs, pos = continued(wb.stream, rec.data, pos)
+			}
 			var textFollows bool
-			cells, textFollows = wb.cellRecord(rec, cells)
+			cells, textFollows = wb.cellRecord(rec, segs, cells)
 			pending = -1
 			if textFollows {
 				pending = len(cells) - 1
@@ -466,7 +476,7 @@ func (wb *biffBook) sheetCells(offset int) ([]biffCell, error) {
 // cellRecord appends the cells of one cell record. textFollows says the
 // last cell is a formula whose text result is in the STRING record after
 // it.
-func (wb *biffBook) cellRecord(rec biffRecord, cells []biffCell) (out []biffCell, textFollows bool) {
+func (wb *biffBook) cellRecord(rec biffRecord, segs [][]byte, cells []biffCell) (out []biffCell, textFollows bool) {
 	d := rec.data
 	if len(d) < 6 {
 		return cells, false
@@ -496,7 +506,8 @@ func (wb *biffBook) cellRecord(rec biffRecord, cells []biffCell) (out []biffCell
 			at(col + (i-4)/6)(wb.number(rkNumber(binary.LittleEndian.Uint32(d[i+2:])), x))
 		}
 	case recLabel, recRString:
-		at(col)(textCell(wb.cellString(d[6:])))
+		segs[0] = segs[0][min(6, len(segs[0])):]
+		at(col)(textCell(wb.cellString(segs)))
 	case recLabelSST:
 		if len(d) >= 10 {
 			if i := int(binary.LittleEndian.Uint32(d[6:])); i >= 0 && i < len(wb.sst) {
@@ -529,14 +540,28 @@ func (wb *biffBook) cellRecord(rec biffRecord, cells []biffCell) (out []biffCell
 	return cells, false
 }
 
-// cellString reads the string of a LABEL, RSTRING or STRING record: a
-// two-byte length, then unicode (BIFF8) or code-page (BIFF5) characters.
-func (wb *biffBook) cellString(d []byte) string {
+// cellString reads the string of a LABEL, RSTRING or STRING record and
+// the CONTINUE records after it: a two-byte length, then unicode (BIFF8,
+// split like shared strings) or code-page (BIFF5) characters.
+func (wb *biffBook) cellString(segs [][]byte) string {
 	if wb.biff8 {
-		s, _ := wb.unicodeString(d, 2)
+		s, _ := (&sstReader{segs: segs}).str()
 		return s
 	}
-	return wb.byteString(d, 2)
+	return wb.byteString(slices.Concat(segs...), 2)
+}
+
+// continued returns a record's data and that of the CONTINUE records right
+// after it, and the position after them.
+func continued(stream, data []byte, pos int) ([][]byte, int) {
+	segs := [][]byte{data}
+	for {
+		c, after, ok := nextRecord(stream, pos)
+		if !ok || c.typ != recContinue {
+			return segs, pos
+		}
+		segs, pos = append(segs, c.data), after
+	}
 }
 
 // number renders a number under the format of style xf.

@@ -93,9 +93,10 @@ func cell(row, col, xf int) []byte { return append(append(u16(row), u16(col)...)
 // TestBIFFRecords reads a stream written record by record: the 1904 date
 // system, a custom date format and a percentage through XF records, RK and
 // MULRK numbers, BOOLERR booleans and errors, formula results of every
-// kind, and shared strings split across CONTINUE records, once between
-// one-byte characters that go on as two-byte ones (the flags byte that
-// starts the continuation must not be read as a character).
+// kind, and shared strings, a formula's text and a label split across
+// CONTINUE records, between one-byte characters that go on as two-byte
+// ones (the flags byte that starts a continuation must not be read as a
+// character).
 func TestBIFFRecords(t *testing.T) {
 	var w biffWriter
 	w.rec(recBOF, u16(biffVersion8), u16(5), make([]byte, 12))
@@ -139,11 +140,16 @@ func TestBIFFRecords(t *testing.T) {
 	w.rec(recBoolErr, cell(2, 1, 0), []byte{0x07, 1})
 	w.rec(recFormula, cell(3, 0, 0), []byte{0, 0, 0, 0, 0, 0, 0xFF, 0xFF}, make([]byte, 6))
 	w.rec(0x04BC, make([]byte, 8)) // SHRFMLA between a formula and its STRING
-	w.rec(recString, u16(2), []byte{0}, []byte("ok"))
+	// A formula's text split across a CONTINUE record, going on in two-byte
+	// characters.
+	w.rec(recString, u16(4), []byte{0}, []byte("ok"))
+	w.rec(recContinue, []byte{1}, u16('!'), u16('?'))
 	w.rec(recFormula, cell(3, 1, 0), []byte{1, 0, 0, 0, 0, 0, 0xFF, 0xFF}, make([]byte, 6))
 	w.rec(recFormula, cell(3, 2, 0), []byte{2, 0, 0x2A, 0, 0, 0, 0xFF, 0xFF}, make([]byte, 6))
 	w.rec(recFormula, cell(3, 3, 0), []byte{3, 0, 0, 0, 0, 0, 0xFF, 0xFF}, make([]byte, 6))
 	w.rec(recFormula, cell(4, 0, 0), f64(2.5), make([]byte, 6))
+	w.rec(recLabel, cell(4, 1, 0), u16(6), []byte{0}, []byte("lab"))
+	w.rec(recContinue, []byte{0}, []byte("els"))
 	w.rec(recEOF)
 
 	wb, err := parseBIFF(w.b)
@@ -169,8 +175,8 @@ func TestBIFFRecords(t *testing.T) {
 		"1 s:2/2 - 2/8 s:naïve s:Bold",
 		"2 d:2024-01-01 n:0.5 n:7 n:36",
 		"3 b:TRUE e:#DIV/0!",
-		"4 s:ok b:FALSE e:#N/A",
-		"5 n:2.5",
+		"4 s:ok!? b:FALSE e:#N/A",
+		"5 n:2.5 s:labels",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
