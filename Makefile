@@ -15,9 +15,10 @@ build:
 run: build
 	./$(BIN) serve --addr $(ADDR) --data $(DATA)
 
-## deps: fetch what the build and tests need: Go modules, Debian's
-## chromium for the browser tests and clickhouse-server for the cluster
-## tests (installed with apt when run as root).
+## deps: fetch what the build and tests need: Go modules, and from Debian
+## (installed with apt when run as root): chromium for the browser tests,
+## clickhouse-server for the cluster tests, python3-openpyxl/python3-xlrd
+## for the tests that read workbooks with reference readers.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -36,6 +37,10 @@ deps:
 		else \
 			echo "the cluster tests need ClickHouse: sudo apt-get install clickhouse-server"; exit 1; \
 		fi; \
+	fi
+	@if ! /usr/bin/python3 -c 'import openpyxl, xlrd' >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's python3-openpyxl and python3-xlrd, the reference spreadsheet readers"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-openpyxl python3-xlrd >/dev/null; \
 	fi
 
 ## test: install what the tests need and run every test.

@@ -19,15 +19,8 @@ import (
 	"datadesk/rbac"
 )
 
-// TestMain doubles as the XLS reader's child process, and stops the
-// ClickHouse cluster if a test started it.
+// TestMain stops the ClickHouse cluster if a test started it.
 func TestMain(m *testing.M) {
-	if os.Getenv("DATADESK_XLS_WORKER") == "1" {
-		if err := ingest.RunXLSWorker(os.Args[len(os.Args)-1], os.Stdout); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
 	code := m.Run()
 	stopTestCluster()
 	os.Exit(code)
@@ -79,7 +72,7 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 		t.Fatal(err)
 	}
 	cfg.DataDir = dir
-	srv, err := New(cfg, Deps{Engine: eng, System: system, Ingest: ingest.New(ingest.Config{XLSCommand: []string{os.Args[0]}}),
+	srv, err := New(cfg, Deps{Engine: eng, System: system, Ingest: ingest.New(ingest.Config{}),
 		Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		t.Fatal(err)

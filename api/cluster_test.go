@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +68,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 	}
 	audit, _ := rbac.OpenAudit(dir)
 	srv, err := New(Config{SigningKey: bytes.Repeat([]byte("k"), 32), DataDir: dir}, Deps{Engine: eng, System: system,
-		Ingest: ingest.New(ingest.Config{XLSCommand: []string{os.Args[0]}}), Users: users, Policy: policy, Audit: audit})
+		Ingest: ingest.New(ingest.Config{}), Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		t.Fatal(err)
 	}

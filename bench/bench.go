@@ -47,6 +47,10 @@ type Config struct {
 	// ClickHouse, if set, makes the run measure the query_table paths on a
 	// table held by this cluster instead of the DuckDB paths.
 	ClickHouse *engine.ClickHouse
+	// Corpus is a folder of real workbooks (the shared sheetjs corpus);
+	// XLS ingest is measured on its largest .xls that has an XLSX twin.
+	// Empty or missing: that row is left out.
+	Corpus string
 }
 
 // Measure is one path's timings and peak memory.
@@ -232,10 +236,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer r.base.Close()
 	r.in = ingest.New(ingest.Config{})
 
-	steps := 13*cfg.Repeat + 5
+	steps := 14*cfg.Repeat + 5
 	r.bar = progressbar.NewOptions(steps, progressbar.OptionSetWriter(cfg.Progress), progressbar.OptionSetDescription("measuring"),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	if err := r.ingestPaths(); err != nil {
+		return nil, err
+	}
+	if err := r.xlsPath(); err != nil {
 		return nil, err
 	}
 	table, small, err := r.tables()

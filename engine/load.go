@@ -37,6 +37,11 @@ type TableSource struct {
 	// Rows calls yield once for each data row, in file order. An empty
 	// string is an empty cell.
 	Rows func(yield func(row []string) error) (RowStats, error)
+	// Cells, when set, is used instead of Rows by spreadsheet formats: it
+	// yields each data row with the kind of every cell (kinds may be
+	// shorter than the row; missing kinds are empty cells), and the column
+	// types are decided from the kinds as well as the texts.
+	Cells func(yield func(row []string, kinds []CellKind) error) (RowStats, error)
 	// Notes are remarks for the import report.
 	Notes []string
 }
@@ -77,6 +82,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		staged = 0 // columns the staging table has
 		stats  RowStats
 		cols   = make([]colStats, MaxColumns)
+		kinds  []kindCounts
 	)
 	// The staging table has one VARCHAR column per column seen so far; a
 	// row wider than any before adds columns, which is rare (a header
@@ -94,6 +100,9 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		}
 		return nil
 	}
+	if src.Cells != nil {
+		kinds = make([]kindCounts, MaxColumns)
+	}
 	execConn := func(q string) error { _, err := conn.ExecContext(ctx, q); return err }
 	if err := widen(execConn, max(width, 1)); err != nil {
 		return nil, classify(ctx, err)
@@ -105,7 +114,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		}
 		vals := make([]driver.Value, staged)
 		var srcErr error
-		stats, srcErr = src.Rows(func(row []string) error {
+		appendRow := func(row []string) error {
 			if len(row) > MaxColumns {
 				return datadesk.Errorf(datadesk.Invalid,
 					"%s: row %d has %d columns; at most %d are allowed", sourceName(src), rows+1, len(row), MaxColumns)
@@ -144,7 +153,17 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 				}
 			}
 			return ap.AppendRow(vals...)
-		})
+		}
+		if src.Cells != nil {
+			stats, srcErr = src.Cells(func(row []string, k []CellKind) error {
+				for i := 0; i < len(row) && i < len(k) && i < MaxColumns; i++ {
+					kinds[i].add(k[i], row[i])
+				}
+				return appendRow(row)
+			})
+		} else {
+			stats, srcErr = src.Rows(appendRow)
+		}
 		closeErr := ap.Close()
 		if srcErr != nil {
 			return srcErr
@@ -176,6 +195,10 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 
 	decisions := make([]decision, width)
 	for i := range decisions {
+		if kinds != nil {
+			decisions[i] = decideCells(&kinds[i], &cols[i], keys[i], hints[i])
+			continue
+		}
 		decisions[i] = decide(&cols[i], keys[i], hints[i])
 	}
 

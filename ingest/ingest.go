@@ -2,9 +2,10 @@
 // from the bytes (not only the name), decodes text, finds the header, and
 // streams rows to the engine, which decides the column types from every value.
 //
-// Parsers of old binary formats crash on malformed input, sometimes in
-// goroutines of their own, so XLS is read in a child process: a crash there is
-// a 4xx for the upload, never the end of the server.
+// Spreadsheet cells reach the engine with their kind (number, date,
+// date-time, time of day, boolean, error, text) beside their text, so that
+// a column's type follows what its cells are. XLS (BIFF5/BIFF8) is read by
+// the reader in biff.go, which bounds every count and length it reads.
 package ingest
 
 import (
@@ -16,7 +17,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"datadesk"
 	"datadesk/engine"
@@ -33,8 +33,6 @@ const (
 	// DefaultMaxLine bounds a CSV line, so one huge field cannot take the
 	// server's memory.
 	DefaultMaxLine = 16 << 20
-	// DefaultXLSTimeout bounds the child process that reads an XLS file.
-	DefaultXLSTimeout = 30 * time.Second
 	// sniffSize is how much of a file format detection and dialect sniffing
 	// look at.
 	sniffSize = 64 << 10
@@ -45,11 +43,6 @@ type Config struct {
 	MaxUnzipSize  int64
 	MaxUnzipRatio int64
 	MaxLine       int
-	// XLSCommand runs the XLS reader in a child process: the command and
-	// its leading arguments, to which the file path is appended. The child
-	// must call RunXLSWorker. Without it, XLS files are refused.
-	XLSCommand []string
-	XLSTimeout time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -61,9 +54,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxLine <= 0 {
 		c.MaxLine = DefaultMaxLine
-	}
-	if c.XLSTimeout <= 0 {
-		c.XLSTimeout = DefaultXLSTimeout
 	}
 }
 
@@ -123,7 +113,8 @@ var (
 )
 
 // Read recognises the format of the file at path (named filename by its
-// uploader) and prepares its tables. Temporary files go to tempDir.
+// uploader) and prepares its tables. tempDir is where a reader may keep
+// temporary files.
 // Errors: unsupported (format, encrypted workbook), invalid (corrupt or
 // unreadable content), too_large (an archive that expands too far).
 func (in *Ingester) Read(ctx context.Context, path, filename, tempDir string) (*Result, error) {
@@ -141,7 +132,7 @@ func (in *Ingester) Read(ctx context.Context, path, filename, tempDir string) (*
 			if encrypted, _ := oleEncrypted(path); encrypted {
 				return nil, errEncrypted(filename)
 			}
-			return in.readXLS(ctx, path, filename, tempDir)
+			return in.readXLS(path, filename)
 		}
 		if !isZip {
 			return nil, datadesk.Errorf(datadesk.Invalid, "%s is not a valid Excel workbook: it is not a zip archive", filename).WithField("file")
@@ -150,7 +141,7 @@ func (in *Ingester) Read(ctx context.Context, path, filename, tempDir string) (*
 		if ext == ".xls" {
 			format = "xlsx"
 		}
-		return in.readXLSX(path, filename, format, tempDir)
+		return in.readXLSX(path, filename, format)
 	case ext == ".xls":
 		if !isOLE {
 			return nil, datadesk.Errorf(datadesk.Unsupported,
@@ -159,7 +150,7 @@ func (in *Ingester) Read(ctx context.Context, path, filename, tempDir string) (*
 		if encrypted, _ := oleEncrypted(path); encrypted {
 			return nil, errEncrypted(filename)
 		}
-		return in.readXLS(ctx, path, filename, tempDir)
+		return in.readXLS(path, filename)
 	case ext == ".csv" || ext == ".tsv" || ext == ".tab":
 		if isZip || isOLE {
 			return nil, datadesk.Errorf(datadesk.Invalid, "%s is a binary file, not CSV text", filename).WithField("file")

@@ -23,20 +23,17 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// TestMain doubles as the XLS child process: the ingester under test runs
-// this test binary with DATADESK_XLS_WORKER set.
-func TestMain(m *testing.M) {
-	if os.Getenv("DATADESK_XLS_WORKER") == "1" {
-		if err := RunXLSWorker(os.Args[len(os.Args)-1], os.Stdout); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
+// sheetjsDir is the shared spreadsheet corpus: beside the repository, or
+// where DATADESK_SHEETJS says.
+func sheetjsDir() string {
+	if d := os.Getenv("DATADESK_SHEETJS"); d != "" {
+		return d
 	}
-	os.Exit(m.Run())
+	return filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs")
 }
 
 func testIngester() *Ingester {
-	return New(Config{XLSCommand: []string{os.Args[0]}, MaxUnzipSize: 256 << 20})
+	return New(Config{MaxUnzipSize: 256 << 20})
 }
 
 type fixture struct {
@@ -99,7 +96,7 @@ func (fx *fixture) rows(tableID string) [][]any {
 // stored with its rows or refused with a 4xx naming the problem. The golden
 // file records what each gives, so a change in any is seen.
 func TestCorpus(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs")
+	dir := sheetjsDir()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.xls*"))
 	if len(files) == 0 {
 		t.Fatalf("no corpus in %s", dir)
@@ -353,7 +350,7 @@ func TestBadInputsRefused(t *testing.T) {
 	for i := range random {
 		random[i] = byte(rng.UintN(256))
 	}
-	good := filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs", "AutoFilter.xlsx")
+	good := filepath.Join(sheetjsDir(), "AutoFilter.xlsx")
 	goodBytes, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
@@ -366,6 +363,8 @@ func TestBadInputsRefused(t *testing.T) {
 	}{
 		{"random bytes as xlsx", "r.xlsx", random, datadesk.Invalid, "not a zip archive"},
 		{"random bytes as xls", "r.xls", random, datadesk.Unsupported, "not a binary Excel"},
+		{"compound-file magic then random bytes", "r.xls", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, random...), datadesk.Invalid, "not a readable Excel 5-2003"},
+		{"an XLS cut in half", "half.xls", halfXLS(t), datadesk.Invalid, "not a readable Excel 5-2003"},
 		{"random bytes as csv", "r.csv", append([]byte{0}, random...), datadesk.Invalid, "binary data"},
 		{"random bytes as json", "r.json", random, datadesk.Invalid, "JSON"},
 		{"truncated zip", "t.xlsx", goodBytes[:len(goodBytes)/2], datadesk.Invalid, "damaged or truncated"},
@@ -387,6 +386,15 @@ func TestBadInputsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// halfXLS is the first half of a corpus XLS file.
+func halfXLS(t *testing.T) []byte {
+	b, err := os.ReadFile(filepath.Join(sheetjsDir(), "formula_stress_test.xls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:len(b)/2]
 }
 
 func zipBomb(t *testing.T) []byte {
@@ -448,7 +456,7 @@ func TestPlainFilesStored(t *testing.T) {
 // results are read from the FORMULA records, and the report says so.
 func TestXLSFormulas(t *testing.T) {
 	fx := newFixture(t)
-	f, err := fx.ingest(filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs", "formulae_test_simple.xls"), "f.xls")
+	f, err := fx.ingest(filepath.Join(sheetjsDir(), "formulae_test_simple.xls"), "f.xls")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +465,7 @@ func TestXLSFormulas(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 	// The same workbook saved as XLSX is the reference.
-	x, err := fx.ingest(filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs", "formulae_test_simple.xlsx"), "f.xlsx")
+	x, err := fx.ingest(filepath.Join(sheetjsDir(), "formulae_test_simple.xlsx"), "f.xlsx")
 	if err != nil {
 		t.Fatal(err)
 	}

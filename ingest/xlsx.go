@@ -2,33 +2,20 @@ package ingest
 
 import (
 	"archive/zip"
-	"errors"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
-	"regexp"
+	pathpkg "path"
+	"strconv"
 	"strings"
-
-	"github.com/xuri/excelize/v2"
 
 	"datadesk"
 	"datadesk/engine"
 )
 
-// dateSampleRows is how many rows per sheet are read a second time, with
-// number formats applied, to learn which numeric columns hold dates.
-const dateSampleRows = 1000
-
-// unzipXMLInMemory is how much of a worksheet excelize keeps in memory before
-// it spills the XML to a temporary file.
-const unzipXMLInMemory = 16 << 20
-
-var (
-	numericRe  = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
-	dateLookRe = regexp.MustCompile(`(?i)^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|\d{1,2}:\d{2}|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b`)
-)
-
 // checkZip refuses archives that are damaged, are not workbooks, or expand
-// far more than a workbook does, before excelize unpacks anything.
+// far more than a workbook does, before anything is unpacked.
 func (in *Ingester) checkZip(path, filename string) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -64,184 +51,498 @@ func (in *Ingester) checkZip(path, filename string) error {
 	return nil
 }
 
-func (in *Ingester) openWorkbook(path, filename, tempDir string) (*excelize.File, error) {
-	if err := in.checkZip(path, filename); err != nil {
-		return nil, err
-	}
-	f, err := excelize.OpenFile(path, excelize.Options{
-		UnzipSizeLimit:    in.cfg.MaxUnzipSize,
-		UnzipXMLSizeLimit: min(unzipXMLInMemory, in.cfg.MaxUnzipSize),
-		TmpDir:            tempDir,
-		ShortDatePattern:  "yyyy-mm-dd",
-		LongDatePattern:   "yyyy-mm-dd",
-		LongTimePattern:   "hh:mm:ss",
-	})
-	if err != nil {
-		if errors.Is(err, excelize.ErrWorkbookFileFormat) || strings.Contains(err.Error(), "zip") {
-			return nil, datadesk.Errorf(datadesk.Invalid, "%s is not a readable workbook", filename).WithField("file").WithCause(err)
-		}
-		if strings.Contains(strings.ToLower(err.Error()), "encrypt") || strings.Contains(strings.ToLower(err.Error()), "password") {
-			return nil, errEncrypted(filename)
-		}
-		return nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: the workbook is damaged", filename).WithField("file").WithCause(err)
-	}
-	return f, nil
+// xlsxBook is an open XLSX/XLSM package: what the workbook part says about
+// its sheets, the shared strings, and the number format of every cell style.
+type xlsxBook struct {
+	zr       *zip.ReadCloser
+	parts    map[string]*zip.File // by lower-case name
+	sheets   []xlsxSheet
+	date1904 bool
+	strings  []string
+	xfKinds  []fmtKind
 }
 
-// readXLSX prepares one table per non-empty sheet. The workbook stays open
+type xlsxSheet struct {
+	name, part string
+	hidden     bool
+}
+
+// maxXMLText bounds one shared string or cell text; Excel's own limit is
+// 32,767 characters.
+const maxXMLText = 1 << 20
+
+// readXLSX prepares one table per sheet with a value. The archive stays open
 // until Result.Close.
-func (in *Ingester) readXLSX(path, filename, format, tempDir string) (res *Result, err error) {
+func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: the workbook is damaged", filename).WithField("file").WithCause(fmt.Errorf("panic: %v", r))
 		}
 	}()
-	f, err := in.openWorkbook(path, filename, tempDir)
-	if err != nil {
+	if err := in.checkZip(path, filename); err != nil {
 		return nil, err
 	}
-	props, _ := f.GetWorkbookProps()
-	date1904 := props.Date1904 != nil && *props.Date1904
+	wb, err := openXLSX(path)
+	if err != nil {
+		return nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: the workbook is damaged", filename).WithField("file").WithCause(err)
+	}
 	ct := "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 	if format == "xlsm" {
 		ct = "application/vnd.ms-excel.sheet.macroEnabled.12"
 	}
-	res = &Result{Format: format, ContentType: ct, Close: func() { _ = f.Close() }}
-	for _, sheet := range f.GetSheetList() {
-		src, ok, err := sheetSource(f, filename, sheet, date1904)
+	res = &Result{Format: format, ContentType: ct, Close: func() { _ = wb.zr.Close() }}
+	for _, sh := range wb.sheets {
+		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh))
 		if err != nil {
-			f.Close()
+			wb.zr.Close()
 			return nil, err
 		}
-		if ok {
-			res.Tables = append(res.Tables, src)
+		if !ok {
+			continue
 		}
+		if sh.hidden {
+			src.Notes = append(src.Notes, "the sheet is hidden in the workbook")
+		}
+		res.Tables = append(res.Tables, src)
 	}
 	if len(res.Tables) == 0 {
-		f.Close()
-		return nil, datadesk.Errorf(datadesk.Invalid, "%s has no sheet with data", filename).WithField("file")
+		wb.zr.Close()
+		return nil, errNoCells(filename)
 	}
 	return res, nil
 }
 
-// sheetSource finds a sheet's header (its first non-empty row) and its date
-// columns; ok is false for a sheet without values.
-func sheetSource(f *excelize.File, filename, sheet string, date1904 bool) (engine.TableSource, bool, error) {
-	damaged := func(err error) error {
-		return datadesk.Errorf(datadesk.Invalid, "%s: sheet %q could not be read", filename, sheet).WithField("file").WithCause(err)
-	}
-	raw, err := f.Rows(sheet)
-	if err != nil {
-		return engine.TableSource{}, false, damaged(err)
-	}
-	formatted, err := f.Rows(sheet)
-	if err != nil {
-		raw.Close()
-		return engine.TableSource{}, false, damaged(err)
-	}
-	defer raw.Close()
-	defer formatted.Close()
-
-	var header []string
-	headerRow := 0
-	dateVotes, numVotes := map[int]int{}, map[int]int{}
-	for n := 1; n <= dateSampleRows && raw.Next() && formatted.Next(); n++ {
-		rv, err := raw.Columns(excelize.Options{RawCellValue: true})
-		if err != nil {
-			return engine.TableSource{}, false, damaged(err)
-		}
-		if len(rv) > engine.MaxColumns {
-			return engine.TableSource{}, false, datadesk.Errorf(datadesk.Invalid,
-				"%s: sheet %q row %d uses %d columns; at most %d are allowed", filename, sheet, n, len(rv), engine.MaxColumns).WithField("file")
-		}
-		fv, err := formatted.Columns()
-		if err != nil {
-			return engine.TableSource{}, false, damaged(err)
-		}
-		if header == nil {
-			if !emptyRow(rv) {
-				header, headerRow = append([]string(nil), fv...), n
-			}
-			continue
-		}
-		for i, v := range rv {
-			if !numericRe.MatchString(v) || i >= len(fv) {
-				continue
-			}
-			if fv[i] != v && dateLookRe.MatchString(fv[i]) {
-				dateVotes[i]++
-			} else {
-				numVotes[i]++
-			}
-		}
-	}
-	if err := raw.Error(); err != nil {
-		return engine.TableSource{}, false, damaged(err)
-	}
-	if header == nil {
-		return engine.TableSource{}, false, nil
-	}
-	width := len(header)
-	for i := range dateVotes {
-		width = max(width, i+1)
-	}
-	hints := make([]engine.Hint, width)
-	for i := range hints {
-		hints[i].Date1904 = date1904
-		hints[i].DateSerial = dateVotes[i] > 0 && numVotes[i] == 0
-	}
-	src := engine.TableSource{Name: sheet, Header: header, Hints: hints}
-	if visible, err := f.GetSheetVisible(sheet); err == nil && !visible {
-		src.Notes = append(src.Notes, "the sheet is hidden in the workbook")
-	}
-	src.Rows = func(yield func([]string) error) (stats engine.RowStats, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = damaged(fmt.Errorf("panic: %v", r))
-			}
-		}()
-		rows, err := f.Rows(sheet)
-		if err != nil {
-			return stats, damaged(err)
-		}
-		defer rows.Close()
-		skipped := 0
-		for n := 1; rows.Next(); n++ {
-			rv, err := rows.Columns(excelize.Options{RawCellValue: true})
-			if err != nil {
-				return stats, damaged(err)
-			}
-			if n <= headerRow {
-				continue
-			}
-			if emptyRow(rv) {
-				skipped++
-				continue
-			}
-			if len(rv) > engine.MaxColumns {
-				return stats, datadesk.Errorf(datadesk.Invalid,
-					"%s: sheet %q row %d uses %d columns; at most %d are allowed", filename, sheet, n, len(rv), engine.MaxColumns).WithField("file")
-			}
-			if err := yield(rv); err != nil {
-				return stats, err
-			}
-		}
-		if err := rows.Error(); err != nil {
-			return stats, damaged(err)
-		}
-		if skipped > 0 {
-			stats.Notes = append(stats.Notes, fmt.Sprintf("%d empty rows skipped", skipped))
-		}
-		return stats, nil
-	}
-	return src, true, nil
+func errNoCells(filename string) error {
+	return datadesk.Errorf(datadesk.Invalid, "%s has no sheet with data: no sheet has a cell with a value", filename).WithField("file")
 }
 
-func emptyRow(row []string) bool {
-	for _, v := range row {
-		if strings.TrimSpace(v) != "" {
-			return false
+// openXLSX reads the workbook part, its relationships, the shared strings
+// and the styles.
+func openXLSX(path string) (*xlsxBook, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return nil, err
+	}
+	wb := &xlsxBook{zr: zr, parts: map[string]*zip.File{}}
+	for _, f := range zr.File {
+		wb.parts[strings.ToLower(strings.TrimPrefix(f.Name, "/"))] = f
+	}
+	if err := wb.load(); err != nil {
+		zr.Close()
+		return nil, err
+	}
+	return wb, nil
+}
+
+func (wb *xlsxBook) load() error {
+	book := "xl/workbook.xml"
+	for _, r := range wb.rels("") {
+		if strings.HasSuffix(r.typ, "/officeDocument") {
+			book = r.target
 		}
 	}
-	return true
+	targets := map[string]string{}
+	var sharedPart, stylesPart string
+	for _, r := range wb.rels(book) {
+		targets[r.id] = r.target
+		switch {
+		case strings.HasSuffix(r.typ, "/sharedStrings"):
+			sharedPart = r.target
+		case strings.HasSuffix(r.typ, "/styles"):
+			stylesPart = r.target
+		}
+	}
+	err := wb.scan(book, func(d *xml.Decoder, se xml.StartElement) error {
+		switch se.Name.Local {
+		case "workbookPr":
+			v := attr(se, "date1904")
+			wb.date1904 = v == "1" || v == "true"
+		case "sheet":
+			wb.sheets = append(wb.sheets, xlsxSheet{
+				name:   attr(se, "name"),
+				part:   targets[attrNS(se, "id")],
+				hidden: attr(se, "state") == "hidden" || attr(se, "state") == "veryHidden",
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("workbook: %w", err)
+	}
+	if sharedPart != "" {
+		if err := wb.loadStrings(sharedPart); err != nil {
+			return fmt.Errorf("shared strings: %w", err)
+		}
+	}
+	if stylesPart != "" {
+		if err := wb.loadStyles(stylesPart); err != nil {
+			return fmt.Errorf("styles: %w", err)
+		}
+	}
+	return nil
+}
+
+type xlsxRel struct{ id, typ, target string }
+
+// rels reads the relationships of a part ("" for the package), with
+// targets resolved to part names.
+func (wb *xlsxBook) rels(part string) []xlsxRel {
+	dir, base := pathpkg.Split(part)
+	var out []xlsxRel
+	_ = wb.scan(dir+"_rels/"+base+".rels", func(d *xml.Decoder, se xml.StartElement) error {
+		if se.Name.Local != "Relationship" || attr(se, "TargetMode") == "External" {
+			return nil
+		}
+		t := attr(se, "Target")
+		if strings.HasPrefix(t, "/") {
+			t = strings.TrimPrefix(t, "/")
+		} else {
+			t = pathpkg.Join(dir, t)
+		}
+		out = append(out, xlsxRel{id: attr(se, "Id"), typ: attr(se, "Type"), target: t})
+		return nil
+	})
+	return out
+}
+
+// scan calls fn for every start element of a part; a missing part is empty.
+func (wb *xlsxBook) scan(part string, fn func(*xml.Decoder, xml.StartElement) error) error {
+	f := wb.parts[strings.ToLower(part)]
+	if f == nil {
+		return nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	d := xml.NewDecoder(rc)
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if err := fn(d, se); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// loadStrings reads the shared strings: each <si> is its <t> texts joined,
+// without the phonetic guides (<rPh>) of East Asian text.
+func (wb *xlsxBook) loadStrings(part string) error {
+	return wb.scan(part, func(d *xml.Decoder, se xml.StartElement) error {
+		if se.Name.Local != "si" {
+			return nil
+		}
+		s, err := readText(d, "si")
+		wb.strings = append(wb.strings, unescapeXstring(s))
+		return err
+	})
+}
+
+// readText joins the <t> texts inside the element being read, up to its end.
+func readText(d *xml.Decoder, end string) (string, error) {
+	var b strings.Builder
+	inT, phonetic := false, 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return b.String(), err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "t":
+				inT = true
+			case "rPh":
+				phonetic++
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "t":
+				inT = false
+			case "rPh":
+				phonetic--
+			case end:
+				return b.String(), nil
+			}
+		case xml.CharData:
+			if inT && phonetic == 0 && b.Len() < maxXMLText {
+				b.Write(t)
+			}
+		}
+	}
+}
+
+// loadStyles reads the number formats of the cell styles (cellXfs), the
+// styles a cell's s attribute points at.
+func (wb *xlsxBook) loadStyles(part string) error {
+	codes := map[int]string{}
+	inXfs := false
+	var ids []int
+	err := wb.scan(part, func(d *xml.Decoder, se xml.StartElement) error {
+		switch se.Name.Local {
+		case "numFmt":
+			if id, err := strconv.Atoi(attr(se, "numFmtId")); err == nil {
+				codes[id] = attr(se, "formatCode")
+			}
+		case "cellXfs":
+			inXfs = true
+		case "cellStyleXfs", "dxfs":
+			inXfs = false
+		case "xf":
+			if inXfs {
+				id, _ := strconv.Atoi(attr(se, "numFmtId"))
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	for _, id := range ids {
+		wb.xfKinds = append(wb.xfKinds, formatKind(id, codes[id]))
+	}
+	return err
+}
+
+func attr(se xml.StartElement, name string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == name && a.Name.Space == "" {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// attrNS finds a namespaced attribute (r:id) by its local name.
+func attrNS(se xml.StartElement, name string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == name && a.Name.Space != "" {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// rows streams a worksheet's rows from its XML. A cell's column comes from
+// its reference (or follows the one before); a style attribute that is
+// empty or unknown means the default style.
+func (wb *xlsxBook) rows(filename string, sh xlsxSheet) sheetRows {
+	return func(yield func(int, []string, []engine.CellKind) error) error {
+		f := wb.parts[strings.ToLower(sh.part)]
+		if f == nil {
+			return nil
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return damagedSheet(filename, sh.name, err)
+		}
+		defer rc.Close()
+		d := xml.NewDecoder(rc)
+		sx := &sheetXML{wb: wb}
+		for {
+			tok, err := d.RawToken()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return damagedSheet(filename, sh.name, err)
+			}
+			switch t := tok.(type) {
+			case xml.StartElement:
+				if sx.start(t); sx.col > engine.MaxColumns {
+					return tooWide(filename, sh.name, sx.row, sx.col)
+				}
+			case xml.EndElement:
+				switch t.Name.Local {
+				case "row":
+					if len(sx.texts) > 0 {
+						if err := yield(sx.row, sx.texts, sx.kinds); err != nil {
+							return err
+						}
+					}
+				case "sheetData":
+					return nil
+				default:
+					sx.end(t)
+				}
+			case xml.CharData:
+				if sx.target != nil && sx.target.Len() < maxXMLText {
+					sx.target.Write(t)
+				}
+			}
+		}
+	}
+}
+
+// sheetXML is the state of reading a worksheet's XML: the row being read
+// and the cell inside it.
+type sheetXML struct {
+	wb       *xlsxBook
+	texts    []string
+	kinds    []engine.CellKind
+	row, col int
+	cell     xlsxCell
+	inCell   bool
+	inInline bool
+	phonetic int
+	target   *strings.Builder // where the text being read goes
+	v, is    strings.Builder  // the cell's <v> and inline <is> texts
+}
+
+type xlsxCell struct {
+	typ   string
+	style int
+}
+
+func (sx *sheetXML) start(t xml.StartElement) {
+	switch t.Name.Local {
+	case "row":
+		sx.row++
+		if r, err := strconv.Atoi(attr(t, "r")); err == nil && r > 0 {
+			sx.row = r
+		}
+		sx.texts, sx.kinds, sx.col = sx.texts[:0], sx.kinds[:0], 0
+	case "c":
+		sx.col++
+		if c := refColumn(attr(t, "r")); c > 0 {
+			sx.col = c
+		}
+		sx.cell = xlsxCell{typ: attr(t, "t")}
+		sx.cell.style, _ = strconv.Atoi(attr(t, "s"))
+		sx.inCell = true
+		sx.v.Reset()
+		sx.is.Reset()
+	case "v":
+		if sx.inCell {
+			sx.target = &sx.v
+		}
+	case "is":
+		sx.inInline = true
+	case "t":
+		if sx.inInline && sx.phonetic == 0 {
+			sx.target = &sx.is
+		}
+	case "rPh":
+		sx.phonetic++
+	}
+}
+
+func (sx *sheetXML) end(t xml.EndElement) {
+	switch t.Name.Local {
+	case "v", "t":
+		sx.target = nil
+	case "is":
+		sx.inInline = false
+	case "rPh":
+		sx.phonetic--
+	case "c":
+		sx.inCell = false
+		text, kind := sx.wb.cellValue(sx.cell, sx.v.String(), sx.is.String())
+		if kind == engine.KindEmpty || sx.col < 1 {
+			return
+		}
+		for len(sx.texts) < sx.col {
+			sx.texts, sx.kinds = append(sx.texts, ""), append(sx.kinds, engine.KindEmpty)
+		}
+		sx.texts[sx.col-1], sx.kinds[sx.col-1] = text, kind
+	}
+}
+
+// cellValue turns a cell's stored value into its text and kind.
+func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, engine.CellKind) {
+	switch c.typ {
+	case "s":
+		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || i < 0 || i >= len(wb.strings) {
+			return "", engine.KindEmpty
+		}
+		return textCell(wb.strings[i])
+	case "inlineStr":
+		return textCell(unescapeXstring(inline))
+	case "str":
+		return textCell(unescapeXstring(v))
+	case "b":
+		if v == "" {
+			return "", engine.KindEmpty
+		}
+		return boolText(v == "1" || v == "true"), engine.KindBool
+	case "e":
+		return v, engine.KindError
+	case "d":
+		if v == "" {
+			return "", engine.KindEmpty
+		}
+		text, kind := isoCell(v)
+		if serial, ok := isoSerial(text, kind, wb.date1904); ok && wb.styleKind(c.style) != fmtNumber {
+			return numberCell(serial, wb.styleKind(c.style), wb.date1904)
+		}
+		return text, kind
+	}
+	if v == "" {
+		return textCell(inline)
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return textCell(v)
+	}
+	return numberCell(n, wb.styleKind(c.style), wb.date1904)
+}
+
+// styleKind is the kind of the number format of cell style s.
+func (wb *xlsxBook) styleKind(s int) fmtKind {
+	if s >= 0 && s < len(wb.xfKinds) {
+		return wb.xfKinds[s]
+	}
+	return fmtNumber
+}
+
+// unescapeXstring decodes the _xHHHH_ escapes OOXML writes for characters
+// XML cannot carry (carriage return, control characters); _x005F_ is an
+// escaped underscore.
+func unescapeXstring(s string) string {
+	if !strings.Contains(s, "_x") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if i+7 <= len(s) && s[i] == '_' && s[i+1] == 'x' && s[i+6] == '_' {
+			if v, err := strconv.ParseUint(s[i+2:i+6], 16, 16); err == nil {
+				b.WriteRune(rune(v))
+				i += 7
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+func textCell(s string) (string, engine.CellKind) {
+	if s == "" {
+		return "", engine.KindEmpty
+	}
+	return s, engine.KindText
+}
+
+// refColumn is the 1-based column of a cell reference such as "AB12", or 0.
+func refColumn(ref string) int {
+	col := 0
+	for i := 0; i < len(ref); i++ {
+		c := ref[i] | 0x20
+		if c < 'a' || c > 'z' {
+			break
+		}
+		col = col*26 + int(c-'a') + 1
+		if col > 1<<20 {
+			return col
+		}
+	}
+	return col
 }

@@ -49,13 +49,6 @@ usage:
 `
 
 func main() {
-	// The XLS reader runs in a child process of this same binary.
-	if os.Getenv("DATADESK_XLS_WORKER") == "1" {
-		if err := ingest.RunXLSWorker(os.Args[len(os.Args)-1], os.Stdout); err != nil {
-			os.Exit(1)
-		}
-		return
-	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		var e *datadesk.Error
 		if errors.As(err, &e) {
@@ -152,14 +145,6 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-func newIngester() (*ingest.Ingester, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	return ingest.New(ingest.Config{XLSCommand: []string{exe}}), nil
 }
 
 func serve(args []string, stdout, stderr io.Writer) error {
@@ -263,10 +248,7 @@ func openServer(ef engineFlags, engineCfg engine.Config, cfg api.Config) (srv *a
 		return nil, nil, err
 	}
 	closers = append(closers, audit.Close)
-	in, err := newIngester()
-	if err != nil {
-		return nil, nil, err
-	}
+	in := ingest.New(ingest.Config{})
 	if cfg.SigningKey, err = signingKey(*ef.data); err != nil {
 		return nil, nil, err
 	}
@@ -528,10 +510,7 @@ func ingestFile(args []string, stdout io.Writer) error {
 	if err := copyFile(path, tmp); err != nil {
 		return err
 	}
-	in, err := newIngester()
-	if err != nil {
-		return err
-	}
+	in := ingest.New(ingest.Config{})
 	res, err := in.Read(ctx, tmp, filepath.Base(path), store.IncomingDir())
 	if err != nil {
 		return err
@@ -557,12 +536,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	repeat := fs.Int("repeat", 5, "runs of each path and its baseline")
 	out := fs.String("out", "results", "folder for report.md, report.json and chart.png")
 	work := fs.String("work", "", "work folder for inputs and databases (a temp folder if empty)")
+	corpus := fs.String("corpus", envOr("DATADESK_CORPUS", filepath.Join("..", "shared", "data", "spreadsheets", "sheetjs")),
+		"folder of real workbooks; XLS ingest is measured on its largest .xls with an XLSX twin")
 	backend := fs.String("backend", "duckdb", "duckdb: every path; clickhouse: the query_table paths on the cluster of --clickhouse")
 	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr}
+	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus}
 	switch *backend {
 	case "duckdb":
 	case "clickhouse":

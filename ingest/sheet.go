@@ -1,0 +1,82 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"datadesk"
+	"datadesk/engine"
+)
+
+// sheetRows streams the non-empty rows of one sheet in order: the row's
+// 1-based number, each cell's text and kind. The slices are reused between
+// calls. The spreadsheet readers (XLSX and XLS) both give one.
+type sheetRows func(yield func(row int, texts []string, kinds []engine.CellKind) error) error
+
+// errStop ends a stream early once what was wanted is found.
+var errStop = errors.New("stop")
+
+// sheetSource makes a table of a sheet: its header is the first row with a
+// value, the rows under it are the data. ok is false for a sheet without
+// any value.
+func sheetSource(filename, sheet string, rows sheetRows) (src engine.TableSource, ok bool, err error) {
+	var header []string
+	headerRow := 0
+	err = rows(func(row int, texts []string, kinds []engine.CellKind) error {
+		if emptyRow(texts) {
+			return nil
+		}
+		header, headerRow = append([]string(nil), texts...), row
+		return errStop
+	})
+	if err != nil && err != errStop {
+		return src, false, err
+	}
+	if header == nil {
+		return src, false, nil
+	}
+	src = engine.TableSource{Name: sheet, Header: header}
+	src.Cells = func(yield func([]string, []engine.CellKind) error) (stats engine.RowStats, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = damagedSheet(filename, sheet, fmt.Errorf("panic: %v", r))
+			}
+		}()
+		skipped, last := 0, headerRow
+		err = rows(func(row int, texts []string, kinds []engine.CellKind) error {
+			if row <= headerRow {
+				return nil
+			}
+			if emptyRow(texts) {
+				return nil
+			}
+			skipped += max(row-last-1, 0)
+			last = row
+			return yield(texts, kinds)
+		})
+		if skipped > 0 {
+			stats.Notes = append(stats.Notes, fmt.Sprintf("%d empty rows skipped", skipped))
+		}
+		return stats, err
+	}
+	return src, true, nil
+}
+
+func damagedSheet(filename, sheet string, cause error) error {
+	return datadesk.Errorf(datadesk.Invalid, "%s: sheet %q could not be read: the workbook is damaged", filename, sheet).WithField("file").WithCause(cause)
+}
+
+func tooWide(filename, sheet string, row, cols int) error {
+	return datadesk.Errorf(datadesk.Invalid,
+		"%s: sheet %q row %d uses %d columns; at most %d are allowed", filename, sheet, row, cols, engine.MaxColumns).WithField("file")
+}
+
+func emptyRow(row []string) bool {
+	for _, v := range row {
+		if strings.TrimSpace(v) != "" {
+			return false
+		}
+	}
+	return true
+}
