@@ -73,7 +73,7 @@ func (s *Server) exportTable(c *echo.Context) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Trailer", "X-Datadesk-Truncated-Cells")
 	w.WriteHeader(http.StatusOK)
-	src := exports.Source{Columns: t.Columns, Rows: func(yield func([]any) error) error {
+	src := exports.Source{Columns: t.Columns, Count: t.RowCount, Rows: func(yield func([]any) error) error {
 		_, err := store.Scan(ctx, t.ID, yield)
 		return err
 	}}
