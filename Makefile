@@ -15,8 +15,9 @@ build:
 run: build
 	./$(BIN) serve --addr $(ADDR) --data $(DATA)
 
-## deps: fetch what the build and tests need: Go modules, and Debian's
-## chromium for the browser tests (installed with apt when run as root).
+## deps: fetch what the build and tests need: Go modules, Debian's
+## chromium for the browser tests and python3-openpyxl for reading exports
+## back as analysts' scripts do (installed with apt when run as root).
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -26,6 +27,14 @@ deps:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 		else \
 			echo "the browser tests need Chromium: sudo apt-get install chromium (or set DATADESK_CHROMIUM)"; exit 1; \
+		fi; \
+	fi
+	@if ! /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing Debian's python3-openpyxl for the workbook read-back tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-openpyxl >/dev/null; \
+		else \
+			echo "the workbook read-back tests need openpyxl: sudo apt-get install python3-openpyxl"; exit 1; \
 		fi; \
 	fi
 
