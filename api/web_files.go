@@ -179,8 +179,8 @@ func humanSize(n int64) string {
 
 // fileKinds name content types as people call them.
 var fileKinds = map[string]string{
-	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":       "Excel workbook",
-	"application/vnd.ms-excel":                                                "Excel 97–2003 workbook",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "Excel workbook",
+	"application/vnd.ms-excel": "Excel 97–2003 workbook",
 	"application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
 	"text/csv":         "CSV table",
 	"application/json": "JSON",
