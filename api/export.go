@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
 	"datadesk/exports"
 	"datadesk/rbac"
 )
@@ -65,12 +67,30 @@ func (s *Server) exportTable(c *echo.Context) error {
 			opts.Extra = append(opts.Extra, labelSheet(l))
 		}
 	}
-	src := exports.Source{Columns: t.Columns, Count: t.RowCount, Rows: func(yield func([]any) error) error {
-		_, err := store.Scan(ctx, t.ID, yield)
+	src, err := tableSource(ctx, store, t)
+	if err != nil {
 		return err
-	}}
+	}
 	s.streamExport(c, format, t.Name, src, opts)
 	return nil
+}
+
+// tableSource is a whole stored table to export, its rows counted first
+// (a workbook declares its sheets' ranges before the rows) by the same plan
+// as files.query_table.
+func tableSource(ctx context.Context, store *engine.Store, t *engine.Table) (exports.Source, error) {
+	p, err := store.Plan(ctx, engine.Query{FileID: t.ID})
+	if err != nil {
+		return exports.Source{}, err
+	}
+	res, err := store.Run(ctx, p)
+	if err != nil {
+		return exports.Source{}, err
+	}
+	return exports.Source{Columns: t.Columns, Count: res.MatchedRowCount, Rows: func(yield func([]any) error) error {
+		_, err := store.Scan(ctx, t.ID, yield)
+		return err
+	}}, nil
 }
 
 // streamExport sends src as an export file. Rows go from the database to

@@ -125,10 +125,10 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 			return nil, datadesk.AsError(err).WithField("source_file_id")
 		}
 		nf.CopyOf = src.ID
-		source := exports.Source{Columns: src.Columns, Count: src.RowCount, Rows: func(yield func([]any) error) error {
-			_, err := store.Scan(ctx, src.ID, yield)
-			return err
-		}}
+		source, err := tableSource(ctx, store, src)
+		if err != nil {
+			return nil, err
+		}
 		write = func(w io.Writer) error { return writeTable(w, ext, source, a.Title) }
 	default:
 		if !hasExt(tableExts, ext) {

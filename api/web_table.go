@@ -254,7 +254,11 @@ func (s *Server) tableViewExport(c *echo.Context) error {
 	src := exports.Source{Columns: t.Columns, Count: counted.MatchedRowCount, Rows: func(yield func([]any) error) error {
 		return store.Stream(ctx, plan, yield)
 	}}
-	s.streamExport(c, format, t.Name, src, exports.Options{SheetName: t.Name, BOM: format == "csv"})
+	name := t.Name
+	if len(view.Filters) > 0 || view.Search != "" {
+		name += " (filtered)"
+	}
+	s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv"})
 	return nil
 }
 
