@@ -1,7 +1,6 @@
 package exports
 
 import (
-	"archive/zip"
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
 
@@ -103,184 +101,6 @@ func headerLabels(cols []engine.Column) []string {
 		}
 	}
 	return labels
-}
-
-func colWidth(c engine.Column, label string) float64 {
-	w := float64(utf8.RuneCountInString(label)) + 4
-	switch c.Type {
-	case engine.TypeTimestamp:
-		w = max(w, 20)
-	case engine.TypeDate:
-		w = max(w, 12)
-	case engine.TypeText:
-		w = max(w, 14)
-		if c.Identifier {
-			w = max(w, 16)
-		}
-	default:
-		w = max(w, 12)
-	}
-	return min(w, 60)
-}
-
-// WriteXLSX writes the table as a workbook: a styled, frozen and filtered
-// header, typed cells (identifiers as text, dates with a date format,
-// decimals with their scale), and further sheets past Excel's row limit.
-// Each sheet declares the range it uses, from src.Count, since readers
-// such as openpyxl's read-only mode read only that range. Values Excel
-// cannot hold (dates before 1900, numbers of more than 15 digits) are
-// written as text and their columns named on a Notes sheet. The zip is
-// written straight to w through excelize's StreamWriter and zip writer
-// hook, so memory stays flat however many rows there are.
-func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
-	f := excelize.NewFile(excelize.Options{})
-	defer f.Close()
-	base := opts.SheetName
-	if base == "" {
-		base = "Data"
-	}
-	base = sheetName(base)
-	if err := f.SetSheetName("Sheet1", base); err != nil {
-		return nil, err
-	}
-	headerStyle, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true},
-		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"DDEBF7"}},
-		Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}})
-	if err != nil {
-		return nil, err
-	}
-	styles, err := newCellStyles(f)
-	if err != nil {
-		return nil, err
-	}
-	labels := headerLabels(src.Columns)
-	header := make([]any, len(labels))
-	for i, l := range labels {
-		header[i] = excelize.Cell{StyleID: headerStyle, Value: l}
-	}
-	lastCol, err := excelize.ColumnNumberToName(max(len(src.Columns), 1))
-	if err != nil {
-		return nil, err
-	}
-	perSheet := int64(MaxSheetRows)
-	if opts.sheetRows > 0 {
-		perSheet = int64(opts.sheetRows)
-	}
-
-	res := &Result{}
-	var (
-		sw        *excelize.StreamWriter
-		sheet     string
-		sheetRows int
-	)
-	finish := func() error {
-		if sw == nil {
-			return nil
-		}
-		last := max(sheetRows+1, 2)
-		if err := sw.AddTable(&excelize.Table{Range: fmt.Sprintf("A1:%s%d", lastCol, last),
-			Name: fmt.Sprintf("Data%d", res.Sheets), StyleName: "TableStyleLight9"}); err != nil {
-			return err
-		}
-		return sw.Flush()
-	}
-	start := func() error {
-		if err := finish(); err != nil {
-			return err
-		}
-		res.Sheets++
-		sheet = base
-		if res.Sheets > 1 {
-			sheet = sheetName(fmt.Sprintf("%s (%d)", base, res.Sheets))
-			if _, err := f.NewSheet(sheet); err != nil {
-				return err
-			}
-		}
-		// The stream writer writes the dimension first, so this sheet's
-		// row count is worked out from the total before its rows come.
-		rows := min(max(src.Count-res.Rows, 0), perSheet)
-		if err := f.SetSheetDimension(sheet, fmt.Sprintf("A1:%s%d", lastCol, rows+1)); err != nil {
-			return err
-		}
-		if sw, err = f.NewStreamWriter(sheet); err != nil {
-			return err
-		}
-		for i, c := range src.Columns {
-			if err := sw.SetColWidth(i+1, i+1, colWidth(c, labels[i])); err != nil {
-				return err
-			}
-		}
-		if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
-			return err
-		}
-		sheetRows = 0
-		return sw.SetRow("A1", header)
-	}
-	if err := start(); err != nil {
-		return nil, err
-	}
-	notes := columnNotes{}
-	cells := make([]any, len(src.Columns))
-	err = src.Rows(func(row []any) error {
-		if int64(sheetRows) == perSheet {
-			if err := start(); err != nil {
-				return err
-			}
-		}
-		sheetRows++
-		res.Rows++
-		if res.Rows > src.Count {
-			return fmt.Errorf("exports: the table has more rows than the %d counted", src.Count)
-		}
-		for i, v := range row {
-			if x, ok := v.(string); ok {
-				if n := utf8.RuneCountInString(x); n > MaxCellChars {
-					res.TruncatedCount++
-					if len(res.Truncated) < maxNotedCells {
-						ref, _ := excelize.CoordinatesToCellName(i+1, sheetRows+1)
-						res.Truncated = append(res.Truncated, TruncatedCell{Sheet: sheet, Cell: ref, Column: src.Columns[i].Key, Length: n})
-					}
-					v = string([]rune(x)[:MaxCellChars])
-				}
-			}
-			cell, note, err := styles.xlsxCell(v, &src.Columns[i])
-			if err != nil {
-				return err
-			}
-			if note != "" {
-				notes.add(labels[i], note)
-			}
-			cells[i] = cell
-		}
-		ref, _ := excelize.CoordinatesToCellName(1, sheetRows+1)
-		return sw.SetRow(ref, cells[:len(row)])
-	})
-	if err != nil {
-		return nil, err
-	}
-	if res.Rows != src.Count {
-		return nil, fmt.Errorf("exports: the table has %d rows, not the %d counted", res.Rows, src.Count)
-	}
-	if err := finish(); err != nil {
-		return nil, err
-	}
-	res.Notes = notes.list
-	extra := opts.Extra
-	if s, ok := notesSheet(res); ok {
-		extra = append(extra, s)
-	}
-	for _, s := range extra {
-		if err := writeSheet(f, s); err != nil {
-			return nil, err
-		}
-	}
-	// excelize builds the whole zip in a buffer; its zip-writer hook lets
-	// the archive go straight to w instead.
-	f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(w) })
-	if _, err := f.WriteToBuffer(); err != nil {
-		return nil, err
-	}
-	return res, nil
 }
 
 // columnNotes are the notes on columns, each once, in the order found.
