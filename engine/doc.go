@@ -27,4 +27,15 @@
 // Browsing a page binds its values:
 //
 //	SELECT * FROM data."t_..." ORDER BY "amount" DESC NULLS LAST, rowid LIMIT ? OFFSET ?
+//
+// Exporting what the page shows (amount gte 10, a search for "021", sorted
+// by amount) counts the plan's matches with its one statement, then Stream
+// sends every matching row in the same order, the search bound once per
+// text column:
+//
+//	SELECT "order_id", "customer_zip", "amount", "day" FROM (
+//	  SELECT *, rowid AS "__row" FROM data."t_..."
+//	  WHERE "amount" >= CAST(? AS DOUBLE)
+//	    AND (contains(lower("order_id"), lower(?)) OR contains(lower("customer_zip"), lower(?)))
+//	) AS m ORDER BY "amount" DESC NULLS LAST, "__row" ASC
 package engine
