@@ -13,6 +13,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/xuri/excelize/v2 v2.11.1
+	github.com/yuin/goldmark v1.7.13
 	golang.org/x/crypto v0.59.0
 	golang.org/x/text v0.44.0
 	gonum.org/v1/plot v0.17.0

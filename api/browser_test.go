@@ -65,20 +65,46 @@ func newBrowser(t *testing.T) *browserT {
 	b := &browserT{t: t, ctx: ctx}
 	t.Cleanup(func() {
 		if t.Failed() {
-			if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
-				dir := filepath.Join(os.TempDir(), "datadesk-screenshots")
-				os.MkdirAll(dir, 0o755)
-				p := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png")
-				if os.WriteFile(p, png, 0o644) == nil {
-					t.Logf("screenshot of the failure: %s", p)
-				}
-			}
+			b.keepScreenshots()
 		}
 		cancelT()
 		cancelB()
 		cancelA()
 	})
 	return b
+}
+
+// screenshotWidths are the window widths a failed test is pictured at: the
+// narrowest the page is laid out for, and a common laptop.
+var screenshotWidths = []int64{1024, 1440}
+
+// keepScreenshots saves the last page at each width, as artifacts of the
+// failed test, in $DATADESK_ARTIFACTS or the system's temp folder, and
+// names the files in the test's log.
+func (b *browserT) keepScreenshots() {
+	dir := os.Getenv("DATADESK_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "datadesk-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Logf("no screenshots: %v", err)
+		return
+	}
+	for _, w := range screenshotWidths {
+		if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(w, 900)); err != nil {
+			b.t.Logf("no screenshot at %d px: %v", w, err)
+			continue
+		}
+		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			b.t.Logf("no screenshot at %d px: %v", w, err)
+			continue
+		}
+		p := filepath.Join(dir, fmt.Sprintf("%s-%dpx.png", strings.ReplaceAll(b.t.Name(), "/", "_"), w))
+		if os.WriteFile(p, png, 0o644) == nil {
+			b.t.Logf("screenshot of the failure at %d px: %s", w, p)
+		}
+	}
 }
 
 // do runs steps, failing the test on the first error.

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
 	"datadesk/exports"
 	"datadesk/rbac"
 )
@@ -26,8 +28,7 @@ func (s *Server) exportTable(c *echo.Context) error {
 	if format == "" {
 		format = "xlsx"
 	}
-	ct, ok := exportFormats[format]
-	if !ok {
+	if _, ok := exportFormats[format]; !ok {
 		return datadesk.Errorf(datadesk.Invalid, "format must be xlsx, csv or json").WithField("format").WithAllowed("xlsx", "csv", "json")
 	}
 	bom := false
@@ -66,18 +67,45 @@ func (s *Server) exportTable(c *echo.Context) error {
 			opts.Extra = append(opts.Extra, labelSheet(l))
 		}
 	}
+	src, err := tableSource(ctx, store, t)
+	if err != nil {
+		return err
+	}
+	s.streamExport(c, format, t.Name, src, opts)
+	return nil
+}
+
+// tableSource is a whole stored table to export, its rows counted first
+// (a workbook declares its sheets' ranges before the rows) by the same plan
+// as files.query_table.
+func tableSource(ctx context.Context, store *engine.Store, t *engine.Table) (exports.Source, error) {
+	p, err := store.Plan(ctx, engine.Query{FileID: t.ID})
+	if err != nil {
+		return exports.Source{}, err
+	}
+	res, err := store.Run(ctx, p)
+	if err != nil {
+		return exports.Source{}, err
+	}
+	return exports.Source{Columns: t.Columns, Count: res.MatchedRowCount, Rows: func(yield func([]any) error) error {
+		_, err := store.Scan(ctx, t.ID, yield)
+		return err
+	}}, nil
+}
+
+// streamExport sends src as an export file. Rows go from the database to
+// the response as they are read; once the status is sent a failure can only
+// cut the body, so it is logged.
+func (s *Server) streamExport(c *echo.Context, format, name string, src exports.Source, opts exports.Options) {
 	w := c.Response()
 	h := w.Header()
-	h.Set("Content-Type", ct)
-	h.Set("Content-Disposition", exports.ContentDisposition(t.Name+"."+format))
+	h.Set("Content-Type", exportFormats[format])
+	h.Set("Content-Disposition", exports.ContentDisposition(name+"."+format))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Trailer", "X-Datadesk-Truncated-Cells")
 	w.WriteHeader(http.StatusOK)
-	src := exports.Source{Columns: t.Columns, Rows: func(yield func([]any) error) error {
-		_, err := store.Scan(ctx, t.ID, yield)
-		return err
-	}}
 	var res *exports.Result
+	var err error
 	switch format {
 	case "xlsx":
 		res, err = exports.WriteXLSX(w, src, opts)
@@ -87,10 +115,8 @@ func (s *Server) exportTable(c *echo.Context) error {
 		res, err = exports.WriteJSON(w, src)
 	}
 	if err != nil {
-		// The status is sent; the client sees a cut body.
-		s.cfg.Logger.Error("export failed", "table", t.ID, "err", err)
-		return nil
+		s.cfg.Logger.Error("export failed", "name", name, "err", err)
+		return
 	}
 	h.Set("X-Datadesk-Truncated-Cells", strconv.FormatInt(res.TruncatedCount, 10))
-	return nil
 }

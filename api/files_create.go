@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -123,10 +125,10 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 			return nil, datadesk.AsError(fileIDError(ctx, store, "source_file_id", a.SourceFileID, err)).WithField("source_file_id")
 		}
 		nf.CopyOf = src.ID
-		source := exports.Source{Columns: src.Columns, Rows: func(yield func([]any) error) error {
-			_, err := store.Scan(ctx, src.ID, yield)
-			return err
-		}}
+		source, err := tableSource(ctx, store, src)
+		if err != nil {
+			return nil, err
+		}
 		write = func(w io.Writer) error { return writeTable(w, ext, source, a.Title) }
 	default:
 		if !hasExt(tableExts, ext) {
@@ -405,11 +407,23 @@ func convertCell(v any, typ string) (string, any, error) {
 		if _, isBool := v.(bool); isBool {
 			return "", nil, fmt.Errorf("%s is not a number", text)
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-		if err != nil {
+		text = strings.TrimSpace(text)
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return "", nil, fmt.Errorf("%q is not a number", text)
 		}
-		return strings.TrimSpace(text), f, nil
+		if typ == engine.TypeDouble && !exactDouble(text, f) {
+			// A double column would round it; the caller asked for a
+			// number, so it is refused rather than changed.
+			return "", nil, fmt.Errorf("%s has more digits than a number keeps (15 to 17 significant digits) and would be stored as %s; declare the column as text to keep it as written",
+				text, strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		// The file carries the number as written, so 1.50 keeps its
+		// scale; forms JSON has no number for (+5, .5) are rewritten.
+		if !json.Valid([]byte(text)) {
+			return text, json.Number(strconv.FormatFloat(f, 'f', -1, 64)), nil
+		}
+		return text, json.Number(text), nil
 	case engine.TypeBoolean:
 		if !strings.EqualFold(text, "true") && !strings.EqualFold(text, "false") {
 			return "", nil, fmt.Errorf("%q is not true or false", text)
@@ -430,6 +444,17 @@ func convertCell(v any, typ string) (string, any, error) {
 		return "", nil, fmt.Errorf("%q is not a date and time (YYYY-MM-DDTHH:MM:SS)", text)
 	}
 	return text, text, nil
+}
+
+// exactDouble reports whether the double f is the number text says: its
+// shortest form is the same number. 0.1 is; 12345678901234567890 is not.
+func exactDouble(text string, f float64) bool {
+	want, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return false
+	}
+	got, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return ok && want.Cmp(got) == 0
 }
 
 func (t *newTable) source(name string) engine.TableSource {
@@ -453,7 +478,7 @@ func (t *newTable) exportSource() exports.Source {
 	for i := range cols {
 		cols[i] = engine.Column{Key: t.keys[i], Label: t.labels[i], Type: t.types[i]}
 	}
-	return exports.Source{Columns: cols, Rows: func(yield func([]any) error) error {
+	return exports.Source{Columns: cols, Count: int64(len(t.typed)), Rows: func(yield func([]any) error) error {
 		for _, r := range t.typed {
 			if err := yield(r); err != nil {
 				return err

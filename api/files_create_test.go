@@ -148,6 +148,8 @@ func TestCreateErrors(t *testing.T) {
 		{"unknown extension", map[string]any{"filename": "a.exe", "content": "x"}, "filename", "content makes"},
 		{"no name", map[string]any{"filename": "../", "content": "x"}, "filename", "no file name"},
 		{"bad number", map[string]any{"filename": "a.csv", "columns": []any{map[string]any{"key": "n", "label": "N", "type": "number"}}, "rows": []any{[]any{"ten"}}}, "rows[0].n", "not a number"},
+		{"number a double cannot hold", map[string]any{"filename": "a.csv", "columns": []any{map[string]any{"key": "n", "label": "N", "type": "number"}}, "rows": []any{[]any{json.Number("1.5")}, []any{json.Number("12345678901234567890")}}}, "rows[1].n", "12345678901234567890 has more digits than a number keeps"},
+		{"number in text a double cannot hold", map[string]any{"filename": "a.xlsx", "columns": []any{map[string]any{"key": "n", "label": "N", "type": "number"}}, "rows": []any{[]any{"0.1"}, []any{"1.5"}, []any{"9007199254740993.5"}}}, "rows[2].n", "declare the column as text"},
 		{"bad date", map[string]any{"filename": "a.csv", "columns": []any{map[string]any{"key": "d", "label": "D", "type": "date"}}, "rows": []any{[]any{"31/01/2024"}}}, "rows[0].d", "not a date"},
 		{"too many values", map[string]any{"filename": "a.csv", "columns": []any{"a"}, "rows": []any{[]any{1, 2}}}, "rows[0]", "2 values; there are 1 columns"},
 		{"unknown row key", map[string]any{"filename": "a.csv", "columns": []any{"a"}, "rows": []any{map[string]any{"b": 1}}}, "rows[0].b", "unknown column"},

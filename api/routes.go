@@ -19,7 +19,11 @@ func (s *Server) routes() {
 	page := []echo.MiddlewareFunc{s.audited, s.pageAuth}
 	e.POST("/signout", s.signOutForm, page...)
 	e.GET("/files", s.filesPage, page...)
+	// The body limit comes before the CSRF check, which reads the form.
+	e.POST("/files/upload", s.uploadForm, s.audited, s.uploadLimit, s.pageAuth)
+	e.POST("/files/:id/delete", s.deleteForm, page...)
 	e.GET("/tables/:id", s.tablePage, page...)
+	e.GET("/tables/:id/export", s.tableViewExport, page...)
 	e.GET("/approvals", s.approvalsPage, page...)
 	e.POST("/approvals/:id/approve", s.decideApprovalForm(true), page...)
 	e.POST("/approvals/:id/reject", s.decideApprovalForm(false), page...)

@@ -318,7 +318,7 @@ func (r *runner) generate() error {
 		return err
 	}
 	return write("table.xlsx", func(w io.Writer) error {
-		src := exports.Source{Rows: func(yield func([]any) error) error {
+		src := exports.Source{Count: int64(r.cfg.Rows), Rows: func(yield func([]any) error) error {
 			row := make([]any, len(Header))
 			for i := 0; i < r.cfg.Rows; i++ {
 				for j, v := range Row(i) {
@@ -469,7 +469,7 @@ func (r *runner) queryPaths(t *engine.Table) error {
 }
 
 func (r *runner) source(t *engine.Table) exports.Source {
-	return exports.Source{Columns: t.Columns, Rows: func(yield func([]any) error) error {
+	return exports.Source{Columns: t.Columns, Count: t.RowCount, Rows: func(yield func([]any) error) error {
 		_, err := r.store.Scan(r.ctx, t.ID, yield)
 		return err
 	}}

@@ -51,4 +51,15 @@
 //	  FROM `datadesk`.`t_...` WHERE lowerUTF8(`order_id`) = lowerUTF8('123') ORDER BY __row ASC LIMIT 0, 5
 //
 // More in testdata/plans/*.ch.sql.golden.
+//
+// Exporting what the page shows (amount gte 10, a search for "021", sorted
+// by amount) counts the plan's matches with its one statement, then Stream
+// sends every matching row in the same order, the search bound once per
+// text column:
+//
+//	SELECT "order_id", "customer_zip", "amount", "day" FROM (
+//	  SELECT *, rowid AS "__row" FROM data."t_..."
+//	  WHERE "amount" >= CAST(? AS DOUBLE)
+//	    AND (contains(lower("order_id"), lower(?)) OR contains(lower("customer_zip"), lower(?)))
+//	) AS m ORDER BY "amount" DESC NULLS LAST, "__row" ASC
 package engine

@@ -35,10 +35,24 @@ var (
 	identifierLast = map[string]bool{"code": true, "account": true, "number": true, "no": true, "nr": true}
 )
 
+// decimalType is the DECIMAL that holds numbers of up to intDigits whole
+// digits and scale decimals exactly, so 1.50 keeps its two places:
+// DECIMAL(18,s), kept in 64 bits, when they fit, else DECIMAL(38,s). ok is
+// false for whole numbers (scale 0) and past 38 digits.
+func decimalType(intDigits, scale int64) (sqlType string, ok bool) {
+	switch p := intDigits + scale; {
+	case scale == 0 || p > 38:
+		return "", false
+	case p <= 18:
+		return fmt.Sprintf("DECIMAL(18,%d)", scale), true
+	}
+	return fmt.Sprintf("DECIMAL(38,%d)", scale), true
+}
+
 // decision is the type chosen for one column, and how to cast its text.
 type decision struct {
 	typ        string
-	sqlType    string // for decimals: DECIMAL(18,s)
+	sqlType    string // for decimals: DECIMAL(18,s) or DECIMAL(38,s)
 	format     string // strptime format for day/month forms
 	serial1904 bool
 	identifier bool
@@ -96,8 +110,8 @@ func decide(st *colStats, key string, h Hint) decision {
 		case all("int"):
 			return decision{typ: TypeInteger, reason: fmt.Sprintf("integer: all %d values are whole numbers", n)}
 		case c["int"]+c["dec"] == n:
-			if p := c["intdigits"] + c["scale"]; p <= 18 && c["scale"] > 0 {
-				return decision{typ: TypeDecimal, sqlType: fmt.Sprintf("DECIMAL(18,%d)", c["scale"]),
+			if sqlType, ok := decimalType(c["intdigits"], c["scale"]); ok {
+				return decision{typ: TypeDecimal, sqlType: sqlType,
 					reason: fmt.Sprintf("decimal: all %d values are numbers with up to %d decimal places", n, c["scale"])}
 			}
 			return decision{typ: TypeDouble, reason: fmt.Sprintf("double: all %d values are numbers of at most 15 significant digits", n)}
@@ -160,8 +174,8 @@ func forced(c map[string]int64, key, typ string) decision {
 	case TypeInteger:
 		return decision{typ: TypeInteger, reason: reason}
 	case TypeDecimal, TypeDouble:
-		if p := c["intdigits"] + c["scale"]; c["int"]+c["dec"] == n && p <= 18 && c["scale"] > 0 {
-			return decision{typ: TypeDecimal, sqlType: fmt.Sprintf("DECIMAL(18,%d)", c["scale"]), reason: reason}
+		if sqlType, ok := decimalType(c["intdigits"], c["scale"]); ok && c["int"]+c["dec"] == n {
+			return decision{typ: TypeDecimal, sqlType: sqlType, reason: reason}
 		}
 		if c["int"] == n {
 			return decision{typ: TypeInteger, reason: reason}

@@ -39,6 +39,9 @@ type Query struct {
 	Limit        int         `json:"limit,omitempty"`
 	SchemaOffset int         `json:"schema_offset,omitempty"`
 	Show         bool        `json:"show,omitempty"`
+	// Search keeps rows where any text column contains it, ignoring case.
+	// The web page sets it; files.query_table does not take it.
+	Search string `json:"-"`
 }
 
 // Filter is one condition; conditions are AND-ed.
@@ -125,6 +128,14 @@ func planFor(t *Table, q Query) (*Plan, error) {
 			return nil, err
 		}
 		cond, params, err := filterSQL(field, c, f)
+		if err != nil {
+			return nil, err
+		}
+		p.where = append(p.where, cond)
+		p.params = append(p.params, params...)
+	}
+	if q.Search != "" {
+		cond, params, err := searchSQL(t, q.Search)
 		if err != nil {
 			return nil, err
 		}

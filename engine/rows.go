@@ -41,11 +41,14 @@ type PageRequest struct {
 	Direction string // asc or desc
 	// Filters keep only matching rows, as in files.query_table.
 	Filters []Filter
+	// Search keeps rows where any text column contains it, ignoring case.
+	Search string
 }
 
 // Rows returns a page of a table. Rows in file order unless sorted; sorted
 // pages break ties by file order so paging is stable.
-// Errors: not_found, invalid (offset, limit, sort, direction).
+// Errors: not_found, invalid (offset, limit, sort, direction, filters,
+// search).
 func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Page, error) {
 	t, err := s.Table(ctx, tableID)
 	if err != nil {
@@ -74,6 +77,14 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 			return nil, datadesk.Errorf(datadesk.Invalid, "unknown filter column %q", f.Column).WithField(field + ".column").WithAllowed(t.keys()...)
 		}
 		cond, ps, err := filterSQL(field, &c, f)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, cond)
+		params = append(params, ps...)
+	}
+	if req.Search != "" {
+		cond, ps, err := searchSQL(t, req.Search)
 		if err != nil {
 			return nil, err
 		}

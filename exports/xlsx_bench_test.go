@@ -100,7 +100,7 @@ func BenchmarkXLSXExport(b *testing.B) {
 		b.Run(fmt.Sprintf("rows=%d/datadesk", n), func(b *testing.B) {
 			read := peakRSS()
 			for b.Loop() {
-				src := Source{Columns: benchColumns, Rows: func(yield func([]any) error) error {
+				src := Source{Columns: benchColumns, Count: int64(n), Rows: func(yield func([]any) error) error {
 					row := make([]any, len(benchColumns))
 					for i := 0; i < n; i++ {
 						benchRow(i, row)

@@ -1,0 +1,209 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/engine"
+	"datadesk/rbac"
+)
+
+type fileRow struct {
+	ID, Filename, ContentType, Created, DownloadURL string
+	Size                                            int64
+	// Kind and HumanSize are how the page shows them: "Excel workbook",
+	// "2.3 MB".
+	Kind, HumanSize string
+	Image           bool
+	Tables          []tableSummary
+}
+
+func (s *Server) filesPage(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionRead); err != nil {
+		return s.pageError(c, err)
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	defer release()
+	session := c.QueryParam("session")
+	all, err := store.Files(c.Request().Context(), "", 0)
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	seen := map[string]bool{}
+	var sessions []string
+	var rows []fileRow
+	for i := range all {
+		f := &all[i]
+		if f.ChatSession != "" && !seen[f.ChatSession] {
+			seen[f.ChatSession] = true
+			sessions = append(sessions, f.ChatSession)
+		}
+		if session != "" && f.ChatSession != session {
+			continue
+		}
+		d := s.describe(caller(c).UserID, f)
+		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
+			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
+			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size)})
+	}
+	sort.Strings(sessions)
+	return s.render(c, http.StatusOK, "files", struct {
+		page
+		Files     []fileRow
+		Sessions  []string
+		Session   string
+		MaxUpload string
+	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload)})
+}
+
+// uploadLimit bounds a page upload's body before the form is read: the
+// CSRF check reads the whole multipart form.
+func (s *Server) uploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		r := c.Request()
+		limit := s.cfg.MaxUpload + (1 << 20)
+		if r.ContentLength > limit {
+			return filesRedirect(c, "", errTooLarge(s.cfg.MaxUpload))
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+		return next(c)
+	}
+}
+
+// filesRedirect goes back to the files page with what happened, so a
+// mistake is shown on the page the user was on.
+func filesRedirect(c *echo.Context, done string, err error) error {
+	msg := done
+	if err != nil {
+		e := datadesk.AsError(err)
+		msg = e.Message
+		if e.Code == datadesk.Internal {
+			msg = "The server could not do that. Try again later."
+		}
+		msg = "Not done: " + msg
+	}
+	return c.Redirect(http.StatusSeeOther, "/files?msg="+url.QueryEscape(msg))
+}
+
+// uploadForm stores a file sent from the files page, as an upload through
+// the API would.
+func (s *Server) uploadForm(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionUpload); err != nil {
+		return filesRedirect(c, "", err)
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return filesRedirect(c, "", bodyError(fmt.Errorf("api: upload form: %w", err), s.cfg.MaxUpload))
+	}
+	filename, err := cleanFilename(fh.Filename)
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	part, err := fh.Open()
+	if err != nil {
+		return filesRedirect(c, "", fmt.Errorf("api: upload form: %w", err))
+	}
+	defer part.Close()
+	store, release, err := s.store(c)
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	defer release()
+	tmp, err := s.receive(part, store.IncomingDir())
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	defer os.Remove(tmp)
+	ctx := c.Request().Context()
+	res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	defer res.Close()
+	f, err := store.AddFile(ctx, engine.NewFile{Filename: filename, ContentType: res.ContentType, TempPath: tmp, Tables: res.Tables})
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	return filesRedirect(c, fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil)
+}
+
+// deleteForm deletes one of the caller's files from the files page.
+func (s *Server) deleteForm(c *echo.Context) error {
+	store, id, release, err := s.ownStore(c, rbac.ActionDelete, "file")
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	defer release()
+	ctx := c.Request().Context()
+	f, err := store.File(ctx, id)
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	if err := store.DeleteFile(ctx, id); err != nil {
+		return filesRedirect(c, "", err)
+	}
+	return filesRedirect(c, "Deleted "+f.Filename+".", nil)
+}
+
+// humanSize writes a byte count as people read it: 812 bytes, 2.3 MB.
+func humanSize(n int64) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	}
+	f := float64(n)
+	for _, unit := range []string{"kB", "MB", "GB", "TB"} {
+		f /= 1000
+		if f < 999.95 || unit == "TB" {
+			if f < 10 {
+				return fmt.Sprintf("%.1f %s", f, unit)
+			}
+			return fmt.Sprintf("%.0f %s", f, unit)
+		}
+	}
+	return ""
+}
+
+// fileKinds name content types as people call them.
+var fileKinds = map[string]string{
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "Excel workbook",
+	"application/vnd.ms-excel": "Excel 97–2003 workbook",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
+	"text/csv":         "CSV table",
+	"application/json": "JSON",
+	"text/plain":       "Text",
+	"text/markdown":    "Markdown",
+	"application/zip":  "ZIP archive",
+	"application/pdf":  "PDF document",
+	"image/png":        "PNG image",
+	"image/jpeg":       "JPEG image",
+	"image/gif":        "GIF image",
+	"image/webp":       "WebP image",
+	"image/svg+xml":    "SVG image",
+}
+
+// fileKind names a file's kind from its content type, or from its
+// extension when the type is not a known one.
+func fileKind(contentType, filename string) string {
+	mt, _, _ := strings.Cut(contentType, ";")
+	if k, ok := fileKinds[strings.TrimSpace(mt)]; ok {
+		return k
+	}
+	if ext := strings.TrimPrefix(filepath.Ext(filename), "."); ext != "" {
+		return strings.ToUpper(ext) + " file"
+	}
+	return "File"
+}

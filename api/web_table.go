@@ -1,0 +1,479 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/engine"
+	"datadesk/exports"
+	"datadesk/rbac"
+)
+
+// summaryTop is how many of a column's most frequent values a summary lists.
+const summaryTop = 10
+
+type pageColumn struct {
+	Key, Label, Type, Class, Op, Value, SortURL, Arrow, AriaSort, SummaryURL string
+	Identifier                                                               bool
+	// Error says what is wrong with this column's filter, shown beside it.
+	Error string
+}
+
+type pageCell struct {
+	Text, Class, Title string
+}
+
+// tableView is what a table page's address asks for: filters, search and
+// sort. The page, its export and its column summary read it alike.
+type tableView struct {
+	Columns []pageColumn
+	Filters []engine.Filter
+	// filterCol maps each filter to the column it came from.
+	filterCol []int
+	Search    string
+	Sort, Dir string
+}
+
+func viewOf(t *engine.Table, q url.Values) *tableView {
+	v := &tableView{Search: strings.TrimSpace(q.Get("q")), Sort: q.Get("sort"), Dir: q.Get("dir")}
+	v.Columns = make([]pageColumn, len(t.Columns))
+	for i, col := range t.Columns {
+		pc := pageColumn{Key: col.Key, Label: col.Label, Type: col.Type, Identifier: col.Identifier, Class: "text", Op: q.Get("o." + col.Key), Value: q.Get("f." + col.Key)}
+		if engine.Numeric(col.Type) {
+			pc.Class = "num"
+		}
+		if pc.Label == "" {
+			pc.Label = col.Key
+		}
+		if pc.Op == "" {
+			pc.Op = "contains"
+		}
+		if pc.Value != "" || pc.Op == "is_null" && q.Has("f."+col.Key) {
+			v.Filters = append(v.Filters, pageFilter(col, pc.Op, pc.Value))
+			v.filterCol = append(v.filterCol, i)
+		}
+		v.Columns[i] = pc
+	}
+	return v
+}
+
+// query is the view as a files.query_table query, all rows.
+func (v *tableView) query(tableID string) engine.Query {
+	return engine.Query{FileID: tableID, Filters: v.Filters, Search: v.Search, SortBy: v.Sort, Direction: v.Dir}
+}
+
+var filterField = regexp.MustCompile(`^filters\[(\d+)\]`)
+
+// place puts an invalid-argument error beside the input it is about and
+// returns the text for the top of the page. Other errors are not the
+// page's to show.
+func (v *tableView) place(err error) (string, bool) {
+	e := datadesk.AsError(err)
+	if e.Code != datadesk.Invalid {
+		return "", false
+	}
+	if m := filterField.FindStringSubmatch(e.Field); m != nil {
+		if i, _ := strconv.Atoi(m[1]); i < len(v.filterCol) {
+			c := &v.Columns[v.filterCol[i]]
+			c.Error = e.Message
+			return fmt.Sprintf("The filter on %s cannot be used: %s. Change it and apply the filters again.", c.Label, e.Message), true
+		}
+	}
+	switch e.Field {
+	case "search":
+		return "The search cannot be used: " + e.Message + ".", true
+	case "sort", "sort_by", "direction":
+		return "The sort cannot be used: " + e.Message + ".", true
+	}
+	return "", false
+}
+
+// tableData is what the table page shows.
+type tableData struct {
+	page
+	Table                               *engine.Table
+	Columns                             []pageColumn
+	Rows                                [][]pageCell
+	Ops                                 []string
+	Total, From, To, Page, Pages        int64
+	Filtered                            bool
+	Search, Sort, Dir                   string
+	Problem                             string
+	FirstURL, PrevURL, NextURL, LastURL string
+	HasPrev, HasNext                    bool
+	ExportXLSX, ExportCSV, ClearURL     string
+	Labels                              *engine.Labels
+	LabelsTime                          string
+	Chart                               template.HTML
+	ChartLabel, ChartValue              string
+	Summary                             *columnSummary
+}
+
+func (s *Server) tablePage(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ActionRead); err != nil {
+		return s.pageError(c, err)
+	}
+	id, err := idParam(c, "table")
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	store, release, err := s.store(c)
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	defer release()
+	ctx := c.Request().Context()
+	t, err := store.Table(ctx, id)
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	q := c.Request().URL.Query()
+	view := viewOf(t, q)
+	req := engine.PageRequest{Limit: webPageSize, Sort: view.Sort, Direction: view.Dir, Filters: view.Filters, Search: view.Search}
+	req.Offset, _ = strconv.ParseInt(q.Get("offset"), 10, 64)
+	req.Offset = max(req.Offset, 0)
+	status := http.StatusOK
+	data := tableData{page: s.pageBase(c, t.Name), Table: t, Ops: filterOps, Filtered: len(req.Filters) > 0 || view.Search != "",
+		Search: view.Search, Sort: req.Sort, Dir: req.Direction, ClearURL: "/tables/" + t.ID}
+	p, err := store.Rows(ctx, id, req)
+	if err != nil {
+		// A mistyped filter is shown where it was typed, with every
+		// filter kept, instead of leaving the page.
+		problem, ok := view.place(err)
+		if !ok {
+			return s.pageError(c, err)
+		}
+		status, data.Problem = http.StatusBadRequest, problem
+		p = &engine.Page{Columns: t.Columns, Sort: req.Sort}
+	}
+	data.Dir = p.Direction
+	s.fillTable(&data, t, view, q, p, req.Offset)
+	if key := q.Get("summary"); key != "" && data.Problem == "" {
+		if data.Summary, err = summarize(ctx, store, t, view, key); err != nil {
+			return s.pageError(c, err)
+		}
+	}
+	if data.Labels, err = store.Labels(ctx, t.ID); err != nil {
+		return s.pageError(c, err)
+	}
+	if data.Labels != nil {
+		data.LabelsTime = data.Labels.UpdatedAt.Format("2006-01-02 15:04")
+	}
+	data.Chart, data.ChartLabel, data.ChartValue = barChart(t, p)
+	return s.render(c, status, "table", data)
+}
+
+// fillTable lays out a page of rows with its links: sorting, paging,
+// summaries and exports keep the filters, search and sort.
+func (s *Server) fillTable(d *tableData, t *engine.Table, view *tableView, q url.Values, p *engine.Page, offset int64) {
+	link := func(path string, mod func(url.Values)) string {
+		v := url.Values{}
+		for k, vals := range q {
+			v[k] = vals
+		}
+		mod(v)
+		return path + "?" + v.Encode()
+	}
+	here := "/tables/" + t.ID
+	cols := view.Columns
+	for i := range cols {
+		dir, arrow, aria := "asc", "", "none"
+		if p.Sort == cols[i].Key {
+			if p.Direction == "asc" {
+				dir, arrow, aria = "desc", " ▲", "ascending"
+			} else {
+				arrow, aria = " ▼", "descending"
+			}
+		}
+		key := cols[i].Key
+		cols[i].SortURL = link(here, func(v url.Values) { v.Set("sort", key); v.Set("dir", dir); v.Del("offset") })
+		cols[i].SummaryURL = link(here, func(v url.Values) { v.Set("summary", key) }) + "#summary"
+		cols[i].Arrow, cols[i].AriaSort = arrow, aria
+	}
+	d.Columns = cols
+	d.Rows = make([][]pageCell, len(p.Rows))
+	for i, r := range p.Rows {
+		d.Rows[i] = make([]pageCell, len(r))
+		for j, v := range r {
+			d.Rows[i][j] = cellOf(v, cols[j].Class)
+		}
+	}
+	pages := max(int64(math.Ceil(float64(p.Total)/webPageSize)), 1)
+	lastOffset := (pages - 1) * webPageSize
+	at := func(off int64) string {
+		return link(here, func(v url.Values) { v.Set("offset", strconv.FormatInt(max(off, 0), 10)); v.Del("summary") })
+	}
+	d.Total, d.From, d.To = p.Total, min(offset+1, p.Total), offset+int64(len(p.Rows))
+	d.Page, d.Pages = min(offset/webPageSize+1, pages), pages
+	d.HasPrev, d.HasNext = d.Page > 1, d.Page < pages
+	d.FirstURL, d.PrevURL, d.NextURL, d.LastURL = at(0), at(offset-webPageSize), at(min(offset+webPageSize, lastOffset)), at(lastOffset)
+	export := func(format string) string {
+		return link(here+"/export", func(v url.Values) { v.Del("offset"); v.Del("summary"); v.Set("format", format) })
+	}
+	d.ExportXLSX, d.ExportCSV = export("xlsx"), export("csv")
+}
+
+// tableViewExport streams what a table page shows, all of its rows and
+// not only the page: the page's filters, search and sort, as XLSX or CSV,
+// read through the same plan as files.query_table.
+func (s *Server) tableViewExport(c *echo.Context) error {
+	format := c.QueryParam("format")
+	if format != "xlsx" && format != "csv" {
+		return s.pageError(c, datadesk.Errorf(datadesk.Invalid, "format must be xlsx or csv").WithField("format").WithAllowed("xlsx", "csv"))
+	}
+	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	defer release()
+	ctx := c.Request().Context()
+	t, err := store.Table(ctx, id)
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	view := viewOf(t, c.Request().URL.Query())
+	plan, err := store.Plan(ctx, view.query(t.ID))
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	counted, err := store.Run(ctx, plan)
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	src := exports.Source{Columns: t.Columns, Count: counted.MatchedRowCount, Rows: func(yield func([]any) error) error {
+		return store.Stream(ctx, plan, yield)
+	}}
+	name := t.Name
+	if len(view.Filters) > 0 || view.Search != "" {
+		name += " (filtered)"
+	}
+	s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv"})
+	return nil
+}
+
+// pageFilter reads a filter form field as query_table would: in takes a
+// comma-separated list, is_null true or false.
+func pageFilter(col engine.Column, op, value string) engine.Filter {
+	f := engine.Filter{Column: col.Key, Op: op, Value: value}
+	switch op {
+	case "in":
+		var list []any
+		for _, v := range strings.Split(value, ",") {
+			list = append(list, strings.TrimSpace(v))
+		}
+		f.Value = list
+	case "is_null":
+		f.Value = value != "false"
+	}
+	return f
+}
+
+// cellOf shows a value: an empty cell (NULL) differs from empty text.
+func cellOf(v any, class string) pageCell {
+	switch x := v.(type) {
+	case nil:
+		return pageCell{Text: "∅", Class: "null", Title: "empty cell (null)"}
+	case string:
+		if x == "" {
+			return pageCell{Class: class, Title: "empty text"}
+		}
+		return pageCell{Text: x, Class: class}
+	case json.Number:
+		return pageCell{Text: x.String(), Class: class}
+	case float64:
+		return pageCell{Text: strconv.FormatFloat(x, 'f', -1, 64), Class: class}
+	}
+	return pageCell{Text: fmt.Sprint(v), Class: class}
+}
+
+// columnSummary describes one column of the rows a page's view matches.
+type columnSummary struct {
+	Key, Label         string
+	Rows, Nulls        int64
+	Distinct           int64
+	Min, Max           pageCell
+	Top                []topValue
+	TopShown, TopTotal int
+}
+
+type topValue struct {
+	Value pageCell
+	Count int64
+}
+
+// summarize counts a column's values through files.query_table's plans:
+// rows and non-empty values, the groups of its values (how many, and the
+// most frequent), and its first and last value in sort order.
+// Errors: invalid (summary: no such column), and the plans' errors.
+func summarize(ctx context.Context, store *engine.Store, t *engine.Table, view *tableView, key string) (*columnSummary, error) {
+	var col *engine.Column
+	for i := range t.Columns {
+		if t.Columns[i].Key == key {
+			col = &t.Columns[i]
+		}
+	}
+	if col == nil {
+		return nil, datadesk.Errorf(datadesk.Invalid, "no column %q to summarise", key).WithField("summary")
+	}
+	run := func(q engine.Query) (*engine.QueryResult, error) {
+		p, err := store.Plan(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return store.Run(ctx, p)
+	}
+	base := view.query(t.ID)
+	base.SortBy, base.Direction = "", ""
+	sum := &columnSummary{Key: col.Key, Label: col.Label}
+	counts := base
+	counts.Aggregates = []engine.Aggregate{{Op: "count", Name: "rows"}, {Op: "count", Column: col.Key, Name: "values"}}
+	res, err := run(counts)
+	if err != nil {
+		return nil, err
+	}
+	sum.Rows = int64Of(res.Aggregates["rows"])
+	sum.Nulls = sum.Rows - int64Of(res.Aggregates["values"])
+	present := base
+	present.Filters = append(append([]engine.Filter(nil), base.Filters...), engine.Filter{Column: col.Key, Op: "is_null", Value: false})
+	countName := "count"
+	if strings.EqualFold(col.Key, countName) {
+		countName = "count_of_rows"
+	}
+	groups := present
+	groups.GroupBy, groups.Aggregates = []string{col.Key}, []engine.Aggregate{{Op: "count", Name: countName}}
+	groups.SortBy, groups.Direction, groups.Limit = countName, "desc", summaryTop
+	if res, err = run(groups); err != nil {
+		return nil, err
+	}
+	if res.GroupCount != nil {
+		sum.Distinct = *res.GroupCount
+	}
+	class := viewOfColumn(col)
+	for _, r := range res.Rows {
+		sum.Top = append(sum.Top, topValue{Value: cellOf(r[0], class), Count: int64Of(r[1])})
+	}
+	for _, dir := range []string{"asc", "desc"} {
+		first := present
+		first.Columns, first.SortBy, first.Direction, first.Limit = []string{col.Key}, col.Key, dir, 1
+		if res, err = run(first); err != nil {
+			return nil, err
+		}
+		cell := pageCell{Text: "∅", Class: "null", Title: "no values"}
+		if len(res.Rows) > 0 {
+			cell = cellOf(res.Rows[0][0], class)
+		}
+		if dir == "asc" {
+			sum.Min = cell
+		} else {
+			sum.Max = cell
+		}
+	}
+	return sum, nil
+}
+
+func viewOfColumn(c *engine.Column) string {
+	if engine.Numeric(c.Type) {
+		return "num"
+	}
+	return "text"
+}
+
+func int64Of(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case json.Number:
+		n, _ := x.Int64()
+		return n
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+// barChart draws a grouped view's first numeric aggregate for the rows on
+// the page, each bar labelled by all of its group columns, as a
+// server-rendered SVG.
+func barChart(t *engine.Table, p *engine.Page) (template.HTML, string, string) {
+	if t.SourceTableID == "" || !strings.Contains(t.Query, `"group_by"`) || len(p.Rows) == 0 {
+		return "", "", ""
+	}
+	var q engine.Query
+	if json.Unmarshal([]byte(t.Query), &q) != nil || len(q.GroupBy) == 0 {
+		return "", "", ""
+	}
+	groups := min(len(q.GroupBy), len(t.Columns))
+	valueIdx := -1
+	for i := groups; i < len(t.Columns); i++ {
+		if engine.Numeric(t.Columns[i].Type) {
+			valueIdx = i
+			break
+		}
+	}
+	if valueIdx < 0 {
+		return "", "", ""
+	}
+	type bar struct {
+		label string
+		value float64
+		null  bool
+	}
+	var bars []bar
+	top, longest := 0.0, 0
+	for _, r := range p.Rows {
+		var v float64
+		switch x := r[valueIdx].(type) {
+		case int64:
+			v = float64(x)
+		case float64:
+			v = x
+		case json.Number:
+			v, _ = x.Float64()
+		}
+		parts := make([]string, groups)
+		for i := range parts {
+			parts[i] = cellOf(r[i], "").Text
+		}
+		label := strings.Join(parts, " · ")
+		longest = max(longest, len([]rune(label)))
+		bars = append(bars, bar{label: label, value: v, null: r[valueIdx] == nil})
+		top = math.Max(top, math.Abs(v))
+	}
+	// Labels get the room they need, up to half the chart.
+	const width, rowH = 720.0, 22.0
+	labelW := math.Min(math.Max(float64(longest)*7+12, 80), width/2)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img">`, width, rowH*float64(len(bars))+4, width, rowH*float64(len(bars))+4)
+	for i, br := range bars {
+		w := 0.0
+		if top > 0 {
+			w = (width - labelW - 90) * math.Abs(br.value) / top
+		}
+		y := float64(i)*rowH + 2
+		shown := strconv.FormatFloat(br.value, 'f', -1, 64)
+		fmt.Fprintf(&b, `<text class="bar-label" x="%.0f" y="%.0f" text-anchor="end" font-size="12">%s</text>`, labelW-6, y+15, template.HTMLEscapeString(br.label))
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.1f" height="%.0f" fill="#0969da"><title>%s: %s</title></rect>`,
+			labelW, y+3, w, rowH-6, template.HTMLEscapeString(br.label), shown)
+		if br.null {
+			shown = "∅ no value"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="12">%s</text>`, labelW+w+4, y+15, shown)
+	}
+	b.WriteString(`</svg>`)
+	names := make([]string, groups)
+	for i := range names {
+		names[i] = t.Columns[i].Key
+	}
+	return template.HTML(b.String()), strings.Join(names, ", "), t.Columns[valueIdx].Key
+}
