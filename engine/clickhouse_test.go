@@ -25,7 +25,7 @@ var (
 func equivCells(rows []oracleRow, rng *rand.Rand) [][]string {
 	var cells [][]string
 	base := time.Date(2023, 12, 30, 23, 59, 0, 0, time.UTC)
-	for _, r := range rows {
+	for i, r := range rows {
 		at, label := "", ""
 		if rng.IntN(6) > 0 {
 			ts := base.Add(time.Duration(rng.IntN(200000)) * time.Second).Add(time.Duration(rng.IntN(4)*rng.IntN(1000000)) * time.Microsecond)
@@ -34,8 +34,15 @@ func equivCells(rows []oracleRow, rng *rand.Rand) [][]string {
 		if rng.IntN(5) > 0 {
 			label = equivLabels[rng.IntN(len(equivLabels))]
 		}
-		// Fifteen integer digits beside four decimals make a double.
+		// Fifteen integer digits beside 27 decimals fit no DECIMAL(38,s):
+		// the column is a double.
 		ratio := strconv.FormatFloat(float64(rng.IntN(2000000)-1000000)/10000, 'f', -1, 64)
+		switch i {
+		case 0:
+			ratio = "0.000000000000000000000000125"
+		case 1:
+			ratio = "123456789012345"
+		}
 		switch rng.IntN(40) {
 		case 0:
 			ratio = "123456789012345"
