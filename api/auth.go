@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
 
@@ -59,18 +61,11 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			who = datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session}
 			if target := r.Header.Get(onBehalfHeader); target != "" {
-				d := s.policy.Decide(user.Name, user.Role, rbac.ActionActFor, rbac.Attrs{})
-				if !d.Allowed() {
-					c.Set(callerKey, who)
-					c.Set(decisionKey, d)
-					c.Set(actionKey, rbac.ActionActFor)
-					return datadesk.Errorf(datadesk.Forbidden, "%s may not act for other users: %s", user.Name, d.Reason)
-				}
-				for_, err := s.users.ByName(target)
+				acting, err := s.actFor(c, user, target, session)
 				if err != nil {
-					return datadesk.Errorf(datadesk.Forbidden, "%s names no user this platform may act for", onBehalfHeader).WithField(onBehalfHeader)
+					return err
 				}
-				who = datadesk.Caller{UserID: for_.ID, Name: for_.Name, Role: for_.Role, ChatSession: session, ActorID: user.ID, ActorName: user.Name}
+				who = acting
 			}
 		} else if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
 			sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
@@ -97,6 +92,51 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// actFor resolves a chat platform acting for a user. The policy decides
+// by the user's role (by default a platform acts for viewers and analysts
+// only); an attempt is audited with both names, or with the bad name as
+// sent, and the reason. The answer is the same for an unknown name and a
+// refused one, so it tells nobody which users exist. Errors: forbidden.
+func (s *Server) actFor(c *echo.Context, actor *rbac.User, target, session string) (datadesk.Caller, error) {
+	who := datadesk.Caller{Name: auditName(target), ChatSession: session, ActorID: actor.ID, ActorName: actor.Name, ActorRole: actor.Role}
+	c.Set(callerKey, who)
+	c.Set(actionKey, rbac.ActionActFor)
+	refuse := func(d rbac.Decision) (datadesk.Caller, error) {
+		c.Set(decisionKey, d)
+		return who, datadesk.Errorf(datadesk.Forbidden, "%s may not act for %q", actor.Name, who.Name).WithField(onBehalfHeader)
+	}
+	user, err := s.users.ByName(target)
+	if err != nil {
+		return refuse(rbac.Decision{Effect: rbac.Deny, Reason: "no such user"})
+	}
+	who.UserID, who.Name, who.Role = user.ID, user.Name, user.Role
+	c.Set(callerKey, who)
+	if d := s.policy.Decide(actor.Name, actor.Role, rbac.ActionActFor, rbac.Attrs{TargetRole: user.Role}); !d.Allowed() {
+		return refuse(d)
+	}
+	c.Set(actionKey, nil)
+	return who, nil
+}
+
+// maxAuditName bounds a name from a request kept in the audit log.
+const maxAuditName = 128
+
+// auditName is a name as a request sent it, fit for the audit log: valid
+// UTF-8, no control characters, at most maxAuditName bytes.
+func auditName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(name, ""))
+	for len(name) > maxAuditName {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	return name
+}
+
 func caller(c *echo.Context) datadesk.Caller {
 	v, _ := c.Get(callerKey).(datadesk.Caller)
 	return v
@@ -107,7 +147,7 @@ func caller(c *echo.Context) datadesk.Caller {
 // Errors: forbidden.
 func (s *Server) authorize(c *echo.Context, action string) error {
 	who := caller(c)
-	d := s.policy.Decide(who.Name, who.Role, action, rbac.Attrs{})
+	d := s.policy.DecideAs(who, action, rbac.Attrs{})
 	c.Set(decisionKey, d)
 	c.Set(actionKey, action)
 	switch d.Effect {

@@ -25,22 +25,24 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 	if err != nil {
 		return nil, err
 	}
-	if q.Show {
-		// A derived view is a new file of the caller's; showing the
-		// original only reads.
-		action := rbac.ActionRead
-		if plan.Derived() {
-			action = rbac.ActionCreate
-		}
-		if err := call.authorize(s, action, rbac.Attrs{Tool: "files.query_table", Show: true, Derived: plan.Derived()}); err != nil {
-			return nil, err
-		}
-	}
 	res, err := store.Run(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
 	if q.Show {
+		// A derived view is a new file of the caller's, as big as the rows
+		// it matched (or its groups); showing the original only reads.
+		action, rows := rbac.ActionRead, res.SourceRowCount
+		if plan.Derived() {
+			action, rows = rbac.ActionCreate, res.MatchedRowCount
+			if res.GroupCount != nil {
+				rows = *res.GroupCount
+			}
+		}
+		attrs := rbac.Attrs{Tool: "files.query_table", Show: true, Derived: plan.Derived(), Rows: int(rows), Columns: len(res.Columns)}
+		if err := call.authorize(s, action, attrs); err != nil {
+			return nil, err
+		}
 		view, err := store.Show(ctx, plan, res)
 		if err != nil {
 			return nil, err

@@ -39,6 +39,12 @@ type Config struct {
 	OffloadProviders []string
 	// ApprovalTTL is how long a call waits for approval before it expires.
 	ApprovalTTL time.Duration
+	// MaxPendingCall bounds the arguments of one call waiting for approval,
+	// MaxPendingBytes and MaxPendingCalls one user's waiting calls
+	// together; past them a call answers too_large (413).
+	MaxPendingCall  int64
+	MaxPendingBytes int64
+	MaxPendingCalls int
 	// DataDir is the data directory, where the audit log is read from.
 	DataDir string
 	// Now is the clock; time.Now when nil.
@@ -86,6 +92,15 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	if cfg.ApprovalTTL <= 0 {
 		cfg.ApprovalTTL = DefaultApprovalTTL
+	}
+	if cfg.MaxPendingCall <= 0 {
+		cfg.MaxPendingCall = DefaultMaxPendingCall
+	}
+	if cfg.MaxPendingBytes <= 0 {
+		cfg.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if cfg.MaxPendingCalls <= 0 {
+		cfg.MaxPendingCalls = DefaultMaxPendingCalls
 	}
 	tools, err := loadTools()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
 	"datadesk/rbac"
 )
 
@@ -65,7 +66,7 @@ var errNeedsApproval = errors.New("needs approval")
 // is final; an approval requirement is met by an approved call and turns an
 // unapproved one into a pending approval.
 func (call *toolCall) authorize(s *Server, action string, attrs rbac.Attrs) error {
-	d := s.policy.Decide(call.caller.Name, call.caller.Role, action, attrs)
+	d := s.policy.DecideAs(call.caller, action, attrs)
 	switch {
 	case d.Effect == rbac.Allow, d.Effect == rbac.Approve && call.approved:
 		return nil
@@ -168,7 +169,11 @@ func (s *Server) callTool(c *echo.Context) error {
 		return err
 	}
 	who := caller(c)
-	d := s.policy.DecideCall(who.Name, who.Role, t.Name, t.floor(), callAttrs(t, args))
+	attrs, err := workAttrs(c.Request().Context(), s.engine, who.UserID, t, args)
+	if err != nil {
+		return err
+	}
+	d := s.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
 	c.Set(decisionKey, d)
 	switch d.Effect {
 	case rbac.Deny:
@@ -268,8 +273,10 @@ func bindArguments(args map[string]any, dst any) error {
 
 // CheckCall says what the policy decides for a user calling a tool with
 // arguments, without running it: the decision behind `datadesk policy
-// check`. Errors: not_found (tool), invalid (arguments).
-func CheckCall(p *rbac.Policy, user *rbac.User, toolName string, args map[string]any) (rbac.Decision, error) {
+// check`. Like a real call, it reads the attributes from the work (a copy's
+// source table, a ZIP's members) in the user's store. Errors: not_found
+// (tool), invalid (arguments).
+func CheckCall(ctx context.Context, p *rbac.Policy, eng *engine.Engine, user *rbac.User, toolName string, args map[string]any) (rbac.Decision, error) {
 	tools, err := loadTools()
 	if err != nil {
 		return rbac.Decision{}, err
@@ -285,5 +292,9 @@ func CheckCall(p *rbac.Policy, user *rbac.User, toolName string, args map[string
 	if err := t.schema.validate("", args); err != nil {
 		return rbac.Decision{}, err
 	}
-	return p.DecideCall(user.Name, user.Role, t.Name, t.floor(), callAttrs(t, args)), nil
+	attrs, err := workAttrs(ctx, eng, user.ID, t, args)
+	if err != nil {
+		return rbac.Decision{}, err
+	}
+	return p.DecideCall(user.Name, user.Role, t.Name, t.floor(), attrs), nil
 }

@@ -421,33 +421,37 @@ func barChart(t *engine.Table, p *engine.Page) (template.HTML, string, string) {
 }
 
 type approvalRow struct {
-	ID, Tool, Args, UserName, ActorName, Reason, Status, Expires string
+	ID, Tool, UserName, ActorName, Reason, Status, Created, Expires string
+	Rows, Bytes                                                    int64
 }
 
+// approvalsPage shows a page of the queue's summaries, never the calls'
+// arguments, so it costs the same however big the calls are.
 func (s *Server) approvalsPage(c *echo.Context) error {
-	approver := s.mayApprove(c)
-	owner := caller(c).UserID
-	if approver {
-		owner = ""
-	}
-	list, err := s.system.Approvals(c.Request().Context(), owner, "", 200, s.cfg.Now())
+	list, f, more, err := s.approvalPage(c, 100)
 	if err != nil {
 		return s.pageError(c, err)
 	}
 	rows := make([]approvalRow, len(list))
 	for i, a := range list {
-		args := string(a.Arguments)
-		if len(args) > 300 {
-			args = args[:300] + "…"
+		rows[i] = approvalRow{ID: a.ID, Tool: a.Tool, UserName: a.UserName, ActorName: a.ActorName, Reason: a.Reason,
+			Status: a.Status, Rows: a.Rows, Bytes: a.Bytes, Created: a.CreatedAt.Format("2006-01-02 15:04"),
+			Expires: a.ExpiresAt.Format("2006-01-02 15:04")}
+	}
+	next := ""
+	if more {
+		q := url.Values{"offset": {strconv.Itoa(f.Offset + len(list))}}
+		if f.Status != "" {
+			q.Set("status", f.Status)
 		}
-		rows[i] = approvalRow{ID: a.ID, Tool: a.Tool, Args: args, UserName: a.UserName, ActorName: a.ActorName, Reason: a.Reason,
-			Status: a.Status, Expires: a.ExpiresAt.Format("2006-01-02 15:04")}
+		next = "/approvals?" + q.Encode()
 	}
 	return s.render(c, http.StatusOK, "approvals", struct {
 		page
 		Approvals []approvalRow
 		Approver  bool
-	}{s.pageBase(c, "Approvals"), rows, approver})
+		Next      string
+	}{s.pageBase(c, "Approvals"), rows, s.mayApprove(c), next})
 }
 
 // decideApprovalForm approves or rejects from the page, through the same
