@@ -422,7 +422,7 @@ func barChart(t *engine.Table, p *engine.Page) (template.HTML, string, string) {
 
 type approvalRow struct {
 	ID, Tool, UserName, ActorName, Reason, Status, Created, Expires string
-	Rows, Bytes                                                    int64
+	Rows, Bytes                                                     int64
 }
 
 // approvalsPage shows a page of the queue's summaries, never the calls'
