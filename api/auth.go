@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/subtle"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -184,11 +185,24 @@ func (s *Server) signIn(c *echo.Context) error {
 // SameSite=Lax, Secure under TLS, expiring with the session.
 func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.User, *engine.Session, error) {
 	c.Set(actionKey, "session.sign_in")
-	user, err := s.users.CheckPassword(name, password)
+	c.Set(callerKey, datadesk.Caller{Name: auditName(name)})
+	keys := signInKeys(name, c.RealIP())
+	if wait := s.signIns.locked(keys...); wait > 0 {
+		secs := int(wait.Round(time.Second).Seconds())
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "too many failed sign-ins for this name or from this address; try again in %d seconds", max(secs, 1))
+	}
+	user, err := s.users.CheckPassword(c.Request().Context(), name, password)
+	if datadesk.ErrorCode(err) == datadesk.RateLimited {
+		c.Response().Header().Set("Retry-After", "1")
+	}
+	if datadesk.ErrorCode(err) == datadesk.Unauthenticated {
+		s.signIns.fail(keys...)
+	}
 	if err != nil {
-		c.Set(callerKey, datadesk.Caller{Name: name})
 		return nil, nil, err
 	}
+	s.signIns.succeed(keys[0])
 	c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
 	if old, err := c.Request().Cookie(sessionCookie); err == nil {
 		_ = s.system.RevokeSession(c.Request().Context(), old.Value)

@@ -19,6 +19,7 @@ var statusOf = map[datadesk.Code]int{
 	datadesk.TooLarge:        http.StatusRequestEntityTooLarge,
 	datadesk.Unsupported:     http.StatusUnsupportedMediaType,
 	datadesk.Timeout:         http.StatusGatewayTimeout,
+	datadesk.RateLimited:     http.StatusTooManyRequests,
 	datadesk.Internal:        http.StatusInternalServerError,
 }
 

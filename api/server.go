@@ -74,6 +74,8 @@ type Server struct {
 	echo   *echo.Echo
 	tools  map[string]*tool
 	pages  map[string]*template.Template
+	// signIns counts failed sign-ins by name and client address.
+	signIns *attemptLimiter
 }
 
 // New returns a Server over its dependencies.
@@ -114,6 +116,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages}
+	s.signIns = newAttemptLimiter(cfg.Now)
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.routes()
 	return s, nil

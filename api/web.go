@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
 
@@ -129,10 +131,19 @@ func (s *Server) signInPage(c *echo.Context) error {
 	}{page{Title: "Sign in", Message: msg}, safeNext(c.QueryParam("next"))})
 }
 
-// safeNext keeps redirects on this site.
+// safeNext keeps redirects on this site: a path with one leading "/", no
+// "//" and no backslash anywhere (browsers read "\\" as "/"), and no control
+// or space characters (browsers drop tabs and newlines, so "/\t/evil" would
+// become "//evil"). Anything else goes to the files page.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/files"
+	const home = "/files"
+	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.Contains(next, "//") || strings.Contains(next, "\\") {
+		return home
+	}
+	for _, r := range next {
+		if r <= ' ' || r == 0x7f || unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			return home
+		}
 	}
 	return next
 }
@@ -140,13 +151,18 @@ func safeNext(next string) string {
 func (s *Server) signInForm(c *echo.Context) error {
 	name, pw, next := c.FormValue("name"), c.FormValue("password"), safeNext(c.FormValue("next"))
 	if _, _, err := s.startSession(c, name, pw); err != nil {
-		if datadesk.ErrorCode(err) != datadesk.Unauthenticated {
+		status, msg := http.StatusUnauthorized, "Wrong user name or password."
+		switch datadesk.ErrorCode(err) {
+		case datadesk.Unauthenticated:
+		case datadesk.RateLimited:
+			status, msg = http.StatusTooManyRequests, datadesk.AsError(err).Message
+		default:
 			return err
 		}
-		return s.render(c, http.StatusUnauthorized, "signin", struct {
+		return s.render(c, status, "signin", struct {
 			page
 			Next string
-		}{page{Title: "Sign in", Message: "Wrong user name or password."}, next})
+		}{page{Title: "Sign in", Message: msg}, next})
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }

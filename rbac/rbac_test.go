@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,11 +132,11 @@ func TestUsers(t *testing.T) {
 	if err := u.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := u2.CheckPassword("ana", "correct horse battery"); err != nil || got.ID != user.ID {
+	if got, err := u2.CheckPassword(context.Background(), "ana", "correct horse battery"); err != nil || got.ID != user.ID {
 		t.Errorf("password: %v %v", got, err)
 	}
 	for _, tc := range [][2]string{{"ana", "wrong horse battery"}, {"nobody", "correct horse battery"}} {
-		if _, err := u.CheckPassword(tc[0], tc[1]); datadesk.ErrorCode(err) != datadesk.Unauthenticated {
+		if _, err := u.CheckPassword(context.Background(), tc[0], tc[1]); datadesk.ErrorCode(err) != datadesk.Unauthenticated {
 			t.Errorf("%v: %v", tc, err)
 		}
 	}

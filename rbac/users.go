@@ -28,6 +28,9 @@ import (
 type Users struct {
 	path string
 
+	// hashing holds a slot for each password hash running: see hashSlots.
+	hashing chan struct{}
+
 	mu      sync.Mutex
 	modTime time.Time
 	size    int64
@@ -62,7 +65,7 @@ func OpenUsers(dir string) (*Users, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("rbac: %w", err)
 	}
-	return &Users{path: filepath.Join(dir, "users.json")}, nil
+	return &Users{path: filepath.Join(dir, "users.json"), hashing: make(chan struct{}, hashSlots())}, nil
 }
 
 // Empty reports whether no user exists yet.

@@ -1,0 +1,299 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"datadesk/rbac"
+)
+
+// as sends a request as a platform token acting for a user.
+func (ts *testServer) as(method, path, token, onBehalf string, body any) (int, map[string]any) {
+	ts.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, ts.url+path, r)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if onBehalf != "" {
+		req.Header.Set("X-On-Behalf-Of", onBehalf)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+func auditEntries(t *testing.T, dir string) []rbac.Entry {
+	t.Helper()
+	entries, err := rbac.ReadAudit(dir, "", 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// TestActForNeverRaisesPower: a platform token could read the audit acting
+// for an admin, and approve, acting for an admin, a call it made acting for
+// a viewer. Acting for someone now never gives more than the platform's own
+// rows, and by default a platform acts for viewers and analysts only.
+func TestActForNeverRaisesPower(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	bot := addUser(t, users, "chatbot", "platform")
+	addUser(t, users, "vic", "viewer")
+	addUser(t, users, "admin", "admin")
+	root := addUser(t, users, "root", "admin")
+
+	if code, m := ts.as("GET", "/v1/audit", bot, "admin", nil); code != http.StatusForbidden {
+		t.Errorf("platform reads the audit acting for an admin: %d %v", code, m)
+	}
+	code, m := ts.as("POST", "/v1/tools/files.create", bot, "vic", map[string]any{"arguments": map[string]any{"filename": "n.txt", "content": "x"}})
+	if code != http.StatusAccepted {
+		t.Fatalf("platform creates for a viewer: %d %v", code, m)
+	}
+	id := m["approval"].(map[string]any)["id"].(string)
+	for _, path := range []string{"/v1/approvals/" + id + "/approve", "/v1/approvals/" + id + "/reject"} {
+		if code, m := ts.as("POST", path, bot, "admin", nil); code != http.StatusForbidden {
+			t.Errorf("platform decides acting for an admin: %d %v", code, m)
+		}
+	}
+	if code, m := ts.as("GET", "/v1/files", bot, "root", nil); code != http.StatusForbidden {
+		t.Errorf("platform acts for an admin at all: %d %v", code, m)
+	}
+	_, m, _ = ts.do("GET", "/v1/approvals/"+id, root, nil, "")
+	if a := m["approval"].(map[string]any); a["status"] != "pending" {
+		t.Errorf("the call was decided: %v", a)
+	}
+	// The audit names both the platform and the admin it tried to be.
+	entries := auditEntries(t, ts.dir)
+	found := false
+	for _, e := range entries {
+		if e.Action == rbac.ActionActFor && e.User == "admin" && e.Actor == "chatbot" && e.Status == http.StatusForbidden {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no audit entry names both the platform and the admin it tried to act for")
+	}
+}
+
+// TestActForCappedByPlatformRows: the platform's own rows cap what it does
+// for a user: without its files.create row it cannot create for an analyst.
+func TestActForCappedByPlatformRows(t *testing.T) {
+	policy := strings.Replace(rbac.DefaultPolicy, "p, role:platform, files.create, r.attrs.ActingFor, allow, allow\n", "", 1)
+	ts, users := newServerPolicy(t, Config{}, policy)
+	bot := addUser(t, users, "chatbot", "platform")
+	addUser(t, users, "ana", "analyst")
+	if code, m := ts.as("POST", "/v1/tools/files.create", bot, "ana", map[string]any{"arguments": map[string]any{"filename": "n.txt", "content": "x"}}); code != http.StatusForbidden || !strings.Contains(mustJSON(m), "acting account chatbot") {
+		t.Errorf("create for an analyst beyond the platform's rows: %d %v", code, m)
+	}
+	if code, m := ts.as("GET", "/v1/files", bot, "ana", nil); code != http.StatusOK {
+		t.Errorf("read for an analyst: %d %v", code, m)
+	}
+}
+
+// vmKB reads a line of /proc/self/status in kB.
+func vmKB(t *testing.T, field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	t.Skipf("no %s in /proc/self/status", field)
+	return 0
+}
+
+// TestSignInFlood: 200 wrong sign-ins at once took RSS from 70 MB to
+// 5.8 GB and a normal request took 7 s; guessing had no limit, and the right
+// password after 60 wrong ones was accepted. Now hashing is bounded, failures
+// lock the name and the address with a growing delay (429, Retry-After),
+// memory stays flat and other requests keep being answered.
+func TestSignInFlood(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	addUser(t, users, "bob", "analyst")
+	for _, n := range []string{"ana", "bob"} {
+		if err := users.SetPassword(n, "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signIn := func(name, pw string) *http.Response {
+		body, _ := json.Marshal(map[string]string{"name": name, "password": pw})
+		resp, err := http.Post(ts.url+"/v1/session", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	before := vmKB(t, "VmRSS")
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			peak.Store(max(peak.Load(), vmKB(t, "VmRSS")))
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := signIn("ana", fmt.Sprintf("wrong password %d", i))
+			if resp == nil {
+				return
+			}
+			mu.Lock()
+			codes[resp.StatusCode]++
+			mu.Unlock()
+			if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+				t.Errorf("429 without Retry-After")
+			}
+		}()
+	}
+	// A normal request meanwhile.
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	if code, _, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
+		t.Errorf("normal request during the flood: %d", code)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a normal request took %v during the flood, want under 1s", d)
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	if grew := (peak.Load() - before) / 1024; grew >= 200 {
+		t.Errorf("RSS grew by %d MB during the flood (from %d MB), want under 200 MB", grew, before/1024)
+	}
+	if codes[http.StatusOK] != 0 || codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests] != 200 {
+		t.Errorf("answers %v, want only 401 and 429", codes)
+	}
+	if codes[http.StatusTooManyRequests] == 0 {
+		t.Errorf("no attempt was limited: %v", codes)
+	}
+	// The right password is refused while the name is locked.
+	if resp := signIn("ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("right password during the lock: %d", resp.StatusCode)
+	}
+	t.Logf("RSS %d MB before, peak %d MB; answers %v", before/1024, peak.Load()/1024, codes)
+}
+
+// TestSignInLockGrows: five failures are free, then each locks for twice as
+// long; the address is counted apart from the name.
+func TestSignInLockGrows(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	l := newAttemptLimiter(clock)
+	keys := signInKeys("Ana", "10.0.0.1")
+	for range signInFreeFailures {
+		if w := l.locked(keys...); w != 0 {
+			t.Fatalf("locked %v within the free failures", w)
+		}
+		l.fail(keys...)
+	}
+	var waits []time.Duration
+	for range 4 {
+		l.fail(keys...)
+		waits = append(waits, l.locked(keys...))
+	}
+	if want := []time.Duration{signInBaseDelay, 2 * signInBaseDelay, 4 * signInBaseDelay, 8 * signInBaseDelay}; fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Errorf("locks %v, want %v", waits, want)
+	}
+	if w := l.locked(signInKeys("ana", "10.0.0.2")...); w == 0 {
+		t.Errorf("the same name from another address is not locked")
+	}
+	if w := l.locked(signInKeys("bob", "10.0.0.1")...); w == 0 {
+		t.Errorf("another name from the same address is not locked")
+	}
+	if w := l.locked(signInKeys("bob", "10.0.0.2")...); w != 0 {
+		t.Errorf("another name from another address is locked")
+	}
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	if w := l.locked(keys...); w != 0 {
+		t.Errorf("still locked after the delay: %v", w)
+	}
+	for range 100 {
+		l.fail(keys...)
+	}
+	if w := l.locked(keys...); w != signInMaxDelay {
+		t.Errorf("lock after many failures %v, want the cap %v", w, signInMaxDelay)
+	}
+}
+
+// TestSignInNextSameSite: next=/\t/evil.example/ sent the browser away
+// after sign-in (browsers drop the tab). Only a same-site path passes.
+func TestSignInNextSameSite(t *testing.T) {
+	for _, tc := range []struct{ next, want string }{
+		{"/tables/t_x?sort=a", "/tables/t_x?sort=a"},
+		{"/files", "/files"},
+		{"/\t/evil.example/", "/files"},
+		{"/\n/evil.example/", "/files"},
+		{"//evil.example/", "/files"},
+		{"/\\evil.example/", "/files"},
+		{"/a/..//evil", "/files"},
+		{"https://evil.example/", "/files"},
+		{"evil.example", "/files"},
+		{"/ /evil", "/files"},
+		{"/\u200b/evil", "/files"},
+		{"", "/files"},
+	} {
+		if got := safeNext(tc.next); got != tc.want {
+			t.Errorf("safeNext(%q) = %q, want %q", tc.next, got, tc.want)
+		}
+	}
+	ts, users := newServer(t, 1<<20)
+	addUser(t, users, "ana", "analyst")
+	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Jar: newJar(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(ts.url+"/signin", url.Values{"name": {"ana"}, "password": {"correct horse battery"}, "next": {"/\t/evil.example/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/files" {
+		t.Errorf("sign-in sent the browser to %q (%d), want /files", loc, resp.StatusCode)
+	}
+}
