@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/engine"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
@@ -133,4 +136,157 @@ func (ts *testServer) pageSignIn(users *rbac.Users, name string) (*http.Client, 
 		ts.t.Fatalf("sign in: %d", resp.StatusCode)
 	}
 	return client, csrf
+}
+
+// rowsCSV is a CSV of n data rows.
+func rowsCSV(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("id,region\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%d,r%d\n", i, i%7)
+	}
+	return b.Bytes()
+}
+
+// TestCopyPolicySeesRows: files.create with source_file_id of a big table
+// ran at once while the same rows sent inline waited for approval; the
+// policy now sees the source table's rows, a ZIP its members' bytes, and a
+// shown derived view its matched rows.
+func TestCopyPolicySeesRows(t *testing.T) {
+	policy := "p, role:analyst, files.create, r.attrs.Format == 'zip' && r.attrs.Bytes > 100000, approve, allow\n" + rbac.DefaultPolicy
+	ts, users := newServerPolicy(t, Config{MaxUpload: 4 << 20}, policy)
+	ana := addUser(t, users, "ana", "analyst")
+	upload := func(name string, rows int) string {
+		code, m := ts.upload(ana, name, rowsCSV(rows))
+		if code != http.StatusCreated {
+			t.Fatalf("upload %s: %d %v", name, code, m)
+		}
+		return m["file"].(map[string]any)["id"].(string)
+	}
+	big, small := upload("big.csv", 50001), upload("small.csv", 50000)
+	tests := []struct {
+		name string
+		args map[string]any
+		want int
+	}{
+		{"copy of 50,001 rows waits", map[string]any{"filename": "copy.xlsx", "source_file_id": big}, http.StatusAccepted},
+		{"copy of 50,000 rows runs", map[string]any{"filename": "copy.csv", "source_file_id": small}, http.StatusOK},
+		{"zip of big members waits", map[string]any{"filename": "all.zip", "file_ids": []any{big, small}}, http.StatusAccepted},
+		{"copy of another's id is not found", map[string]any{"filename": "c.csv", "source_file_id": "f_aaaaaaaaaaaaaaaaaaaaaaaaaa"}, http.StatusNotFound},
+	}
+	for _, tc := range tests {
+		code, m := ts.call(ana, "files.create", tc.args)
+		if code != tc.want {
+			t.Errorf("%s: %d %v, want %d", tc.name, code, m, tc.want)
+		}
+	}
+	query := func(filters []any) (int, map[string]any) {
+		return ts.call(ana, "files.query_table", map[string]any{"file_id": big, "show": true, "filters": filters})
+	}
+	if code, m := query([]any{map[string]any{"column": "id", "op": "gte", "value": 0}}); code != http.StatusAccepted {
+		t.Errorf("showing a derived view of 50,001 rows: %d %v", code, m)
+	}
+	if code, m := query([]any{map[string]any{"column": "id", "op": "gte", "value": 1}}); code != http.StatusOK {
+		t.Errorf("showing a derived view of 50,000 rows: %d %v", code, m)
+	}
+}
+
+// TestPolicyCheckSeesRows: `datadesk policy check` decides a copy on the
+// source table's rows, like the server.
+func TestPolicyCheckSeesRows(t *testing.T) {
+	dir := t.TempDir()
+	users, err := rbac.OpenUsers(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, _, err := users.Add("ana", "analyst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "256MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	store, release, err := eng.Acquire(ctx, user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(store.IncomingDir(), "big.csv")
+	if err := os.WriteFile(tmp, rowsCSV(50001), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ingest.New(ingest.Config{}).Read(ctx, tmp, "big.csv", store.IncomingDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := store.AddFile(ctx, engine.NewFile{Filename: "big.csv", ContentType: "text/csv", TempPath: tmp, Tables: res.Tables})
+	res.Close()
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rbac.NewPolicy(rbac.DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := CheckCall(ctx, p, eng, user, "files.create", map[string]any{"filename": "c.xlsx", "source_file_id": f.ID})
+	if err != nil || d.Effect != rbac.Approve || !strings.Contains(d.Reason, "r.attrs.Rows > 50000") {
+		t.Errorf("policy check of a copy of 50,001 rows: %v %v", d, err)
+	}
+}
+
+// TestApprovalRedecided: an approved call ran even after the policy came to
+// deny it, and an admin could approve their own call. Now an approval
+// decides again (a deny since then ends the call denied, and it does not
+// run), and a call waits for someone else unless a row grants
+// approvals.decide_own.
+func TestApprovalRedecided(t *testing.T) {
+	policy := "p, role:admin, files.create, true, approve, allow\n" + rbac.DefaultPolicy
+	ts, users := newServerPolicy(t, Config{}, policy)
+	vic := addUser(t, users, "vic", "viewer")
+	root := addUser(t, users, "root", "admin")
+	boss := addUser(t, users, "boss", "admin")
+	create := func(token string) string {
+		code, m := ts.call(token, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
+		if code != http.StatusAccepted {
+			t.Fatalf("create: %d %v", code, m)
+		}
+		return m["approval"].(map[string]any)["id"].(string)
+	}
+	decide := func(token, id string) (int, map[string]any) {
+		code, m, _ := ts.do("POST", "/v1/approvals/"+id+"/approve", token, nil, "")
+		a, _ := m["approval"].(map[string]any)
+		return code, a
+	}
+	// Self-approval.
+	own := create(root)
+	if code, a := decide(root, own); code != http.StatusForbidden {
+		t.Errorf("an admin approves their own call: %d %v", code, a)
+	}
+	if code, a := decide(boss, own); code != 200 || a["status"] != "done" {
+		t.Errorf("another admin approves: %d %v", code, a)
+	}
+	// A deny since the call was made wins.
+	id := create(vic)
+	policyPath := filepath.Join(ts.dir, "policy", "policy.csv")
+	if err := os.WriteFile(policyPath, []byte("p, user:vic, files.create, true, deny, allow\n"+policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, a := decide(root, id)
+	if code != 200 || a["status"] != "denied" || a["error_code"] != "forbidden" || !strings.Contains(mustJSON(a), "user:vic") {
+		t.Errorf("approve after the policy came to deny: %d %v", code, a)
+	}
+	_, m, _ := ts.do("GET", "/v1/files", vic, nil, "")
+	if n := len(m["files"].([]any)); n != 0 {
+		t.Errorf("the denied call ran: vic has %d files", n)
+	}
+	// A row may let approvers decide their own calls.
+	if err := os.WriteFile(policyPath, []byte("p, role:admin, approvals.decide_own, true, allow, allow\n"+policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, a := decide(root, create(root)); code != 200 || a["status"] != "done" {
+		t.Errorf("self-approval granted by a row: %d %v", code, a)
+	}
 }
