@@ -210,7 +210,9 @@ func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error)
 	status, code, msg := engine.ApprovalDone, "", ""
 	var out json.RawMessage
 	if err == nil {
-		out, err = json.Marshal(result)
+		if _, err = encodeAnswer(result); err == nil {
+			out, err = json.Marshal(result)
+		}
 	}
 	if err != nil {
 		e := datadesk.AsError(err)

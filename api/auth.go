@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
@@ -123,14 +122,10 @@ func (s *Server) actFor(c *echo.Context, actor *rbac.User, target, session strin
 const maxAuditName = 128
 
 // auditName is a name as a request sent it, fit for the audit log: valid
-// UTF-8, no control characters, at most maxAuditName bytes.
+// UTF-8, no control or bidi-override characters, at most maxAuditName
+// bytes.
 func auditName(name string) string {
-	name = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, strings.ToValidUTF8(name, ""))
+	name = datadesk.CleanName(name)
 	for len(name) > maxAuditName {
 		_, size := utf8.DecodeLastRuneInString(name)
 		name = name[:len(name)-size]

@@ -297,3 +297,119 @@ func TestSignInNextSameSite(t *testing.T) {
 		t.Errorf("sign-in sent the browser to %q (%d), want /files", loc, resp.StatusCode)
 	}
 }
+
+// TestBoundedAnswersAndNames: a NUL in a files.create key or an aggregate
+// name answered 500; a '"' in a filename gave two filename parameters;
+// right-to-left overrides and newlines passed into file and sheet names; a
+// huge cell made a one-row answer huge; unknown routes were audited as 500;
+// an act-for naming an unknown user was audited without the platform.
+func TestBoundedAnswersAndNames(t *testing.T) {
+	ts, users := newServer(t, 8<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	bot := addUser(t, users, "chatbot", "platform")
+	root := addUser(t, users, "root", "admin")
+	_, m := ts.upload(ana, "orders.csv", []byte(ordersCSV))
+	orders := m["file"].(map[string]any)["id"].(string)
+
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		field      string
+	}{
+		{"NUL in a column key", "files.create", map[string]any{"filename": "t.csv", "columns": []any{map[string]any{"key": "a\x00b", "label": "A"}}, "rows": []any{[]any{"1"}}}, "columns[0].key"},
+		{"NUL in a column label", "files.create", map[string]any{"filename": "t.csv", "columns": []any{"a\x00b"}, "rows": []any{[]any{"1"}}}, "columns[0]"},
+		{"NUL in an aggregate name", "files.query_table", map[string]any{"file_id": orders, "aggregates": []any{map[string]any{"op": "count", "name": "n\x00"}}}, "aggregates[0].name"},
+		{"bidi override in a sheet title", "files.create", map[string]any{"filename": "t.xlsx", "title": "a\u202eb", "columns": []any{"a"}, "rows": []any{}}, "title"},
+		{"newline in a group column", "files.query_table", map[string]any{"file_id": orders, "group_by": []any{"region\n"}}, "group_by[0]"},
+		{"bidi override in a filename", "files.create", map[string]any{"filename": "invoice\u202efdp.exe", "content": "x"}, "filename"},
+		{"newline in a filename", "files.create", map[string]any{"filename": "a\nb.txt", "content": "x"}, "filename"},
+	} {
+		code, m := ts.call(ana, tc.tool, tc.args)
+		if code != http.StatusBadRequest || m["error"].(map[string]any)["field"] != tc.field {
+			t.Errorf("%s: %d %v, want 400 naming %s", tc.name, code, m, tc.field)
+		}
+	}
+	// A quote in a name gives one filename parameter.
+	code, m := ts.call(ana, "files.create", map[string]any{"filename": "my \"best\" é.txt", "content": "x"})
+	if code != 200 {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	f := m["result"].(map[string]any)["file"].(map[string]any)
+	resp, err := http.Get(ts.url + f["download_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if cd := resp.Header.Get("Content-Disposition"); strings.Count(cd, "filename=") != 1 || strings.Count(cd, "filename*=") != 1 {
+		t.Errorf("Content-Disposition %q: want one filename and one filename*", cd)
+	}
+	code, m = ts.upload(ana, "sheet\u202e.csv", []byte("a\n1\n"))
+	if code != http.StatusCreated || m["file"].(map[string]any)["filename"] != "sheet.csv" {
+		t.Errorf("upload with an override in its name: %d %v", code, m)
+	}
+
+	// Uploads' names are cleaned: no control or bidi-override characters
+	// survive.
+	// A cell longer than a cell holds is refused at ingest, naming it.
+	long := "id,note\n1,\"" + strings.Repeat("word\n", 8000) + "\"\n"
+	code, m = ts.upload(ana, "long.csv", []byte(long))
+	if code != http.StatusBadRequest || !strings.Contains(mustJSON(m), "row 1, column 2") || !strings.Contains(mustJSON(m), "32767") {
+		t.Errorf("a 40,000-character cell: %d %v", code, m)
+	}
+	// An answer stays within its byte cap: 40 cells of 30,000 characters
+	// in each of two rows is too much for one answer.
+	var wide strings.Builder
+	for i := range 40 {
+		if i > 0 {
+			wide.WriteByte(',')
+		}
+		fmt.Fprintf(&wide, "c%d", i)
+	}
+	wide.WriteByte('\n')
+	for range 2 {
+		for i := range 40 {
+			if i > 0 {
+				wide.WriteByte(',')
+			}
+			wide.WriteString(strings.Repeat("x", 30000))
+		}
+		wide.WriteByte('\n')
+	}
+	code, m = ts.upload(ana, "wide.csv", []byte(wide.String()))
+	if code != http.StatusCreated {
+		t.Fatalf("wide upload: %d %v", code, m)
+	}
+	code, m, raw := ts.do("POST", "/v1/tools/files.query_table", ana,
+		strings.NewReader(`{"arguments": {"file_id": "`+m["file"].(map[string]any)["id"].(string)+`", "limit": 2}}`), "application/json")
+	if code != http.StatusRequestEntityTooLarge || len(raw) > 4096 {
+		t.Errorf("a 2.4 MB answer: %d, %d bytes", code, len(raw))
+	}
+
+	// The audit tells the status the client got, and both names of an
+	// act-for attempt.
+	if code, _, _ := ts.do("GET", "/v1/no-such-route", ana, nil, ""); code != http.StatusNotFound {
+		t.Errorf("unknown route: %d", code)
+	}
+	if code, _ := ts.as("GET", "/v1/files", bot, "nobody\u202e\t", nil); code != http.StatusForbidden {
+		t.Errorf("acting for an unknown user: %d", code)
+	}
+	_ = root
+	var sawRoute, sawActFor bool
+	for _, e := range auditEntries(t, ts.dir) {
+		if strings.Contains(e.Action, "no-such-route") || e.Action == "GET /v1/*" {
+			sawRoute = true
+			if e.Status != http.StatusNotFound || e.Outcome != "not_found" {
+				t.Errorf("unknown route audited as %d %s", e.Status, e.Outcome)
+			}
+		}
+		if e.Action == rbac.ActionActFor && e.Actor == "chatbot" {
+			sawActFor = true
+			if e.User != "nobody" || e.Status != http.StatusForbidden || e.Reason == "" {
+				t.Errorf("act-for attempt audited as %+v", e)
+			}
+		}
+	}
+	if !sawRoute || !sawActFor {
+		t.Errorf("audit: unknown route %v, act-for attempt %v", sawRoute, sawActFor)
+	}
+}

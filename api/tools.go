@@ -26,6 +26,10 @@ var schemaFiles embed.FS
 // maxToolBody bounds a tool call's body: files.create may carry 100,000 rows.
 const maxToolBody = 64 << 20
 
+// maxToolAnswer bounds a tool's answer, which goes into a model's context:
+// an answer past it is refused (413) with a hint, never cut silently.
+const maxToolAnswer = 1 << 20
+
 // Risk levels of the tools' static metadata.
 const (
 	RiskRead   = "READ"
@@ -189,7 +193,25 @@ func (s *Server) callTool(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"result": result})
+	raw, err := encodeAnswer(result)
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusOK, raw)
+}
+
+// encodeAnswer encodes a tool's result as {"result": ...} within
+// maxToolAnswer. Errors: too_large.
+func encodeAnswer(result any) ([]byte, error) {
+	raw, err := json.Marshal(map[string]any{"result": result})
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	if len(raw) > maxToolAnswer {
+		return nil, datadesk.Errorf(datadesk.TooLarge, "the answer would have %d bytes; a tool answers at most %d: ask for fewer rows or columns",
+			len(raw), maxToolAnswer)
+	}
+	return raw, nil
 }
 
 // callAttrs are the arguments' facts that policy conditions read.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"datadesk"
 	"datadesk/engine"
 )
 
@@ -300,6 +301,9 @@ func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
 // : \ / ? * [ ].
 func sheetName(s string) string {
 	s = strings.Map(func(r rune) rune {
+		if datadesk.UnsafeNameRune(r) {
+			return -1
+		}
 		if strings.ContainsRune(`:\/?*[]`, r) {
 			return '_'
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -88,7 +89,7 @@ func TestPolicyCheckAndPasswd(t *testing.T) {
 		t.Fatal(err)
 	}
 	users, _ := rbac.OpenUsers(dir)
-	if _, err := users.CheckPassword("ana", "correct horse battery"); err != nil {
+	if _, err := users.CheckPassword(context.Background(), "ana", "correct horse battery"); err != nil {
 		t.Errorf("password not set: %v", err)
 	}
 	out.Reset()
