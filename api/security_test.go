@@ -154,6 +154,11 @@ func TestSignInFlood(t *testing.T) {
 		resp.Body.Close()
 		return resp
 	}
+	// The store is opened once before, so the normal requests below
+	// measure answering, not creating a database.
+	if code, _, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
+		t.Fatalf("warm-up: %d", code)
+	}
 	before := vmKB(t, "VmRSS")
 	var peak atomic.Int64
 	stop := make(chan struct{})
@@ -188,14 +193,18 @@ func TestSignInFlood(t *testing.T) {
 			}
 		}()
 	}
-	// A normal request meanwhile.
-	time.Sleep(20 * time.Millisecond)
-	start := time.Now()
-	if code, _, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
-		t.Errorf("normal request during the flood: %d", code)
+	// Normal requests meanwhile.
+	var slowest time.Duration
+	for range 5 {
+		time.Sleep(50 * time.Millisecond)
+		start := time.Now()
+		if code, _, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
+			t.Errorf("normal request during the flood: %d", code)
+		}
+		slowest = max(slowest, time.Since(start))
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("a normal request took %v during the flood, want under 1s", d)
+	if slowest > time.Second {
+		t.Errorf("a normal request took %v during the flood, want under 1s", slowest)
 	}
 	wg.Wait()
 	close(stop)
@@ -209,11 +218,17 @@ func TestSignInFlood(t *testing.T) {
 	if codes[http.StatusTooManyRequests] == 0 {
 		t.Errorf("no attempt was limited: %v", codes)
 	}
-	// The right password is refused while the name is locked.
+	// Guessing one by one is locked after the free failures, and the right
+	// password is then refused too.
+	for i := range signInFreeFailures + 1 {
+		if resp := signIn("ana", fmt.Sprintf("guess %d", i)); resp.StatusCode == http.StatusTooManyRequests {
+			break
+		}
+	}
 	if resp := signIn("ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("right password during the lock: %d", resp.StatusCode)
 	}
-	t.Logf("RSS %d MB before, peak %d MB; answers %v", before/1024, peak.Load()/1024, codes)
+	t.Logf("RSS %d MB before, peak %d MB; slowest normal request %v; answers %v", before/1024, peak.Load()/1024, slowest, codes)
 }
 
 // TestSignInLockGrows: five failures are free, then each locks for twice as

@@ -27,7 +27,7 @@ func ContentDisposition(filename string) string {
 	}
 	v := `attachment; filename="` + fallback + `"`
 	if fallback != filename && filename != "" {
-		v += "; filename*=UTF-8''" + percentEncode(filename)
+		v += "; filename*=utf-8''" + percentEncode(filename)
 	}
 	return v
 }

@@ -1,0 +1,82 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"datadesk"
+)
+
+// Fuzz targets for the readers, through Ingester.Read, the entry point
+// uploads use, on a temporary file with the format's extension: whatever
+// the bytes, a read gives tables or a 4xx error, never a panic, a hang or
+// an internal error. Seeds are in testdata/fuzz/<target>/; every finding
+// stays there as a regression case. make fuzz runs each for a few seconds.
+
+// fuzzMaxRows bounds the rows a target drains from each table.
+const fuzzMaxRows = 2000
+
+var errEnough = errors.New("enough rows")
+
+func fuzzRead(t *testing.T, ext string, data []byte) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "upload"+ext)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := New(Config{XLSCommand: []string{os.Args[0]}, MaxUnzipSize: 64 << 20, MaxLine: 1 << 20})
+	res, err := in.Read(context.Background(), path, "upload"+ext, dir)
+	if err != nil {
+		checkFuzzError(t, err)
+		return
+	}
+	defer res.Close()
+	for _, src := range res.Tables {
+		n := 0
+		_, err := src.Rows(func(row []string) error {
+			if n++; n > fuzzMaxRows {
+				return errEnough
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errEnough) {
+			checkFuzzError(t, err)
+		}
+	}
+}
+
+// checkFuzzError fails on an error that would answer 5xx: bad input must
+// be the client's error, with a message.
+func checkFuzzError(t *testing.T, err error) {
+	t.Helper()
+	if code := datadesk.ErrorCode(err); code == datadesk.Internal || datadesk.AsError(err).Message == "" {
+		t.Fatalf("bad input gave %s: %v", code, err)
+	}
+}
+
+func FuzzCSV(f *testing.F) {
+	for _, s := range []string{"a,b\n1,2\n", "id;name\n007;\"x;y\"\n", "a\tb\n\"q\"\"r\"\t2\n", "\xef\xbb\xbfa,b\r\n1,\"2\n3\"\r\n",
+		"\xff\xfea\x00,\x00b\x00\n\x001\x00,\x002\x00\n\x00", "5\" screen,b\n1,2\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, ".csv", data) })
+}
+
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{`[{"a":1,"b":"x"}]`, "{\"a\":1}\n{\"a\":2}\n", `{"columns":[{"key":"a","label":"A"}],"rows":[[1]]}`,
+		`[[1,2],[3,4]]`, `[{"a":{"b":[1,2]}}]`, `[{"id":12345678901234567890}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, ".json", data) })
+}
+
+func FuzzXLSX(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, ".xlsx", data) })
+}
+
+func FuzzXLS(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, ".xls", data) })
+}
