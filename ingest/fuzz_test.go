@@ -3,9 +3,11 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"datadesk"
 )
@@ -19,19 +21,40 @@ import (
 // fuzzMaxRows bounds the rows a target drains from each table.
 const fuzzMaxRows = 2000
 
+// fuzzTimeout fails an input whose read takes longer: a hang is a finding
+// too, and failing saves the input as a regression case.
+const fuzzTimeout = 10 * time.Second
+
 var errEnough = errors.New("enough rows")
 
 func fuzzRead(t *testing.T, ext string, data []byte) {
-	dir := t.TempDir()
+	done := make(chan struct{})
+	var failure string
+	go func() {
+		defer close(done)
+		failure = readAll(t.TempDir(), ext, data)
+	}()
+	select {
+	case <-done:
+		if failure != "" {
+			t.Fatal(failure)
+		}
+	case <-time.After(fuzzTimeout):
+		t.Fatalf("reading %d bytes as %s took longer than %s", len(data), ext, fuzzTimeout)
+	}
+}
+
+// readAll reads data as a file of type ext and drains its tables; it says
+// what went wrong, if anything did.
+func readAll(dir, ext string, data []byte) string {
 	path := filepath.Join(dir, "upload"+ext)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
+		return err.Error()
 	}
 	in := New(Config{XLSCommand: []string{os.Args[0]}, MaxUnzipSize: 64 << 20, MaxLine: 1 << 20})
 	res, err := in.Read(context.Background(), path, "upload"+ext, dir)
 	if err != nil {
-		checkFuzzError(t, err)
-		return
+		return fuzzError(err)
 	}
 	defer res.Close()
 	for _, src := range res.Tables {
@@ -43,18 +66,21 @@ func fuzzRead(t *testing.T, ext string, data []byte) {
 			return nil
 		})
 		if err != nil && !errors.Is(err, errEnough) {
-			checkFuzzError(t, err)
+			if msg := fuzzError(err); msg != "" {
+				return msg
+			}
 		}
 	}
+	return ""
 }
 
-// checkFuzzError fails on an error that would answer 5xx: bad input must
-// be the client's error, with a message.
-func checkFuzzError(t *testing.T, err error) {
-	t.Helper()
+// fuzzError says what is wrong with an error that would answer 5xx: bad
+// input must be the client's error, with a message.
+func fuzzError(err error) string {
 	if code := datadesk.ErrorCode(err); code == datadesk.Internal || datadesk.AsError(err).Message == "" {
-		t.Fatalf("bad input gave %s: %v", code, err)
+		return fmt.Sprintf("bad input gave %s: %v", code, err)
 	}
+	return ""
 }
 
 func FuzzCSV(f *testing.F) {
