@@ -44,8 +44,9 @@ func (s *Server) requestApproval(c *echo.Context, t *tool, args map[string]any, 
 	a := &engine.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
 		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
 		Status: engine.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.cfg.ApprovalTTL)}
-	if rows, ok := args["rows"].([]any); ok {
-		a.Rows = int64(len(rows))
+	// The summary's rows are the work's: a copy's are its source table's.
+	if attrs, err := workAttrs(c.Request().Context(), s.engine, who.UserID, t, args); err == nil {
+		a.Rows = int64(attrs.Rows)
 	}
 	quota := engine.PendingQuota{CallBytes: s.cfg.MaxPendingCall, Bytes: s.cfg.MaxPendingBytes, Calls: s.cfg.MaxPendingCalls}
 	if err := s.system.AddApproval(c.Request().Context(), a, quota); err != nil {

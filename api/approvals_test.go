@@ -180,6 +180,11 @@ func TestCopyPolicySeesRows(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d", tc.name, code, m, tc.want)
 		}
 	}
+	// The waiting copy's summary counts its source table's rows.
+	_, m, _ := ts.do("GET", "/v1/approvals?limit=10", ana, nil, "")
+	if list := m["approvals"].([]any); len(list) != 2 || list[1].(map[string]any)["rows"].(float64) != 50001 {
+		t.Errorf("waiting calls: %v", list)
+	}
 	query := func(filters []any) (int, map[string]any) {
 		return ts.call(ana, "files.query_table", map[string]any{"file_id": big, "show": true, "filters": filters})
 	}

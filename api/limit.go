@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -41,8 +42,14 @@ func newAttemptLimiter(now func() time.Time) *attemptLimiter {
 }
 
 // signInKeys are the counters one attempt touches: its name (compared as
-// a user would type it) and its client address.
+// a user would type it) and its client address; an IPv6 address counts by
+// its /64, which one host can hold whole.
 func signInKeys(name, addr string) []string {
+	if ip, err := netip.ParseAddr(addr); err == nil && ip.Is6() && !ip.Is4In6() {
+		if p, err := ip.Prefix(64); err == nil {
+			addr = p.String()
+		}
+	}
 	return []string{"name:" + strings.ToLower(strings.TrimSpace(name)), "addr:" + addr}
 }
 

@@ -262,6 +262,13 @@ func TestSignInLockGrows(t *testing.T) {
 	if w := l.locked(signInKeys("bob", "10.0.0.2")...); w != 0 {
 		t.Errorf("another name from another address is locked")
 	}
+	// An IPv6 host's /64 is one address.
+	for i := range signInFreeFailures + 1 {
+		l.fail(signInKeys(fmt.Sprintf("user%d", i), fmt.Sprintf("2001:db8:1:2::%x", i+1))...)
+	}
+	if w := l.locked(signInKeys("carol", "2001:db8:1:2:ffff::1")...); w == 0 {
+		t.Errorf("failures across one /64 do not lock it")
+	}
 	mu.Lock()
 	now = now.Add(time.Minute)
 	mu.Unlock()
@@ -426,5 +433,29 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 	}
 	if !sawRoute || !sawActFor {
 		t.Errorf("audit: unknown route %v, act-for attempt %v", sawRoute, sawActFor)
+	}
+}
+
+// TestNoDecoderMessages: a bad JSON body is a 400 in the project's words,
+// never a Go decoder's message.
+func TestNoDecoderMessages(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/tools/files.read", `{"arguments": {"limit": 1,}}`},
+		{"/v1/tools/files.read", `{"arguments": [1]}`},
+		{"/v1/session", `{"name": 1}`},
+		{"/v1/session", `{"nom": "x"}`},
+		{"/v1/tables", `{"provider": ["x"]}`},
+	} {
+		code, m, raw := ts.do("POST", tc.path, ana, strings.NewReader(tc.body), "application/json")
+		if code != http.StatusBadRequest || errCode(m) != "invalid" {
+			t.Errorf("%s %s: %d %s", tc.path, tc.body, code, raw)
+		}
+		for _, leak := range []string{"invalid character", "json:", "Go value", "unmarshal", "struct"} {
+			if strings.Contains(string(raw), leak) {
+				t.Errorf("%s %s: the answer %s carries the decoder's %q", tc.path, tc.body, raw, leak)
+			}
+		}
 	}
 }

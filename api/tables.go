@@ -53,7 +53,7 @@ func (s *Server) declareTable(c *echo.Context) error {
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return datadesk.Errorf(datadesk.Invalid, "the body must be {provider, chat_session_id, title, columns, rows}: %v", err)
+		return datadesk.Errorf(datadesk.Invalid, "the body must be {provider, chat_session_id, title, columns, rows}: %s", jsonProblem(err)).WithCause(err)
 	}
 	if strings.TrimSpace(in.Provider) == "" {
 		return datadesk.Errorf(datadesk.Invalid, "provider names the module declaring the table").WithField("provider")

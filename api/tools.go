@@ -257,7 +257,7 @@ func decodeArguments(body io.Reader) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&envelope); err != nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be a JSON object {\"arguments\": {...}}: %v", err).WithField("arguments")
+		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be a JSON object {\"arguments\": {...}}: %s", jsonProblem(err)).WithField("arguments").WithCause(err)
 	}
 	if dec.More() {
 		return nil, datadesk.Errorf(datadesk.Invalid, "the body must hold one JSON object").WithField("arguments")
@@ -288,7 +288,7 @@ func bindArguments(args map[string]any, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
-		return datadesk.Errorf(datadesk.Invalid, "arguments do not fit the tool: %v", err).WithField("arguments")
+		return datadesk.Errorf(datadesk.Invalid, "arguments do not fit the tool: %s", jsonProblem(err)).WithField("arguments").WithCause(err)
 	}
 	return nil
 }
