@@ -107,6 +107,7 @@ func (u *Users) CheckPassword(ctx context.Context, name, pw string) (*User, erro
 		return nil, datadesk.Errorf(datadesk.RateLimited, "the server is busy checking other sign-ins; try again in a moment")
 	}
 	ok := checkPassword(encoded, pw)
+	u.hashes.Add(1)
 	<-u.hashing
 	if !ok || user == nil {
 		return nil, datadesk.Errorf(datadesk.Unauthenticated, "wrong user name or password")

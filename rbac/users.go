@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,6 +31,8 @@ type Users struct {
 
 	// hashing holds a slot for each password hash running: see hashSlots.
 	hashing chan struct{}
+	// hashes counts the password hashes computed, each attempt's one.
+	hashes atomic.Int64
 
 	mu      sync.Mutex
 	modTime time.Time
