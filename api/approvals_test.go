@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,7 +275,7 @@ func TestApprovalRedecided(t *testing.T) {
 		t.Errorf("another admin approves: %d %v", code, a)
 	}
 	// A deny since the call was made wins.
-	id := create(vic)
+	id, id2 := create(vic), create(vic)
 	policyPath := filepath.Join(ts.dir, "policy", "policy.csv")
 	if err := os.WriteFile(policyPath, []byte("p, user:vic, files.create, true, deny, allow\n"+policy), 0o600); err != nil {
 		t.Fatal(err)
@@ -283,9 +284,20 @@ func TestApprovalRedecided(t *testing.T) {
 	if code != 200 || a["status"] != "denied" || a["error_code"] != "forbidden" || !strings.Contains(mustJSON(a), "user:vic") {
 		t.Errorf("approve after the policy came to deny: %d %v", code, a)
 	}
+	// The page says so too.
+	client, csrf := ts.pageSignIn(users, "boss")
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.PostForm(ts.url+"/approvals/"+id2+"/approve", url.Values{"csrf_token": {csrf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc, _ := url.QueryUnescape(resp.Header.Get("Location")); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "Not run: the policy now denies") {
+		t.Errorf("page approval after the policy came to deny: %d %s", resp.StatusCode, loc)
+	}
 	_, m, _ := ts.do("GET", "/v1/files", vic, nil, "")
 	if n := len(m["files"].([]any)); n != 0 {
-		t.Errorf("the denied call ran: vic has %d files", n)
+		t.Errorf("the denied calls ran: vic has %d files", n)
 	}
 	// A row may let approvers decide their own calls.
 	if err := os.WriteFile(policyPath, []byte("p, role:admin, approvals.decide_own, true, allow, allow\n"+policy), 0o600); err != nil {

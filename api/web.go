@@ -474,13 +474,17 @@ func (s *Server) approvalsPage(c *echo.Context) error {
 // decision as the API.
 func (s *Server) decideApprovalForm(approve bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		if _, err := s.decide(c, approve); err != nil {
+		a, err := s.decide(c, approve)
+		if err != nil {
 			return s.pageError(c, err)
 		}
-		verb := "Rejected"
-		if approve {
-			verb = "Approved"
+		msg := "Rejected " + a.ID + "."
+		switch {
+		case a.Status == engine.ApprovalDenied:
+			msg = "Not run: the policy now denies " + a.ID + " (" + a.ErrorMsg + ")."
+		case approve:
+			msg = "Approved " + a.ID + "."
 		}
-		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(verb+" "+c.Param("id")+"."))
+		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(msg))
 	}
 }
