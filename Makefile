@@ -5,7 +5,7 @@ DATA    ?= ./data
 BIN     := bin/datadesk
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run test build deps vet bench clean
+.PHONY: run test build deps vet fuzz bench clean
 
 ## build: compile the datadesk binary (the DuckDB library is linked in).
 build:
@@ -43,9 +43,27 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-openpyxl python3-xlrd >/dev/null; \
 	fi
 
-## test: install what the tests need and run every test.
-test: deps vet
+## test: install what the tests need, fuzz briefly, and run every test.
+test: deps vet fuzz
 	$(GO) test -count=1 -timeout 45m ./...
+
+## fuzz: run each fuzz target for FUZZTIME on top of its seeds and past
+## findings (testdata/fuzz/<target>/, which plain go test also replays).
+## One instrumented test binary per package serves all its targets, and a
+## fresh cache keeps each run as short as the last. For a long hunt:
+## make fuzz FUZZTIME=10m, then keep any failing input it writes.
+FUZZTIME    ?= 3s
+FUZZ_INGEST := FuzzCSV FuzzJSON FuzzXLSX FuzzXLS FuzzBIFF
+FUZZ_API    := FuzzToolArguments FuzzCleanFilename
+fuzz:
+	@mkdir -p bin/fuzz
+	$(GO) test -c -fuzz . -o bin/fuzz/ingest.test ./ingest
+	$(GO) test -c -fuzz . -o bin/fuzz/api.test ./api
+	@set -e; cache=$$(mktemp -d); trap 'rm -rf "$$cache"' EXIT; \
+	for t in $(FUZZ_INGEST); do echo "fuzz ingest $$t"; (cd ingest && ../bin/fuzz/ingest.test -test.run '^$$' -test.fuzz "^$$t$$" \
+		-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 10s -test.fuzzcachedir "$$cache" -test.parallel 2 >"$$cache/out" 2>&1 || { cat "$$cache/out"; exit 1; }); done; \
+	for t in $(FUZZ_API); do echo "fuzz api $$t"; (cd api && ../bin/fuzz/api.test -test.run '^$$' -test.fuzz "^$$t$$" \
+		-test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 10s -test.fuzzcachedir "$$cache" -test.parallel 2 >"$$cache/out" 2>&1 || { cat "$$cache/out"; exit 1; }); done
 
 vet:
 	@unformatted=$$(gofmt -l . 2>/dev/null); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi

@@ -22,7 +22,10 @@ const (
 	TooLarge        Code = "too_large"
 	Unsupported     Code = "unsupported"
 	Timeout         Code = "timeout"
-	Internal        Code = "internal"
+	// RateLimited says to try again later: too many attempts, or the
+	// server is busy with the same work for others.
+	RateLimited Code = "rate_limited"
+	Internal    Code = "internal"
 )
 
 // Error is the one error type that crosses package boundaries with meaning.

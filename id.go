@@ -38,10 +38,12 @@ type Caller struct {
 	Name        string
 	Role        string
 	ChatSession string
-	// ActorID and ActorName are set when a chat platform acts for the
-	// user: the platform's own identity, recorded beside the user's.
+	// ActorID, ActorName and ActorRole are set when a chat platform acts
+	// for the user: the platform's own identity, recorded beside the
+	// user's, whose role caps what the call may do.
 	ActorID   string
 	ActorName string
+	ActorRole string
 }
 
 // IDBytes returns the prefix and the 128 random bits of an id NewID made.

@@ -56,7 +56,15 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := rbac.NewPolicy(policyText)
+	// The policy is read from files, as the server does, so a test can
+	// change it while the server runs.
+	if err := rbac.WriteDefaults(filepath.Join(dir, "policy")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "policy", "policy.csv"), []byte(policyText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := rbac.OpenPolicy(filepath.Join(dir, "policy"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,23 @@ import (
 	"datadesk/rbac"
 )
 
-// DefaultApprovalTTL is how long a call waits for a person.
-const DefaultApprovalTTL = 24 * time.Hour
+// Approval queue defaults for Config fields left zero.
+const (
+	// DefaultApprovalTTL is how long a call waits for a person.
+	DefaultApprovalTTL = 24 * time.Hour
+	// DefaultMaxPendingCall bounds one waiting call's arguments.
+	DefaultMaxPendingCall = 32 << 20
+	// DefaultMaxPendingBytes bounds the arguments of one user's waiting
+	// calls together, and DefaultMaxPendingCalls their number: one user
+	// cannot fill the queue for everyone.
+	DefaultMaxPendingBytes = 128 << 20
+	DefaultMaxPendingCalls = 100
+	// maxApprovalPage bounds a page of the approval list.
+	maxApprovalPage = 1000
+)
 
-// requestApproval stores a call that needs a person, pending.
+// requestApproval stores a call that needs a person, pending. Errors:
+// too_large when the call or the caller's waiting calls pass their limit.
 func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any, reason string) (*engine.Approval, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
@@ -29,7 +42,12 @@ func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *to
 	a := &engine.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
 		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
 		Status: engine.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.cfg.ApprovalTTL)}
-	if err := s.system.AddApproval(ctx, a); err != nil {
+	// The summary's rows are the work's: a copy's are its source table's.
+	if attrs, err := workAttrs(ctx, s.engine, who.UserID, t, args); err == nil {
+		a.Rows = int64(attrs.Rows)
+	}
+	quota := engine.PendingQuota{CallBytes: s.cfg.MaxPendingCall, Bytes: s.cfg.MaxPendingBytes, Calls: s.cfg.MaxPendingCalls}
+	if err := s.system.AddApproval(ctx, a, quota); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -43,37 +61,56 @@ func approvalAnswer(a *engine.Approval) map[string]any {
 
 // mayApprove reports whether the caller is an approver.
 func (s *Server) mayApprove(c *echo.Context) bool {
-	who := caller(c)
-	return s.policy.Decide(who.Name, who.Role, rbac.ActionApprove, rbac.Attrs{}).Allowed()
+	return s.policy.DecideAs(caller(c), rbac.ActionApprove, rbac.Attrs{}).Allowed()
 }
 
-// listApprovals shows approvers every call, and others their own.
-func (s *Server) listApprovals(c *echo.Context) error {
-	c.Set(actionKey, "approvals.list")
-	status := c.QueryParam("status")
-	switch status {
-	case "", engine.ApprovalPending, engine.ApprovalRunning, engine.ApprovalDone, engine.ApprovalFailed, engine.ApprovalRejected, engine.ApprovalExpired:
-	default:
-		return datadesk.Errorf(datadesk.Invalid, "unknown status %q", status).WithField("status").
-			WithAllowed("pending", "running", "done", "failed", "rejected", "expired")
+// approvalPage reads status, limit and offset, and lists that page of the
+// calls the caller may see: every call for an approver, their own for
+// others. Errors: invalid.
+func (s *Server) approvalPage(c *echo.Context, defaultLimit int) ([]engine.Approval, engine.ApprovalFilter, bool, error) {
+	f := engine.ApprovalFilter{Status: c.QueryParam("status"), Limit: defaultLimit}
+	valid := f.Status == ""
+	for _, st := range engine.ApprovalStatuses {
+		valid = valid || f.Status == st
 	}
-	limit := 100
+	if !valid {
+		return nil, f, false, datadesk.Errorf(datadesk.Invalid, "unknown status %q", f.Status).WithField("status").
+			WithAllowed(engine.ApprovalStatuses...)
+	}
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to 1000").WithField("limit")
+		if err != nil || n < 1 || n > maxApprovalPage {
+			return nil, f, false, datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", maxApprovalPage).WithField("limit")
 		}
-		limit = n
+		f.Limit = n
 	}
-	owner := caller(c).UserID
-	if s.mayApprove(c) {
-		owner = ""
+	if v := c.QueryParam("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1_000_000 {
+			return nil, f, false, datadesk.Errorf(datadesk.Invalid, "offset must be a whole number from 0 to 1000000").WithField("offset")
+		}
+		f.Offset = n
 	}
-	list, err := s.system.Approvals(c.Request().Context(), owner, status, limit, s.cfg.Now())
+	if !s.mayApprove(c) {
+		f.UserID = caller(c).UserID
+	}
+	list, more, err := s.system.Approvals(c.Request().Context(), f, s.cfg.Now())
+	return list, f, more, err
+}
+
+// listApprovals pages the approval queue: summaries (tool, caller, rows,
+// bytes, created, expires, status), never the arguments.
+func (s *Server) listApprovals(c *echo.Context) error {
+	c.Set(actionKey, "approvals.list")
+	list, f, more, err := s.approvalPage(c, 100)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"approvals": list})
+	out := map[string]any{"approvals": list, "offset": f.Offset, "has_more": more}
+	if more {
+		out["next_offset"] = f.Offset + len(list)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // visibleApproval returns an approval the caller may see: their own, or any
@@ -105,7 +142,8 @@ func (s *Server) getApproval(c *echo.Context) error {
 
 // decideApproval approves or rejects a pending call. An approved call runs
 // at once, exactly once, as its original caller with its original
-// arguments; its result is kept on the approval for the caller to fetch.
+// arguments, if the policy still lets it; its result is kept on the
+// approval for the caller to fetch.
 func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		a, err := s.decide(c, approve)
@@ -117,49 +155,117 @@ func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
 }
 
 // decide is the decision behind the API's and the page's approve and
-// reject. Errors: forbidden, not_found, conflict.
+// reject. Nobody decides a call of their own unless a policy row grants
+// approvals.decide_own. An approval decides the call again under today's
+// policy, users and data: a denial since then ends the call denied.
+// Errors: forbidden, not_found, conflict.
 func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error) {
 	if err := s.authorize(c, rbac.ActionApprove); err != nil {
 		return nil, err
 	}
-	if _, err := s.visibleApproval(c); err != nil {
-		return nil, err
-	}
-	ctx := c.Request().Context()
-	a, err := s.system.DecideApproval(ctx, c.Param("id"), caller(c).Name, approve, s.cfg.Now().UTC())
+	a, err := s.visibleApproval(c)
 	if err != nil {
 		return nil, err
 	}
+	who := caller(c)
+	if ownCall(who, a) {
+		d := s.policy.DecideAs(who, rbac.ActionApproveOwn, rbac.Attrs{Tool: a.Tool})
+		c.Set(decisionKey, d)
+		if !d.Allowed() {
+			return nil, datadesk.Errorf(datadesk.Forbidden, "approval %s is a call of your own; someone else decides it (%s)", a.ID, d.Reason)
+		}
+	}
+	by := who.Name
+	if who.ActorName != "" {
+		by += " (by " + who.ActorName + ")"
+	}
+	ctx, now := c.Request().Context(), s.cfg.Now().UTC()
 	c.Set(approvalKey, a.ID)
 	if !approve {
-		return a, nil
+		return s.system.DecideApproval(ctx, a.ID, by, engine.ApprovalRejected, now)
 	}
 	t := s.tools[a.Tool]
-	var args map[string]any
-	dec := json.NewDecoder(bytesReader(a.Arguments))
-	dec.UseNumber()
-	err = dec.Decode(&args)
-	var result any
-	if err == nil && t != nil {
-		call := &toolCall{ctx: ctx, approved: true, caller: datadesk.Caller{UserID: a.UserID, Name: a.UserName, Role: a.Role,
-			ChatSession: a.ChatSession, ActorID: a.ActorID, ActorName: a.ActorName}}
-		result, err = t.run(s, call, args)
+	raw, err := s.system.ApprovalArguments(ctx, a)
+	if err != nil {
+		return nil, err
 	}
-	code, msg := "", ""
-	var raw json.RawMessage
+	var args map[string]any
+	dec := json.NewDecoder(bytesReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil || t == nil {
+		return nil, datadesk.Errorf(datadesk.Internal, "approval %s holds no call that can run", a.ID).WithCause(err)
+	}
+	run, d := s.redecide(ctx, a, t, args)
+	if d.Effect == rbac.Deny {
+		if _, err := s.system.DecideApproval(ctx, a.ID, by, engine.ApprovalDenied, now); err != nil {
+			return nil, err
+		}
+		if err := s.system.FinishApproval(ctx, a.ID, engine.ApprovalDenied, nil, string(datadesk.Forbidden), d.Reason); err != nil {
+			return nil, err
+		}
+		return s.system.Approval(ctx, a.ID, s.cfg.Now())
+	}
+	if _, err := s.system.DecideApproval(ctx, a.ID, by, engine.ApprovalRunning, now); err != nil {
+		return nil, err
+	}
+	result, err := t.run(s, &toolCall{ctx: ctx, approved: true, caller: run}, args)
+	status, code, msg := engine.ApprovalDone, "", ""
+	var out json.RawMessage
+	if err == nil {
+		if _, err = encodeAnswer(result); err == nil {
+			out, err = json.Marshal(result)
+		}
+	}
 	if err != nil {
 		e := datadesk.AsError(err)
-		code, msg = string(e.Code), e.Message
+		status, code, msg = engine.ApprovalFailed, string(e.Code), e.Message
 		if e.Code == datadesk.Internal {
+			msg = "internal error"
 			s.cfg.Logger.Error("approved call failed", "approval", a.ID, "err", err)
 		}
-	} else if raw, err = json.Marshal(result); err != nil {
-		code, msg = string(datadesk.Internal), "internal error"
 	}
-	if err := s.system.FinishApproval(ctx, a.ID, raw, code, msg); err != nil {
+	if err := s.system.FinishApproval(ctx, a.ID, status, out, code, msg); err != nil {
 		return nil, err
 	}
 	return s.system.Approval(ctx, a.ID, s.cfg.Now())
+}
+
+// ownCall reports whether the approver made the call, themselves or as
+// the account acting for its caller.
+func ownCall(who datadesk.Caller, a *engine.Approval) bool {
+	for _, mine := range []string{who.UserID, who.ActorID} {
+		if mine != "" && (mine == a.UserID || mine == a.ActorID) {
+			return true
+		}
+	}
+	return false
+}
+
+// redecide decides a waiting call again as it would be decided now: its
+// caller and acting account as they are today, the policy as it is, and
+// the attributes of the work as the data now stands. It returns the caller
+// the call runs as; a deny says why it may not.
+func (s *Server) redecide(ctx context.Context, a *engine.Approval, t *tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
+	user, err := s.users.ByID(a.UserID)
+	if err != nil {
+		return datadesk.Caller{}, rbac.Decision{Effect: rbac.Deny, Reason: "the call's user no longer exists"}
+	}
+	who := datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: a.ChatSession}
+	if a.ActorID != "" {
+		actor, err := s.users.ByID(a.ActorID)
+		if err != nil {
+			return who, rbac.Decision{Effect: rbac.Deny, Reason: "the account that acted for the user no longer exists"}
+		}
+		if d := s.policy.Decide(actor.Name, actor.Role, rbac.ActionActFor, rbac.Attrs{TargetRole: user.Role}); !d.Allowed() {
+			return who, d
+		}
+		who.ActorID, who.ActorName, who.ActorRole = actor.ID, actor.Name, actor.Role
+	}
+	attrs, err := workAttrs(ctx, s.engine, who.UserID, t, args)
+	if err != nil {
+		return who, rbac.Decision{Effect: rbac.Deny, Reason: "the call's data could not be read: " + datadesk.AsError(err).Message}
+	}
+	return who, s.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
 }
 
 func argsHash(args any) string {

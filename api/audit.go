@@ -34,8 +34,8 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 		e.ApprovalID, _ = c.Get(approvalKey).(string)
 		switch {
 		case err != nil:
-			e.Outcome = string(datadesk.ErrorCode(err))
-			e.Status = statusOf[datadesk.AsError(err).Code]
+			status, code := errorStatus(err)
+			e.Outcome, e.Status = string(code), status
 		default:
 			if r, _ := echo.UnwrapResponse(c.Response()); r != nil {
 				e.Status = r.Status

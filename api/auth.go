@@ -3,8 +3,10 @@ package api
 import (
 	"crypto/subtle"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
 
@@ -59,18 +61,11 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			who = datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session}
 			if target := r.Header.Get(onBehalfHeader); target != "" {
-				d := s.policy.Decide(user.Name, user.Role, rbac.ActionActFor, rbac.Attrs{})
-				if !d.Allowed() {
-					c.Set(callerKey, who)
-					c.Set(decisionKey, d)
-					c.Set(actionKey, rbac.ActionActFor)
-					return datadesk.Errorf(datadesk.Forbidden, "%s may not act for other users: %s", user.Name, d.Reason)
-				}
-				for_, err := s.users.ByName(target)
+				acting, err := s.actFor(c, user, target, session)
 				if err != nil {
-					return datadesk.Errorf(datadesk.Forbidden, "%s names no user this platform may act for", onBehalfHeader).WithField(onBehalfHeader)
+					return err
 				}
-				who = datadesk.Caller{UserID: for_.ID, Name: for_.Name, Role: for_.Role, ChatSession: session, ActorID: user.ID, ActorName: user.Name}
+				who = acting
 			}
 		} else if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
 			sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
@@ -97,6 +92,47 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// actFor resolves a chat platform acting for a user. The policy decides
+// by the user's role (by default a platform acts for viewers and analysts
+// only); an attempt is audited with both names, or with the bad name as
+// sent, and the reason. The answer is the same for an unknown name and a
+// refused one, so it tells nobody which users exist. Errors: forbidden.
+func (s *Server) actFor(c *echo.Context, actor *rbac.User, target, session string) (datadesk.Caller, error) {
+	who := datadesk.Caller{Name: auditName(target), ChatSession: session, ActorID: actor.ID, ActorName: actor.Name, ActorRole: actor.Role}
+	c.Set(callerKey, who)
+	c.Set(actionKey, rbac.ActionActFor)
+	refuse := func(d rbac.Decision) (datadesk.Caller, error) {
+		c.Set(decisionKey, d)
+		return who, datadesk.Errorf(datadesk.Forbidden, "%s may not act for %q", actor.Name, who.Name).WithField(onBehalfHeader)
+	}
+	user, err := s.users.ByName(target)
+	if err != nil {
+		return refuse(rbac.Decision{Effect: rbac.Deny, Reason: "no such user"})
+	}
+	who.UserID, who.Name, who.Role = user.ID, user.Name, user.Role
+	c.Set(callerKey, who)
+	if d := s.policy.Decide(actor.Name, actor.Role, rbac.ActionActFor, rbac.Attrs{TargetRole: user.Role}); !d.Allowed() {
+		return refuse(d)
+	}
+	c.Set(actionKey, nil)
+	return who, nil
+}
+
+// maxAuditName bounds a name from a request kept in the audit log.
+const maxAuditName = 128
+
+// auditName is a name as a request sent it, fit for the audit log: valid
+// UTF-8, no control or bidi-override characters, at most maxAuditName
+// bytes.
+func auditName(name string) string {
+	name = datadesk.CleanName(name)
+	for len(name) > maxAuditName {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	return name
+}
+
 func caller(c *echo.Context) datadesk.Caller {
 	v, _ := c.Get(callerKey).(datadesk.Caller)
 	return v
@@ -107,7 +143,7 @@ func caller(c *echo.Context) datadesk.Caller {
 // Errors: forbidden.
 func (s *Server) authorize(c *echo.Context, action string) error {
 	who := caller(c)
-	d := s.policy.Decide(who.Name, who.Role, action, rbac.Attrs{})
+	d := s.policy.DecideAs(who, action, rbac.Attrs{})
 	c.Set(decisionKey, d)
 	c.Set(actionKey, action)
 	switch d.Effect {
@@ -144,11 +180,24 @@ func (s *Server) signIn(c *echo.Context) error {
 // SameSite=Lax, Secure under TLS, expiring with the session.
 func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.User, *engine.Session, error) {
 	c.Set(actionKey, "session.sign_in")
-	user, err := s.users.CheckPassword(name, password)
+	c.Set(callerKey, datadesk.Caller{Name: auditName(name)})
+	keys := signInKeys(name, c.RealIP())
+	if wait := s.signIns.locked(keys...); wait > 0 {
+		secs := int(wait.Round(time.Second).Seconds())
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "too many failed sign-ins for this name or from this address; try again in %d seconds", max(secs, 1))
+	}
+	user, err := s.users.CheckPassword(c.Request().Context(), name, password)
+	if datadesk.ErrorCode(err) == datadesk.RateLimited {
+		c.Response().Header().Set("Retry-After", "1")
+	}
+	if datadesk.ErrorCode(err) == datadesk.Unauthenticated {
+		s.signIns.fail(keys...)
+	}
 	if err != nil {
-		c.Set(callerKey, datadesk.Caller{Name: name})
 		return nil, nil, err
 	}
+	s.signIns.succeed(keys[0])
 	c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
 	if old, err := c.Request().Cookie(sessionCookie); err == nil {
 		_ = s.system.RevokeSession(c.Request().Context(), old.Value)

@@ -19,6 +19,7 @@ var statusOf = map[datadesk.Code]int{
 	datadesk.TooLarge:        http.StatusRequestEntityTooLarge,
 	datadesk.Unsupported:     http.StatusUnsupportedMediaType,
 	datadesk.Timeout:         http.StatusGatewayTimeout,
+	datadesk.RateLimited:     http.StatusTooManyRequests,
 	datadesk.Internal:        http.StatusInternalServerError,
 }
 
@@ -35,19 +36,13 @@ func (s *Server) handleError(c *echo.Context, err error) {
 	if r, _ := echo.UnwrapResponse(c.Response()); r != nil && r.Committed {
 		return
 	}
-	var he echo.HTTPStatusCoder
 	var body errorBody
-	status := http.StatusInternalServerError
-	if errors.As(err, &he) && !errors.As(err, new(*datadesk.Error)) {
+	status, code := errorStatus(err)
+	if code != datadesk.ErrorCode(err) {
 		// Echo's own errors: unknown route, wrong method.
-		status = he.StatusCode()
-		body = errorBody{Code: codeOfStatus(status), Message: http.StatusText(status)}
+		body = errorBody{Code: code, Message: http.StatusText(status)}
 	} else {
 		e := datadesk.AsError(err)
-		status = statusOf[e.Code]
-		if status == 0 {
-			status = http.StatusInternalServerError
-		}
 		body = errorBody{Code: e.Code, Message: e.Message, Field: e.Field, Allowed: e.Allowed}
 		if e.Code == datadesk.Internal {
 			body.Message = "internal error"
@@ -59,6 +54,20 @@ func (s *Server) handleError(c *echo.Context, err error) {
 		return
 	}
 	_ = c.JSON(status, map[string]errorBody{"error": body})
+}
+
+// errorStatus is the status and code the client gets for err: the one
+// answer both the error handler and the audit use.
+func errorStatus(err error) (int, datadesk.Code) {
+	var he echo.HTTPStatusCoder
+	if errors.As(err, &he) && !errors.As(err, new(*datadesk.Error)) {
+		return he.StatusCode(), codeOfStatus(he.StatusCode())
+	}
+	code := datadesk.ErrorCode(err)
+	if status, ok := statusOf[code]; ok {
+		return status, code
+	}
+	return http.StatusInternalServerError, code
 }
 
 func codeOfStatus(status int) datadesk.Code {

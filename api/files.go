@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/labstack/echo/v5"
 
@@ -251,12 +250,7 @@ func bodyError(err error, limit int64) error {
 func cleanFilename(name string) (string, error) {
 	name = strings.ReplaceAll(name, "\\", "/")
 	name = filepath.Base("/" + name)
-	name = strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, name))
+	name = strings.TrimSpace(datadesk.CleanName(name))
 	if name == "" || name == "/" || name == "." || name == ".." {
 		return "", datadesk.Errorf(datadesk.Invalid, "the upload has no file name").WithField("file")
 	}

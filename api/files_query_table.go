@@ -25,17 +25,6 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 	if err != nil {
 		return nil, fileIDError(ctx, store, "file_id", q.FileID, err)
 	}
-	if q.Show {
-		// A derived view is a new file of the caller's; showing the
-		// original only reads.
-		action := rbac.ActionRead
-		if plan.Derived() {
-			action = rbac.ActionCreate
-		}
-		if err := call.authorize(s, action, rbac.Attrs{Tool: "files.query_table", Show: true, Derived: plan.Derived()}); err != nil {
-			return nil, err
-		}
-	}
 	res, err := store.Run(ctx, plan)
 	if err != nil {
 		return nil, err
@@ -43,6 +32,19 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 	// The plan stays inspectable in the log; the model does not need it.
 	s.cfg.Logger.Debug("files.query_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	if q.Show {
+		// A derived view is a new file of the caller's, as big as the rows
+		// it matched (or its groups); showing the original only reads.
+		action, rows := rbac.ActionRead, res.SourceRowCount
+		if plan.Derived() {
+			action, rows = rbac.ActionCreate, res.MatchedRowCount
+			if res.GroupCount != nil {
+				rows = *res.GroupCount
+			}
+		}
+		attrs := rbac.Attrs{Tool: "files.query_table", Show: true, Derived: plan.Derived(), Rows: int(rows), Columns: len(res.Columns)}
+		if err := call.authorize(s, action, attrs); err != nil {
+			return nil, err
+		}
 		view, err := store.Show(ctx, plan, res)
 		if err != nil {
 			return nil, err

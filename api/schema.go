@@ -143,6 +143,11 @@ func (s *schema) validate(path string, v any) error {
 		if s.MaxLength != nil && n > *s.MaxLength {
 			return invalidArg(path, "has %d characters; at most %d are allowed", n, *s.MaxLength)
 		}
+		if nameArgs[argName(path)] {
+			if r, bad := datadesk.FirstUnsafeRune(x); bad {
+				return invalidArg(path, "holds the character %U; names may not hold control or bidirectional-override characters", r)
+			}
+		}
 		if len(s.Enum) > 0 && !slices.Contains(s.Enum, x) {
 			return invalidArg(path, "is %q; allowed: %s", x, strings.Join(s.Enum, ", ")).WithAllowed(s.Enum...)
 		}
@@ -239,6 +244,25 @@ func (s *schema) describe() string {
 		return strings.Join(types, " or ")
 	}
 	return "any value"
+}
+
+// nameArgs are the arguments that name something people read or the
+// database keys on (files, sheets, columns, aggregates, ids): they may not
+// hold the characters datadesk.UnsafeNameRune refuses. Cell values and
+// content may.
+var nameArgs = map[string]bool{"filename": true, "title": true, "key": true, "label": true, "name": true, "column": true,
+	"columns": true, "group_by": true, "sort_by": true, "file_id": true, "file_ids": true, "source_file_id": true}
+
+// argName is the argument a path ends in: "columns[2].key" is "key",
+// "group_by[0]" is "group_by".
+func argName(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		path = path[i+1:]
+	}
+	if i := strings.IndexByte(path, '['); i >= 0 {
+		path = path[:i]
+	}
+	return path
 }
 
 func join(path, key string) string {

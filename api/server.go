@@ -39,6 +39,12 @@ type Config struct {
 	OffloadProviders []string
 	// ApprovalTTL is how long a call waits for approval before it expires.
 	ApprovalTTL time.Duration
+	// MaxPendingCall bounds the arguments of one call waiting for approval,
+	// MaxPendingBytes and MaxPendingCalls one user's waiting calls
+	// together; past them a call answers too_large (413).
+	MaxPendingCall  int64
+	MaxPendingBytes int64
+	MaxPendingCalls int
 	// DataDir is the data directory, where the audit log is read from.
 	DataDir string
 	// Now is the clock; time.Now when nil.
@@ -68,6 +74,8 @@ type Server struct {
 	echo   *echo.Echo
 	tools  map[string]*tool
 	pages  map[string]*template.Template
+	// signIns counts failed sign-ins by name and client address.
+	signIns *attemptLimiter
 }
 
 // New returns a Server over its dependencies.
@@ -87,6 +95,15 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.ApprovalTTL <= 0 {
 		cfg.ApprovalTTL = DefaultApprovalTTL
 	}
+	if cfg.MaxPendingCall <= 0 {
+		cfg.MaxPendingCall = DefaultMaxPendingCall
+	}
+	if cfg.MaxPendingBytes <= 0 {
+		cfg.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if cfg.MaxPendingCalls <= 0 {
+		cfg.MaxPendingCalls = DefaultMaxPendingCalls
+	}
 	tools, err := loadTools()
 	if err != nil {
 		return nil, err
@@ -99,6 +116,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages}
+	s.signIns = newAttemptLimiter(cfg.Now)
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.routes()
 	return s, nil

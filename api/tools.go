@@ -26,6 +26,10 @@ var schemaFiles embed.FS
 // maxToolBody bounds a tool call's body: files.create may carry 100,000 rows.
 const maxToolBody = 64 << 20
 
+// maxToolAnswer bounds a tool's answer, which goes into a model's context:
+// an answer past it is refused (413) with a hint, never cut silently.
+const maxToolAnswer = 1 << 20
+
 // Risk levels of the tools' static metadata.
 const (
 	RiskRead   = "READ"
@@ -66,7 +70,7 @@ var errNeedsApproval = errors.New("needs approval")
 // is final; an approval requirement is met by an approved call and turns an
 // unapproved one into a pending approval.
 func (call *toolCall) authorize(s *Server, action string, attrs rbac.Attrs) error {
-	d := s.policy.Decide(call.caller.Name, call.caller.Role, action, attrs)
+	d := s.policy.DecideAs(call.caller, action, attrs)
 	switch {
 	case d.Effect == rbac.Allow, d.Effect == rbac.Approve && call.approved:
 		return nil
@@ -174,13 +178,14 @@ func (s *Server) callTool(c *echo.Context) error {
 		c.Set(approvalKey, out.approval.ID)
 		return c.JSON(http.StatusAccepted, map[string]any{"approval": approvalAnswer(out.approval)})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"result": out.result})
+	return c.JSONBlob(http.StatusOK, append(append([]byte(`{"result":`), out.raw...), '}'))
 }
 
 // outcome is what one tool call came to: a result, a pending approval or an
 // error, with the policy's decision when one was made.
 type outcome struct {
 	result   any
+	raw      []byte // result as JSON, within maxToolAnswer
 	approval *engine.Approval
 	decision rbac.Decision
 	decided  bool
@@ -198,7 +203,11 @@ func (s *Server) invoke(ctx context.Context, who datadesk.Caller, t *tool, args 
 	if err := t.schema.validate("", args); err != nil {
 		return outcome{err: err}
 	}
-	d := s.policy.DecideCall(who.Name, who.Role, t.Name, t.floor(), callAttrs(t, args))
+	attrs, err := workAttrs(ctx, s.engine, who.UserID, t, args)
+	if err != nil {
+		return outcome{err: err}
+	}
+	d := s.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
 	out := outcome{decision: d, decided: true}
 	switch d.Effect {
 	case rbac.Deny:
@@ -214,7 +223,24 @@ func (s *Server) invoke(ctx context.Context, who datadesk.Caller, t *tool, args 
 		reason := strings.TrimPrefix(out.err.Error(), errNeedsApproval.Error()+": ")
 		out.approval, out.err = s.requestApproval(ctx, who, t, args, reason)
 	}
+	if out.err == nil && out.approval == nil {
+		out.raw, out.err = encodeAnswer(out.result)
+	}
 	return out
+}
+
+// encodeAnswer encodes a tool's result within maxToolAnswer. Errors:
+// too_large.
+func encodeAnswer(result any) ([]byte, error) {
+	raw, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	if len(raw) > maxToolAnswer {
+		return nil, datadesk.Errorf(datadesk.TooLarge, "the answer would have %d bytes; a tool answers at most %d: ask for fewer rows or columns",
+			len(raw), maxToolAnswer)
+	}
+	return raw, nil
 }
 
 // callAttrs are the arguments' facts that policy conditions read.
@@ -298,8 +324,10 @@ func bindArguments(args map[string]any, dst any) error {
 
 // CheckCall says what the policy decides for a user calling a tool with
 // arguments, without running it: the decision behind `datadesk policy
-// check`. Errors: not_found (tool), invalid (arguments).
-func CheckCall(p *rbac.Policy, user *rbac.User, toolName string, args map[string]any) (rbac.Decision, error) {
+// check`. Like a real call, it reads the attributes from the work (a copy's
+// source table, a ZIP's members) in the user's store. Errors: not_found
+// (tool), invalid (arguments).
+func CheckCall(ctx context.Context, p *rbac.Policy, eng *engine.Engine, user *rbac.User, toolName string, args map[string]any) (rbac.Decision, error) {
 	tools, err := loadTools()
 	if err != nil {
 		return rbac.Decision{}, err
@@ -315,5 +343,9 @@ func CheckCall(p *rbac.Policy, user *rbac.User, toolName string, args map[string
 	if err := t.schema.validate("", args); err != nil {
 		return rbac.Decision{}, err
 	}
-	return p.DecideCall(user.Name, user.Role, t.Name, t.floor(), callAttrs(t, args)), nil
+	attrs, err := workAttrs(ctx, eng, user.ID, t, args)
+	if err != nil {
+		return rbac.Decision{}, err
+	}
+	return p.DecideCall(user.Name, user.Role, t.Name, t.floor(), attrs), nil
 }

@@ -7,11 +7,15 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
 )
 
 //go:embed web/*.tmpl web/style.css
@@ -123,10 +127,19 @@ func (s *Server) signInPage(c *echo.Context) error {
 	}{page{Title: "Sign in", Message: msg}, safeNext(c.QueryParam("next"))})
 }
 
-// safeNext keeps redirects on this site.
+// safeNext keeps redirects on this site: a path with one leading "/", no
+// "//" and no backslash anywhere (browsers read "\\" as "/"), and no control
+// or space characters (browsers drop tabs and newlines, so "/\t/evil" would
+// become "//evil"). Anything else goes to the files page.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/files"
+	const home = "/files"
+	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.Contains(next, "//") || strings.Contains(next, "\\") {
+		return home
+	}
+	for _, r := range next {
+		if r <= ' ' || r == 0x7f || unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			return home
+		}
 	}
 	return next
 }
@@ -134,13 +147,18 @@ func safeNext(next string) string {
 func (s *Server) signInForm(c *echo.Context) error {
 	name, pw, next := c.FormValue("name"), c.FormValue("password"), safeNext(c.FormValue("next"))
 	if _, _, err := s.startSession(c, name, pw); err != nil {
-		if datadesk.ErrorCode(err) != datadesk.Unauthenticated {
+		status, msg := http.StatusUnauthorized, "Wrong user name or password."
+		switch datadesk.ErrorCode(err) {
+		case datadesk.Unauthenticated:
+		case datadesk.RateLimited:
+			status, msg = http.StatusTooManyRequests, datadesk.AsError(err).Message
+		default:
 			return err
 		}
-		return s.render(c, http.StatusUnauthorized, "signin", struct {
+		return s.render(c, status, "signin", struct {
 			page
 			Next string
-		}{page{Title: "Sign in", Message: "Wrong user name or password."}, next})
+		}{page{Title: "Sign in", Message: msg}, next})
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }
@@ -153,46 +171,54 @@ func (s *Server) signOutForm(c *echo.Context) error {
 }
 
 type approvalRow struct {
-	ID, Tool, Args, UserName, ActorName, Reason, Status, Expires string
+	ID, Tool, UserName, ActorName, Reason, Status, Created, Expires string
+	Rows, Bytes                                                     int64
 }
 
+// approvalsPage shows a page of the queue's summaries, never the calls'
+// arguments, so it costs the same however big the calls are.
 func (s *Server) approvalsPage(c *echo.Context) error {
-	approver := s.mayApprove(c)
-	owner := caller(c).UserID
-	if approver {
-		owner = ""
-	}
-	list, err := s.system.Approvals(c.Request().Context(), owner, "", 200, s.cfg.Now())
+	list, f, more, err := s.approvalPage(c, 100)
 	if err != nil {
 		return s.pageError(c, err)
 	}
 	rows := make([]approvalRow, len(list))
 	for i, a := range list {
-		args := string(a.Arguments)
-		if len(args) > 300 {
-			args = args[:300] + "…"
+		rows[i] = approvalRow{ID: a.ID, Tool: a.Tool, UserName: a.UserName, ActorName: a.ActorName, Reason: a.Reason,
+			Status: a.Status, Rows: a.Rows, Bytes: a.Bytes, Created: a.CreatedAt.Format("2006-01-02 15:04"),
+			Expires: a.ExpiresAt.Format("2006-01-02 15:04")}
+	}
+	next := ""
+	if more {
+		q := url.Values{"offset": {strconv.Itoa(f.Offset + len(list))}}
+		if f.Status != "" {
+			q.Set("status", f.Status)
 		}
-		rows[i] = approvalRow{ID: a.ID, Tool: a.Tool, Args: args, UserName: a.UserName, ActorName: a.ActorName, Reason: a.Reason,
-			Status: a.Status, Expires: a.ExpiresAt.Format("2006-01-02 15:04")}
+		next = "/approvals?" + q.Encode()
 	}
 	return s.render(c, http.StatusOK, "approvals", struct {
 		page
 		Approvals []approvalRow
 		Approver  bool
-	}{s.pageBase(c, "Approvals"), rows, approver})
+		Next      string
+	}{s.pageBase(c, "Approvals"), rows, s.mayApprove(c), next})
 }
 
 // decideApprovalForm approves or rejects from the page, through the same
 // decision as the API.
 func (s *Server) decideApprovalForm(approve bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		if _, err := s.decide(c, approve); err != nil {
+		a, err := s.decide(c, approve)
+		if err != nil {
 			return s.pageError(c, err)
 		}
-		verb := "Rejected"
-		if approve {
-			verb = "Approved"
+		msg := "Rejected " + a.ID + "."
+		switch {
+		case a.Status == engine.ApprovalDenied:
+			msg = "Not run: the policy now denies " + a.ID + " (" + a.ErrorMsg + ")."
+		case approve:
+			msg = "Approved " + a.ID + "."
 		}
-		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(verb+" "+c.Param("id")+"."))
+		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(msg))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -19,6 +20,11 @@ import (
 // stored: it also stops a tiny sheet that addresses column XFD on every row
 // from becoming 16,384 columns.
 const MaxColumns = 1024
+
+// MaxCellChars bounds a stored cell's text: Excel's own limit. A longer
+// cell is refused at ingest, naming it, rather than stored, so no answer
+// that shows cells can be made huge by one of them.
+const MaxCellChars = 32_767
 
 // TableSource is one table as ingest reads it: a header and a stream of rows
 // of text. The engine decides the column types from every value.
@@ -138,6 +144,12 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 				vals = make([]driver.Value, staged)
 			}
 			width = max(width, len(row))
+			for i, cell := range row {
+				if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
+					return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
+						sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
+				}
+			}
 			for i := range vals {
 				if i < len(row) && row[i] != "" {
 					cols[i].add(row[i])
@@ -205,7 +217,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	t := &Table{
 		ID:        datadesk.NewID("t"),
 		FileID:    f.ID,
-		Name:      src.Name,
+		Name:      datadesk.CleanName(src.Name),
 		Ordinal:   ordinal,
 		RowCount:  rows,
 		CreatedAt: f.CreatedAt,

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -20,13 +21,21 @@ import (
 )
 
 // System is the server's own database: calls waiting for approval and web
-// sessions. It lives in the data directory beside the owners' databases.
+// sessions. It lives in the data directory beside the owners' databases; a
+// pending call's large arguments are files of their own under
+// Dir/approvals/, so the queue stays small however big the calls are.
 type System struct {
-	db *sql.DB
+	db      *sql.DB
+	argsDir string
 	// mu makes each approval's state change a single step, so that two
-	// approvers at the same moment can never both run a call.
+	// approvers at the same moment can never both run a call, and a user's
+	// pending quota is checked and taken at once.
 	mu sync.Mutex
 }
+
+// InlineArgsMax is the largest arguments kept in the queue's own table;
+// larger ones are stored apart, as a file.
+const InlineArgsMax = 16 << 10
 
 var systemDDL = []string{
 	`CREATE TABLE IF NOT EXISTS approvals (
@@ -48,6 +57,11 @@ var systemDDL = []string{
 		result VARCHAR,
 		error_code VARCHAR,
 		error_message VARCHAR)`,
+	// The size of a call's arguments, its rows, and whether the arguments
+	// are a file of their own (added to queues made before these existed).
+	`ALTER TABLE approvals ADD COLUMN IF NOT EXISTS args_bytes BIGINT DEFAULT 0`,
+	`ALTER TABLE approvals ADD COLUMN IF NOT EXISTS args_rows BIGINT DEFAULT 0`,
+	`ALTER TABLE approvals ADD COLUMN IF NOT EXISTS args_apart BOOLEAN DEFAULT false`,
 	`CREATE TABLE IF NOT EXISTS sessions (
 		token_hash VARCHAR PRIMARY KEY,
 		user_id VARCHAR NOT NULL,
@@ -58,6 +72,9 @@ var systemDDL = []string{
 	// A call that was running when the server stopped did not finish; it
 	// is marked failed rather than run again.
 	`UPDATE approvals SET status = 'failed', error_code = 'internal', error_message = 'the server stopped while the call ran' WHERE status = 'running'`,
+	// Queues from before arguments were stored apart kept every call's
+	// arguments inline; a decided call's are no longer needed.
+	`UPDATE approvals SET arguments = '' WHERE status <> 'pending' AND arguments <> ''`,
 }
 
 // OpenSystem opens (or creates) the system database in cfg.Dir.
@@ -67,12 +84,23 @@ func OpenSystem(ctx context.Context, cfg Config) (*System, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: system database: %w", err)
 	}
-	s := &System{db: sql.OpenDB(connector)}
+	s := &System{db: sql.OpenDB(connector), argsDir: filepath.Join(cfg.Dir, "approvals")}
+	if err := os.MkdirAll(s.argsDir, 0o700); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("engine: system database: %w", err)
+	}
 	for _, stmt := range systemDDL {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			s.db.Close()
 			return nil, fmt.Errorf("engine: system database: %w", err)
 		}
+	}
+	s.mu.Lock()
+	err = s.sweep(ctx, time.Now())
+	s.mu.Unlock()
+	if err != nil {
+		s.db.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -88,57 +116,177 @@ const (
 	ApprovalFailed   = "failed"
 	ApprovalRejected = "rejected"
 	ApprovalExpired  = "expired"
+	// ApprovalDenied is a call the policy denied when it was approved: a
+	// rule changed since it was asked for.
+	ApprovalDenied = "denied"
 )
 
-// Approval is a call waiting for a person, or what became of it.
+// ApprovalStatuses are the statuses a list can be filtered by.
+var ApprovalStatuses = []string{ApprovalPending, ApprovalRunning, ApprovalDone, ApprovalFailed, ApprovalRejected, ApprovalExpired, ApprovalDenied}
+
+// Approval is a call waiting for a person, or what became of it. Lists
+// carry its summary only: Arguments and Result are read with one approval.
 type Approval struct {
-	ID          string          `json:"id"`
-	Tool        string          `json:"tool"`
-	Arguments   json.RawMessage `json:"arguments"`
-	UserID      string          `json:"user_id"`
-	UserName    string          `json:"user_name"`
-	Role        string          `json:"-"`
-	ActorID     string          `json:"actor_id,omitempty"`
-	ActorName   string          `json:"actor_name,omitempty"`
-	ChatSession string          `json:"chat_session_id"`
-	Reason      string          `json:"reason"`
-	Status      string          `json:"status"`
-	CreatedAt   time.Time       `json:"created_at"`
-	ExpiresAt   time.Time       `json:"expires_at"`
-	DecidedBy   string          `json:"decided_by,omitempty"`
-	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
-	Result      json.RawMessage `json:"result,omitempty"`
-	ErrorCode   string          `json:"error_code,omitempty"`
-	ErrorMsg    string          `json:"error_message,omitempty"`
+	ID        string `json:"id"`
+	Tool      string `json:"tool"`
+	UserID    string `json:"user_id"`
+	UserName  string `json:"user_name"`
+	Role      string `json:"-"`
+	ActorID   string `json:"actor_id,omitempty"`
+	ActorName string `json:"actor_name,omitempty"`
+	// Rows and Bytes say how big the call is: its table rows and the size
+	// of its arguments as JSON.
+	Rows        int64      `json:"rows"`
+	Bytes       int64      `json:"bytes"`
+	ChatSession string     `json:"chat_session_id"`
+	Reason      string     `json:"reason"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   time.Time  `json:"expires_at"`
+	DecidedBy   string     `json:"decided_by,omitempty"`
+	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+	// Arguments are the call's arguments, given with one approval when
+	// they are at most InlineArgsMax bytes; larger ones stay on the server
+	// (ArgumentsApart) and are read only to run the call.
+	Arguments      json.RawMessage `json:"arguments,omitempty"`
+	ArgumentsApart bool            `json:"arguments_stored_apart,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	ErrorCode      string          `json:"error_code,omitempty"`
+	ErrorMsg       string          `json:"error_message,omitempty"`
 }
 
-const approvalColumns = `id, tool, arguments, user_id, user_name, role, actor_id, actor_name, chat_session_id, reason, status,
-	created_at, expires_at, decided_by, decided_at, result, error_code, error_message`
+// PendingQuota bounds what one user may have waiting for approval.
+type PendingQuota struct {
+	// CallBytes bounds one call's arguments; Bytes and Calls bound the
+	// sum over a user's pending calls.
+	CallBytes int64
+	Bytes     int64
+	Calls     int
+}
 
-// AddApproval stores a call that waits for approval.
-func (s *System) AddApproval(ctx context.Context, a *Approval) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)`,
-		a.ID, a.Tool, string(a.Arguments), a.UserID, a.UserName, a.Role, a.ActorID, a.ActorName, a.ChatSession, a.Reason, a.Status,
-		a.CreatedAt, a.ExpiresAt)
+const summaryColumns = `id, tool, user_id, user_name, role, actor_id, actor_name, args_rows, args_bytes, args_apart, chat_session_id, reason,
+	status, created_at, expires_at, decided_by, decided_at, error_code, error_message`
+
+// AddApproval stores a call that waits for approval, within the user's
+// quota; arguments larger than InlineArgsMax are written to a file of their
+// own first. Errors: too_large, naming the limit that was reached.
+func (s *System) AddApproval(ctx context.Context, a *Approval, q PendingQuota) error {
+	a.Bytes = int64(len(a.Arguments))
+	if q.CallBytes > 0 && a.Bytes > q.CallBytes {
+		return datadesk.Errorf(datadesk.TooLarge, "a call waiting for approval may carry at most %d bytes of arguments; this one has %d",
+			q.CallBytes, a.Bytes).WithField("arguments")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.sweep(ctx, a.CreatedAt); err != nil {
+		return err
+	}
+	var calls int
+	var bytes int64
+	err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(args_bytes), 0)::BIGINT FROM approvals
+		WHERE user_id = ? AND status = 'pending' AND expires_at >= ?`, a.UserID, a.CreatedAt).Scan(&calls, &bytes)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	switch {
+	case q.Calls > 0 && calls >= q.Calls:
+		return datadesk.Errorf(datadesk.TooLarge, "%s has %d calls waiting for approval, the most one user may have; wait for decisions or let them expire",
+			a.UserName, calls).WithField("approvals")
+	case q.Bytes > 0 && bytes+a.Bytes > q.Bytes:
+		return datadesk.Errorf(datadesk.TooLarge, "%s's calls waiting for approval may carry at most %d bytes together; %d are waiting and this call has %d",
+			a.UserName, q.Bytes, bytes, a.Bytes).WithField("approvals")
+	}
+	inline := string(a.Arguments)
+	a.ArgumentsApart = len(inline) > InlineArgsMax
+	if a.ArgumentsApart {
+		if err := writeFileAtomic(s.argsPath(a.ID), a.Arguments); err != nil {
+			return err
+		}
+		inline = ""
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO approvals (id, tool, arguments, user_id, user_name, role, actor_id, actor_name, chat_session_id,
+		reason, status, created_at, expires_at, args_bytes, args_rows, args_apart) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Tool, inline, a.UserID, a.UserName, a.Role, a.ActorID, a.ActorName, a.ChatSession, a.Reason, a.Status,
+		a.CreatedAt, a.ExpiresAt, a.Bytes, a.Rows, a.ArgumentsApart)
+	if err != nil {
+		os.Remove(s.argsPath(a.ID))
+		return classify(ctx, err)
+	}
+	return nil
+}
+
+func (s *System) argsPath(id string) string { return filepath.Join(s.argsDir, id+".json") }
+
+// writeFileAtomic writes path through a synced temporary file and a rename.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("engine: %w", err)
+	}
+	return nil
+}
+
+// sweep drops the arguments of calls that can no longer run: decided or
+// expired ones. The caller holds s.mu.
+func (s *System) sweep(ctx context.Context, now time.Time) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM approvals WHERE args_apart AND (status <> 'pending' OR expires_at < ?)`, now)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return classify(ctx, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		if err := s.dropArguments(ctx, id); err != nil {
+			return err
+		}
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE approvals SET arguments = '' WHERE arguments <> '' AND (status <> 'pending' OR expires_at < ?)`, now)
 	return classify(ctx, err)
 }
 
-func scanApproval(row interface{ Scan(...any) error }, now time.Time) (*Approval, error) {
+// dropArguments forgets a call's arguments once it cannot run any more.
+func (s *System) dropArguments(ctx context.Context, id string) error {
+	if err := os.Remove(s.argsPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("engine: %w", err)
+	}
+	_, err := s.db.ExecContext(context.WithoutCancel(ctx), `UPDATE approvals SET arguments = '', args_apart = false WHERE id = ?`, id)
+	return classify(ctx, err)
+}
+
+func scanApproval(row interface{ Scan(...any) error }, now time.Time, extra ...any) (*Approval, error) {
 	var a Approval
-	var args string
-	var decidedBy, result, code, msg sql.NullString
+	var decidedBy, code, msg sql.NullString
 	var decidedAt sql.NullTime
-	if err := row.Scan(&a.ID, &a.Tool, &args, &a.UserID, &a.UserName, &a.Role, &a.ActorID, &a.ActorName, &a.ChatSession, &a.Reason,
-		&a.Status, &a.CreatedAt, &a.ExpiresAt, &decidedBy, &decidedAt, &result, &code, &msg); err != nil {
+	dest := []any{&a.ID, &a.Tool, &a.UserID, &a.UserName, &a.Role, &a.ActorID, &a.ActorName, &a.Rows, &a.Bytes, &a.ArgumentsApart,
+		&a.ChatSession, &a.Reason, &a.Status, &a.CreatedAt, &a.ExpiresAt, &decidedBy, &decidedAt, &code, &msg}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
-	a.Arguments = json.RawMessage(args)
 	a.DecidedBy, a.ErrorCode, a.ErrorMsg = decidedBy.String, code.String, msg.String
 	if decidedAt.Valid {
 		a.DecidedAt = &decidedAt.Time
-	}
-	if result.Valid {
-		a.Result = json.RawMessage(result.String)
 	}
 	if a.Status == ApprovalPending && now.After(a.ExpiresAt) {
 		a.Status = ApprovalExpired
@@ -146,47 +294,101 @@ func scanApproval(row interface{ Scan(...any) error }, now time.Time) (*Approval
 	return &a, nil
 }
 
-// Approval returns one approval. Errors: not_found.
+// Approval returns one approval with its result, and its arguments when
+// they are kept inline. Errors: not_found.
 func (s *System) Approval(ctx context.Context, id string, now time.Time) (*Approval, error) {
-	a, err := scanApproval(s.db.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id), now)
+	var args string
+	var result sql.NullString
+	a, err := scanApproval(s.db.QueryRowContext(ctx, `SELECT `+summaryColumns+`, arguments, result FROM approvals WHERE id = ?`, id), now,
+		&args, &result)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, datadesk.Errorf(datadesk.NotFound, "no approval with id %q", id).WithField("id")
 	}
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
+	if args != "" {
+		a.Arguments = json.RawMessage(args)
+	}
+	if result.Valid {
+		a.Result = json.RawMessage(result.String)
+	}
 	return a, nil
 }
 
-// Approvals lists approvals, newest first: of one user when userID is set,
-// with one status when status is set.
-func (s *System) Approvals(ctx context.Context, userID, status string, limit int, now time.Time) ([]Approval, error) {
-	q := `SELECT ` + approvalColumns + ` FROM approvals WHERE (? = '' OR user_id = ?) ORDER BY created_at DESC, id LIMIT ?`
-	rows, err := s.db.QueryContext(ctx, q, userID, userID, limit*4+100)
+// ApprovalArguments returns a pending call's arguments, from the queue or
+// from their file. Errors: conflict when they are gone (the call was
+// decided or expired).
+func (s *System) ApprovalArguments(ctx context.Context, a *Approval) (json.RawMessage, error) {
+	if a.Arguments != nil {
+		return a.Arguments, nil
+	}
+	if !a.ArgumentsApart {
+		return nil, datadesk.Errorf(datadesk.Conflict, "approval %s no longer holds its arguments", a.ID).WithField("id")
+	}
+	b, err := os.ReadFile(s.argsPath(a.ID))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, datadesk.Errorf(datadesk.Conflict, "approval %s no longer holds its arguments", a.ID).WithField("id")
+	}
 	if err != nil {
-		return nil, classify(ctx, err)
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return b, nil
+}
+
+// ApprovalFilter picks a page of approvals.
+type ApprovalFilter struct {
+	// UserID keeps one user's calls when set; Status one status.
+	UserID, Status string
+	Limit, Offset  int
+}
+
+// Approvals lists a page of approvals' summaries, newest first, and
+// whether more follow. Arguments and results are never read here, so a
+// page costs the same whatever the calls carry.
+func (s *System) Approvals(ctx context.Context, f ApprovalFilter, now time.Time) ([]Approval, bool, error) {
+	where, params := `(? = '' OR user_id = ?)`, []any{f.UserID, f.UserID}
+	switch f.Status {
+	case "":
+	case ApprovalPending:
+		where += ` AND status = 'pending' AND expires_at >= ?`
+		params = append(params, now)
+	case ApprovalExpired:
+		where += ` AND status = 'pending' AND expires_at < ?`
+		params = append(params, now)
+	default:
+		where += ` AND status = ?`
+		params = append(params, f.Status)
+	}
+	q := `SELECT ` + summaryColumns + ` FROM approvals WHERE ` + where + ` ORDER BY created_at DESC, id LIMIT ? OFFSET ?`
+	rows, err := s.db.QueryContext(ctx, q, append(params, f.Limit+1, f.Offset)...)
+	if err != nil {
+		return nil, false, classify(ctx, err)
 	}
 	defer rows.Close()
 	out := []Approval{}
 	for rows.Next() {
 		a, err := scanApproval(rows, now)
 		if err != nil {
-			return nil, classify(ctx, err)
+			return nil, false, classify(ctx, err)
 		}
-		if status == "" || a.Status == status {
-			out = append(out, *a)
-		}
-		if len(out) == limit {
-			break
-		}
+		out = append(out, *a)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, false, classify(ctx, err)
+	}
+	more := len(out) > f.Limit
+	if more {
+		out = out[:f.Limit]
+	}
+	return out, more, nil
 }
 
-// DecideApproval moves a pending approval to running (approve) or rejected,
-// in one step under a lock, so a call is claimed at most once. Errors:
-// not_found, conflict (already decided, or expired).
-func (s *System) DecideApproval(ctx context.Context, id, by string, approve bool, now time.Time) (*Approval, error) {
+// DecideApproval moves a pending approval to running (approved), rejected
+// or denied, in one step under a lock, so a call is claimed at most once.
+// A call that will not run forgets its arguments. Errors: not_found,
+// conflict (already decided, or expired).
+func (s *System) DecideApproval(ctx context.Context, id, by, status string, now time.Time) (*Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, err := s.Approval(ctx, id, now)
@@ -196,10 +398,6 @@ func (s *System) DecideApproval(ctx context.Context, id, by string, approve bool
 	if a.Status != ApprovalPending {
 		return nil, datadesk.Errorf(datadesk.Conflict, "approval %s is %s; only a pending call can be decided", id, a.Status).WithField("id")
 	}
-	status := ApprovalRejected
-	if approve {
-		status = ApprovalRunning
-	}
 	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
 		status, by, now, id)
 	if err != nil {
@@ -208,19 +406,26 @@ func (s *System) DecideApproval(ctx context.Context, id, by string, approve bool
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, datadesk.Errorf(datadesk.Conflict, "approval %s was decided meanwhile", id).WithField("id")
 	}
+	if status != ApprovalRunning {
+		if err := s.dropArguments(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	a.Status, a.DecidedBy, a.DecidedAt = status, by, &now
 	return a, nil
 }
 
-// FinishApproval records the outcome of an approved call.
-func (s *System) FinishApproval(ctx context.Context, id string, result json.RawMessage, code, msg string) error {
-	status, res := ApprovalDone, sql.NullString{String: string(result), Valid: result != nil}
-	if code != "" {
-		status = ApprovalFailed
-	}
+// FinishApproval records the outcome of a decided call: done with its
+// result, failed with an error code, or denied with the policy's reason;
+// its arguments are dropped.
+func (s *System) FinishApproval(ctx context.Context, id, status string, result json.RawMessage, code, msg string) error {
+	res := sql.NullString{String: string(result), Valid: result != nil}
 	_, err := s.db.ExecContext(context.WithoutCancel(ctx), `UPDATE approvals SET status = ?, result = ?, error_code = ?, error_message = ? WHERE id = ?`,
 		status, res, code, msg, id)
-	return classify(ctx, err)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	return s.dropArguments(ctx, id)
 }
 
 // Session is a signed-in web session.

@@ -2,30 +2,47 @@
 package exports
 
 import (
-	"mime"
+	"fmt"
 	"strings"
 	"unicode"
+
+	"datadesk"
 )
 
-// ContentDisposition returns an attachment header value that carries any
-// filename safely: an ASCII fallback in filename= and the exact name in
-// RFC 6266's filename*= (UTF-8, percent-encoded).
+// ContentDisposition returns an attachment header value with exactly one
+// filename parameter, a quoted ASCII fallback, and, when the name is not
+// plain ASCII, exactly one RFC 6266 filename* with the exact name (UTF-8,
+// percent-encoded). Control and bidirectional-override characters are
+// dropped from both.
 func ContentDisposition(filename string) string {
+	filename = datadesk.CleanName(filename)
 	fallback := strings.Map(func(r rune) rune {
-		if r > unicode.MaxASCII || unicode.IsControl(r) || r == '"' || r == '\\' || r == '/' {
+		if r > unicode.MaxASCII || r < ' ' || r == 0x7f || r == '"' || r == '\\' || r == '/' || r == '%' {
 			return '_'
 		}
 		return r
 	}, filename)
-	if fallback == "" {
+	if strings.TrimSpace(fallback) == "" {
 		fallback = "download"
 	}
-	v := mime.FormatMediaType("attachment", map[string]string{"filename": fallback})
-	if fallback != filename {
-		// FormatMediaType encodes non-ASCII values as filename*=utf-8''...
-		if ext := mime.FormatMediaType("attachment", map[string]string{"filename": filename}); ext != "" {
-			v += "; " + strings.TrimPrefix(ext, "attachment; ")
-		}
+	v := `attachment; filename="` + fallback + `"`
+	if fallback != filename && filename != "" {
+		v += "; filename*=utf-8''" + percentEncode(filename)
 	}
 	return v
+}
+
+// percentEncode encodes s as RFC 8187's value-chars: attr-chars as they
+// are, every other byte as %XX.
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0) {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }

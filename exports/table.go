@@ -11,6 +11,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"datadesk"
 	"datadesk/engine"
 )
 
@@ -177,6 +178,9 @@ func writeSheet(f *excelize.File, s Sheet) error {
 // : \ / ? * [ ].
 func sheetName(s string) string {
 	s = strings.Map(func(r rune) rune {
+		if datadesk.UnsafeNameRune(r) {
+			return -1
+		}
 		if strings.ContainsRune(`:\/?*[]`, r) {
 			return '_'
 		}

@@ -64,13 +64,21 @@ func textEncoding(head []byte) (encoding.Encoding, string) {
 	return charmap.Windows1252, "Latin-1 (Windows-1252)"
 }
 
-// lineLimit fails a read once a line grows past max bytes: encoding/csv would
-// otherwise grow one field without bound.
+// lineLimit fails a read once a record grows past max bytes: encoding/csv
+// would otherwise grow one field without bound. It follows quoting as
+// encoding/csv does with LazyQuotes (a quote opens a field only at its
+// start; in a quoted field "" is a quote and a quote closes it only before
+// a delimiter or line end), so a newline inside a quoted field does not end
+// the record and one quoted field of many lines is bounded too.
 type lineLimit struct {
-	r    io.Reader
-	max  int
-	run  int
-	line int64
+	r     io.Reader
+	max   int
+	run   int
+	line  int64
+	comma byte
+	// quoted: inside a quoted field; closing: a quote was just seen there;
+	// started: the byte before was the start of a field.
+	quoted, closing, started bool
 }
 
 var errLineTooLong = errors.New("line too long")
@@ -78,10 +86,25 @@ var errLineTooLong = errors.New("line too long")
 func (l *lineLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	for _, b := range p[:n] {
+		if l.quoted && l.closing {
+			l.closing = false
+			if b != '"' && (b == l.comma || b == '\n' || b == '\r') {
+				l.quoted = false
+			}
+		} else if b == '"' {
+			if l.quoted {
+				l.closing = true
+			} else if l.started {
+				l.quoted = true
+			}
+		}
+		l.started = !l.quoted && (b == l.comma || b == '\n')
 		if b == '\n' {
-			l.run = 0
 			l.line++
-			continue
+			if !l.quoted {
+				l.run = 0
+				continue
+			}
 		}
 		l.run++
 		if l.run > l.max {
@@ -128,7 +151,7 @@ func (in *Ingester) openText(path string, head []byte) (io.ReadCloser, *lineLimi
 	if err != nil {
 		return nil, nil, fmt.Errorf("ingest: %w", err)
 	}
-	ll := &lineLimit{r: transform.NewReader(f, enc.NewDecoder()), max: in.cfg.MaxLine, line: 1}
+	ll := &lineLimit{r: transform.NewReader(f, enc.NewDecoder()), max: in.cfg.MaxLine, line: 1, comma: ',', started: true}
 	return f, ll, nil
 }
 
@@ -158,6 +181,7 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 			return stats, err
 		}
 		defer f.Close()
+		ll.comma = byte(delim)
 		r := csv.NewReader(ll)
 		r.Comma, r.LazyQuotes, r.FieldsPerRecord, r.ReuseRecord = delim, true, -1, true
 		if _, err := r.Read(); err != nil { // the header
@@ -201,6 +225,7 @@ func (in *Ingester) csvHeader(path string, head []byte, delim rune) ([]string, e
 		return nil, err
 	}
 	defer f.Close()
+	ll.comma = byte(delim)
 	r := csv.NewReader(ll)
 	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
 	rec, err := r.Read()

@@ -1,11 +1,15 @@
 package rbac
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 
@@ -30,6 +34,16 @@ func hashPassword(pw string) string {
 	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", argonMemory, argonTime, argonThreads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
 }
+
+// maxHashWait is how long a password check waits for a hashing slot before
+// it answers rate_limited: a flood of sign-ins queues briefly, then fails
+// fast, and never hashes more than the slots at once.
+const maxHashWait = time.Second
+
+// hashSlots is how many Argon2id hashes may run at once: one per core,
+// leaving one core to serve everything else. Each takes argonMemory, so
+// memory stays flat whatever the rate of attempts.
+func hashSlots() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 func checkPassword(encoded, pw string) bool {
 	parts := strings.Split(encoded, "$")
@@ -69,24 +83,42 @@ func (u *Users) SetPassword(name, pw string) error {
 }
 
 // CheckPassword returns the user a name and password belong to. A wrong
-// name and a wrong password answer alike. Errors: unauthenticated.
-func (u *Users) CheckPassword(name, pw string) (*User, error) {
+// name, a user without a password and a wrong password answer alike and
+// take the same time: each attempt computes exactly one Argon2id hash (of a
+// dummy when there is no real one), within the bound of hashing slots.
+// Errors: unauthenticated; rate_limited when no slot frees up in time.
+func (u *Users) CheckPassword(ctx context.Context, name, pw string) (*User, error) {
 	db, err := u.load()
 	if err != nil {
 		return nil, err
 	}
+	var user *User
+	encoded := dummyHash()
 	for i := range db.Users {
-		if db.Users[i].Name == name && db.Users[i].PasswordHash != "" && checkPassword(db.Users[i].PasswordHash, pw) {
-			user := db.Users[i]
-			return &user, nil
+		if db.Users[i].Name == name && db.Users[i].PasswordHash != "" {
+			user, encoded = &db.Users[i], db.Users[i].PasswordHash
 		}
 	}
-	// Spend the same time on unknown names.
-	checkPassword(dummyHash, pw)
-	return nil, datadesk.Errorf(datadesk.Unauthenticated, "wrong user name or password")
+	wait, cancel := context.WithTimeout(ctx, maxHashWait)
+	defer cancel()
+	select {
+	case u.hashing <- struct{}{}:
+	case <-wait.Done():
+		return nil, datadesk.Errorf(datadesk.RateLimited, "the server is busy checking other sign-ins; try again in a moment")
+	}
+	ok := checkPassword(encoded, pw)
+	u.hashes.Add(1)
+	<-u.hashing
+	if !ok || user == nil {
+		return nil, datadesk.Errorf(datadesk.Unauthenticated, "wrong user name or password")
+	}
+	found := *user
+	return &found, nil
 }
 
-var dummyHash = hashPassword("not a password of anyone")
+// dummyHash is checked for names without a password, with the same
+// parameters as real ones.
+var dummyHash = sync.OnceValue(func() string { return hashPassword("not a password of anyone") })
 
 // ByName returns a user by name. Errors: not_found.
 func (u *Users) ByName(name string) (*User, error) {

@@ -18,6 +18,8 @@ import (
 	"github.com/casbin/casbin/v2/model"
 	fileadapter "github.com/casbin/casbin/v2/persist/file-adapter"
 	stringadapter "github.com/casbin/casbin/v2/persist/string-adapter"
+
+	"datadesk"
 )
 
 // Roles, from least to most trusted; each inherits the one before it in the
@@ -36,8 +38,12 @@ const (
 	ActionApprove = "approvals.decide"
 	// ActionAudit lets a user read the audit log.
 	ActionAudit = "admin.audit"
-	// ActionActFor lets a chat platform call on behalf of its users.
+	// ActionActFor lets a chat platform call on behalf of its users; its
+	// rows read r.attrs.TargetRole, the role of the user acted for.
 	ActionActFor = "act.for"
+	// ActionApproveOwn lets an approver decide their own calls. No default
+	// row grants it: a call waits for someone else.
+	ActionApproveOwn = "approvals.decide_own"
 )
 
 // Effects of a decision.
@@ -85,7 +91,10 @@ const DefaultPolicy = `# datadesk policy: p, subject, action, condition, decisio
 # general rows, and more trusted roles before the roles they inherit.
 # decision is allow, deny or approve; the last column must stay "allow" (it
 # only tells Casbin the row matched). Conditions read the call:
-# r.attrs.Rows, Columns, Format, FileIDs, Derived, Show, Limit, Risk.
+# r.attrs.Rows, Bytes, Columns, Format, FileIDs, Derived, Show, Limit, Risk,
+# and for a chat platform acting for a user ActingFor and TargetRole. Rows
+# and Bytes come from the work: a copy's source table, a ZIP's members, a
+# shown view's matched rows.
 
 # Admins approve pending calls and read the audit log.
 p, role:admin, approvals.decide, true, allow, allow
@@ -105,8 +114,18 @@ p, role:viewer, files.query_table, true, allow, allow
 p, role:viewer, files.create, r.attrs.Format == 'zip', approve, allow
 p, role:viewer, files.create, true, approve, allow
 
-# A chat platform account acts for its users, and may do nothing itself.
-p, role:platform, act.for, true, allow, allow
+# A chat platform account acts for viewers and analysts, and may do nothing
+# itself. Acting for someone never raises power: a call made for a user is
+# also decided for the platform (r.attrs.ActingFor), and the stricter answer
+# wins, so the platform's rows below cap it. No row lets it approve calls,
+# read the audit, or act for approvers and admins.
+p, role:platform, act.for, r.attrs.TargetRole == 'viewer', allow, allow
+p, role:platform, act.for, r.attrs.TargetRole == 'analyst', allow, allow
+p, role:platform, files.read, r.attrs.ActingFor, allow, allow
+p, role:platform, files.query_table, r.attrs.ActingFor, allow, allow
+p, role:platform, files.create, r.attrs.ActingFor, allow, allow
+p, role:platform, files.upload, r.attrs.ActingFor, allow, allow
+p, role:platform, files.delete, r.attrs.ActingFor, allow, allow
 
 g, role:analyst, role:viewer
 g, role:admin, role:analyst
@@ -114,15 +133,21 @@ g, role:admin, role:analyst
 
 // Attrs are the attributes of a call that policy conditions may read.
 type Attrs struct {
-	Tool    string
-	Risk    string
-	Rows    int
+	Tool string
+	Risk string
+	Rows int
+	// Bytes is the size of the data the call moves: a ZIP's members.
+	Bytes   int64
 	Columns int
 	Format  string
 	FileIDs int
 	Derived bool
 	Show    bool
 	Limit   int
+	// ActingFor is set when the decision is the acting account's own, for
+	// a call it makes on behalf of a user of role TargetRole.
+	ActingFor  bool
+	TargetRole string
 }
 
 // Floor is a tool's static metadata: the least strict a call can be.
@@ -274,6 +299,32 @@ func (p *Policy) DecideCall(user, role, action string, floor Floor, attrs Attrs)
 	d := p.Decide(user, role, action, attrs)
 	if d.Effect == Allow && floor.Approval == ApprovalAlways {
 		return Decision{Effect: Approve, Reason: action + " always needs approval (tool metadata); " + d.Reason}
+	}
+	return d
+}
+
+// strictness orders effects: the stricter decision of two wins.
+var strictness = map[string]int{Allow: 0, Approve: 1, Deny: 2}
+
+// DecideAs decides for a caller. When a chat platform acts for the user,
+// the same call is also decided for the acting account, with ActingFor and
+// TargetRole set, and the stricter answer wins: acting for someone never
+// gives more than the acting account's own rows allow.
+func (p *Policy) DecideAs(who datadesk.Caller, action string, attrs Attrs) Decision {
+	return p.DecideCallAs(who, action, Floor{Enabled: true, Approval: ApprovalPolicy}, attrs)
+}
+
+// DecideCallAs is DecideAs under a tool's static metadata.
+func (p *Policy) DecideCallAs(who datadesk.Caller, action string, floor Floor, attrs Attrs) Decision {
+	d := p.DecideCall(who.Name, who.Role, action, floor, attrs)
+	if who.ActorName == "" {
+		return d
+	}
+	attrs.ActingFor, attrs.TargetRole = true, who.Role
+	ad := p.DecideCall(who.ActorName, who.ActorRole, action, floor, attrs)
+	if strictness[ad.Effect] > strictness[d.Effect] {
+		ad.Reason = fmt.Sprintf("acting account %s: %s", who.ActorName, ad.Reason)
+		return ad
 	}
 	return d
 }

@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,10 @@ func TestDecisions(t *testing.T) {
 		{"ALWAYS raises allow", "root", "admin", ActionRead, always, Attrs{}, Approve, "always needs approval"},
 		{"ALWAYS keeps deny", "mallory", "admin", ActionRead, always, Attrs{}, Deny, "deny"},
 		{"NEVER does not lower approve", "vic", "viewer", ActionCreate, never, Attrs{}, Approve, "role:viewer, files.create"},
-		{"platform acts for", "bot", "platform", ActionActFor, Floor{Enabled: true}, Attrs{}, Allow, "act.for"},
+		{"platform acts for an analyst", "bot", "platform", ActionActFor, Floor{Enabled: true}, Attrs{TargetRole: "analyst"}, Allow, "act.for"},
+		{"platform acts for a viewer", "bot", "platform", ActionActFor, Floor{Enabled: true}, Attrs{TargetRole: "viewer"}, Allow, "act.for"},
+		{"platform may not act for an admin", "bot", "platform", ActionActFor, Floor{Enabled: true}, Attrs{TargetRole: "admin"}, Deny, "no policy rule"},
+		{"platform may not act for a platform", "bot", "platform", ActionActFor, Floor{Enabled: true}, Attrs{TargetRole: "platform"}, Deny, "no policy rule"},
 		{"platform has no rights of its own", "bot", "platform", ActionRead, never, Attrs{}, Deny, "no policy rule"},
 		{"analyst may not act for", "ana", "analyst", ActionActFor, Floor{Enabled: true}, Attrs{}, Deny, "no policy rule"},
 	}
@@ -128,16 +132,61 @@ func TestUsers(t *testing.T) {
 	if err := u.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := u2.CheckPassword("ana", "correct horse battery"); err != nil || got.ID != user.ID {
+	if got, err := u2.CheckPassword(context.Background(), "ana", "correct horse battery"); err != nil || got.ID != user.ID {
 		t.Errorf("password: %v %v", got, err)
 	}
 	for _, tc := range [][2]string{{"ana", "wrong horse battery"}, {"nobody", "correct horse battery"}} {
-		if _, err := u.CheckPassword(tc[0], tc[1]); datadesk.ErrorCode(err) != datadesk.Unauthenticated {
+		if _, err := u.CheckPassword(context.Background(), tc[0], tc[1]); datadesk.ErrorCode(err) != datadesk.Unauthenticated {
 			t.Errorf("%v: %v", tc, err)
 		}
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "users.json"))
 	if strings.Contains(string(raw), "correct horse") || strings.Contains(string(raw), token) {
 		t.Errorf("secrets stored in clear")
+	}
+}
+
+// TestActingForCaps: a call made for a user is also decided for the acting
+// account, and the stricter answer wins, so acting for someone never gives
+// the platform more than its own rows.
+func TestActingForCaps(t *testing.T) {
+	p, err := NewPolicy(DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted, err := NewPolicy("p, role:platform, approvals.decide, r.attrs.ActingFor && r.attrs.TargetRole == 'admin', allow, allow\n" +
+		"p, role:platform, act.for, r.attrs.TargetRole == 'admin', allow, allow\n" + DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot := func(name, role string) datadesk.Caller {
+		return datadesk.Caller{Name: name, Role: role, ActorName: "bot", ActorRole: "platform"}
+	}
+	tests := []struct {
+		name   string
+		p      *Policy
+		who    datadesk.Caller
+		action string
+		attrs  Attrs
+		want   string
+		reason string
+	}{
+		{"for an analyst: files", p, bot("ana", "analyst"), ActionCreate, Attrs{Rows: 10}, Allow, "role:analyst"},
+		{"for an analyst: the user's approval stays", p, bot("ana", "analyst"), ActionCreate, Attrs{Rows: 50001}, Approve, "r.attrs.Rows > 50000"},
+		{"for a viewer: the user's approval stays", p, bot("vic", "viewer"), ActionCreate, Attrs{}, Approve, "role:viewer"},
+		{"for an admin: no approving", p, bot("root", "admin"), ActionApprove, Attrs{}, Deny, "acting account bot"},
+		{"for an admin: no audit", p, bot("root", "admin"), ActionAudit, Attrs{}, Deny, "acting account bot"},
+		{"a row grants exactly that", granted, bot("root", "admin"), ActionApprove, Attrs{}, Allow, "role:admin, approvals.decide"},
+		{"the grant is for approving only", granted, bot("root", "admin"), ActionAudit, Attrs{}, Deny, "acting account bot"},
+		{"the platform alone", p, datadesk.Caller{Name: "bot", Role: "platform"}, ActionRead, Attrs{}, Deny, "no policy rule"},
+		{"a user's deny wins", p, bot("vic", "viewer"), ActionUpload, Attrs{}, Deny, "vic"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.p.DecideAs(tc.who, tc.action, tc.attrs)
+			if d.Effect != tc.want || !strings.Contains(d.Reason, tc.reason) {
+				t.Errorf("got %s (%s), want %s with %q", d.Effect, d.Reason, tc.want, tc.reason)
+			}
+		})
 	}
 }

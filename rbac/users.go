@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,11 @@ import (
 // users while the server runs; the server rereads it when it changes.
 type Users struct {
 	path string
+
+	// hashing holds a slot for each password hash running: see hashSlots.
+	hashing chan struct{}
+	// hashes counts the password hashes computed, each attempt's one.
+	hashes atomic.Int64
 
 	mu      sync.Mutex
 	modTime time.Time
@@ -62,7 +68,7 @@ func OpenUsers(dir string) (*Users, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("rbac: %w", err)
 	}
-	return &Users{path: filepath.Join(dir, "users.json")}, nil
+	return &Users{path: filepath.Join(dir, "users.json"), hashing: make(chan struct{}, hashSlots())}, nil
 }
 
 // Empty reports whether no user exists yet.

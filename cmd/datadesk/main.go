@@ -397,7 +397,8 @@ func userPasswd(args []string, stdin io.Reader, stdout io.Writer) error {
 // (or an HTTP action such as files.upload) with arguments.
 func policyCheck(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("policy check", flag.ContinueOnError)
-	data := fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory")
+	ef := addEngineFlags(fs)
+	data := ef.data
 	pos, err := splitArgs(fs, args)
 	if err != nil {
 		return err
@@ -429,7 +430,15 @@ func policyCheck(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := api.CheckCall(policy, user, pos[1], callArgs)
+	// The decision reads the work, as a real call does: a copy's source
+	// table, a ZIP's members. That needs the user's database, which only
+	// one process may hold: stop the server first for such calls.
+	eng, err := engine.New(ef.config(nil))
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	d, err := api.CheckCall(context.Background(), policy, eng, user, pos[1], callArgs)
 	if err != nil {
 		return err
 	}

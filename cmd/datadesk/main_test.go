@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func TestPolicyCheckAndPasswd(t *testing.T) {
 		t.Fatal(err)
 	}
 	users, _ := rbac.OpenUsers(dir)
-	if _, err := users.CheckPassword("ana", "correct horse battery"); err != nil {
+	if _, err := users.CheckPassword(context.Background(), "ana", "correct horse battery"); err != nil {
 		t.Errorf("password not set: %v", err)
 	}
 	out.Reset()

@@ -1,0 +1,49 @@
+package ingest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"datadesk"
+)
+
+// TestQuotedFieldBounded: one quoted field of many short lines passed the
+// line limit whatever its size (a 200 MB cell was read whole). The limit now
+// bounds a record, quoted newlines included, while stray quotes that
+// encoding/csv reads as text do not make the rest of a file one record.
+func TestQuotedFieldBounded(t *testing.T) {
+	var stray strings.Builder
+	stray.WriteString("size,name\n")
+	for i := range 5000 {
+		fmt.Fprintf(&stray, "5\" screen,item %d\n", i)
+	}
+	var escaped strings.Builder
+	escaped.WriteString("a,b\n")
+	for i := range 5000 {
+		fmt.Fprintf(&escaped, "\"say \"\"hi\"\"\",%d\n", i)
+	}
+	tests := []struct {
+		name, content string
+		code          datadesk.Code
+	}{
+		{"quoted multi-line field past the limit", "id,note\n1,\"" + strings.Repeat("line\n", 20000) + "\"\n", datadesk.Invalid},
+		{"one long line past the limit", "id,note\n1," + strings.Repeat("x", 70000) + "\n", datadesk.Invalid},
+		{"stray quotes in unquoted fields", stray.String(), ""},
+		{"escaped quotes in quoted fields", escaped.String(), ""},
+		{"quoted multi-line field within the limit", "id,note\n1,\"" + strings.Repeat("line\n", 1000) + "\"\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			fx.in = New(Config{MaxLine: 64 << 10})
+			_, err := fx.ingestBytes("f.csv", []byte(tc.content))
+			if got := datadesk.ErrorCode(err); got != tc.code {
+				t.Fatalf("got %q (%v), want %q", got, err, tc.code)
+			}
+			if tc.code != "" && !strings.Contains(err.Error(), "longer than 65536 bytes") {
+				t.Errorf("message %v does not name the limit", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,46 @@
+package datadesk
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// UnsafeNameRune reports whether r must not appear in a name people read:
+// a file, sheet, column or aggregate name. Control characters (NUL,
+// newline, DEL, C1), bidirectional controls (U+202A..U+202E, U+2066..U+2069,
+// LRM, RLM, ALM), which make "gnp.exe" read as "exe.png", and bytes that
+// are not UTF-8.
+func UnsafeNameRune(r rune) bool {
+	switch {
+	case unicode.IsControl(r), r == utf8.RuneError:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	}
+	return false
+}
+
+// CleanName returns name without the runes UnsafeNameRune refuses.
+func CleanName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if UnsafeNameRune(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(name, ""))
+}
+
+// FirstUnsafeRune returns the first rune of s that UnsafeNameRune refuses,
+// and whether there is one.
+func FirstUnsafeRune(s string) (rune, bool) {
+	if !utf8.ValidString(s) {
+		return utf8.RuneError, true
+	}
+	for _, r := range s {
+		if UnsafeNameRune(r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
