@@ -37,12 +37,6 @@ func equivCells(rows []oracleRow, rng *rand.Rand) [][]string {
 		// Fifteen integer digits beside 27 decimals fit no DECIMAL(38,s):
 		// the column is a double.
 		ratio := strconv.FormatFloat(float64(rng.IntN(2000000)-1000000)/10000, 'f', -1, 64)
-		switch i {
-		case 0:
-			ratio = "0.000000000000000000000000125"
-		case 1:
-			ratio = "123456789012345"
-		}
 		switch rng.IntN(40) {
 		case 0:
 			ratio = "123456789012345"
@@ -50,6 +44,12 @@ func equivCells(rows []oracleRow, rng *rand.Rand) [][]string {
 			ratio = "-98765432109876"
 		case 2, 3, 4, 5:
 			ratio = ""
+		}
+		switch i {
+		case 0:
+			ratio = "0.000000000000000000000000125"
+		case 1:
+			ratio = "123456789012345"
 		}
 		cells = append(cells, append(r.cells(), at, label, ratio))
 	}
