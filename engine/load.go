@@ -165,12 +165,16 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	for i, l := range src.Header {
 		labels[i] = CleanLabel(l)
 	}
-	keys := ColumnKeys(labels)
+	keys := make([]string, width)
+	for i, l := range labels {
+		keys[i] = keyOf(l)
+	}
 	for i, k := range src.Keys {
 		if i < len(keys) && k != "" {
 			keys[i] = k
 		}
 	}
+	keys = uniqueKeys(keys)
 	hints := make([]Hint, width)
 	copy(hints, src.Hints)
 

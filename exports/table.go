@@ -138,7 +138,8 @@ func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dateFmt, tsFmt := "yyyy-mm-dd", "yyyy-mm-dd hh:mm:ss"
+	// Excel shows at most milliseconds; the cell's value keeps microseconds.
+	dateFmt, tsFmt := "yyyy-mm-dd", "yyyy-mm-dd hh:mm:ss.000"
 	dateStyle, err := f.NewStyle(&excelize.Style{CustomNumFmt: &dateFmt})
 	if err != nil {
 		return nil, err
@@ -344,7 +345,7 @@ func textCell(v any, typ string) string {
 		return strconv.FormatBool(x)
 	case time.Time:
 		if typ == engine.TypeTimestamp {
-			return x.Format("2006-01-02T15:04:05")
+			return x.Format(engine.TimestampLayout)
 		}
 		return x.Format("2006-01-02")
 	}
