@@ -435,10 +435,15 @@ func (t *newTable) source(name string) engine.TableSource {
 	for i, typ := range t.types {
 		hints[i] = engine.Hint{Type: typ}
 	}
+	// A JSON null is an empty cell; "" stays empty text.
 	return engine.TableSource{Name: name, Header: t.labels, Keys: t.keys, Hints: hints,
-		Rows: func(yield func([]string) error) (engine.RowStats, error) {
-			for _, r := range t.text {
-				if err := yield(r); err != nil {
+		RowsWithNulls: func(yield func([]string, []bool) error) (engine.RowStats, error) {
+			null := make([]bool, len(t.types))
+			for r, row := range t.text {
+				for i := range null {
+					null[i] = t.typed[r][i] == nil
+				}
+				if err := yield(row, null); err != nil {
 					return engine.RowStats{}, err
 				}
 			}

@@ -47,6 +47,9 @@ type decision struct {
 	written *writtenForm
 	// utc marks timestamps with a zone, converted to UTC.
 	utc bool
+	// keepEmpty keeps empty text apart from an empty cell, for sources
+	// that tell them apart.
+	keepEmpty bool
 }
 
 func hasIdentifierWord(key string) bool {
@@ -217,6 +220,9 @@ func (d decision) expr(i int) string {
 			return "timezone('UTC', CAST(" + v + " AS TIMESTAMPTZ))"
 		}
 		return "CAST(" + v + " AS TIMESTAMP)"
+	}
+	if d.keepEmpty {
+		return raw
 	}
 	return "NULLIF(" + raw + ", '')"
 }

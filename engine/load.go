@@ -37,6 +37,10 @@ type TableSource struct {
 	// Rows calls yield once for each data row, in file order. An empty
 	// string is an empty cell.
 	Rows func(yield func(row []string) error) (RowStats, error)
+	// RowsWithNulls, if set, is used instead of Rows by formats that tell
+	// an empty cell from empty text: null[i] marks an empty cell, and an
+	// empty string not marked is kept as empty text.
+	RowsWithNulls func(yield func(row []string, null []bool) error) (RowStats, error)
 	// Notes are remarks for the import report.
 	Notes []string
 }
@@ -105,7 +109,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		}
 		vals := make([]driver.Value, staged)
 		var srcErr error
-		stats, srcErr = src.Rows(func(row []string) error {
+		stats, srcErr = src.rows(func(row []string, null []bool) error {
 			if len(row) > MaxColumns {
 				return datadesk.Errorf(datadesk.Invalid,
 					"%s: row %d has %d columns; at most %d are allowed", sourceName(src), rows+1, len(row), MaxColumns)
@@ -130,10 +134,13 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 			}
 			width = max(width, len(row))
 			for i := range vals {
-				if i < len(row) && row[i] != "" {
+				switch {
+				case i >= len(row) || null != nil && null[i]:
+					vals[i] = nil
+				case row[i] != "" || null != nil:
 					cols[i].add(row[i])
 					vals[i] = row[i]
-				} else {
+				default:
 					vals[i] = nil
 				}
 			}
@@ -181,6 +188,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	decisions := make([]decision, width)
 	for i := range decisions {
 		decisions[i] = decide(&cols[i], keys[i], hints[i])
+		decisions[i].keepEmpty = src.RowsWithNulls != nil
 	}
 
 	t := &Table{
@@ -224,6 +232,15 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		return nil, err
 	}
 	return t, nil
+}
+
+// rows streams the source's rows with their null marks (nil when the
+// format has none).
+func (src TableSource) rows(yield func(row []string, null []bool) error) (RowStats, error) {
+	if src.RowsWithNulls != nil {
+		return src.RowsWithNulls(yield)
+	}
+	return src.Rows(func(row []string) error { return yield(row, nil) })
 }
 
 // writeCatalog records a new table and its columns, inside the transaction
