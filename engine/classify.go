@@ -53,7 +53,7 @@ func isDigits(s string) bool {
 
 // add classifies one value; v is trimmed, and empty values are not counted.
 func (c *colStats) add(v string) {
-	v = strings.TrimSpace(v)
+	v = trimValue(v)
 	if v == "" {
 		return
 	}
@@ -254,7 +254,10 @@ func timeShape(t string) (ok, zoned bool) {
 		if !two(z, 15) {
 			return false, false
 		}
-		z = strings.TrimPrefix(z[2:], ":")
+		z = z[2:]
+		if len(z) == 3 && z[0] == ':' {
+			z = z[1:]
+		}
 		if z == "" || len(z) == 2 && two(z, 60) {
 			return true, true
 		}

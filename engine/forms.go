@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +20,9 @@ var currencySigns = []string{
 	"USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "HKD", "SGD", "SEK", "NOK", "DKK",
 	"PLN", "CZK", "HUF", "INR", "BRL", "MXN", "ZAR", "KRW", "TRY", "ILS", "AED", "SAR",
 }
+
+// isoCode reports whether a currency is an ISO code rather than a sign.
+func isoCode(c string) bool { return len(c) == 3 && c[0] >= 'A' && c[0] <= 'Z' }
 
 // maxExponent keeps scientific notation within a double's range.
 const maxExponent = 300
@@ -42,100 +47,77 @@ func (w writtenNumber) form() bool {
 	return w.currency != "" || w.percent || w.paren || w.grouped || w.sci
 }
 
+// writtenPattern is the grammar of a number in a written form; the same
+// pattern (RE2, as Go and DuckDB both speak it) reads values in Go and in
+// the SQL pass, and writtenParts names its groups. The checks in
+// readWritten, mirrored in writtenSQL, then refuse what the pattern lets
+// through: unbalanced parentheses, two signs, two currencies, a currency
+// with a percent sign, exponents beyond maxExponent.
+var (
+	writtenPattern = `^(\()? *(-)? *(` + currencyAlternatives() + `)? *(\()? *(-)?([0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]{1,3}))? *(` +
+		currencyAlternatives() + `)? *(%)? *(\))?$`
+	writtenParts = []string{"lp", "m1", "cp", "lp2", "m2", "int", "frac", "exp", "cs", "pct", "rp"}
+	writtenRE    = regexp.MustCompile(writtenPattern)
+)
+
+func currencyAlternatives() string {
+	alts := make([]string, len(currencySigns))
+	for i, c := range currencySigns {
+		alts[i] = regexp.QuoteMeta(c)
+	}
+	return strings.Join(alts, "|")
+}
+
+// mayBeWritten is a cheap test that rules out most text before the pattern
+// runs: a written number starts with a digit, a sign, a parenthesis or a
+// currency.
+func mayBeWritten(v string) bool {
+	switch b := v[0]; {
+	case b >= '0' && b <= '9', b == '-', b == '(', b == '$':
+		return true
+	case b >= 'A' && b <= 'Z':
+		return len(v) >= 3 && slices.Contains(currencySigns, v[:3])
+	}
+	return strings.HasPrefix(v, "€") || strings.HasPrefix(v, "£") || strings.HasPrefix(v, "¥")
+}
+
 // readWritten reads v (trimmed, not empty) as a number in a written form.
-// Plain numbers read too (form() is then false); a plus sign does not, as
-// it marks phone numbers far more often than quantities.
+// Plain numbers read too (form() is then false).
 func readWritten(v string) (writtenNumber, bool) {
 	var w writtenNumber
-	s := v
-	if len(s) >= 2 && s[0] == '(' && s[len(s)-1] == ')' {
-		w.paren, s = true, strings.TrimSpace(s[1:len(s)-1])
-	}
-	neg := false
-	if strings.HasPrefix(s, "-") && !w.paren {
-		neg, s = true, s[1:]
-	}
-	s, w.currency = cutCurrency(s)
-	if strings.HasSuffix(s, "%") {
-		if w.currency != "" {
-			return w, false
-		}
-		w.percent, s = true, strings.TrimSpace(s[:len(s)-1])
-	}
-	if !w.paren && len(s) >= 2 && s[0] == '(' && s[len(s)-1] == ')' && w.currency != "" {
-		w.paren, s = true, strings.TrimSpace(s[1:len(s)-1]) // $(45.00)
-	}
-	if strings.HasPrefix(s, "-") && !neg && !w.paren && w.currency != "" {
-		s = s[1:] // $-12.50
-	}
-	if s == "" || s[0] < '0' || s[0] > '9' {
+	if !mayBeWritten(v) {
 		return w, false
 	}
-	mant, exp, hasExp := cutExponent(s)
-	e := 0
-	if hasExp {
-		var ok bool
-		if e, ok = smallInt(exp); !ok || strings.ContainsRune(mant, ',') {
-			return w, false
-		}
-		w.sci, s = true, mant
-	}
-	intPart, frac, point := strings.Cut(s, ".")
-	if point && !isDigits(frac) {
+	m := writtenRE.FindStringSubmatch(v)
+	if m == nil {
 		return w, false
 	}
-	w.point = point
-	if strings.ContainsRune(intPart, ',') {
-		groups := strings.Split(intPart, ",")
-		if len(groups[0]) == 0 || len(groups[0]) > 3 || groups[0][0] == '0' || !isDigits(groups[0]) {
-			return w, false
-		}
-		for _, g := range groups[1:] {
-			if len(g) != 3 || !isDigits(g) {
-				return w, false
-			}
-		}
-		w.grouped = true
-		w.ambiguous = len(groups) == 2 && !point
-		intPart = strings.Join(groups, "")
-	} else if !isDigits(intPart) {
+	g := func(name string) string { return m[1+slices.Index(writtenParts, name)] }
+	lp, lp2, rp, m1, m2 := g("lp") != "", g("lp2") != "", g("rp") != "", g("m1") != "", g("m2") != ""
+	cp, cs, intPart, frac, exp := g("cp"), g("cs"), g("int"), g("frac"), g("exp")
+	w.paren, w.percent, w.currency = lp || lp2, g("pct") != "", cp+cs
+	switch {
+	case lp && lp2, w.paren != rp, lp2 && cp == "",
+		cp != "" && cs != "", w.percent && w.currency != "",
+		m1 && m2, w.paren && (m1 || m2), m2 && cp == "":
 		return w, false
 	}
+	digits := strings.ReplaceAll(intPart, ",", "")
+	w.grouped = digits != intPart
+	w.ambiguous = w.grouped && strings.Count(intPart, ",") == 1 && frac == ""
+	w.point = frac != ""
 	w.lead = len(intPart) > 1 && intPart[0] == '0'
-	w.intDigits, w.scale = len(intPart), len(frac)
-	w.sig = len(strings.TrimLeft(intPart+frac, "0"))
-	if w.sci {
-		w.shift(e)
+	w.intDigits, w.scale = len(digits), len(frac)
+	w.sig = len(strings.TrimLeft(digits+frac, "0"))
+	if exp != "" {
+		e, ok := smallInt(exp)
+		if !ok || w.grouped {
+			return w, false
+		}
+		w.sci = true
+		w.intDigits, w.scale = max(w.intDigits+e, 1), max(w.scale-e, 0)
 	}
 	return w, true
-}
-
-// shift moves the decimal point of a mantissa by an exponent.
-func (w *writtenNumber) shift(e int) {
-	w.intDigits = max(w.intDigits+e, 1)
-	w.scale = max(w.scale-e, 0)
-}
-
-// cutCurrency removes one currency sign or code before or after the number,
-// with or without a space.
-func cutCurrency(s string) (string, string) {
-	for _, c := range currencySigns {
-		if rest, ok := strings.CutPrefix(s, c); ok {
-			return strings.TrimSpace(rest), c
-		}
-		if rest, ok := strings.CutSuffix(s, c); ok {
-			return strings.TrimSpace(rest), c
-		}
-	}
-	return s, ""
-}
-
-func cutExponent(s string) (mant, exp string, ok bool) {
-	i := strings.IndexAny(s, "eE")
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+1:], true
 }
 
 // smallInt reads an exponent: an optional sign and one to three digits,
@@ -148,10 +130,7 @@ func smallInt(s string) (int, bool) {
 	if !isDigits(s) || len(s) > 3 {
 		return 0, false
 	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		n = n*10 + int(s[i]-'0')
-	}
+	n := atoi(s)
 	if n > maxExponent {
 		return 0, false
 	}
@@ -282,7 +261,7 @@ func (f writtenForm) example(fraction bool) string {
 		}
 	}
 	if f.currency != "" {
-		if len(f.currency) == 3 {
+		if isoCode(f.currency) {
 			num = f.currency + " " + num
 		} else {
 			num = f.currency + num

@@ -198,7 +198,7 @@ func forced(c map[string]int64, key, typ string) decision {
 // decided type. Only constants and the column's position go into it.
 func (d decision) expr(i int) string {
 	raw := stageColumn(i)
-	v := "NULLIF(trim(" + raw + "), '')"
+	v := "NULLIF(" + trimSQL(raw) + ", '')"
 	switch d.typ {
 	case TypeInteger, TypeDecimal, TypeDouble:
 		return d.numberExpr(v)

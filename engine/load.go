@@ -37,6 +37,10 @@ type TableSource struct {
 	// Rows calls yield once for each data row, in file order. An empty
 	// string is an empty cell.
 	Rows func(yield func(row []string) error) (RowStats, error)
+	// CSV, if set, names a CSV file that DuckDB's own reader can stage
+	// instead of Rows; Rows stays the way for what that reader refuses to
+	// keep (rows wider than the header).
+	CSV *CSVFile
 	// RowsWithNulls, if set, is used instead of Rows by formats that tell
 	// an empty cell from empty text: null[i] marks an empty cell, and an
 	// empty string not marked is kept as empty text.
@@ -70,11 +74,45 @@ type Hint struct {
 	Type string
 }
 
-// load streams src into a staging table, decides each column's type from all
-// of its values, creates the typed table and its catalog rows, all inside the
-// transaction open on conn.
+// load stages src's values as text, decides each column's type from all
+// of its values, creates the typed table and its catalog rows, all inside
+// the transaction open on conn. A CSV file DuckDB can read is staged and
+// classified in SQL (stage.go, sqlclassify.go); every other source streams
+// its rows through Go.
 func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
 	stage := "dd_stage_" + strconv.Itoa(ordinal)
+	var (
+		st  stagedTable
+		ok  bool
+		err error
+	)
+	if src.CSV != nil {
+		st, ok, err = s.stageCSV(ctx, conn, stage, ordinal, src)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !ok {
+		if st, err = s.stageRows(ctx, conn, stage, src); err != nil {
+			return nil, err
+		}
+	}
+	return s.finish(ctx, conn, f, ordinal, src, stage, st)
+}
+
+// stagedTable is what staging found: the rows, the width, what the source
+// reported, and each column's shape counts.
+type stagedTable struct {
+	rows  int64
+	width int
+	stats RowStats
+	cols  []colStats
+}
+
+// stageRows appends the source's rows with the Appender into a staging
+// table of VARCHAR columns, counting each column's value shapes in Go as
+// the rows stream in.
+func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, error) {
 	var (
 		rows   int64
 		width  = min(len(src.Header), MaxColumns)
@@ -100,7 +138,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	}
 	execConn := func(q string) error { _, err := conn.ExecContext(ctx, q); return err }
 	if err := widen(execConn, max(width, 1)); err != nil {
-		return nil, classify(ctx, err)
+		return stagedTable{}, classify(ctx, err)
 	}
 	err := conn.Raw(func(dc any) error {
 		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
@@ -159,8 +197,15 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		return closeErr
 	})
 	if err != nil {
-		return nil, classify(ctx, err)
+		return stagedTable{}, classify(ctx, err)
 	}
+	return stagedTable{rows: rows, width: width, stats: stats, cols: cols}, nil
+}
+
+// finish decides the types of a staged table and creates the typed table
+// and its catalog rows.
+func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource, stage string, st stagedTable) (*Table, error) {
+	rows, width, stats, cols := st.rows, st.width, st.stats, st.cols
 	if width == 0 {
 		return nil, datadesk.Errorf(datadesk.Invalid, "%s: no columns: the table has neither a header nor values", sourceName(src))
 	}
