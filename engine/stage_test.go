@@ -88,6 +88,11 @@ func sameDecisionFiles(t *testing.T) map[string]string {
 	}
 	w.Flush()
 	return map[string]string{"sp500.csv": string(sp), "shapes.csv": b.String(),
+		"crlf and bom.csv":   "\uFEFFa,b\r\n1,x\r\n2,y\r\n",
+		"quoted fields.csv":  "a,b\n\"1,5\",\"line1\nline \"\"2\"\"\"\n\"\",\" padded \"\n",
+		"header only.csv":    "a,b\n",
+		"blank lines.csv":    "a,b\n1,2\n\n3,4\n",
+		"last line open.csv": "a,b\n1,2\n3,4",
 		"forms.csv": "amount,price,share,day,at,zip,qty,note\n" +
 			"\"1,234.56\",$12.50,12.5%,3/14/2025,2024-03-01T10:00:00.123Z,09645,1,x\n" +
 			"12.50,\"$1,000\",-3%,12/1/2025,2024-03-01 10:00:00+02:00,10001,2,\n" +
@@ -182,5 +187,24 @@ func TestOwnerReadsOwnIncomingOnly(t *testing.T) {
 				t.Fatalf("%s ran", stmt)
 			}
 		})
+	}
+}
+
+// TestCSVRejectsReported: a row DuckDB's strict reader cannot read is left
+// out and reported with its line; the other rows are stored.
+func TestCSVRejectsReported(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	path := filepath.Join(s.IncomingDir(), "bad.csv")
+	if err := os.WriteFile(path, []byte("a,b\n1,2\n3,\"x\"y\n5,6\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "bad.csv", TempPath: path, Tables: []TableSource{csvSourceOf(t, path, true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Tables[0].Report
+	if r.RowsStored != 2 || r.RowsRejected != 1 || len(r.Rejects) != 1 || r.Rejects[0].Line != 3 {
+		t.Errorf("got %d stored, %d rejected %+v, want 2, 1 at line 3", r.RowsStored, r.RowsRejected, r.Rejects)
 	}
 }
