@@ -273,27 +273,32 @@ const (
 )
 
 // quickSQL sorts trimmed value x into a quick code with cheap tests, the
-// cheapest first: round-trip casts and string functions, no patterns.
+// cheapest first: code points, round-trip casts and string functions, no
+// patterns.
 func quickSQL(x string) string {
-	var isoCodes []string
-	firsts := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "+", "-", ".", "("}
+	var isoCodes, firsts []string
 	for _, c := range currencySigns {
 		if isoCode(c) {
 			isoCodes = append(isoCodes, c)
 		} else {
-			firsts = append(firsts, c)
+			firsts = append(firsts, strconv.Itoa(int([]rune(c)[0])))
 		}
 	}
+	for _, c := range "+-.(" {
+		firsts = append(firsts, strconv.Itoa(int(c)))
+	}
+	a := "ascii(" + x + ")"
 	ip, fr := "split_part("+x+", '.', 1)", "split_part("+x+", '.', 2)"
 	sig := "length(ltrim(replace(ltrim(" + x + ", '-'), '.', ''), '0'))"
 	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN 0" +
-		" WHEN NOT (left(" + x + ", 1) IN " + sqlTuple(firsts) + " OR left(" + x + ", 3) IN " + sqlTuple(isoCodes) + ")" +
+		" WHEN NOT (" + a + " BETWEEN 48 AND 57 OR " + a + " IN (" + strings.Join(firsts, ", ") + ")" +
+		" OR (" + a + " BETWEEN 65 AND 90 AND left(" + x + ", 3) IN " + sqlTuple(isoCodes) + "))" +
 		" THEN CASE WHEN lower(" + x + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
-		" WHEN TRY_CAST(" + x + " AS BIGINT)::VARCHAR = " + x + " AND length(ltrim(" + x + ", '-')) <= 15 THEN 1" +
-		" WHEN length(" + x + ") - length(replace(" + x + ", '.', '')) = 1 AND TRY_CAST(" + ip + " AS BIGINT)::VARCHAR = " + ip +
+		" WHEN (length(" + x + ") <= 15 OR length(" + x + ") = 16 AND " + a + " = 45) AND TRY_CAST(" + x + " AS BIGINT)::VARCHAR = " + x + " THEN 1" +
+		" WHEN contains(" + x + ", '.') AND length(" + x + ") - length(replace(" + x + ", '.', '')) = 1 AND TRY_CAST(" + ip + " AS BIGINT)::VARCHAR = " + ip +
 		" AND " + fr + " <> '' AND ltrim(" + fr + ", '0123456789') = '' AND " + sig + " <= 15 THEN 4" +
-		" WHEN left(" + x + ", 1) = '0' AND length(" + x + ") > 1 AND ltrim(" + x + ", '0123456789') = '' AND length(ltrim(" + x + ", '0')) <= 15 THEN 5" +
-		" WHEN TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x + " THEN 6" +
+		" WHEN " + a + " = 48 AND ltrim(" + x + ", '0123456789') = '' AND length(ltrim(" + x + ", '0')) <= 15 THEN 5" +
+		" WHEN length(" + x + ") = 10 AND TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x + " THEN 6" +
 		" ELSE 7 END"
 }
 
