@@ -22,6 +22,9 @@ type colStats struct {
 	// zoned counts dates and times with a zone; dateish, values that are
 	// dates in some day/month order.
 	zoned, dateish int64
+	// trimmed says no value needs trimming before its cast (the SQL quick
+	// pass proved it), which spares the cast a trim of every value.
+	trimmed bool
 }
 
 func (c *colStats) counts() map[string]int64 {

@@ -50,6 +50,8 @@ type decision struct {
 	// keepEmpty keeps empty text apart from an empty cell, for sources
 	// that tell them apart.
 	keepEmpty bool
+	// trimmed: the values need no trim before the cast.
+	trimmed bool
 }
 
 func hasIdentifierWord(key string) bool {
@@ -199,6 +201,9 @@ func forced(c map[string]int64, key, typ string) decision {
 func (d decision) expr(i int) string {
 	raw := stageColumn(i)
 	v := "NULLIF(" + trimSQL(raw) + ", '')"
+	if d.trimmed {
+		v = "NULLIF(" + raw + ", '')"
+	}
 	switch d.typ {
 	case TypeInteger, TypeDecimal, TypeDouble:
 		return d.numberExpr(v)

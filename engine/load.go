@@ -234,6 +234,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 	for i := range decisions {
 		decisions[i] = decide(&cols[i], keys[i], hints[i])
 		decisions[i].keepEmpty = src.RowsWithNulls != nil
+		decisions[i].trimmed = cols[i].trimmed
 	}
 
 	t := &Table{

@@ -272,9 +272,12 @@ const (
 	quickCodes   = 8
 )
 
-// quickSQL sorts trimmed value x into a quick code with cheap tests, the
-// cheapest first: code points, round-trip casts and string functions, no
-// patterns.
+// quickSQL sorts raw value x into a quick code with cheap tests, the
+// cheapest first: code points, round-trip casts and string functions. It
+// does not trim (trimming every value cost as much as the rest): a value
+// starting with a space goes to the full count, and one ending with a
+// space fails every round trip and pattern but the text one, where only
+// true and false care, and those are trimmed.
 func quickSQL(x string) string {
 	var isoCodes, firsts []string
 	for _, c := range currencySigns {
@@ -284,20 +287,23 @@ func quickSQL(x string) string {
 			firsts = append(firsts, strconv.Itoa(int([]rune(c)[0])))
 		}
 	}
+	var spaces []string
+	for _, c := range spaceChars {
+		firsts = append(firsts, strconv.Itoa(int(c)))
+		spaces = append(spaces, strconv.Itoa(int(c)))
+	}
 	for _, c := range "+-.(" {
 		firsts = append(firsts, strconv.Itoa(int(c)))
 	}
 	a := "ascii(" + x + ")"
-	ip, fr := "split_part("+x+", '.', 1)", "split_part("+x+", '.', 2)"
-	sig := "length(ltrim(replace(ltrim(" + x + ", '-'), '.', ''), '0'))"
 	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN 0" +
 		" WHEN NOT (" + a + " BETWEEN 48 AND 57 OR " + a + " IN (" + strings.Join(firsts, ", ") + ")" +
 		" OR (" + a + " BETWEEN 65 AND 90 AND left(" + x + ", 3) IN " + sqlTuple(isoCodes) + "))" +
-		" THEN CASE WHEN lower(" + x + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
+		" THEN CASE WHEN " + a + " IN (70, 84, 102, 116) AND lower(" + trimSQL(x) + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
+		" WHEN " + a + " IN (" + strings.Join(spaces, ", ") + ") THEN 7" +
 		" WHEN (length(" + x + ") <= 15 OR length(" + x + ") = 16 AND " + a + " = 45) AND TRY_CAST(" + x + " AS BIGINT)::VARCHAR = " + x + " THEN 1" +
-		" WHEN contains(" + x + ", '.') AND length(" + x + ") - length(replace(" + x + ", '.', '')) = 1 AND TRY_CAST(" + ip + " AS BIGINT)::VARCHAR = " + ip +
-		" AND " + fr + " <> '' AND ltrim(" + fr + ", '0123456789') = '' AND " + sig + " <= 15 THEN 4" +
-		" WHEN " + a + " = 48 AND ltrim(" + x + ", '0123456789') = '' AND length(ltrim(" + x + ", '0')) <= 15 THEN 5" +
+		" WHEN length(" + x + ") <= 16 AND regexp_full_match(" + x + ", '-?(0|[1-9][0-9]*)\\.[0-9]+') THEN 4" +
+		" WHEN " + a + " = 48 AND length(" + x + ") <= 15 AND ltrim(" + x + ", '0123456789') = '' THEN 5" +
 		" WHEN length(" + x + ") = 10 AND TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x + " THEN 6" +
 		" ELSE 7 END"
 }
@@ -318,11 +324,13 @@ func (q quickCounts) settle() (colStats, bool) {
 	case c[quickOther] > 0:
 		return colStats{}, false
 	case c[quickInt]+c[quickDecimal]+c[quickLead] == n:
-		return colStats{n: n, ints: c[quickInt], decs: c[quickDecimal], lead: c[quickLead], intDigits: q.intDigits, scale: q.scale}, true
+		// Numbers and dates of the quick pass have no space around them
+		// (true and false may).
+		return colStats{n: n, ints: c[quickInt], decs: c[quickDecimal], lead: c[quickLead], intDigits: q.intDigits, scale: q.scale, trimmed: true}, true
 	case c[quickBool]+c[quickText] == n:
 		return colStats{n: n, bools: c[quickBool]}, true
 	case c[quickDate] == n:
-		return colStats{n: n, dates: n, stamps: n}, true
+		return colStats{n: n, dates: n, stamps: n, trimmed: true}, true
 	}
 	return colStats{}, false
 }
@@ -338,11 +346,12 @@ func quickPass(ctx context.Context, conn *sql.Conn, stage string, width int) ([]
 		for k := 0; k < quickCodes; k++ {
 			aggs = append(aggs, "CAST(coalesce(count_if(q = "+strconv.Itoa(k)+"), 0) AS BIGINT)")
 		}
+		// Whole digits and scale: strpos finds the point of a decimal.
 		aggs = append(aggs,
-			"coalesce(max(CASE WHEN q IN (1, 4) THEN length(ltrim(split_part(x, '.', 1), '-')) END), 0)",
-			"coalesce(max(CASE WHEN q = 4 THEN length(split_part(x, '.', 2)) END), 0)")
+			"coalesce(max(CASE WHEN q = 1 THEN length(x) - (ascii(x) = 45)::INT WHEN q = 4 THEN strpos(x, '.') - 1 - (ascii(x) = 45)::INT END), 0)",
+			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)")
 		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x" +
-			" FROM (SELECT " + trimSQL(stageColumn(i+1)) + " AS x FROM " + quoteIdent(stage) + "))"
+			" FROM (SELECT " + stageColumn(i+1) + " AS x FROM " + quoteIdent(stage) + "))"
 		vals := make([]int64, quickCodes+2)
 		ptrs := make([]any, len(vals))
 		for j := range vals {
