@@ -436,12 +436,11 @@ func convertCell(v any, typ string) (string, any, error) {
 		}
 		return text, d, nil
 	case engine.TypeTimestamp:
-		for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
-			if d, err := time.Parse(l, text); err == nil {
-				return d.Format("2006-01-02 15:04:05"), d, nil
-			}
+		d, err := parseDatetime(text)
+		if err != nil {
+			return "", nil, err
 		}
-		return "", nil, fmt.Errorf("%q is not a date and time (YYYY-MM-DDTHH:MM:SS)", text)
+		return d.Format("2006-01-02 15:04:05.999999"), d, nil
 	}
 	return text, text, nil
 }
@@ -462,10 +461,15 @@ func (t *newTable) source(name string) engine.TableSource {
 	for i, typ := range t.types {
 		hints[i] = engine.Hint{Type: typ}
 	}
+	// A JSON null is an empty cell; "" stays empty text.
 	return engine.TableSource{Name: name, Header: t.labels, Keys: t.keys, Hints: hints,
-		Rows: func(yield func([]string) error) (engine.RowStats, error) {
-			for _, r := range t.text {
-				if err := yield(r); err != nil {
+		RowsWithNulls: func(yield func([]string, []bool) error) (engine.RowStats, error) {
+			null := make([]bool, len(t.types))
+			for r, row := range t.text {
+				for i := range null {
+					null[i] = t.typed[r][i] == nil
+				}
+				if err := yield(row, null); err != nil {
 					return engine.RowStats{}, err
 				}
 			}
@@ -486,4 +490,28 @@ func (t *newTable) exportSource() exports.Source {
 		}
 		return nil
 	}}
+}
+
+// datetimeLayouts are the forms a datetime cell may take. Parsing accepts
+// fractional seconds after the seconds without a layout saying so.
+var datetimeLayouts = []string{
+	"2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05-0700", "2006-01-02 15:04:05-0700",
+	"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02",
+}
+
+// parseDatetime reads a datetime cell: ISO 8601 with up to six fractional
+// digits of seconds and, optionally, Z or an offset; a time with a zone is
+// stored in UTC.
+func parseDatetime(text string) (time.Time, error) {
+	for _, l := range datetimeLayouts {
+		d, err := time.Parse(l, text)
+		if err != nil {
+			continue
+		}
+		if d.Truncate(time.Microsecond) != d {
+			return time.Time{}, fmt.Errorf("%q has more than six fractional digits of seconds", text)
+		}
+		return d.UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date and time (YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM])", text)
 }

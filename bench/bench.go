@@ -363,11 +363,11 @@ func (r *runner) ingestPaths() error {
 		base                 func() error
 	}
 	paths := []path{
-		{"CSV ingest", "table.csv", "CREATE TABLE AS SELECT * FROM read_csv(...)", 1.10,
+		{"CSV ingest", "table.csv", "CREATE TABLE AS SELECT * FROM read_csv(...)", 1.30,
 			func() error {
 				return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_csv AS SELECT * FROM read_csv({path})`, r.path("table.csv"))
 			}},
-		{"JSON ingest", "table.json", "CREATE TABLE AS SELECT * FROM read_json(...)", 1.10,
+		{"JSON ingest", "table.json", "CREATE TABLE AS SELECT * FROM read_json(...)", 1.50,
 			func() error {
 				return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_json AS SELECT * FROM read_json({path})`, r.path("table.json"))
 			}},

@@ -13,15 +13,33 @@ type colStats struct {
 	dates, stamps, dmy, mdy, dmydot     int64
 	ymdslash, serial, serialInt, digits int64
 	intDigits, scale                    int64
+	// Written forms (forms.go): values read only once a currency sign,
+	// percent sign, thousands separators or parentheses are dropped, or in
+	// scientific notation.
+	forms, sci, grouped, ambiguous, points int64
+	percent, paren                         int64
+	currencies                             map[string]int64
+	// zoned counts dates and times with a zone; dateish, values that are
+	// dates in some day/month order.
+	zoned, dateish int64
+	// trimmed says no value needs trimming before its cast (the SQL quick
+	// pass proved it), which spares the cast a trim of every value.
+	trimmed bool
 }
 
 func (c *colStats) counts() map[string]int64 {
-	return map[string]int64{
+	m := map[string]int64{
 		"n": c.n, "int": c.ints, "dec": c.decs, "lead": c.lead, "long": c.long, "bool": c.bools,
 		"date": c.dates, "ts": c.stamps, "dmy": c.dmy, "mdy": c.mdy, "dmydot": c.dmydot,
 		"ymdslash": c.ymdslash, "serial": c.serial, "serialint": c.serialInt, "digitish": c.digits,
 		"intdigits": c.intDigits, "scale": c.scale,
+		"form": c.forms, "sci": c.sci, "grouped": c.grouped, "ambiguous": c.ambiguous, "point": c.points,
+		"pct": c.percent, "paren": c.paren, "tsz": c.zoned, "dateish": c.dateish,
 	}
+	for s, k := range c.currencies {
+		m["cur:"+s] = k
+	}
+	return m
 }
 
 func isDigits(s string) bool {
@@ -38,7 +56,7 @@ func isDigits(s string) bool {
 
 // add classifies one value; v is trimmed, and empty values are not counted.
 func (c *colStats) add(v string) {
-	v = strings.TrimSpace(v)
+	v = trimValue(v)
 	if v == "" {
 		return
 	}
@@ -46,7 +64,9 @@ func (c *colStats) add(v string) {
 	if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
 		c.bools++
 	}
-	c.number(v)
+	if !c.number(v) {
+		c.written(v)
+	}
 	c.date(v)
 	if isDigitish(v) {
 		c.digits++
@@ -56,7 +76,9 @@ func (c *colStats) add(v string) {
 // number counts the numeric shapes. Canonical numbers only: no plus sign, no
 // leading zeros, no exponent, no thousands separators, at most 15
 // significant digits; so that every stored number prints back as written.
-func (c *colStats) number(v string) {
+// It reports whether v was a number in that form (or an identifier-like
+// digit string), so that written forms are tried only on the rest.
+func (c *colStats) number(v string) bool {
 	body, neg, plus := v, false, false
 	switch v[0] {
 	case '-':
@@ -67,22 +89,22 @@ func (c *colStats) number(v string) {
 	intPart, frac, hasDot := strings.Cut(body, ".")
 	allDigits := (intPart == "" || isDigits(intPart)) && (frac == "" || isDigits(frac)) && (intPart != "" || frac != "")
 	if !allDigits {
-		return
+		return false
 	}
 	sig := len(strings.TrimLeft(intPart+frac, "0"))
 	if sig > maxSignificant {
 		c.long++
-		return
+		return true
 	}
 	if intPart == "" {
-		return
+		return true
 	}
 	if len(intPart) > 1 && intPart[0] == '0' {
 		c.lead++
-		return
+		return true
 	}
 	if plus {
-		return
+		return true
 	}
 	if !hasDot {
 		if !(neg && intPart == "0") {
@@ -106,61 +128,144 @@ func (c *colStats) number(v string) {
 			c.serial++
 		}
 	}
+	return true
 }
-
-var stampLayouts = []string{"2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02T15:04:05"}
 
 // date counts the date shapes, each checked for a real calendar date.
 func (c *colStats) date(v string) {
-	if len(v) < 8 || len(v) > 26 || v[0] < '0' || v[0] > '9' {
+	if len(v) < 8 || len(v) > 40 || v[0] < '0' || v[0] > '9' {
 		return
 	}
-	if len(v) == 10 && v[4] == '-' && v[7] == '-' {
-		if _, err := time.Parse("2006-01-02", v); err == nil {
-			c.dates++
-			c.stamps++
-		}
-		return
-	}
-	if len(v) >= 16 && v[4] == '-' && v[7] == '-' && (v[10] == ' ' || v[10] == 'T') {
-		if i := strings.IndexByte(v, '.'); i > 0 && (len(v)-i-1 > 6 || !isDigits(v[i+1:])) {
-			return
-		}
-		for _, l := range stampLayouts {
-			if _, err := time.Parse(l, v); err == nil {
-				c.stamps++
-				return
-			}
-		}
-		return
-	}
-	if len(v) == 10 {
-		a, b, y := v[0:2], v[3:5], v[6:10]
-		if !isDigits(a) || !isDigits(b) || !isDigits(y) {
-			if isDigits(v[0:4]) && v[4] == '/' && v[7] == '/' && isDigits(v[5:7]) && isDigits(v[8:10]) && validDate(v[0:4], v[5:7], v[8:10]) {
-				c.ymdslash++
-			}
+	if len(v) >= 10 && v[4] == '-' && v[7] == '-' {
+		if !validISODate(v[:10]) {
 			return
 		}
 		switch {
-		case v[2] == '/' && v[5] == '/':
-			if validDate(y, b, a) {
-				c.dmy++
-			}
-			if validDate(y, a, b) {
-				c.mdy++
-			}
-		case v[2] == '.' && v[5] == '.':
-			if validDate(y, b, a) {
-				c.dmydot++
+		case len(v) == 10:
+			c.dates++
+			c.stamps++
+		case v[10] == ' ' || v[10] == 'T':
+			switch ok, zoned := timeShape(v[11:]); {
+			case ok && zoned:
+				c.zoned++
+			case ok:
+				c.stamps++
 			}
 		}
+		return
+	}
+	sep := byte('/')
+	if strings.IndexByte(v, '/') < 0 {
+		sep = '.'
+	}
+	parts := strings.Split(v, string(sep))
+	if len(parts) != 3 {
+		return
+	}
+	for _, p := range parts {
+		if !isDigits(p) {
+			return
+		}
+	}
+	a, b, y := parts[0], parts[1], parts[2]
+	dateish := false
+	switch {
+	case sep == '/' && len(a) == 4 && len(b) <= 2 && len(y) <= 2:
+		if validDate(a, b, y) {
+			c.ymdslash++
+			dateish = true
+		}
+	case len(a) <= 2 && len(b) <= 2 && len(y) == 4 && sep == '/':
+		if validDate(y, b, a) {
+			c.dmy++
+			dateish = true
+		}
+		if validDate(y, a, b) {
+			c.mdy++
+			dateish = true
+		}
+	case len(a) <= 2 && len(b) <= 2 && len(y) == 4:
+		if validDate(y, b, a) {
+			c.dmydot++
+			dateish = true
+		}
+	}
+	if dateish {
+		c.dateish++
 	}
 }
 
+func validISODate(v string) bool {
+	return isDigits(v[0:4]) && isDigits(v[5:7]) && isDigits(v[8:10]) && validDate(v[0:4], v[5:7], v[8:10])
+}
+
+// validDate reports whether year, month and day (digits, months and days of
+// one or two) make a real calendar date.
 func validDate(y, m, d string) bool {
-	_, err := time.Parse("2006-01-02", y+"-"+m+"-"+d)
-	return err == nil
+	yy, mm, dd := atoi(y), atoi(m), atoi(d)
+	if len(m) > 2 || len(d) > 2 || len(y) != 4 || mm < 1 || dd < 1 {
+		return false
+	}
+	t := time.Date(yy, time.Month(mm), dd, 0, 0, 0, 0, time.UTC)
+	return t.Year() == yy && int(t.Month()) == mm && t.Day() == dd
+}
+
+func atoi(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
+// timeShape reads the time after an ISO date: hh:mm, optionally :ss and one
+// to six fractional digits (microseconds, what a timestamp keeps), then
+// optionally a zone: Z, ±hh, ±hhmm or ±hh:mm.
+func timeShape(t string) (ok, zoned bool) {
+	two := func(s string, limit int) bool { return len(s) >= 2 && isDigits(s[:2]) && atoi(s[:2]) < limit }
+	if len(t) < 5 || !two(t, 24) || t[2] != ':' || !two(t[3:], 60) {
+		return false, false
+	}
+	t = t[5:]
+	seconds := len(t) > 0 && t[0] == ':'
+	if seconds {
+		if !two(t[1:], 60) {
+			return false, false
+		}
+		t = t[3:]
+		if len(t) > 0 && t[0] == '.' {
+			n := 1
+			for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+				n++
+			}
+			if n == 1 || n > 7 {
+				return false, false
+			}
+			t = t[n:]
+		}
+	}
+	switch {
+	case t == "":
+		return true, false
+	case !seconds:
+		// DuckDB reads a zone only after the seconds.
+		return false, false
+	case t == "Z":
+		return true, true
+	case t[0] == '+' || t[0] == '-':
+		z := t[1:]
+		if !two(z, 15) {
+			return false, false
+		}
+		z = z[2:]
+		if len(z) == 3 && z[0] == ':' {
+			z = z[1:]
+		}
+		if z == "" || len(z) == 2 && two(z, 60) {
+			return true, true
+		}
+	}
+	return false, false
 }
 
 // isDigitish reports whether v looks like a phone number or code: digits

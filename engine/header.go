@@ -9,16 +9,43 @@ import (
 // maxKeyRunes bounds the length of a column key.
 const maxKeyRunes = 64
 
+// engineNames are the names the engine itself uses beside a table's
+// columns: DuckDB's rowid, the hidden row number that file order and paging
+// rest on (a column of that name would hide it), and the row number a
+// query carries. No column key may be one of them.
+var engineNames = []string{"rowid", rowKey}
+
 // ColumnKeys turns header labels into column keys: lower case, letters and
 // digits joined by underscores, control characters dropped, a blank label
 // named column_N by its position, and duplicates (compared
-// case-insensitively, as DuckDB compares identifiers) made unique with a
-// numeric suffix.
+// case-insensitively, as DuckDB compares identifiers) and the engine's own
+// names made unique with a numeric suffix.
 func ColumnKeys(labels []string) []string {
 	keys := make([]string, len(labels))
-	seen := map[string]bool{}
 	for i, l := range labels {
-		k := keyOf(l)
+		keys[i] = keyOf(l)
+	}
+	return uniqueKeys(keys)
+}
+
+// uniqueKeys makes keys safe to be column names: control characters (NUL
+// among them, which DuckDB cannot parse) dropped, a blank key named
+// column_N by its position, and a key equal to an engine name or to an
+// earlier key, case-insensitively, given a numeric suffix. Keys are
+// otherwise kept as they are.
+func uniqueKeys(in []string) []string {
+	keys := make([]string, len(in))
+	seen := map[string]bool{}
+	for _, n := range engineNames {
+		seen[n] = true
+	}
+	for i, k := range in {
+		k = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || r == unicode.ReplacementChar {
+				return -1
+			}
+			return r
+		}, k))
 		if k == "" {
 			k = "column_" + strconv.Itoa(i+1)
 		}

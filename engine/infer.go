@@ -57,6 +57,15 @@ type decision struct {
 	serial1904 bool
 	identifier bool
 	reason     string
+	// written, for numbers in a written form, says what the cast drops.
+	written *writtenForm
+	// utc marks timestamps with a zone, converted to UTC.
+	utc bool
+	// keepEmpty keeps empty text apart from an empty cell, for sources
+	// that tell them apart.
+	keepEmpty bool
+	// trimmed: the values need no trim before the cast.
+	trimmed bool
 }
 
 func hasIdentifierWord(key string) bool {
@@ -115,6 +124,10 @@ func decide(st *colStats, key string, h Hint) decision {
 					reason: fmt.Sprintf("decimal: all %d values are numbers with up to %d decimal places", n, c["scale"])}
 			}
 			return decision{typ: TypeDouble, reason: fmt.Sprintf("double: all %d values are numbers of at most 15 significant digits", n)}
+		case c["int"]+c["dec"]+c["form"] == n && nameID:
+			return decision{typ: TypeText, identifier: true, reason: fmt.Sprintf("text: numbers in a column named %q are identifiers", key)}
+		case c["int"]+c["dec"]+c["form"] == n:
+			return decideWritten(c, n)
 		}
 	}
 	switch {
@@ -122,6 +135,10 @@ func decide(st *colStats, key string, h Hint) decision {
 		return decision{typ: TypeDate, reason: fmt.Sprintf("date: all %d values are ISO dates", n)}
 	case all("ts"):
 		return decision{typ: TypeTimestamp, reason: fmt.Sprintf("timestamp: all %d values are ISO dates and times", n)}
+	case all("tsz"):
+		return decision{typ: TypeTimestamp, utc: true, reason: fmt.Sprintf("timestamp: all %d values are ISO dates and times with a time zone; they are stored in UTC", n)}
+	case c["tsz"] > 0 && c["tsz"]+c["ts"] == n:
+		return decision{typ: TypeText, reason: fmt.Sprintf("text: %d of %d dates and times have a time zone and the others do not", c["tsz"], n)}
 	case all("dmy") && all("mdy"):
 		return decision{typ: TypeText, reason: "text: dates whose day and month order cannot be told apart"}
 	case all("dmy"):
@@ -133,7 +150,9 @@ func decide(st *colStats, key string, h Hint) decision {
 	case all("ymdslash"):
 		return decision{typ: TypeDate, format: "%Y/%m/%d", reason: "date: all values are year/month/day"}
 	}
-	d := decision{typ: TypeText, identifier: nameID || all("digitish") && c["int"] < n}
+	// Dates in a day/month order that cannot be told apart are still
+	// dates to a reader, never codes.
+	d := decision{typ: TypeText, identifier: nameID || all("digitish") && c["int"] < n && !all("dateish")}
 	switch {
 	case h.NoNumbers:
 		d.reason = "text: the file stores these values as text"
@@ -195,14 +214,13 @@ func forced(c map[string]int64, key, typ string) decision {
 // decided type. Only constants and the column's position go into it.
 func (d decision) expr(i int) string {
 	raw := stageColumn(i)
-	v := "NULLIF(trim(" + raw + "), '')"
+	v := "NULLIF(" + trimSQL(raw) + ", '')"
+	if d.trimmed {
+		v = "NULLIF(" + raw + ", '')"
+	}
 	switch d.typ {
-	case TypeInteger:
-		return "CAST(" + v + " AS BIGINT)"
-	case TypeDecimal:
-		return "CAST(" + v + " AS " + d.sqlType + ")"
-	case TypeDouble:
-		return "CAST(" + v + " AS DOUBLE)"
+	case TypeInteger, TypeDecimal, TypeDouble:
+		return d.numberExpr(v)
 	case TypeBoolean:
 		return "CAST(lower(" + v + ") AS BOOLEAN)"
 	case TypeDate:
@@ -217,9 +235,34 @@ func (d decision) expr(i int) string {
 		if strings.HasPrefix(d.reason, "timestamp: spreadsheet") {
 			return serialTimestamp(v, d.serial1904)
 		}
+		if d.utc {
+			return "timezone('UTC', CAST(" + v + " AS TIMESTAMPTZ))"
+		}
 		return "CAST(" + v + " AS TIMESTAMP)"
 	}
+	if d.keepEmpty {
+		return raw
+	}
 	return "NULLIF(" + raw + ", '')"
+}
+
+// numberExpr casts trimmed text v to the decided numeric type, through the
+// written form's cleaning when there is one.
+func (d decision) numberExpr(v string) string {
+	sqlType := map[string]string{TypeInteger: "BIGINT", TypeDecimal: d.sqlType, TypeDouble: "DOUBLE"}[d.typ]
+	if d.written == nil {
+		return "CAST(" + v + " AS " + sqlType + ")"
+	}
+	clean := d.written.cleanSQL(v)
+	if !d.written.percent {
+		return "CAST(" + clean + " AS " + sqlType + ")"
+	}
+	if d.typ == TypeDecimal {
+		// Exact: the percentage at the final scale, times 0.01.
+		wide := strings.Replace(d.sqlType, "DECIMAL(18,", "DECIMAL(38,", 1)
+		return "CAST(CAST(" + clean + " AS " + wide + ") * 0.01 AS " + d.sqlType + ")"
+	}
+	return "(CAST(" + clean + " AS DOUBLE) / 100)"
 }
 
 // Spreadsheet day numbers count from 1899-12-30 (day 1 is 1900-01-01, and

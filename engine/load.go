@@ -48,6 +48,14 @@ type TableSource struct {
 	// shorter than the row; missing kinds are empty cells), and the column
 	// types are decided from the kinds as well as the texts.
 	Cells func(yield func(row []string, kinds []CellKind) error) (RowStats, error)
+	// CSV, if set, names a CSV file that DuckDB's own reader can stage
+	// instead of Rows; Rows stays the way for what that reader refuses to
+	// keep (rows wider than the header).
+	CSV *CSVFile
+	// RowsWithNulls, if set, is used instead of Rows by formats that tell
+	// an empty cell from empty text: null[i] marks an empty cell, and an
+	// empty string not marked is kept as empty text.
+	RowsWithNulls func(yield func(row []string, null []bool) error) (RowStats, error)
 	// Notes are remarks for the import report.
 	Notes []string
 }
@@ -77,11 +85,47 @@ type Hint struct {
 	Type string
 }
 
-// load streams src into a staging table, decides each column's type from all
-// of its values, creates the typed table and its catalog rows, all inside the
-// transaction open on conn.
+// load stages src's values as text, decides each column's type from all
+// of its values, creates the typed table and its catalog rows, all inside
+// the transaction open on conn. A CSV file DuckDB can read is staged and
+// classified in SQL (stage.go, sqlclassify.go); every other source streams
+// its rows through Go.
 func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
 	stage := "dd_stage_" + strconv.Itoa(ordinal)
+	var (
+		st  stagedTable
+		ok  bool
+		err error
+	)
+	if src.CSV != nil {
+		st, ok, err = s.stageCSV(ctx, conn, stage, ordinal, src)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !ok {
+		if st, err = s.stageRows(ctx, conn, stage, src); err != nil {
+			return nil, err
+		}
+	}
+	return s.finish(ctx, conn, f, ordinal, src, stage, st)
+}
+
+// stagedTable is what staging found: the rows, the width, what the source
+// reported, and each column's shape counts.
+type stagedTable struct {
+	rows  int64
+	width int
+	stats RowStats
+	cols  []colStats
+	// kinds, for spreadsheet sources, counts each column's cell kinds.
+	kinds []kindCounts
+}
+
+// stageRows appends the source's rows with the Appender into a staging
+// table of VARCHAR columns, counting each column's value shapes in Go as
+// the rows stream in.
+func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, error) {
 	var (
 		rows   int64
 		width  = min(len(src.Header), MaxColumns)
@@ -111,7 +155,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	}
 	execConn := func(q string) error { _, err := conn.ExecContext(ctx, q); return err }
 	if err := widen(execConn, max(width, 1)); err != nil {
-		return nil, classify(ctx, err)
+		return stagedTable{}, classify(ctx, err)
 	}
 	err := conn.Raw(func(dc any) error {
 		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
@@ -120,7 +164,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		}
 		vals := make([]driver.Value, staged)
 		var srcErr error
-		appendRow := func(row []string) error {
+		appendRow := func(row []string, null []bool) error {
 			if len(row) > MaxColumns {
 				return datadesk.Errorf(datadesk.Invalid,
 					"%s: row %d has %d columns; at most %d are allowed", sourceName(src), rows+1, len(row), MaxColumns)
@@ -151,10 +195,13 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 				}
 			}
 			for i := range vals {
-				if i < len(row) && row[i] != "" {
+				switch {
+				case i >= len(row) || null != nil && null[i]:
+					vals[i] = nil
+				case row[i] != "" || null != nil:
 					cols[i].add(row[i])
 					vals[i] = row[i]
-				} else {
+				default:
 					vals[i] = nil
 				}
 			}
@@ -171,10 +218,10 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 				for i := 0; i < len(row) && i < len(k) && i < MaxColumns; i++ {
 					kinds[i].add(k[i], row[i])
 				}
-				return appendRow(row)
+				return appendRow(row, nil)
 			})
 		} else {
-			stats, srcErr = src.Rows(appendRow)
+			stats, srcErr = src.rows(appendRow)
 		}
 		closeErr := ap.Close()
 		if srcErr != nil {
@@ -183,8 +230,15 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		return closeErr
 	})
 	if err != nil {
-		return nil, classify(ctx, err)
+		return stagedTable{}, classify(ctx, err)
 	}
+	return stagedTable{rows: rows, width: width, stats: stats, cols: cols, kinds: kinds}, nil
+}
+
+// finish decides the types of a staged table and creates the typed table
+// and its catalog rows.
+func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource, stage string, st stagedTable) (*Table, error) {
+	rows, width, stats, cols, kinds := st.rows, st.width, st.stats, st.cols, st.kinds
 	if width == 0 {
 		return nil, datadesk.Errorf(datadesk.Invalid, "%s: no columns: the table has neither a header nor values", sourceName(src))
 	}
@@ -196,12 +250,16 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	for i, l := range src.Header {
 		labels[i] = CleanLabel(l)
 	}
-	keys := ColumnKeys(labels)
+	keys := make([]string, width)
+	for i, l := range labels {
+		keys[i] = keyOf(l)
+	}
 	for i, k := range src.Keys {
 		if i < len(keys) && k != "" {
 			keys[i] = k
 		}
 	}
+	keys = uniqueKeys(keys)
 	hints := make([]Hint, width)
 	copy(hints, src.Hints)
 
@@ -212,6 +270,8 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 			continue
 		}
 		decisions[i] = decide(&cols[i], keys[i], hints[i])
+		decisions[i].keepEmpty = src.RowsWithNulls != nil
+		decisions[i].trimmed = cols[i].trimmed
 	}
 
 	t := &Table{
@@ -255,6 +315,15 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		return nil, err
 	}
 	return t, nil
+}
+
+// rows streams the source's rows with their null marks (nil when the
+// format has none).
+func (src TableSource) rows(yield func(row []string, null []bool) error) (RowStats, error) {
+	if src.RowsWithNulls != nil {
+		return src.RowsWithNulls(yield)
+	}
+	return src.Rows(func(row []string) error { return yield(row, nil) })
 }
 
 // writeCatalog records a new table and its columns, inside the transaction

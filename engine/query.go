@@ -422,9 +422,12 @@ func convert(field string, c *Column, v any) (any, error) {
 		if !ok {
 			return nil, bad()
 		}
-		for _, l := range []string{"2006-01-02", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02T15:04:05"} {
-			if _, err := time.Parse(l, s); err == nil {
-				return strings.Replace(s, "T", " ", 1), nil
+		// Fractional seconds parse without a layout saying so; a time with
+		// a zone compares in UTC, as such times are stored.
+		for _, l := range []string{"2006-01-02", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02T15:04:05",
+			"2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05-0700", "2006-01-02 15:04:05-0700"} {
+			if d, err := time.Parse(l, s); err == nil {
+				return d.UTC().Format("2006-01-02 15:04:05.999999999"), nil
 			}
 		}
 		return nil, qerr(field, "value %q cannot be read as a timestamp for column %q; use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS", s, c.Key)

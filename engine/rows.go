@@ -190,6 +190,11 @@ func (t *Table) keys() []string {
 	return out
 }
 
+// TimestampLayout is how a timestamp is written as text everywhere data
+// leaves the engine: ISO 8601 with the fractional seconds it has, up to
+// microseconds (what a timestamp keeps).
+const TimestampLayout = "2006-01-02T15:04:05.999999"
+
 // JSONValue turns a scanned DuckDB value into what JSON should carry: numbers
 // as numbers (decimals exactly, as json.Number), dates as ISO strings, text
 // as strings, NULL as null.
@@ -201,7 +206,7 @@ func JSONValue(v any, typ string) any {
 		if typ == TypeDate {
 			return x.Format("2006-01-02")
 		}
-		return x.Format("2006-01-02T15:04:05.999999")
+		return x.Format(TimestampLayout)
 	case duckdb.Decimal:
 		return json.Number(decimalString(x))
 	case *big.Int:

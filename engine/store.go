@@ -95,19 +95,56 @@ func dsn(cfg Config, path string) string {
 	return path + "?" + q.Encode()
 }
 
+// ownerDSN is dsn for an owner's database, which may read its own incoming
+// directory: external access and the lock are set by lockOwner once
+// allowed_directories is, which the DSN cannot carry.
+func ownerDSN(cfg Config, path string) string {
+	q := url.Values{}
+	q.Set("autoload_known_extensions", "false")
+	q.Set("autoinstall_known_extensions", "false")
+	q.Set("allow_community_extensions", "false")
+	q.Set("threads", strconv.Itoa(cfg.Threads))
+	q.Set("memory_limit", cfg.MemoryLimit)
+	q.Set("max_temp_directory_size", cfg.MaxTempSize)
+	return path + "?" + q.Encode()
+}
+
+// lockOwner lets SQL of an owner's database touch its incoming directory
+// only (read_csv of uploads), then turns external access off and locks the
+// configuration, before any other statement runs.
+func lockOwner(ctx context.Context, db *sql.DB, incoming string) error {
+	for _, stmt := range []string{
+		`SET GLOBAL allowed_directories = [` + quoteString(incoming+string(filepath.Separator)) + `]`,
+		`SET GLOBAL enable_external_access = false`,
+		`SET GLOBAL lock_configuration = true`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func openStore(ctx context.Context, cfg Config, owner string) (*Store, error) {
-	dir := filepath.Join(cfg.Dir, "owners", owner)
+	dir, err := filepath.Abs(filepath.Join(cfg.Dir, "owners", owner))
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	for _, d := range []string{dir, filepath.Join(dir, "files"), filepath.Join(dir, "incoming")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
 		}
 	}
-	connector, err := duckdb.NewConnector(dsn(cfg, filepath.Join(dir, "owner.duckdb")), nil)
+	connector, err := duckdb.NewConnector(ownerDSN(cfg, filepath.Join(dir, "owner.duckdb")), nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", owner, err)
 	}
 	s := &Store{owner: owner, dir: dir, db: sql.OpenDB(connector), logger: cfg.Logger.With("owner", owner), tables: map[string]*Table{},
 		remote: cfg.Remote, remoteMinRows: cfg.RemoteMinRows}
+	if err := lockOwner(ctx, s.db, filepath.Join(dir, "incoming")); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("engine: settings of %s: %w", owner, err)
+	}
 	for _, stmt := range catalogDDL {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			s.db.Close()

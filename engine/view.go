@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,22 +14,22 @@ import (
 
 // viewSQL returns the statement whose result is the whole of a plan's
 // answer, every row or group in order, unpaged.
-func (p *Plan) viewSQL() (string, []any) {
+func (p *Plan) viewSQL(keys []string) (string, []any) {
 	var b strings.Builder
 	b.WriteString("WITH m AS (" + p.source() + ") SELECT ")
 	if p.grouped {
-		var keys []string
+		var groups []string
 		for _, g := range p.groups {
 			b.WriteString(quoteIdent(g.Key) + ", ")
-			keys = append(keys, quoteIdent(g.Key))
+			groups = append(groups, quoteIdent(g.Key))
 		}
 		for i, a := range p.aggs {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(aggSQL(a) + " AS " + quoteIdent(a.Name))
+			b.WriteString(aggSQL(a) + " AS " + quoteIdent(keys[len(p.groups)+i]))
 		}
-		b.WriteString(" FROM m GROUP BY " + strings.Join(keys, ", "))
+		b.WriteString(" FROM m GROUP BY " + strings.Join(groups, ", "))
 		b.WriteString(" ORDER BY " + strings.Join(p.viewOrder(), ", "))
 		return b.String(), p.params
 	}
@@ -80,13 +81,23 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 			cols = append(cols, Column{Key: a.Name, Label: a.Name, Type: aggType(a), Reason: reason})
 		}
 	} else {
-		cols = p.rowCols
+		cols = slices.Clone(p.rowCols)
+	}
+	// Aggregate names are the caller's: they keep their label, and their
+	// key never takes a name the engine uses.
+	keys := make([]string, len(cols))
+	for i, c := range cols {
+		keys[i] = c.Key
+	}
+	keys = uniqueKeys(keys)
+	for i := range cols {
+		cols[i].Key = keys[i]
 	}
 	query, err := json.Marshal(p.Query)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	sel, params := p.viewSQL()
+	sel, params := p.viewSQL(keys)
 	t := &Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
 	if r, err := s.remoteOf(p.Table); err != nil {

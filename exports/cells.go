@@ -220,7 +220,7 @@ func textCell(v any, typ string) string {
 		return strconv.FormatBool(x)
 	case time.Time:
 		if typ == engine.TypeTimestamp {
-			return x.Format("2006-01-02T15:04:05.999999")
+			return x.Format(engine.TimestampLayout)
 		}
 		return x.Format("2006-01-02")
 	}

@@ -174,6 +174,12 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 		return engine.TableSource{}, err
 	}
 	src := engine.TableSource{Name: name, Header: header, Notes: notes}
+	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 {
+		// DuckDB reads UTF-8 itself; the row stream below stays for what
+		// its reader hands back (rows wider than the header) and for the
+		// encodings it does not take.
+		src.CSV = &engine.CSVFile{Path: path, Delimiter: byte(delim), MaxLine: in.cfg.MaxLine}
+	}
 	src.Rows = func(yield func([]string) error) (engine.RowStats, error) {
 		var stats engine.RowStats
 		f, ll, err := in.openText(path, head)

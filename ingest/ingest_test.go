@@ -279,6 +279,10 @@ func TestJSONShapes(t *testing.T) {
 		{"table json with object rows by key", `{"columns":[{"key":"id","label":"Order ID","type":"text"},{"key":"n","label":"N"}],"rows":[{"id":"007","n":1},{"n":2,"id":"008"}]}`,
 			`[["007" 1] ["008" 2]]`},
 		{"nested values as json text", `[{"a":{"b":[1,2]}}]`, `[["{\"b\":[1,2]}"]]`},
+		{"empty text apart from null", `[{"a":"","b":null},{"a":null,"b":"x"},{"b":""}]`,
+			`[["" <nil>] [<nil> "x"] [<nil> ""]]`},
+		{"empty text in ndjson", "{\"a\":\"\",\"n\":1}\n{\"a\":\" \",\"n\":null}\n", `[["" 1] [" " <nil>]]`},
+		{"empty text in table json", `{"columns":["a","b"],"rows":[["",null],[null,""]]}`, `[["" <nil>] [<nil> ""]]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -142,8 +142,11 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 	}
 	src.Keys = declaredKeys(cols)
 	src.Notes = []string{fmt.Sprintf("JSON %s", [...]string{"array of records", "records one per line", "table"}[shape])}
-	src.Rows = func(yield func([]string) error) (engine.RowStats, error) {
+	// JSON tells null from "": a null or missing value is an empty cell,
+	// an empty string is empty text.
+	src.RowsWithNulls = func(yield func(row []string, null []bool) error) (engine.RowStats, error) {
 		row := make([]string, len(cols))
+		null := make([]bool, len(cols))
 		first := true
 		err := walkJSON(path, shape, nil, func(rec jsonRecord) error {
 			if arrays && first {
@@ -151,21 +154,23 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 				return nil
 			}
 			clear(row)
+			for i := range null {
+				null[i] = true
+			}
 			n := 0
 			if rec.keys == nil {
 				for j, v := range rec.values {
-					row[j] = v.text
+					row[j], null[j] = v.text, v.kind == kindNull
 				}
 				n = len(rec.values)
 			} else {
 				for j, k := range rec.keys {
 					i := byKey[k]
-					row[i] = rec.values[j].text
-					n = max(n, i+1)
+					row[i], null[i] = rec.values[j].text, rec.values[j].kind == kindNull
 				}
 				n = len(cols)
 			}
-			return yield(row[:max(n, 1)])
+			return yield(row[:max(n, 1)], null[:max(n, 1)])
 		})
 		return engine.RowStats{}, jsonErr(name, err)
 	}

@@ -25,7 +25,7 @@ func BenchmarkJSONSource(b *testing.B) {
 			b.Fatal(err)
 		}
 		n := 0
-		if _, err := res.Tables[0].Rows(func(r []string) error { n++; return nil }); err != nil {
+		if _, err := res.Tables[0].RowsWithNulls(func(r []string, null []bool) error { n++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

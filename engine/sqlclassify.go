@@ -1,0 +1,398 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// The SQL pass counts the value shapes of every staging column in one
+// vectorised scan, producing exactly the counts colStats makes in Go, so
+// that decide stays the one place types are chosen. Each value is trimmed
+// as strings.TrimSpace trims, sorted into a kind by a cheap first test and
+// at most three patterns, and split into parts by regexp_extract; the
+// counts are count_if and CASE aggregates (FILTER clauses copy the input once each) over those parts.
+
+// spaceChars are the characters trimmed from a value before it is
+// classified and cast, in Go and in SQL alike. ASCII only: DuckDB's trim
+// removes bytes, and the bytes of a wider space would eat into other
+// characters (the first byte of U+2000 is the first byte of €).
+const spaceChars = " \t\n\v\f\r"
+
+// trimSQL trims a staging column as trimValue does.
+func trimSQL(col string) string { return "trim(" + col + ", " + quoteString(spaceChars) + ")" }
+
+// trimValue trims a value as trimSQL does.
+func trimValue(v string) string { return strings.Trim(v, spaceChars) }
+
+// Patterns of the SQL pass, each the exact counterpart of a Go test in
+// classify.go.
+const (
+	plainNumberPattern = `^([-+]?)([0-9]*)(\.?)([0-9]*)$` // with at least one digit: colStats.number's allDigits
+	digitishPattern    = `\+?\(?[0-9][0-9 ()./-]*`        // isDigitish
+	isoDatePattern     = `[0-9]{4}-[0-9]{2}-[0-9]{2}`
+	naiveTimePattern   = `([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?`                                    // timeShape without a zone
+	zonedTimePattern   = `([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?(Z|[+-](0[0-9]|1[0-4])(:?[0-5][0-9])?)` // timeShape with one
+	dateishPattern     = isoDatePattern + `([ T].*)?|[0-9]{1,4}[/.][0-9]{1,2}[/.][0-9]{1,4}`
+)
+
+// sqlCounts counts the shapes of staging columns 1..width of table stage.
+func sqlCounts(ctx context.Context, conn *sql.Conn, stage string, width int) ([]colStats, error) {
+	return sqlCountsFrom(ctx, conn, quoteIdent(stage), width)
+}
+
+// sqlCountsFrom counts the shapes of columns c1..cwidth of from, a table
+// or a subquery the engine built.
+func sqlCountsFrom(ctx context.Context, conn *sql.Conn, from string, width int) ([]colStats, error) {
+	q := countsSQL(from, width)
+	// One row: per column, the fixed counts then a histogram of currencies.
+	per := len(sqlCountNames) + 1
+	vals := make([]any, width*per)
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
+		return nil, classify(ctx, err)
+	}
+	out := make([]colStats, width)
+	for i := range out {
+		m := map[string]int64{}
+		for j, name := range sqlCountNames {
+			m[name] = toInt64(vals[i*per+j])
+		}
+		if h, ok := vals[i*per+per-1].(duckdb.OrderedMap); ok {
+			keys, counts := h.Keys(), h.Values()
+			for j, k := range keys {
+				if s, ok := k.(string); ok {
+					m["cur:"+s] = toInt64(counts[j])
+				}
+			}
+		}
+		out[i] = statsFromCounts(m)
+	}
+	return out, nil
+}
+
+// sqlCountNames are the counts of one column, in the order countsSQL
+// selects them.
+var sqlCountNames = []string{
+	"n", "int", "dec", "lead", "long", "bool", "date", "ts", "tsz", "dmy", "mdy", "dmydot", "ymdslash", "dateish",
+	"serial", "serialint", "digitish", "intdigits", "scale",
+	"form", "sci", "grouped", "ambiguous", "point", "pct", "paren",
+}
+
+// countsSQL builds the statement of the SQL pass: four projections (trim,
+// kind, parts, flags) under one aggregate. Only constants and column
+// positions go into it.
+func countsSQL(from string, width int) string {
+	var trims, kinds, parts, flags, aggs []string
+	for i := 1; i <= width; i++ {
+		n := strconv.Itoa(i)
+		x, k := "x"+n, "k"+n
+		trims = append(trims, trimSQL(stageColumn(i))+" AS "+x)
+		kinds = append(kinds, x+", "+kindSQL(x)+" AS "+k)
+		parts = append(parts, x+", "+k+
+			", CASE WHEN "+k+" = 'n' THEN regexp_extract("+x+", "+quoteString(plainNumberPattern)+", ['sg', 'ip', 'dt', 'fr']) END AS np"+n+
+			", CASE WHEN "+k+" = 'w' THEN regexp_extract("+x+", "+quoteString(writtenPattern)+", "+sqlList(writtenParts)+") END AS wp"+n+
+			", CASE WHEN "+k+" <> 'o' THEN regexp_full_match("+x+", "+quoteString(digitishPattern)+") END AS dg"+n)
+		flags = append(flags, flagsSQL(n))
+		aggs = append(aggs, aggsSQL(n)...)
+	}
+	// The parts are materialised: inlined, every flag would run the
+	// patterns again.
+	return "WITH p AS MATERIALIZED (SELECT " + strings.Join(parts, ", ") +
+		" FROM (SELECT " + strings.Join(kinds, ", ") +
+		" FROM (SELECT " + strings.Join(trims, ", ") + " FROM " + from + ")))" +
+		", f AS MATERIALIZED (SELECT " + strings.Join(flags, ", ") + " FROM p)" +
+		" SELECT " + strings.Join(aggs, ", ") + " FROM f"
+}
+
+func sqlList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quoteString(n)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// kindSQL sorts a trimmed value: NULL when empty; o when its first
+// character rules out every shape but text and booleans; n a plain number
+// (colStats.number); w a number in a written form (readWritten); d
+// something date-like; x anything else.
+func kindSQL(x string) string {
+	var isoCodes []string
+	firsts := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "+", "-", ".", "("}
+	for _, c := range currencySigns {
+		if isoCode(c) {
+			isoCodes = append(isoCodes, c)
+		} else {
+			firsts = append(firsts, c)
+		}
+	}
+	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN NULL" +
+		" WHEN NOT (left(" + x + ", 1) IN " + sqlTuple(firsts) + " OR left(" + x + ", 3) IN " + sqlTuple(isoCodes) + ") THEN 'o'" +
+		" WHEN regexp_full_match(" + x + ", '[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)') THEN 'n'" +
+		" WHEN regexp_full_match(" + x + ", " + quoteString(writtenPattern) + ") THEN 'w'" +
+		" WHEN regexp_full_match(" + x + ", " + quoteString(dateishPattern) + ") THEN 'd'" +
+		" ELSE 'x' END"
+}
+
+func sqlTuple(vals []string) string {
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = quoteString(v)
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}
+
+// flagsSQL turns the parts of column n into one flag per shape, each the
+// counterpart of a test in colStats.number, readWritten with
+// colStats.written, or colStats.date.
+func flagsSQL(n string) string {
+	x, k, np, wp := "x"+n, "k"+n, "np"+n, "wp"+n
+	col := func(expr, name string) string { return expr + " AS " + name + n }
+	// Plain numbers.
+	nsig := "length(ltrim(" + np + ".ip || " + np + ".fr, '0'))"
+	nbase := "(" + k + " = 'n' AND " + nsig + " <= 15 AND " + np + ".ip <> '')"
+	nlead := "(" + nbase + " AND length(" + np + ".ip) > 1 AND left(" + np + ".ip, 1) = '0')"
+	nok := "(" + nbase + " AND NOT " + nlead + " AND " + np + ".sg <> '+')"
+	nint := "(" + nok + " AND " + np + ".dt = '' AND NOT (" + np + ".sg = '-' AND " + np + ".ip = '0'))"
+	// Written forms.
+	has := func(g string) string { return "(" + wp + "." + g + " <> '')" }
+	paren := "(" + has("lp") + " OR " + has("lp2") + ")"
+	cur := "(" + wp + ".cp || " + wp + ".cs)"
+	exp := "CASE WHEN " + wp + ".exp = '' THEN 0 ELSE TRY_CAST(" + wp + ".exp AS INTEGER) END"
+	grouped := "contains(" + wp + ".int, ',')"
+	digits := "replace(" + wp + ".int, ',', '')"
+	valid := "(" + k + " = 'w' AND NOT (" + has("lp") + " AND " + has("lp2") + ") AND " + paren + " = " + has("rp") +
+		" AND NOT (" + has("lp2") + " AND " + wp + ".cp = '') AND NOT (" + has("cp") + " AND " + has("cs") + ")" +
+		" AND NOT (" + has("pct") + " AND " + cur + " <> '') AND NOT (" + has("m1") + " AND " + has("m2") + ")" +
+		" AND NOT (" + paren + " AND (" + has("m1") + " OR " + has("m2") + ")) AND NOT (" + has("m2") + " AND " + wp + ".cp = '')" +
+		" AND (" + wp + ".exp = '' OR (NOT " + grouped + " AND abs(" + exp + ") <= " + strconv.Itoa(maxExponent) + "))" +
+		" AND (" + paren + " OR " + cur + " <> '' OR " + has("pct") + " OR " + grouped + " OR " + has("exp") + "))"
+	wsig := "length(ltrim(" + digits + " || " + wp + ".frac, '0'))"
+	wleadRaw := "(length(" + wp + ".int) > 1 AND left(" + wp + ".int, 1) = '0')"
+	// Dates.
+	d := "(" + k + " = 'd')"
+	isoTime := func(pattern string) string {
+		return "(" + d + " AND regexp_full_match(" + x + ", " + quoteString(isoDatePattern+"[ T]"+pattern) + ") AND TRY_CAST(left(" + x + ", 10) AS DATE) IS NOT NULL)"
+	}
+	dayMonth := func(pattern, format string) string {
+		return "(" + d + " AND regexp_full_match(" + x + ", " + quoteString(pattern) + ") AND try_strptime(" + x + ", " + quoteString(format) + ") IS NOT NULL)"
+	}
+	return strings.Join([]string{
+		x, k, "dg" + n, np + ".ip AS ip" + n, np + ".fr AS fr" + n, np + ".sg AS sg" + n,
+		col("("+k+" = 'n' AND "+nsig+" > 15)", "nlong"),
+		col(nlead, "nlead"),
+		col(nint, "nint"),
+		col("("+nok+" AND "+np+".dt = '.' AND "+np+".fr <> '')", "ndec"),
+		col("("+nok+" AND "+np+".sg = '' AND ("+np+".dt = '' OR "+np+".fr <> '') AND length("+np+".ip) <= 7 AND TRY_CAST("+np+".ip AS INTEGER) <= 2958465)", "nserial"),
+		col("coalesce("+valid+", false)", "wv"),
+		col(wsig, "wsig"),
+		col(wleadRaw, "wlead"),
+		col("greatest(length("+digits+") + "+exp+", 1)", "wint"),
+		col("greatest(length("+wp+".frac) - "+exp+", 0)", "wscale"),
+		col(cur, "cur"), col(has("exp"), "wsci"), col(grouped, "wgrp"),
+		col("("+grouped+" AND length("+wp+".int) - length("+digits+") = 1 AND "+wp+".frac = '')", "wamb"),
+		col(has("frac"), "wpoint"), col(has("pct"), "wpct"), col(paren, "wparen"),
+		col("("+d+" AND regexp_full_match("+x+", '"+isoDatePattern+"') AND TRY_CAST("+x+" AS DATE) IS NOT NULL)", "date"),
+		col(isoTime(naiveTimePattern), "tsn"),
+		col(isoTime(zonedTimePattern), "tsz"),
+		col(dayMonth(`[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}`, "%d/%m/%Y"), "dmy"),
+		col(dayMonth(`[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}`, "%m/%d/%Y"), "mdy"),
+		col(dayMonth(`[0-9]{1,2}\.[0-9]{1,2}\.[0-9]{4}`, "%d.%m.%Y"), "dmydot"),
+		col(dayMonth(`[0-9]{4}/[0-9]{1,2}/[0-9]{1,2}`, "%Y/%m/%d"), "ymd"),
+	}, ", ")
+}
+
+// aggsSQL returns the aggregates of column n in sqlCountNames order, then
+// its currency histogram.
+func aggsSQL(n string) []string {
+	v := func(name string) string { return name + n }
+	f := func(cond string) string { return "CAST(coalesce(count_if(" + cond + "), 0) AS BIGINT)" }
+	wok := "(" + v("wv") + " AND " + v("wsig") + " <= 15 AND NOT " + v("wlead") + ")"
+	maxOf := func(a, condA, b, condB string) string {
+		return "greatest(coalesce(max(CASE WHEN " + condA + " THEN " + a + " END), 0), coalesce(max(CASE WHEN " + condB + " THEN " + b + " END), 0))"
+	}
+	return []string{
+		f(v("k") + " IS NOT NULL"),
+		f(v("nint")), f(v("ndec")),
+		f(v("nlead") + " OR (" + v("wv") + " AND " + v("wsig") + " <= 15 AND " + v("wlead") + ")"),
+		f(v("nlong") + " OR (" + v("wv") + " AND " + v("wsig") + " > 15)"),
+		f("lower(" + v("x") + ") IN ('true', 'false')"),
+		f(v("date")), f(v("date") + " OR " + v("tsn")), f(v("tsz")),
+		f(v("dmy")), f(v("mdy")), f(v("dmydot")), f(v("ymd")),
+		f(v("dmy") + " OR " + v("mdy") + " OR " + v("dmydot") + " OR " + v("ymd")),
+		f(v("nserial")), f(v("nint") + " AND " + v("sg") + " = ''"), f("coalesce(" + v("dg") + ", false)"),
+		maxOf("length("+v("ip")+")", v("nint")+" OR "+v("ndec"), v("wint"), wok),
+		maxOf("length("+v("fr")+")", v("ndec"), v("wscale"), wok),
+		f(wok), f(wok + " AND " + v("wsci")), f(wok + " AND " + v("wgrp")), f(wok + " AND " + v("wamb")),
+		f(wok + " AND " + v("wpoint")), f(wok + " AND " + v("wpct")), f(wok + " AND " + v("wparen")),
+		"histogram(CASE WHEN " + wok + " AND " + v("cur") + " <> '' THEN " + v("cur") + " END)",
+	}
+}
+
+// statsFromCounts fills a colStats from counts, as counts() reports them.
+func statsFromCounts(m map[string]int64) colStats {
+	c := colStats{
+		n: m["n"], ints: m["int"], decs: m["dec"], lead: m["lead"], long: m["long"], bools: m["bool"],
+		dates: m["date"], stamps: m["ts"], dmy: m["dmy"], mdy: m["mdy"], dmydot: m["dmydot"],
+		ymdslash: m["ymdslash"], serial: m["serial"], serialInt: m["serialint"], digits: m["digitish"],
+		intDigits: m["intdigits"], scale: m["scale"],
+		forms: m["form"], sci: m["sci"], grouped: m["grouped"], ambiguous: m["ambiguous"], points: m["point"],
+		percent: m["pct"], paren: m["paren"], zoned: m["tsz"], dateish: m["dateish"],
+	}
+	for k, v := range m {
+		if s, ok := strings.CutPrefix(k, "cur:"); ok && v > 0 {
+			if c.currencies == nil {
+				c.currencies = map[string]int64{}
+			}
+			c.currencies[s] = v
+		}
+	}
+	return c
+}
+
+// Value codes of the quick pass. Each code is a set of values whose
+// shape counts colStats would make are known exactly (codes 0, 2, 3) or
+// known well enough that decide cannot choose otherwise (1, 4, 5, 6).
+const (
+	quickEmpty   = 0 // empty
+	quickInt     = 1 // a canonical whole number of at most 15 digits
+	quickBool    = 2 // true or false
+	quickText    = 3 // starts with nothing a number, date or code starts with
+	quickDecimal = 4 // a canonical decimal of at most 15 significant digits
+	quickLead    = 5 // digits with a leading zero, at most 15 significant
+	quickDate    = 6 // an ISO date
+	quickOther   = 7 // needs the full count
+	quickCodes   = 8
+)
+
+// quickSQL sorts raw value x into a quick code with cheap tests, the
+// cheapest first: code points, round-trip casts and string functions. It
+// does not trim (trimming every value cost as much as the rest): a value
+// starting with a space goes to the full count, and one ending with a
+// space fails every round trip and pattern but the text one, where only
+// true and false care, and those are trimmed.
+func quickSQL(x string) string {
+	var isoCodes, firsts []string
+	for _, c := range currencySigns {
+		if isoCode(c) {
+			isoCodes = append(isoCodes, c)
+		} else {
+			firsts = append(firsts, strconv.Itoa(int([]rune(c)[0])))
+		}
+	}
+	var spaces []string
+	for _, c := range spaceChars {
+		firsts = append(firsts, strconv.Itoa(int(c)))
+		spaces = append(spaces, strconv.Itoa(int(c)))
+	}
+	for _, c := range "+-.(" {
+		firsts = append(firsts, strconv.Itoa(int(c)))
+	}
+	a := "ascii(" + x + ")"
+	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN 0" +
+		" WHEN NOT (" + a + " BETWEEN 48 AND 57 OR " + a + " IN (" + strings.Join(firsts, ", ") + ")" +
+		" OR (" + a + " BETWEEN 65 AND 90 AND left(" + x + ", 3) IN " + sqlTuple(isoCodes) + "))" +
+		" THEN CASE WHEN " + a + " IN (70, 84, 102, 116) AND lower(" + trimSQL(x) + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
+		" WHEN " + a + " IN (" + strings.Join(spaces, ", ") + ") THEN 7" +
+		" WHEN (length(" + x + ") <= 15 OR length(" + x + ") = 16 AND " + a + " = 45) AND TRY_CAST(" + x + " AS BIGINT)::VARCHAR = " + x + " THEN 1" +
+		" WHEN length(" + x + ") <= 16 AND regexp_full_match(" + x + ", '-?(0|[1-9][0-9]*)\\.[0-9]+') THEN 4" +
+		" WHEN " + a + " = 48 AND length(" + x + ") <= 15 AND ltrim(" + x + ", '0123456789') = '' THEN 5" +
+		" WHEN length(" + x + ") = 10 AND TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x + " THEN 6" +
+		" ELSE 7 END"
+}
+
+// quickCounts is what the quick pass found in one column.
+type quickCounts struct {
+	codes            [quickCodes]int64
+	intDigits, scale int64
+}
+
+// settle returns the counts decide needs when the quick pass alone fixes
+// the decision, or false when the column needs the full count. The
+// counts left out are ones decide does not reach for these columns.
+func (q quickCounts) settle() (colStats, bool) {
+	c := q.codes
+	n := c[quickInt] + c[quickBool] + c[quickText] + c[quickDecimal] + c[quickLead] + c[quickDate] + c[quickOther]
+	switch {
+	case c[quickOther] > 0:
+		return colStats{}, false
+	case c[quickInt]+c[quickDecimal]+c[quickLead] == n:
+		// Numbers and dates of the quick pass have no space around them
+		// (true and false may).
+		return colStats{n: n, ints: c[quickInt], decs: c[quickDecimal], lead: c[quickLead], intDigits: q.intDigits, scale: q.scale, trimmed: true}, true
+	case c[quickBool]+c[quickText] == n:
+		return colStats{n: n, bools: c[quickBool]}, true
+	case c[quickDate] == n:
+		return colStats{n: n, dates: n, stamps: n, trimmed: true}, true
+	}
+	return colStats{}, false
+}
+
+// quickPass runs the quick pass over staging columns 1..width, one
+// statement per column: DuckDB reads only that column, and plans a narrow
+// statement far faster than one wide one (a statement over 28 columns ran
+// out of memory while planning).
+func quickPass(ctx context.Context, conn *sql.Conn, stage string, width int) ([]quickCounts, error) {
+	out := make([]quickCounts, width)
+	for i := range out {
+		aggs := make([]string, 0, quickCodes+2)
+		for k := 0; k < quickCodes; k++ {
+			aggs = append(aggs, "CAST(coalesce(count_if(q = "+strconv.Itoa(k)+"), 0) AS BIGINT)")
+		}
+		// Whole digits and scale: strpos finds the point of a decimal.
+		aggs = append(aggs,
+			"coalesce(max(CASE WHEN q = 1 THEN length(x) - (ascii(x) = 45)::INT WHEN q = 4 THEN strpos(x, '.') - 1 - (ascii(x) = 45)::INT END), 0)",
+			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)")
+		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x" +
+			" FROM (SELECT " + stageColumn(i+1) + " AS x FROM " + quoteIdent(stage) + "))"
+		vals := make([]int64, quickCodes+2)
+		ptrs := make([]any, len(vals))
+		for j := range vals {
+			ptrs[j] = &vals[j]
+		}
+		if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
+			return nil, classify(ctx, err)
+		}
+		copy(out[i].codes[:], vals[:quickCodes])
+		out[i].intDigits, out[i].scale = vals[quickCodes], vals[quickCodes+1]
+	}
+	return out, nil
+}
+
+// classifyStaged counts the shapes of staging columns 1..width in SQL: the
+// quick pass for every column, the full count for the columns it leaves
+// open.
+func classifyStaged(ctx context.Context, conn *sql.Conn, stage string, width int) ([]colStats, error) {
+	quick, err := quickPass(ctx, conn, stage, width)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]colStats, width)
+	var open []int
+	for i, q := range quick {
+		if st, ok := q.settle(); ok {
+			out[i] = st
+		} else {
+			open = append(open, i)
+		}
+	}
+	if len(open) == 0 {
+		return out, nil
+	}
+	// The full count runs over the open columns only, one at a time.
+	for _, i := range open {
+		full, err := sqlCountsFrom(ctx, conn, "(SELECT "+stageColumn(i+1)+" AS "+stageColumn(1)+" FROM "+quoteIdent(stage)+")", 1)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = full[0]
+	}
+	return out, nil
+}

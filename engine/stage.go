@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// CSVFile is a CSV file as ingest found it, for DuckDB's reader: UTF-8,
+// a header row, the delimiter ingest detected, double quotes.
+type CSVFile struct {
+	// Path is the file, inside the store's incoming directory: the only
+	// place the owner's database may read.
+	Path string
+	// Delimiter is one ASCII character.
+	Delimiter byte
+	// MaxLine is the longest line allowed, in bytes.
+	MaxLine int
+}
+
+// maxRejectSamples is how many rejected rows a report lists by line.
+const maxRejectSamples = 20
+
+// rejectReasons name DuckDB's reject types in the report's words.
+var rejectReasons = map[string]string{
+	"CAST":                   "a value could not be read",
+	"MISSING COLUMNS":        "fewer fields than the header",
+	"TOO MANY COLUMNS":       "more fields than the header",
+	"UNQUOTED VALUE":         "a quote inside an unquoted field",
+	"LINE SIZE OVER MAXIMUM": "the line is too long",
+	"INVALID UNICODE":        "the line is not valid UTF-8",
+	"INVALID STATE":          "the quoting is broken",
+}
+
+// stageCSV stages a CSV file with read_csv: every column VARCHAR, the
+// dialect ingest detected, strict quoting, rows it cannot read kept aside
+// and reported, then classifies every column in SQL. It returns false,
+// having staged nothing, when the file must go through Go instead: it lies
+// outside the incoming directory, or some rows are wider or narrower than
+// the header (extra values are kept in columns named by position, missing
+// ones are empty; DuckDB's padding of short rows would also stop it
+// reading in parallel).
+func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (stagedTable, bool, error) {
+	c := src.CSV
+	width := len(src.Header)
+	path, err := filepath.Abs(c.Path)
+	if err != nil || width == 0 || width > MaxColumns || c.Delimiter == 0 || c.Delimiter == '"' || c.Delimiter > 127 ||
+		!strings.HasPrefix(path, s.IncomingDir()+string(filepath.Separator)) {
+		return stagedTable{}, false, nil
+	}
+	rejects, scans := "dd_rejects_"+strconv.Itoa(ordinal), "dd_reject_scans_"+strconv.Itoa(ordinal)
+	dropRejects := func() error {
+		for _, t := range []string{rejects, scans} {
+			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS temp.`+quoteIdent(t)); err != nil {
+				return classify(ctx, err)
+			}
+		}
+		return nil
+	}
+	if err := dropRejects(); err != nil {
+		return stagedTable{}, false, err
+	}
+	cols := make([]string, width)
+	for i := range cols {
+		cols[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
+	}
+	// DuckDB's buffer would be 16 times the longest line by default;
+	// one line and a margin is enough.
+	maxLine := c.MaxLine
+	if maxLine <= 0 {
+		maxLine = 2 << 20
+	}
+	read := `read_csv(` + quoteString(path) + `, auto_detect = false, header = true, delim = ` + quoteString(string(c.Delimiter)) +
+		`, quote = '"', escape = '"', columns = {` + strings.Join(cols, ", ") + `}, strict_mode = true` +
+		`, store_rejects = true, rejects_table = ` + quoteString(rejects) + `, rejects_scan = ` + quoteString(scans) +
+		`, max_line_size = ` + strconv.Itoa(maxLine) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, 32<<20)) + `, encoding = 'utf-8')`
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read); err != nil {
+		return stagedTable{}, false, classify(ctx, err)
+	}
+	st := stagedTable{width: width}
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
+		return stagedTable{}, false, classify(ctx, err)
+	}
+	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats)
+	if err != nil {
+		return stagedTable{}, false, err
+	}
+	if err := dropRejects(); err != nil {
+		return stagedTable{}, false, err
+	}
+	if wider {
+		if _, err := conn.ExecContext(ctx, `DROP TABLE `+quoteIdent(stage)); err != nil {
+			return stagedTable{}, false, classify(ctx, err)
+		}
+		return stagedTable{}, false, nil
+	}
+	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
+		return stagedTable{}, false, err
+	}
+	return st, true, nil
+}
+
+// csvRejects reads what read_csv kept aside into stats, and reports
+// whether a row was wider than the header.
+func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats) (bool, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT line, error_type::VARCHAR FROM temp.`+quoteIdent(table)+` ORDER BY line`)
+	if err != nil {
+		return false, classify(ctx, err)
+	}
+	defer rows.Close()
+	wider := false
+	for rows.Next() {
+		var line int64
+		var typ string
+		if err := rows.Scan(&line, &typ); err != nil {
+			return false, classify(ctx, err)
+		}
+		wider = wider || typ == "TOO MANY COLUMNS" || typ == "MISSING COLUMNS"
+		stats.Rejected++
+		if len(stats.Rejects) < maxRejectSamples {
+			reason, ok := rejectReasons[typ]
+			if !ok {
+				reason = "the row could not be read"
+			}
+			stats.Rejects = append(stats.Rejects, Reject{Line: line, Reason: reason})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, classify(ctx, err)
+	}
+	if stats.Rejected > 0 {
+		stats.Notes = append(stats.Notes, fmt.Sprintf("%d rows could not be read and were left out", stats.Rejected))
+	}
+	return wider, nil
+}

@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"datadesk"
+)
+
+// csvSourceOf reads a CSV file for both paths: the row stream (Go) and the
+// file itself (DuckDB's reader).
+func csvSourceOf(t *testing.T, path string, viaSQL bool) TableSource {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	header, err := csv.NewReader(f).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := TableSource{Name: "t", Header: header, Rows: func(yield func([]string) error) (RowStats, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return RowStats{}, err
+		}
+		defer f.Close()
+		r := csv.NewReader(f)
+		r.FieldsPerRecord = -1
+		if _, err := r.Read(); err != nil {
+			return RowStats{}, err
+		}
+		for {
+			rec, err := r.Read()
+			if err != nil {
+				return RowStats{}, nil
+			}
+			if err := yield(rec); err != nil {
+				return RowStats{}, err
+			}
+		}
+	}}
+	if viaSQL {
+		// No row stream: the file must be read by DuckDB alone.
+		src.CSV, src.Rows = &CSVFile{Path: path, Delimiter: ','}, nil
+	}
+	return src
+}
+
+// sameDecisionFiles are CSV files both paths read: the S&P 500 file and
+// one made of every shape the classifiers know.
+func sameDecisionFiles(t *testing.T) map[string]string {
+	sp, err := os.ReadFile(filepath.Join("..", "api", "testdata", "sp500-financials.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	var header []string
+	longest := 0
+	for i, g := range shapeValues {
+		header = append(header, fmt.Sprintf("shape_%d", i))
+		longest = max(longest, len(g))
+	}
+	// Each shape group also alone in a column of its own, value by value,
+	// so that mixed columns and pure ones both occur.
+	for i, g := range shapeValues {
+		for j := range g {
+			header = append(header, fmt.Sprintf("v_%d_%d", i, j))
+		}
+	}
+	w.Write(header)
+	for r := 0; r < longest; r++ {
+		var row []string
+		for _, g := range shapeValues {
+			row = append(row, g[r%len(g)])
+		}
+		for _, g := range shapeValues {
+			row = append(row, g...)
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	return map[string]string{"sp500.csv": string(sp), "shapes.csv": b.String(),
+		"crlf and bom.csv":   "\uFEFFa,b\r\n1,x\r\n2,y\r\n",
+		"quoted fields.csv":  "a,b\n\"1,5\",\"line1\nline \"\"2\"\"\"\n\"\",\" padded \"\n",
+		"header only.csv":    "a,b\n",
+		"blank lines.csv":    "a,b\n1,2\n\n3,4\n",
+		"last line open.csv": "a,b\n1,2\n3,4",
+		"forms.csv": "amount,price,share,day,at,zip,qty,note\n" +
+			"\"1,234.56\",$12.50,12.5%,3/14/2025,2024-03-01T10:00:00.123Z,09645,1,x\n" +
+			"12.50,\"$1,000\",-3%,12/1/2025,2024-03-01 10:00:00+02:00,10001,2,\n" +
+			"\"(45.00)\",($3.50),0%,1/31/2025,2024-03-01 10:00:00-0530,00501,3,\"\"\n"}
+}
+
+// TestSameDecisionsBothPaths stores each file through the Go row stream
+// and through read_csv with the SQL pass: every column gets the same type,
+// identifier mark and reason, and every value the same stored form.
+func TestSameDecisionsBothPaths(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx := context.Background()
+	for name, content := range sameDecisionFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			var got [2]*Table
+			var rows [2]*Page
+			for i, viaSQL := range []bool{false, true} {
+				path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				f, err := s.AddFile(ctx, NewFile{Filename: name, TempPath: path, Tables: []TableSource{csvSourceOf(t, path, viaSQL)}})
+				if err != nil {
+					t.Fatalf("via SQL %v: %v", viaSQL, err)
+				}
+				got[i] = &f.Tables[0]
+				if rows[i], err = s.Rows(ctx, got[i].ID, PageRequest{Limit: MaxPageSize}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if g, w := fmt.Sprint(got[1].Columns), fmt.Sprint(got[0].Columns); g != w {
+				for j := range got[0].Columns {
+					if a, b := got[1].Columns[j], got[0].Columns[j]; a != b {
+						t.Errorf("column %s: SQL %s %v %q, Go %s %v %q", b.Key, a.Type, a.Identifier, a.Reason, b.Type, b.Identifier, b.Reason)
+					}
+				}
+			}
+			if g, w := fmt.Sprint(rows[1].Rows), fmt.Sprint(rows[0].Rows); g != w {
+				t.Errorf("rows differ:\nSQL %.400s\nGo  %.400s", g, w)
+			}
+			if got[1].RowCount != got[0].RowCount {
+				t.Errorf("rows: SQL %d, Go %d", got[1].RowCount, got[0].RowCount)
+			}
+		})
+	}
+}
+
+// TestOwnerReadsOwnIncomingOnly proves that SQL of an owner's database
+// reads its own incoming directory and nothing else: not another owner's
+// uploads or bytes, not its own stored bytes or database file, not a path
+// that climbs out with .., not /etc/passwd; and the settings cannot be
+// loosened. (DuckDB always lets an instance read its own database file,
+// which holds nothing but this owner's data.)
+func TestOwnerReadsOwnIncomingOnly(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	a, b := acquire(t, e, datadesk.NewID("u")), acquire(t, e, datadesk.NewID("u"))
+	write := func(dir, name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x\n1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	own := write(a.IncomingDir(), "own.csv")
+	other := write(b.IncomingDir(), "other.csv")
+	stored := write(filepath.Dir(a.BytesPath("f_x")), "f_x")
+	root := filepath.Dir(filepath.Dir(filepath.Dir(a.IncomingDir())))
+	dataFile := write(root, "users.csv")
+	var n int
+	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM read_csv(`+quoteString(own)+`)`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("own incoming file: %d %v", n, err)
+	}
+	for name, stmt := range map[string]string{
+		"/etc/passwd":             `SELECT count(*) FROM read_csv('/etc/passwd')`,
+		"another owner's upload":  `SELECT count(*) FROM read_csv(` + quoteString(other) + `)`,
+		"another owner's store":   `SELECT count(*) FROM read_blob(` + quoteString(filepath.Join(filepath.Dir(b.IncomingDir()), "owner.duckdb")) + `)`,
+		"own stored bytes":        `SELECT count(*) FROM read_csv(` + quoteString(stored) + `)`,
+		"climbing out with ..":    `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(a.IncomingDir(), "..", "files", "f_x")) + `)`,
+		"the data directory":      `SELECT count(*) FROM read_csv(` + quoteString(dataFile) + `)`,
+		"a glob over every owner": `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(root, "owners", "*", "incoming", "*.csv")) + `)`,
+		"json of another owner":   `SELECT count(*) FROM read_json(` + quoteString(other) + `)`,
+		"attach another owner":    `ATTACH ` + quoteString(filepath.Join(filepath.Dir(b.IncomingDir()), "owner.duckdb")) + ` AS stolen`,
+		"loosen the directories":  `SET allowed_directories = ['/']`,
+		"turn access back on":     `SET enable_external_access = true`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			rows, err := a.db.QueryContext(ctx, stmt)
+			if err == nil {
+				rows.Close()
+				t.Fatalf("%s ran", stmt)
+			}
+		})
+	}
+}
+
+// TestCSVRejectsReported: a row DuckDB's strict reader cannot read is left
+// out and reported with its line; the other rows are stored.
+func TestCSVRejectsReported(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	path := filepath.Join(s.IncomingDir(), "bad.csv")
+	if err := os.WriteFile(path, []byte("a,b\n1,2\n3,\"x\"y\n5,6\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "bad.csv", TempPath: path, Tables: []TableSource{csvSourceOf(t, path, true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Tables[0].Report
+	if r.RowsStored != 2 || r.RowsRejected != 1 || len(r.Rejects) != 1 || r.Rejects[0].Line != 3 {
+		t.Errorf("got %d stored, %d rejected %+v, want 2, 1 at line 3", r.RowsStored, r.RowsRejected, r.Rejects)
+	}
+}
