@@ -199,6 +199,15 @@ func forced(c map[string]int64, key, typ string) decision {
 		if c["int"] == n {
 			return decision{typ: TypeInteger, reason: reason}
 		}
+		// Numbers in a written form (1.5e-19) are typed as ingest types
+		// them, so that a declared column and the same values uploaded
+		// again agree.
+		if c["form"] > 0 && c["int"]+c["dec"]+c["form"] == n {
+			if d := decideWritten(c, n); d.typ == TypeDecimal || d.typ == TypeDouble {
+				d.reason = reason
+				return d
+			}
+		}
 		return decision{typ: TypeDouble, reason: reason}
 	case TypeBoolean:
 		return decision{typ: TypeBoolean, reason: reason}

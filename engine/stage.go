@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"datadesk"
 )
 
 // CSVFile is a CSV file as ingest found it, for DuckDB's reader: UTF-8,
@@ -84,7 +87,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
-	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats)
+	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, sourceName(src), maxLine)
 	if err != nil {
 		return stagedTable{}, false, err
 	}
@@ -97,15 +100,59 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 		}
 		return stagedTable{}, false, nil
 	}
+	if err := checkCellSizes(ctx, conn, stage, width, sourceName(src)); err != nil {
+		return stagedTable{}, false, err
+	}
 	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
 		return stagedTable{}, false, err
 	}
 	return st, true, nil
 }
 
+// checkCellSizes refuses a staged table with a cell over MaxCellChars, as
+// the Go path does, naming the first such cell. Byte lengths are known
+// without reading the text, so only a table that may hold one pays for
+// counting characters.
+func checkCellSizes(ctx context.Context, conn *sql.Conn, stage string, width int, name string) error {
+	widest := make([]string, width)
+	for i := range widest {
+		widest[i] = `max(strlen(` + stageColumn(i+1) + `))`
+	}
+	vals := make([]sql.NullInt64, width)
+	ptrs := make([]any, width)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(widest, ", ")+` FROM `+quoteIdent(stage)).Scan(ptrs...); err != nil {
+		return classify(ctx, err)
+	}
+	for i, v := range vals {
+		if !v.Valid || v.Int64 <= MaxCellChars {
+			continue
+		}
+		col := stageColumn(i + 1)
+		var row, chars int64
+		// A temporary table's row ids start past a large offset; counting
+		// from its first one gives the data row.
+		err := conn.QueryRowContext(ctx, `SELECT rowid - (SELECT min(rowid) FROM `+quoteIdent(stage)+`) + 1, length(`+col+`) FROM `+
+			quoteIdent(stage)+` WHERE length(`+col+`) > ? ORDER BY rowid LIMIT 1`, MaxCellChars).Scan(&row, &chars)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return classify(ctx, err)
+		}
+		return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
+			name, row, i+1, chars, MaxCellChars).WithField("file")
+	}
+	return nil
+}
+
 // csvRejects reads what read_csv kept aside into stats, and reports
 // whether a row was wider than the header.
-func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats) (bool, error) {
+// A line past maxLine refuses the file, as the Go reader does: a bound
+// that only dropped the line would let a huge quoted field pass unnoticed.
+func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats, name string, maxLine int) (bool, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT line, error_type::VARCHAR FROM temp.`+quoteIdent(table)+` ORDER BY line`)
 	if err != nil {
 		return false, classify(ctx, err)
@@ -117,6 +164,9 @@ func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, st
 		var typ string
 		if err := rows.Scan(&line, &typ); err != nil {
 			return false, classify(ctx, err)
+		}
+		if typ == "LINE SIZE OVER MAXIMUM" {
+			return false, datadesk.Errorf(datadesk.Invalid, "%s: line %d is longer than %d bytes", name, line, maxLine).WithField("file")
 		}
 		wider = wider || typ == "TOO MANY COLUMNS" || typ == "MISSING COLUMNS"
 		stats.Rejected++

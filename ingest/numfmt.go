@@ -160,12 +160,14 @@ func clockText(t time.Time) string {
 }
 
 // formatNumber writes a number in its shortest exact form, without an
-// exponent unless the number is very large or very small.
+// exponent unless the number is very large or very small (as JavaScript
+// writes numbers: 0.000001 but 1e-7), so that tiny values read as the
+// doubles they are rather than as decimals of twenty places.
 func formatNumber(v float64) string {
 	if v == 0 {
 		return "0"
 	}
-	if a := math.Abs(v); a >= 1e-20 && a < 1e30 {
+	if a := math.Abs(v); a >= 1e-6 && a < 1e21 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)

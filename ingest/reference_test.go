@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,11 @@ func agreesWithReference(ref, ours string) bool {
 	switch {
 	case ref == ours:
 		return true
+	case strings.HasPrefix(ref, "n:") && strings.HasPrefix(ours, "n:"):
+		// The same number, written with or without an exponent.
+		a, errA := strconv.ParseFloat(ref[2:], 64)
+		b, errB := strconv.ParseFloat(ours[2:], 64)
+		return errA == nil && errB == nil && a == b
 	case strings.HasPrefix(ours, "n:-") && (strings.HasPrefix(ref, "d:") || strings.HasPrefix(ref, "dt:") || strings.HasPrefix(ref, "t:")):
 		// A negative number under a date format: Excel shows ####, the
 		// references invent a date or a time; datadesk keeps the number.
