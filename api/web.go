@@ -87,6 +87,9 @@ func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
+		if err := s.ownerHere(c, user.ID); err != nil {
+			return err
+		}
 		c.Set(cookieKey, ck.Value)
 		c.Set("datadesk.csrf", sess.CSRF)
 		return next(c)
