@@ -50,15 +50,15 @@ defaults
 
 frontend datadesk
   bind %[2]s
-  http-request set-var(txn.owner) url_param(o) if { url_param(o) -m reg "^%[3]s$" }
-  http-request set-var(txn.owner) req.cook(datadesk_session),bytes(0,%[4]d) if { req.cook(datadesk_session) -m reg "^%[3]s[.]" }
-  http-request set-var(txn.owner) req.hdr(Authorization),bytes(10,%[4]d) if { req.hdr(Authorization) -m reg "^Bearer dd_%[3]s[.]" }
-  http-request set-var(txn.owner) req.hdr(X-On-Behalf-Of) if { req.hdr(X-On-Behalf-Of) -m reg "^%[3]s$" }
+  http-request set-var(txn.owner) url_param(o) if { url_param(o) -m reg '^%[3]s$' }
+  http-request set-var(txn.owner) req.cook(datadesk_session),bytes(0,%[4]d) if { req.cook(datadesk_session) -m reg '^%[3]s[.]' }
+  http-request set-var(txn.owner) req.hdr(Authorization),bytes(10,%[4]d) if { req.hdr(Authorization) -m reg '^Bearer dd_%[3]s[.]' }
+  http-request set-var(txn.owner) req.hdr(X-On-Behalf-Of) if { req.hdr(X-On-Behalf-Of) -m reg '^%[3]s$' }
   default_backend nodes
 
 backend nodes
   balance hash var(txn.owner)
-  hash-type consistent
+  hash-type consistent sdbm avalanche
 `, timeout, cfg.Bind, ownerIDRe, ownerIDLen)
 	for _, n := range r.nodes {
 		fmt.Fprintf(&b, "  server %s %s id %d\n", n.Name, n.Addr, n.ID)

@@ -110,10 +110,12 @@ func (r *Ring) Node(name string) (Node, bool) {
 }
 
 // Owner returns the node an owner's requests go to: HAProxy hashes the key
-// with sdbm and takes the closest point on the ring, the one before on a
-// tie (chash_get_server_hash).
+// with sdbm, spreads it with the avalanche hash (`hash-type consistent sdbm
+// avalanche`, written out in the configuration so that no version's
+// default matters), and takes the closest point on the ring, the one
+// before on a tie (chash_get_server_hash).
 func (r *Ring) Owner(owner string) Node {
-	h := sdbm(owner)
+	h := fullHash(sdbm(owner))
 	i := sort.Search(len(r.points), func(i int) bool { return r.points[i].key >= h })
 	if i == len(r.points) {
 		i = 0
@@ -138,8 +140,8 @@ func sdbm(s string) uint32 {
 	return h
 }
 
-// fullHash is Bob Jenkins' integer hash that HAProxy places servers with
-// (full_hash in include/haproxy/tools.h).
+// fullHash is Bob Jenkins' integer hash, then a multiplication, with which
+// HAProxy places servers (__full_hash in include/haproxy/intops.h).
 func fullHash(a uint32) uint32 {
 	a = (a + 0x7ed55d16) + (a << 12)
 	a = (a ^ 0xc761c23c) ^ (a >> 19)
@@ -147,5 +149,6 @@ func fullHash(a uint32) uint32 {
 	a = (a + 0xd3a2646c) ^ (a << 9)
 	a = (a + 0xfd7046c5) + (a << 3)
 	a = (a ^ 0xb55a4f09) ^ (a >> 16)
-	return a
+	// Spread over the whole ring by a large prime near 3/4 of it.
+	return a * 3221225473
 }
