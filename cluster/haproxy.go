@@ -65,14 +65,3 @@ backend nodes
 	}
 	return b.String(), nil
 }
-
-// OwnerOfToken returns the owner id a bearer token `dd_<owner>.<secret>`
-// carries, and false for a token of the older form that carries none.
-func OwnerOfToken(token string) (string, bool) {
-	rest, ok := strings.CutPrefix(token, "dd_")
-	if !ok {
-		return "", false
-	}
-	owner, _, ok := strings.Cut(rest, ".")
-	return owner, ok && len(owner) == ownerIDLen
-}

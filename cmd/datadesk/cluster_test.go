@@ -226,6 +226,29 @@ func TestOwnersOverTwoNodes(t *testing.T) {
 		})
 	}
 
+	t.Run("platform acting for owners by id", func(t *testing.T) {
+		_, botToken, err := users.Add("bot", "platform")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bot := client{t: t, base: "http://" + proxy, http: httpc}
+		for _, o := range owners {
+			req, _ := http.NewRequest("GET", bot.base+"/v1/files", nil)
+			req.Header.Set("Authorization", "Bearer "+botToken)
+			req.Header.Set("X-On-Behalf-Of", o.id)
+			res, err := httpc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			json.NewDecoder(res.Body).Decode(&m)
+			res.Body.Close()
+			if files, _ := m["files"].([]any); res.StatusCode != 200 || len(files) != 1 {
+				t.Fatalf("acting for %s (%s): %d %v", o.name, o.id, res.StatusCode, m)
+			}
+		}
+	})
+
 	t.Run("approvals", func(t *testing.T) {
 		_, adminToken, err := users.Add("root", "admin")
 		if err != nil {
