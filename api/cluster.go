@@ -158,6 +158,42 @@ func (s *Server) approvalElsewhere(c *echo.Context, notFound error) error {
 	return notFound
 }
 
+// decideElsewhere approves or rejects, from the web page, a call another
+// node holds: the API's decision on that node, as the approver. It returns
+// the decided approval, or the node's error, or notFound when no node
+// holds it.
+func (s *Server) decideElsewhere(c *echo.Context, approve bool, notFound error) (*engine.Approval, error) {
+	verb := "reject"
+	if approve {
+		verb = "approve"
+	}
+	path := "/v1/approvals/" + c.Param("id") + "/" + verb
+	for _, n := range s.otherNodes() {
+		ans, err := s.toPeer(c.Request().Context(), n, caller(c), http.MethodPost, path, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ans.status == http.StatusNotFound {
+			continue
+		}
+		var out struct {
+			Approval *engine.Approval `json:"approval"`
+			Error    *errorBody       `json:"error"`
+		}
+		if err := json.Unmarshal(ans.body, &out); err != nil {
+			return nil, datadesk.Errorf(datadesk.Internal, "node %s sent an answer that does not read", n.Name).WithCause(err)
+		}
+		if out.Error != nil {
+			return nil, &datadesk.Error{Code: out.Error.Code, Message: out.Error.Message, Field: out.Error.Field, Allowed: out.Error.Allowed}
+		}
+		if out.Approval == nil {
+			return nil, datadesk.Errorf(datadesk.Internal, "node %s answered %d without an approval", n.Name, ans.status)
+		}
+		return out.Approval, nil
+	}
+	return nil, notFound
+}
+
 // peerApprovals returns the first n approvals of the other nodes' queues
 // that the caller may see, with the filter's status.
 func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]engine.Approval, bool, error) {

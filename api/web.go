@@ -212,6 +212,9 @@ func (s *Server) approvalsPage(c *echo.Context) error {
 func (s *Server) decideApprovalForm(approve bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		a, err := s.decide(c, approve)
+		if datadesk.ErrorCode(err) == datadesk.NotFound && s.fanOut(c) {
+			a, err = s.decideElsewhere(c, approve, err)
+		}
 		if err != nil {
 			return s.pageError(c, err)
 		}

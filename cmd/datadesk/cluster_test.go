@@ -295,5 +295,54 @@ func TestOwnersOverTwoNodes(t *testing.T) {
 		if files, _ := m["files"].([]any); code != 200 || len(files) != 1 || files[0].(map[string]any)["filename"] != "made.csv" {
 			t.Fatalf("viewer's files after approval: %d %v", code, m)
 		}
+
+		// The web page: the approver, signed in by cookie, sees the
+		// other node's call in the list and approves it with the form.
+		code, m = viewer.call("files.create", map[string]any{"filename": "page.csv", "columns": []any{"id"}, "rows": []any{[]any{"009"}}})
+		if code != http.StatusAccepted {
+			t.Fatalf("second files.create: %d %v", code, m)
+		}
+		id2 := m["approval"].(map[string]any)["id"].(string)
+		if err := users.SetPassword("root", "root's long password"); err != nil {
+			t.Fatal(err)
+		}
+		jar, _ := cookiejar.New(nil)
+		page := client{t: t, base: "http://" + proxy, http: &http.Client{Timeout: 30 * time.Second, Jar: jar}}
+		code, m, _ = page.do("POST", "/v1/session", strings.NewReader(`{"name":"root","password":"root's long password"}`), "application/json")
+		if code != 200 {
+			t.Fatalf("approver's sign-in: %d %v", code, m)
+		}
+		csrf := m["csrf_token"].(string)
+		if code, _, raw := page.do("GET", "/approvals", nil, ""); code != 200 || !strings.Contains(string(raw), id2) {
+			t.Fatalf("approvals page: %d, lists %s: %v", code, id2, strings.Contains(string(raw), id2))
+		}
+		code, _, raw := page.do("POST", "/approvals/"+id2+"/approve", strings.NewReader("csrf_token="+csrf), "application/x-www-form-urlencoded")
+		if code != 200 || !strings.Contains(string(raw), "Approved "+id2) {
+			t.Fatalf("approve from the page: %d %s", code, raw)
+		}
+		code, m, _ = viewer.do("GET", "/v1/approvals/"+id2, nil, "")
+		if a, _ := m["approval"].(map[string]any); code != 200 || a["status"] != "done" {
+			t.Fatalf("viewer's second approval: %d %v", code, m)
+		}
+	})
+
+	t.Run("requests between nodes need the cluster key", func(t *testing.T) {
+		o := owners[0]
+		node := client{t: t, base: "http://" + addrs[0], http: httpc}
+		req, _ := http.NewRequest("GET", node.base+"/v1/approvals", nil)
+		req.Header.Set("X-Datadesk-Cluster-Key", strings.Repeat("ab", 32))
+		req.Header.Set("X-Datadesk-Caller", o.id)
+		res, err := httpc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a wrong cluster key: %d, want 401", res.StatusCode)
+		}
+		own := client{t: t, base: "http://" + proxy, token: o.token, http: httpc}
+		if code, m, _ := own.do("POST", "/v1/cluster/sessions", nil, ""); code != http.StatusNotFound {
+			t.Errorf("a user asking the nodes' session route: %d %v, want 404", code, m)
+		}
 	})
 }
