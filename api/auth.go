@@ -115,7 +115,7 @@ func (s *Server) actFor(c *echo.Context, actor *rbac.User, target, session strin
 	}
 	// A user id is accepted beside a name: a proxy routes on the id.
 	user, err := s.users.ByName(target)
-	if datadesk.ValidID(target) {
+	if err != nil && datadesk.ValidID(target) {
 		user, err = s.users.ByID(target)
 	}
 	if err != nil {

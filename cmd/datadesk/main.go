@@ -186,10 +186,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	} else if empty {
 		_, token, err := users.Add("admin", "admin")
-		if err != nil {
+		switch {
+		case datadesk.ErrorCode(err) == datadesk.Conflict:
+			// Another node sharing the users made it first.
+		case err != nil:
 			return err
+		default:
+			fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
 		}
-		fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
 	}
 	srv, closeAll, err := openServer(ef, nf.sharedDir(*ef.data), engineCfg, apiCfg)
 	if err != nil {
