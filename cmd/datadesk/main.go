@@ -5,6 +5,7 @@
 //	datadesk mcp [--token TOKEN] [--data ./data]
 //	datadesk user add NAME [--role ROLE] [--data DIR]
 //	datadesk ingest FILE
+//	datadesk proxy config --nodes n1=HOST:PORT,n2=HOST:PORT
 package main
 
 import (
