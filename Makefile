@@ -17,8 +17,9 @@ run: build
 
 ## deps: fetch what the build and tests need: Go modules, and from Debian
 ## (installed with apt when run as root): chromium for the browser tests,
-## clickhouse-server for the cluster tests, python3-openpyxl/python3-xlrd
-## for the tests that read workbooks with reference readers.
+## clickhouse-server for the cluster tests, haproxy for the test of owners
+## over two nodes, python3-openpyxl/python3-xlrd for the tests that read
+## workbooks with reference readers.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -36,6 +37,14 @@ deps:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clickhouse-server >/dev/null; \
 		else \
 			echo "the cluster tests need ClickHouse: sudo apt-get install clickhouse-server"; exit 1; \
+		fi; \
+	fi
+	@if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing Debian's haproxy for the test of owners over two nodes"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
+		else \
+			echo "the two-node test needs HAProxy: sudo apt-get install haproxy"; exit 1; \
 		fi; \
 	fi
 	@if ! /usr/bin/python3 -c 'import openpyxl, xlrd' >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \

@@ -25,6 +25,9 @@ const (
 	// RateLimited says to try again later: too many attempts, or the
 	// server is busy with the same work for others.
 	RateLimited Code = "rate_limited"
+	// Misdirected says the request reached a node that does not hold its
+	// owner: the proxy and the node disagree on the member list.
+	Misdirected Code = "misdirected"
 	Internal    Code = "internal"
 )
 

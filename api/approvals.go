@@ -94,8 +94,34 @@ func (s *Server) approvalPage(c *echo.Context, defaultLimit int) ([]engine.Appro
 	if !s.mayApprove(c) {
 		f.UserID = caller(c).UserID
 	}
+	if f.UserID == "" && s.fanOut(c) {
+		return s.clusterApprovalPage(c, f)
+	}
 	list, more, err := s.system.Approvals(c.Request().Context(), f, s.cfg.Now())
 	return list, f, more, err
+}
+
+// clusterApprovalPage is an approver's page of every node's queue: each
+// node's first offset+limit calls (at most maxApprovalPage), merged newest
+// first. A caller's own calls are all on their node, so others need not
+// ask. Errors: invalid (a page past maxApprovalPage).
+func (s *Server) clusterApprovalPage(c *echo.Context, f engine.ApprovalFilter) ([]engine.Approval, engine.ApprovalFilter, bool, error) {
+	n := f.Offset + f.Limit
+	if n > maxApprovalPage {
+		return nil, f, false, datadesk.Errorf(datadesk.Invalid, "in a cluster, offset and limit together reach at most %d", maxApprovalPage).WithField("offset")
+	}
+	local := f
+	local.Offset, local.Limit = 0, n
+	list, more, err := s.system.Approvals(c.Request().Context(), local, s.cfg.Now())
+	if err != nil {
+		return nil, f, false, err
+	}
+	others, othersMore, err := s.peerApprovals(c, f.Status, n)
+	if err != nil {
+		return nil, f, false, err
+	}
+	page, cut := mergeApprovals(append(list, others...), f.Offset, f.Limit)
+	return page, f, cut || more || othersMore, nil
 }
 
 // listApprovals pages the approval queue: summaries (tool, caller, rows,
@@ -134,6 +160,9 @@ func (s *Server) visibleApproval(c *echo.Context) (*engine.Approval, error) {
 func (s *Server) getApproval(c *echo.Context) error {
 	c.Set(actionKey, "approvals.get")
 	a, err := s.visibleApproval(c)
+	if datadesk.ErrorCode(err) == datadesk.NotFound && s.fanOut(c) && s.mayApprove(c) {
+		return s.approvalElsewhere(c, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -147,6 +176,9 @@ func (s *Server) getApproval(c *echo.Context) error {
 func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		a, err := s.decide(c, approve)
+		if datadesk.ErrorCode(err) == datadesk.NotFound && s.fanOut(c) {
+			return s.approvalElsewhere(c, err)
+		}
 		if err != nil {
 			return err
 		}

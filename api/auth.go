@@ -49,8 +49,13 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if len(session) > maxChatSessionLen {
 			return datadesk.Errorf(datadesk.Invalid, "X-Chat-Session-Id is longer than %d characters", maxChatSessionLen).WithField("X-Chat-Session-Id")
 		}
-		var who datadesk.Caller
-		if h := r.Header.Get("Authorization"); h != "" {
+		who, forwarded, err := s.fromPeer(c)
+		if err != nil {
+			return err
+		}
+		if forwarded {
+			who.ChatSession = session
+		} else if h := r.Header.Get("Authorization"); h != "" {
 			token, ok := strings.CutPrefix(h, "Bearer ")
 			if !ok || strings.TrimSpace(token) == "" {
 				return datadesk.Errorf(datadesk.Unauthenticated, "send Authorization: Bearer <token>")
@@ -88,6 +93,9 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return datadesk.Errorf(datadesk.Unauthenticated, "sign in: send Authorization: Bearer <token>, or sign in at POST /v1/session")
 		}
 		c.Set(callerKey, who)
+		if err := s.ownerHere(c, who.UserID); err != nil {
+			return err
+		}
 		return next(c)
 	}
 }
@@ -105,7 +113,11 @@ func (s *Server) actFor(c *echo.Context, actor *rbac.User, target, session strin
 		c.Set(decisionKey, d)
 		return who, datadesk.Errorf(datadesk.Forbidden, "%s may not act for %q", actor.Name, who.Name).WithField(onBehalfHeader)
 	}
+	// A user id is accepted beside a name: a proxy routes on the id.
 	user, err := s.users.ByName(target)
+	if err != nil && datadesk.ValidID(target) {
+		user, err = s.users.ByID(target)
+	}
 	if err != nil {
 		return refuse(rbac.Decision{Effect: rbac.Deny, Reason: "no such user"})
 	}
@@ -202,7 +214,7 @@ func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.Use
 	if old, err := c.Request().Cookie(sessionCookie); err == nil {
 		_ = s.system.RevokeSession(c.Request().Context(), old.Value)
 	}
-	token, sess, err := s.system.CreateSession(c.Request().Context(), user.ID, s.cfg.Now(), SessionTTL)
+	token, sess, err := s.createSession(c, user.ID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,8 +42,18 @@ func (s *Server) downloadURL(fileID, owner string) string {
 	tok = append(tok, bits[:]...)
 	tok = binary.BigEndian.AppendUint32(tok, uint32(exp))
 	tok = append(tok, s.signature(fileID, owner, exp)...)
-	return "/v1/files/" + fileID + "/content?" + linkParam + "=" + base64.RawURLEncoding.EncodeToString(tok)
+	link := "/v1/files/" + fileID + "/content?" + linkParam + "=" + base64.RawURLEncoding.EncodeToString(tok)
+	if s.clustered() {
+		// The owner in the clear, for the proxy to route on; the
+		// signature covers the owner in the token, so a changed one
+		// reaches a node that refuses it.
+		link += "&" + ownerParam + "=" + owner
+	}
+	return link
 }
+
+// ownerParam carries a signed link's owner id for the proxy, in a cluster.
+const ownerParam = "o"
 
 // readLink splits a link token into owner, expiry and signature.
 func readLink(token string) (owner string, exp int64, sig []byte, ok bool) {
@@ -79,6 +89,9 @@ func (s *Server) signedOrAuthenticated(next echo.HandlerFunc) echo.HandlerFunc {
 			return datadesk.Errorf(datadesk.Unauthenticated, "the download link expired; ask for a new one")
 		}
 		c.Set(callerKey, datadesk.Caller{UserID: owner, Role: signedRole})
+		if err := s.ownerHere(c, owner); err != nil {
+			return err
+		}
 		return next(c)
 	}
 }

@@ -20,6 +20,7 @@ var statusOf = map[datadesk.Code]int{
 	datadesk.Unsupported:     http.StatusUnsupportedMediaType,
 	datadesk.Timeout:         http.StatusGatewayTimeout,
 	datadesk.RateLimited:     http.StatusTooManyRequests,
+	datadesk.Misdirected:     http.StatusMisdirectedRequest,
 	datadesk.Internal:        http.StatusInternalServerError,
 }
 

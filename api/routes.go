@@ -54,6 +54,8 @@ func (s *Server) routes() {
 	v1.POST("/approvals/:id/approve", s.decideApproval(true))
 	v1.POST("/approvals/:id/reject", s.decideApproval(false))
 	v1.GET("/audit", s.readAudit)
+	// Between the nodes of a cluster only.
+	v1.POST("/cluster/sessions", s.clusterSession)
 }
 
 func (s *Server) stylesheet(c *echo.Context) error {

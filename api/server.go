@@ -47,6 +47,9 @@ type Config struct {
 	MaxPendingCalls int
 	// DataDir is the data directory, where the audit log is read from.
 	DataDir string
+	// Cluster places the server among several nodes; the zero value is
+	// one node alone.
+	Cluster ClusterConfig
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -76,6 +79,8 @@ type Server struct {
 	pages  map[string]*template.Template
 	// signIns counts failed sign-ins by name and client address.
 	signIns *attemptLimiter
+	// peers sends requests to the other nodes of a cluster.
+	peers *http.Client
 }
 
 // New returns a Server over its dependencies.
@@ -112,11 +117,20 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Cluster.Ring != nil {
+		if _, ok := cfg.Cluster.Ring.Node(cfg.Cluster.Self); !ok {
+			return nil, fmt.Errorf("api: node %q is not on the cluster's member list", cfg.Cluster.Self)
+		}
+		if len(cfg.Cluster.Key) < 32 {
+			return nil, fmt.Errorf("api: the cluster key must have at least 32 bytes")
+		}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages}
 	s.signIns = newAttemptLimiter(cfg.Now)
+	s.peers = &http.Client{Timeout: peerTimeout}
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.routes()
 	return s, nil

@@ -87,6 +87,9 @@ func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
+		if err := s.ownerHere(c, user.ID); err != nil {
+			return err
+		}
 		c.Set(cookieKey, ck.Value)
 		c.Set("datadesk.csrf", sess.CSRF)
 		return next(c)
@@ -209,6 +212,9 @@ func (s *Server) approvalsPage(c *echo.Context) error {
 func (s *Server) decideApprovalForm(approve bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		a, err := s.decide(c, approve)
+		if datadesk.ErrorCode(err) == datadesk.NotFound && s.fanOut(c) {
+			a, err = s.decideElsewhere(c, approve, err)
+		}
 		if err != nil {
 			return s.pageError(c, err)
 		}

@@ -120,7 +120,9 @@ type Report struct {
 	StartedAt time.Time    `json:"started_at"`
 	Results   []Result     `json:"results"`
 	HTTP      []HTTPResult `json:"http"`
-	Memory    []string     `json:"memory"`
+	// Nodes is tool calls through HAProxy to one node and to two.
+	Nodes  []NodesResult `json:"nodes"`
+	Memory []string      `json:"memory"`
 }
 
 // peak resets the process's peak resident memory and returns a reader of
@@ -236,7 +238,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer r.base.Close()
 	r.in = ingest.New(ingest.Config{})
 
-	steps := 14*cfg.Repeat + 5
+	steps := 14*cfg.Repeat + 7
 	r.bar = progressbar.NewOptions(steps, progressbar.OptionSetWriter(cfg.Progress), progressbar.OptionSetDescription("measuring"),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	if err := r.ingestPaths(); err != nil {
@@ -259,6 +261,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	if err := r.httpPaths(); err != nil {
+		return nil, err
+	}
+	if err := r.nodePaths(); err != nil {
 		return nil, err
 	}
 	r.bar.Finish()

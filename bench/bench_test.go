@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"datadesk/cluster"
 )
 
 // TestBenchSmoke runs the whole benchmark on a small table: every path and
@@ -26,8 +28,18 @@ func TestBenchSmoke(t *testing.T) {
 	if xls, _ := largestTwin(corpus); xls == "" {
 		results, notes = 13, 2
 	}
-	if len(rep.Results) != results || len(rep.HTTP) != 3 || len(rep.Memory) != notes {
-		t.Errorf("%d results, %d HTTP rows, %d memory notes", len(rep.Results), len(rep.HTTP), len(rep.Memory))
+	// Tool calls through HAProxy need haproxy; without it the report says so.
+	nodes := 2
+	if _, err := cluster.HAProxyBinary(); err != nil {
+		nodes, notes = 0, notes+1
+	}
+	if len(rep.Results) != results || len(rep.HTTP) != 3 || len(rep.Nodes) != nodes || len(rep.Memory) != notes {
+		t.Errorf("%d results, %d HTTP rows, %d node rows, %d memory notes", len(rep.Results), len(rep.HTTP), len(rep.Nodes), len(rep.Memory))
+	}
+	for i, n := range rep.Nodes {
+		if n.Nodes != i+1 || n.Calls == 0 || n.Throughput <= 0 {
+			t.Errorf("node row %d: %+v", i, n)
+		}
 	}
 	for _, name := range []string{"report.md", "report.json", "chart.png"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
@@ -35,7 +47,7 @@ func TestBenchSmoke(t *testing.T) {
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	for _, want := range []string{"CSV ingest", "JSON ingest", "XLSX ingest", "query_table: deep offset", "XLSX export", "CSV export", "browse: last page vs first, sorted", "| 16 |"} {
+	for _, want := range []string{"CSV ingest", "JSON ingest", "XLSX ingest", "query_table: deep offset", "XLSX export", "CSV export", "browse: last page vs first, sorted", "| 16 |", "Tool calls through HAProxy"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -48,6 +48,15 @@ func (rep *Report) Markdown() string {
 	for _, h := range rep.HTTP {
 		fmt.Fprintf(&b, "| %d | %d | %s | %s | %.0f |\n", h.Callers, h.Calls, ms(h.P50), ms(h.P99), h.Throughput)
 	}
+	if len(rep.Nodes) == 0 {
+		return b.String()
+	}
+	b.WriteString("\n## Tool calls through HAProxy, one node and two\n\nEach owner calls files.query_table (a group-by with two aggregates) on their own\n" +
+		"tenth-size table; the proxy routes each owner to their node. The nodes share this machine's cores.\n\n" +
+		"| nodes | owners | callers | calls | p50 | p99 | calls/s |\n|---|---|---|---|---|---|---|\n")
+	for _, n := range rep.Nodes {
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %s | %s | %.0f |\n", n.Nodes, n.Owners, n.Callers, n.Calls, ms(n.P50), ms(n.P99), n.Throughput)
+	}
 	return b.String()
 }
 

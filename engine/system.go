@@ -446,10 +446,11 @@ func tokenHash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CreateSession starts a session for a user and returns its cookie token;
-// only the token's hash is stored.
+// CreateSession starts a session for a user and returns its cookie token,
+// `<user id>.<secret>`: the id lets a proxy route the session's requests
+// to the user's node. Only the token's hash is stored.
 func (s *System) CreateSession(ctx context.Context, userID string, now time.Time, ttl time.Duration) (string, *Session, error) {
-	token := randomToken()
+	token := userID + "." + randomToken()
 	sess := &Session{UserID: userID, CSRF: randomToken(), ExpiresAt: now.Add(ttl)}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions VALUES (?, ?, ?, ?, ?, false)`, tokenHash(token), userID, sess.CSRF, now, sess.ExpiresAt)
 	if err != nil {

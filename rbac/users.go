@@ -91,8 +91,9 @@ func (u *Users) Add(name, role string) (*User, string, error) {
 	if !slices.Contains(Roles, role) {
 		return nil, "", datadesk.Errorf(datadesk.Invalid, "unknown role %q", role).WithField("role").WithAllowed(Roles...)
 	}
-	token := newToken()
-	user := User{ID: datadesk.NewID("u"), Name: name, Role: role, CreatedAt: time.Now().UTC(),
+	id := datadesk.NewID("u")
+	token := newToken(id)
+	user := User{ID: id, Name: name, Role: role, CreatedAt: time.Now().UTC(),
 		Tokens: []Token{{Hash: hashToken(token), CreatedAt: time.Now().UTC()}}}
 	err := u.update(func(db *usersFile) error {
 		for _, x := range db.Users {
@@ -137,10 +138,14 @@ func (u *Users) List() ([]User, error) {
 	return slices.Clone(db.Users), nil
 }
 
-func newToken() string {
+// newToken returns a bearer token for a user: `dd_<user id>.<secret>`, the
+// secret 256 random bits. The id in the clear lets a proxy send every
+// request of one owner to the node that holds them; the secret alone
+// authenticates, and only the whole token's hash is stored.
+func newToken(userID string) string {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
-	return "dd_" + base64.RawURLEncoding.EncodeToString(b[:])
+	return "dd_" + userID + "." + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 func hashToken(token string) string {

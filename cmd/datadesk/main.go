@@ -5,6 +5,7 @@
 //	datadesk mcp [--token TOKEN] [--data ./data]
 //	datadesk user add NAME [--role ROLE] [--data DIR]
 //	datadesk ingest FILE
+//	datadesk proxy config --nodes n1=HOST:PORT,n2=HOST:PORT
 package main
 
 import (
@@ -37,6 +38,8 @@ const usage = `datadesk: owner-scoped files and tables on DuckDB
 
 usage:
   datadesk serve [--addr 127.0.0.1:8080] [--data ./data] [flags]
+                 [--nodes n1=HOST:PORT,n2=HOST:PORT --node n1 --shared DIR]
+  datadesk proxy config --nodes n1=HOST:PORT,... [--bind 127.0.0.1:8080]  (prints a HAProxy config)
   datadesk mcp [--token TOKEN] [--data ./data]  (MCP over stdio; token default $DATADESK_TOKEN)
   datadesk user add NAME [--role viewer|analyst|admin] [--data ./data]
   datadesk user list [--data ./data]
@@ -99,6 +102,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return tableMove(args[2:], stdout)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "proxy":
+		if len(args) < 2 || args[1] != "config" {
+			return errors.New("proxy: want config --nodes n1=HOST:PORT,...")
+		}
+		return proxyConfig(args[2:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -156,6 +164,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	offload := fs.String("offload-providers", envOr("DATADESK_OFFLOAD_PROVIDERS", ""), "comma-separated tool providers whose big table results are stored, not passed to the model")
 	ef := addEngineFlags(fs)
 	cf := addClusterFlags(fs)
+	nf := addNodeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -164,8 +173,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	apiCfg := api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
+		OffloadProviders: splitList(*offload), Logger: logger}
+	if err := nf.apply(&apiCfg, *ef.data); err != nil {
+		return err
+	}
 
-	users, err := rbac.OpenUsers(*ef.data)
+	users, err := rbac.OpenUsers(nf.sharedDir(*ef.data))
 	if err != nil {
 		return err
 	}
@@ -173,13 +187,16 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	} else if empty {
 		_, token, err := users.Add("admin", "admin")
-		if err != nil {
+		switch {
+		case datadesk.ErrorCode(err) == datadesk.Conflict:
+			// Another node sharing the users made it first.
+		case err != nil:
 			return err
+		default:
+			fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
 		}
-		fmt.Fprintf(stdout, "created user admin; its bearer token (shown only now):\n%s\n", token)
 	}
-	srv, closeAll, err := openServer(ef, engineCfg, api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
-		OffloadProviders: splitList(*offload), Logger: logger})
+	srv, closeAll, err := openServer(ef, nf.sharedDir(*ef.data), engineCfg, apiCfg)
 	if err != nil {
 		return err
 	}
@@ -190,7 +207,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
-	logger.Info("serving", "addr", *addr, "data", *ef.data)
+	logger.Info("serving", "addr", *addr, "data", *ef.data, "node", *nf.self)
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
@@ -207,9 +224,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// openServer opens what a server needs in the data directory: users,
-// policy, databases, audit log and signing key. closeAll closes them.
-func openServer(ef engineFlags, engineCfg engine.Config, cfg api.Config) (srv *api.Server, closeAll func(), err error) {
+// openServer opens what a server needs: databases and audit log in the
+// data directory; users, policy and signing key in the shared directory
+// (the data directory itself for a node alone). closeAll closes them.
+func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.Config) (srv *api.Server, closeAll func(), err error) {
 	var closers []func() error
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -221,11 +239,11 @@ func openServer(ef engineFlags, engineCfg engine.Config, cfg api.Config) (srv *a
 			closeAll()
 		}
 	}()
-	users, err := rbac.OpenUsers(*ef.data)
+	users, err := rbac.OpenUsers(shared)
 	if err != nil {
 		return nil, nil, err
 	}
-	policyDir := filepath.Join(*ef.data, "policy")
+	policyDir := filepath.Join(shared, "policy")
 	if err := rbac.WriteDefaults(policyDir); err != nil {
 		return nil, nil, err
 	}
@@ -249,7 +267,7 @@ func openServer(ef engineFlags, engineCfg engine.Config, cfg api.Config) (srv *a
 	}
 	closers = append(closers, audit.Close)
 	in := ingest.New(ingest.Config{})
-	if cfg.SigningKey, err = signingKey(*ef.data); err != nil {
+	if cfg.SigningKey, err = signingKey(shared); err != nil {
 		return nil, nil, err
 	}
 	cfg.DataDir = *ef.data
@@ -287,7 +305,7 @@ func serveMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, closeAll, err := openServer(ef, engineCfg, api.Config{QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL, Logger: logger})
+	srv, closeAll, err := openServer(ef, *ef.data, engineCfg, api.Config{QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL, Logger: logger})
 	if err != nil {
 		return err
 	}

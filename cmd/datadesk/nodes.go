@@ -1,0 +1,128 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"datadesk/api"
+	"datadesk/cluster"
+)
+
+// nodeFlags place a server among several nodes behind a proxy.
+type nodeFlags struct {
+	nodes  *string
+	self   *string
+	shared *string
+}
+
+func addNodeFlags(fs *flag.FlagSet) nodeFlags {
+	return nodeFlags{
+		nodes:  fs.String("nodes", envOr("DATADESK_NODES", ""), "member list of a cluster of nodes, name=host:port,... in the proxy's order (empty: one node alone)"),
+		self:   fs.String("node", envOr("DATADESK_NODE", ""), "this node's name on --nodes"),
+		shared: fs.String("shared", envOr("DATADESK_SHARED", ""), "directory every node shares for users, policy and keys (default: --data)"),
+	}
+}
+
+// sharedDir is where users, policy and keys live: the shared directory of
+// a cluster, or the data directory of a node alone.
+func (f nodeFlags) sharedDir(data string) string {
+	if f.shared != nil && *f.shared != "" {
+		return *f.shared
+	}
+	return data
+}
+
+// apply sets the server's cluster configuration from the flags: nothing
+// without --nodes; with it, this node's name and a shared directory are
+// required, and the cluster key is read from (or made in) it.
+func (f nodeFlags) apply(cfg *api.Config, data string) error {
+	if f.nodes == nil || *f.nodes == "" {
+		return nil
+	}
+	ring, err := cluster.ParseNodes(*f.nodes)
+	if err != nil {
+		return err
+	}
+	if _, ok := ring.Node(*f.self); !ok {
+		return fmt.Errorf("--node %q must name one of --nodes", *f.self)
+	}
+	if *f.shared == "" {
+		return errors.New("--nodes needs --shared: the directory where every node finds the same users, policy and keys")
+	}
+	if filepath.Clean(*f.shared) == filepath.Clean(data) {
+		return errors.New("--shared must not be a node's --data: each node keeps its owners' databases apart")
+	}
+	key, err := readOrMakeKey(filepath.Join(*f.shared, "cluster.key"))
+	if err != nil {
+		return err
+	}
+	cfg.Cluster = api.ClusterConfig{Ring: ring, Self: *f.self, Key: key}
+	return nil
+}
+
+// proxyConfig prints a HAProxy configuration for a member list.
+func proxyConfig(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("proxy config", flag.ContinueOnError)
+	nodes := fs.String("nodes", envOr("DATADESK_NODES", ""), "member list, name=host:port,... as the nodes are given it")
+	bind := fs.String("bind", "127.0.0.1:8080", "the proxy's listen address")
+	timeout := fs.Int("timeout", 300, "seconds a request may take at the proxy")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ring, err := cluster.ParseNodes(*nodes)
+	if err != nil {
+		return err
+	}
+	out, err := cluster.HAProxyConfig(ring, cluster.ProxyConfig{Bind: *bind, Timeout: *timeout})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, out)
+	return err
+}
+
+// readOrMakeKey returns a key file's 32 or more bytes, creating the file
+// with random bytes when it does not exist. Two nodes starting at once
+// agree: the file is created exclusively and the loser reads the winner's.
+func readOrMakeKey(p string) ([]byte, error) {
+	key, err := os.ReadFile(p)
+	if err == nil && len(key) >= 32 {
+		return key, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, err
+	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".key-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(key); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Close()); err != nil {
+		return nil, err
+	}
+	// A hard link fails if another process made the file first.
+	if err := os.Link(tmp.Name(), p); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	key, err = os.ReadFile(p)
+	if err != nil || len(key) < 32 {
+		return nil, fmt.Errorf("key file %s: %v", p, err)
+	}
+	return key, nil
+}
