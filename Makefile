@@ -16,40 +16,26 @@ run: build
 	./$(BIN) serve --addr $(ADDR) --data $(DATA)
 
 ## deps: fetch what the build and tests need: Go modules, and from Debian
-## (installed with apt when run as root): chromium for the browser tests,
-## clickhouse-server for the cluster tests, haproxy for the test of owners
-## over two nodes, python3-openpyxl/python3-xlrd for the tests that read
-## workbooks with reference readers.
+## (installed with one apt-get when run as root): chromium for the browser
+## tests, clickhouse-server for the cluster tests, haproxy for the test of
+## owners over two nodes, python3-openpyxl and python3-xlrd for the tests
+## that read workbooks with reference readers.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
-	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$DATADESK_CHROMIUM" ]; then \
+	@missing=""; \
+	if ! command -v chromium >/dev/null 2>&1 && [ -z "$$DATADESK_CHROMIUM" ]; then missing="$$missing chromium"; fi; \
+	if ! command -v clickhouse-server >/dev/null 2>&1 && [ ! -x /usr/sbin/clickhouse-server ]; then missing="$$missing clickhouse-server"; fi; \
+	if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then missing="$$missing haproxy"; fi; \
+	if ! /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1; then missing="$$missing python3-openpyxl"; fi; \
+	if ! /usr/bin/python3 -c 'import xlrd' >/dev/null 2>&1; then missing="$$missing python3-xlrd"; fi; \
+	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
-			echo "installing Debian's chromium for the browser tests"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+			echo "installing Debian's$$missing for the tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 		else \
-			echo "the browser tests need Chromium: sudo apt-get install chromium (or set DATADESK_CHROMIUM)"; exit 1; \
+			echo "the tests need Debian's$$missing: sudo apt-get install$$missing"; exit 1; \
 		fi; \
-	fi
-	@if ! command -v clickhouse-server >/dev/null 2>&1 && [ ! -x /usr/sbin/clickhouse-server ] && ! command -v clickhouse >/dev/null 2>&1; then \
-		if [ "$$(id -u)" = 0 ]; then \
-			echo "installing Debian's clickhouse-server for the cluster tests"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clickhouse-server >/dev/null; \
-		else \
-			echo "the cluster tests need ClickHouse: sudo apt-get install clickhouse-server"; exit 1; \
-		fi; \
-	fi
-	@if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then \
-		if [ "$$(id -u)" = 0 ]; then \
-			echo "installing Debian's haproxy for the test of owners over two nodes"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
-		else \
-			echo "the two-node test needs HAProxy: sudo apt-get install haproxy"; exit 1; \
-		fi; \
-	fi
-	@if ! /usr/bin/python3 -c 'import openpyxl, xlrd' >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "installing Debian's python3-openpyxl and python3-xlrd, the reference spreadsheet readers"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-openpyxl python3-xlrd >/dev/null; \
 	fi
 
 ## test: install what the tests need, fuzz briefly, and run every test.
