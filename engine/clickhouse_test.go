@@ -532,3 +532,77 @@ func TestClickHousePlacement(t *testing.T) {
 		t.Errorf("the copy holds %d rows (%v) after its source was deleted, want 150", n, err)
 	}
 }
+
+// TestClickHouseIngestStreams uploads one generated table to a store that
+// places tables of 100 rows or more on the cluster and to one without a
+// cluster, and checks that the cluster's table was written there directly
+// (no DuckDB table of it ever existed), with the same column decisions,
+// types and values; and that a failed upload leaves nothing on the cluster.
+func TestClickHouseIngestStreams(t *testing.T) {
+	ch := testClickHouse(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 5))
+	cells := equivCells(genOracleRows(600, rng), rng)
+	src := rowsSource("o", equivHeader, cells)
+	scan := func(s *Store, id string) string {
+		var b strings.Builder
+		if _, err := s.Scan(ctx, id, func(row []any) error { fmt.Fprintf(&b, "%#v\n", row); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+
+	ls := acquire(t, newEngine(t), datadesk.NewID("u"))
+	local, err := ls.AddFile(ctx, NewFile{Filename: "o.csv", TempPath: tempBytes(t, ls, "x"), Tables: []TableSource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := acquire(t, newClusterEngine(t, ch, 100), datadesk.NewID("u"))
+	remote, err := rs.AddFile(ctx, NewFile{Filename: "o.csv", TempPath: tempBytes(t, rs, "x"), Tables: []TableSource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, rt := &local.Tables[0], &remote.Tables[0]
+	if rt.Location != LocationClickHouse {
+		t.Fatalf("600-row table is in %s, want clickhouse", rt.Location)
+	}
+	if fmt.Sprint(lt.Columns) != fmt.Sprint(rt.Columns) || fmt.Sprint(lt.Report.Columns) != fmt.Sprint(rt.Report.Columns) {
+		t.Errorf("column decisions differ:\nduckdb     %v\nclickhouse %v", lt.Columns, rt.Columns)
+	}
+	var n int
+	if err := rs.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'data' AND table_name = ?`, rt.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("DuckDB holds %d tables named %s (%v), want none", n, rt.ID, err)
+	}
+	lTypes, err := ls.sqlTypes(ctx, lt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rTypes, err := ch.SQLTypes(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(lTypes) != fmt.Sprint(rTypes) {
+		t.Errorf("types %v on the cluster, want %v", rTypes, lTypes)
+	}
+	if a, b := scan(ls, lt.ID), scan(rs, rt.ID); a != b {
+		t.Errorf("values on the cluster differ from DuckDB's")
+	}
+
+	tables := func() int64 {
+		rows, err := ch.all(ctx, "SELECT count() FROM system.tables WHERE database = "+chLiteral(ch.cfg.Database))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows[0][0].(int64)
+	}
+	before := tables()
+	long := append(append([][]string(nil), cells[:150]...), []string{strings.Repeat("x", MaxCellChars+1)})
+	_, err = rs.AddFile(ctx, NewFile{Filename: "o.xlsx", TempPath: tempBytes(t, rs, "x"),
+		Tables: []TableSource{src, rowsSource("bad", equivHeader, long)}})
+	if datadesk.ErrorCode(err) != datadesk.Invalid {
+		t.Fatalf("upload with an overlong cell: %v, want invalid", err)
+	}
+	if after := tables(); after != before {
+		t.Errorf("the cluster has %d tables after a failed upload, %d before", after, before)
+	}
+}
