@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/xuri/excelize/v2"
 
 	"datadesk/engine"
 	"datadesk/engine/clickhousetest"
@@ -120,6 +123,8 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 		`{"filters":[{"column":"code","op":"eq","value":37},{"column":"day","op":"is_null","value":false}],"limit":3}`,
 		`{"filters":[{"column":"note","op":"contains","value":"E, 4"}],"columns":["code","day"],"limit":7,"sort_by":"day"}`,
 		`{"filters":[{"column":"amount","op":"gt","value":"many"}]}`,
+		`{"filters":[{"column":"region","op":"in","value":["No rth","west"]}]}`,
+		`{"filters":[{"column":"code","op":"eq","value":99999}]}`,
 		`{"group_by":["nope"]}`,
 	} {
 		answer := func(fileID string) (int, map[string]any) {
@@ -143,6 +148,11 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 		if c1 != c2 || fmt.Sprint(want) != fmt.Sprint(got) {
 			t.Errorf("query_table %s:\nduckdb     %d %v\nclickhouse %d %v", args, c1, want, c2, got)
 		}
+		if strings.Contains(args, `"eq","value":37}`) || strings.Contains(args, "No rth") || strings.Contains(args, "99999") {
+			if r, _ := want["result"].(map[string]any); r == nil || r["hint"] == nil {
+				t.Errorf("query_table %s: no hint in %v", args, want)
+			}
+		}
 	}
 	for _, path := range []string{"/rows?offset=390&limit=20", "/rows?limit=15&offset=100&sort=amount&direction=desc", "/rows?limit=9&sort=day",
 		"/export?format=csv", "/export?format=json", "/rows?sort=nope"} {
@@ -155,12 +165,60 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 		}
 	}
 
+	// The web page: a search, a summary of a column, and the export of a
+	// filtered, searched and sorted view, streamed.
+	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	client, _, _ := ts.signIn("ana", "correct horse battery")
+	get := func(path string) (int, []byte) {
+		resp, err := client.Get(ts.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
+	}
+	for _, path := range []string{"?q=nor&sort=amount&dir=desc", "?q=TE%2C+4&summary=amount", "?summary=region", "?o.amount=gte&f.amount=10&summary=day",
+		"/export?format=csv&q=nor&o.amount=gte&f.amount=10&sort=day&dir=desc", "/export?format=csv&q=e%2C+1", "/export?format=xlsx&q=south&sort=code",
+		"/export?format=csv&o.code=in&f.code=000037,000074,000111", "?q=" + strings.Repeat("x", 201)} {
+		c1, want := get("/tables/" + localTable + path)
+		c2, got := get("/tables/" + remoteTable + path)
+		want = bytes.ReplaceAll(want, []byte(localTable), []byte("T"))
+		got = bytes.ReplaceAll(got, []byte(remoteTable), []byte("T"))
+		if strings.Contains(path, "xlsx") {
+			want, got = xlsxRows(t, want), xlsxRows(t, got)
+		}
+		if c1 != c2 || !bytes.Equal(want, got) {
+			t.Errorf("page %s:\nduckdb     %d %.600s\nclickhouse %d %.600s", path, c1, want, c2, got)
+		}
+	}
+
 	if code, _, _ := ts.do("DELETE", "/v1/files/"+remoteFile, token, nil, ""); code != 204 {
 		t.Fatalf("delete: %d", code)
 	}
 	if n, err := clusterCount(ctx, ch, remoteTable); err == nil {
 		t.Errorf("the cluster still holds %d rows of the deleted file's table", n)
 	}
+}
+
+// xlsxRows is the cells of an XLSX answer's first sheet, one row a line.
+func xlsxRows(t *testing.T, body []byte) []byte {
+	x, err := excelize.OpenReader(bytes.NewReader(body))
+	if err != nil {
+		return body
+	}
+	defer x.Close()
+	rows, err := x.GetRows(x.GetSheetList()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, r := range rows {
+		fmt.Fprintln(&b, strings.Join(r, "\t"))
+	}
+	return b.Bytes()
 }
 
 func clusterCount(ctx context.Context, ch *engine.ClickHouse, tableID string) (int64, error) {

@@ -22,6 +22,13 @@ type Backend interface {
 	Name() string
 	// Run answers a checked files.query_table plan.
 	Run(ctx context.Context, p *Plan) (*QueryResult, error)
+	// Near returns up to maxHintValues distinct values of text column c
+	// of t, sorted, for a hint: text equal to value as a number (kind
+	// "number"), text equal to it ignoring case and spaces ("text"), or
+	// any values ("any").
+	Near(ctx context.Context, t *Table, c *Column, kind, value string) ([]string, error)
+	// Stream sends every row a row plan matches, as Store.Stream does.
+	Stream(ctx context.Context, p *Plan, fn func(row []any) error) error
 	// Rows returns a page for browsing.
 	Rows(ctx context.Context, t *Table, req PageRequest) (*Page, error)
 	// Scan streams every row in file order, as Store.Scan does.

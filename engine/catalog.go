@@ -153,6 +153,7 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
 	})
 	if err != nil {
 		_ = os.Remove(final)
+		s.dropLoaded(context.WithoutCancel(ctx), f.Tables)
 		return nil, err
 	}
 	s.placeLarge(ctx, f)

@@ -235,7 +235,7 @@ type chSelect struct {
 }
 
 func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
-	where, err := chWhere(p.Table, p.Query.Filters)
+	where, err := chConditions(p.Table, p.Query.Filters, p.Query.Search)
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,8 @@ func parseDuckTimestamp(s string) (time.Time, error) {
 }
 
 // Rows returns a page for browsing, with Store.Rows's checks and order.
-// Errors: invalid (offset, limit, sort, direction, filters), timeout.
+// Errors: invalid (offset, limit, sort, direction, filters, search),
+// timeout.
 func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page, error) {
 	if req.Limit == 0 {
 		req.Limit = DefaultPageSize
@@ -186,7 +187,7 @@ func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page
 			return nil, err
 		}
 	}
-	where, err := chWhere(t, req.Filters)
+	where, err := chConditions(t, req.Filters, req.Search)
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,15 @@ func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
 		op := []string{"sum", "avg", "min", "max", "count"}[rng.IntN(5)]
 		q.Aggregates = append(q.Aggregates, Aggregate{Op: op, Column: "ratio", Name: op + "_of_ratio"})
 	}
+	if rng.IntN(6) == 0 {
+		// Search every text column for a piece of a label, in any case.
+		r := []rune(equivLabels[rng.IntN(len(equivLabels))])
+		from := rng.IntN(len(r) - 1)
+		q.Search = string(r[from : from+1+rng.IntN(len(r)-from-1)])
+		if rng.IntN(2) == 0 {
+			q.Search = strings.ToUpper(q.Search)
+		}
+	}
 	if len(q.GroupBy) == 0 && q.SortBy != "" && rng.IntN(3) == 0 {
 		q.SortBy = []string{"at", "label", "ratio"}[rng.IntN(3)]
 	}
@@ -160,6 +169,8 @@ func sameResult(a, b *QueryResult) string {
 		return fmt.Sprintf("rows %d vs %d", len(a.Rows), len(b.Rows))
 	case len(a.Aggregates) != len(b.Aggregates):
 		return fmt.Sprintf("aggregates %v vs %v", a.Aggregates, b.Aggregates)
+	case a.Hint != b.Hint:
+		return fmt.Sprintf("hint %q vs %q", a.Hint, b.Hint)
 	}
 	for k, v := range a.Aggregates {
 		if !sameValue(v, b.Aggregates[k]) {
@@ -242,6 +253,31 @@ func TestClickHouseEquivalence(t *testing.T) {
 		if diff := sameResult(want, got); diff != "" {
 			t.Errorf("query %d %s\nclickhouse %s\nduckdb: %s", n, qj, got.SQL, diff)
 		}
+		if n%5 == 0 && len(q.GroupBy) == 0 {
+			if a, b := streamAll(t, s, local.ID, q), streamAll(t, s, remote.ID, q); a != b {
+				t.Errorf("stream %d %s differs\nduckdb:\n%.600s\nclickhouse:\n%.600s", n, qj, a, b)
+			}
+		}
+	}
+	// Hints of queries that match nothing: text in another case or with
+	// other spaces, and a number against text.
+	for _, f := range []Filter{{Column: "label", Op: "eq", Value: "o' BRIEN"}, {Column: "label", Op: "in", Value: []any{"mi XeD", "x"}},
+		{Column: "label", Op: "eq", Value: json.Number("12")}, {Column: "label", Op: "eq", Value: "ünïcodeäö"}} {
+		var hints []string
+		for _, id := range []string{local.ID, remote.ID} {
+			p, err := s.Plan(ctx, Query{FileID: id, Filters: []Filter{f}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Run(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hints = append(hints, res.Hint)
+		}
+		if hints[0] == "" || hints[0] != hints[1] {
+			t.Errorf("hint of %+v: duckdb %q, clickhouse %q", f, hints[0], hints[1])
+		}
 	}
 
 	for _, req := range []PageRequest{
@@ -250,6 +286,9 @@ func TestClickHouseEquivalence(t *testing.T) {
 		{Limit: 40, Offset: 1500, Sort: "at"},
 		{Limit: 30, Sort: "label", Filters: []Filter{{Column: "region", Op: "eq", Value: "NORTH"}}},
 		{Limit: 50, Offset: 10, Sort: "day", Filters: []Filter{{Column: "note", Op: "contains", Value: "BOX"}}},
+		{Limit: 20, Offset: 5, Search: "o'b"},
+		{Limit: 30, Sort: "at", Direction: "desc", Search: "ÄÖ", Filters: []Filter{{Column: "amount", Op: "gt", Value: json.Number("10")}}},
+		{Limit: 10, Offset: 2000, Search: "e"},
 	} {
 		a, err := s.Rows(ctx, local.Tables[0].ID, req)
 		if err != nil {
@@ -264,7 +303,7 @@ func TestClickHouseEquivalence(t *testing.T) {
 		}
 	}
 	for _, bad := range []PageRequest{{Limit: MaxPageSize + 1}, {Sort: "nope"}, {Sort: "qty", Direction: "up"},
-		{Filters: []Filter{{Column: "qty", Op: "gt", Value: "many"}}}} {
+		{Filters: []Filter{{Column: "qty", Op: "gt", Value: "many"}}}, {Search: strings.Repeat("ä", MaxSearchChars+1)}} {
 		_, errA := s.Rows(ctx, local.Tables[0].ID, bad)
 		_, errB := s.Rows(ctx, remote.Tables[0].ID, bad)
 		if datadesk.ErrorCode(errA) != datadesk.Invalid || datadesk.ErrorCode(errB) != datadesk.Invalid || errA.Error() != errB.Error() {
@@ -354,6 +393,32 @@ func TestClickHouseEquivalence(t *testing.T) {
 	if n, err := ch.Count(ctx, back); err == nil {
 		t.Errorf("the cluster still holds %d rows of the moved-back table", n)
 	}
+}
+
+// streamAll is every row Stream sends for q on the table of file id, one
+// line a row.
+func streamAll(t *testing.T, s *Store, id string, q Query) string {
+	t.Helper()
+	q.FileID = id
+	p, err := s.Plan(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	err = s.Stream(context.Background(), p, func(row []any) error {
+		for _, v := range row {
+			if tm, ok := v.(time.Time); ok {
+				v = tm.Format(time.RFC3339Nano)
+			}
+			fmt.Fprintf(&b, "%v|", norm(v))
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // TestClickHousePlacement checks that a table past the configured size goes
@@ -465,5 +530,79 @@ func TestClickHousePlacement(t *testing.T) {
 	}
 	if n, err := ch.Count(ctx, &copied.Tables[0]); err != nil || n != 150 {
 		t.Errorf("the copy holds %d rows (%v) after its source was deleted, want 150", n, err)
+	}
+}
+
+// TestClickHouseIngestStreams uploads one generated table to a store that
+// places tables of 100 rows or more on the cluster and to one without a
+// cluster, and checks that the cluster's table was written there directly
+// (no DuckDB table of it ever existed), with the same column decisions,
+// types and values; and that a failed upload leaves nothing on the cluster.
+func TestClickHouseIngestStreams(t *testing.T) {
+	ch := testClickHouse(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 5))
+	cells := equivCells(genOracleRows(600, rng), rng)
+	src := rowsSource("o", equivHeader, cells)
+	scan := func(s *Store, id string) string {
+		var b strings.Builder
+		if _, err := s.Scan(ctx, id, func(row []any) error { fmt.Fprintf(&b, "%#v\n", row); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+
+	ls := acquire(t, newEngine(t), datadesk.NewID("u"))
+	local, err := ls.AddFile(ctx, NewFile{Filename: "o.csv", TempPath: tempBytes(t, ls, "x"), Tables: []TableSource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := acquire(t, newClusterEngine(t, ch, 100), datadesk.NewID("u"))
+	remote, err := rs.AddFile(ctx, NewFile{Filename: "o.csv", TempPath: tempBytes(t, rs, "x"), Tables: []TableSource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, rt := &local.Tables[0], &remote.Tables[0]
+	if rt.Location != LocationClickHouse {
+		t.Fatalf("600-row table is in %s, want clickhouse", rt.Location)
+	}
+	if fmt.Sprint(lt.Columns) != fmt.Sprint(rt.Columns) || fmt.Sprint(lt.Report.Columns) != fmt.Sprint(rt.Report.Columns) {
+		t.Errorf("column decisions differ:\nduckdb     %v\nclickhouse %v", lt.Columns, rt.Columns)
+	}
+	var n int
+	if err := rs.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'data' AND table_name = ?`, rt.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("DuckDB holds %d tables named %s (%v), want none", n, rt.ID, err)
+	}
+	lTypes, err := ls.sqlTypes(ctx, lt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rTypes, err := ch.SQLTypes(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(lTypes) != fmt.Sprint(rTypes) {
+		t.Errorf("types %v on the cluster, want %v", rTypes, lTypes)
+	}
+	if a, b := scan(ls, lt.ID), scan(rs, rt.ID); a != b {
+		t.Errorf("values on the cluster differ from DuckDB's")
+	}
+
+	tables := func() int64 {
+		rows, err := ch.all(ctx, "SELECT count() FROM system.tables WHERE database = "+chLiteral(ch.cfg.Database))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows[0][0].(int64)
+	}
+	before := tables()
+	long := append(append([][]string(nil), cells[:150]...), []string{strings.Repeat("x", MaxCellChars+1)})
+	_, err = rs.AddFile(ctx, NewFile{Filename: "o.xlsx", TempPath: tempBytes(t, rs, "x"),
+		Tables: []TableSource{src, rowsSource("bad", equivHeader, long)}})
+	if datadesk.ErrorCode(err) != datadesk.Invalid {
+		t.Fatalf("upload with an overlong cell: %v, want invalid", err)
+	}
+	if after := tables(); after != before {
+		t.Errorf("the cluster has %d tables after a failed upload, %d before", after, before)
 	}
 }

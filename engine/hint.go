@@ -10,12 +10,28 @@ import (
 // maxHintValues bounds the near values a hint shows.
 const maxHintValues = 3
 
+// How a hint looks for a filter's value in a text column.
+const (
+	// nearNumber finds text that equals the value as a number.
+	nearNumber = "number"
+	// nearText finds text equal to the value ignoring case and spaces.
+	nearText = "text"
+	// nearAny finds any value, as a sample of the column's form.
+	nearAny = "any"
+)
+
+// nearFunc returns up to maxHintValues distinct values of column c of t,
+// sorted, that match value the way kind says (nearNumber, nearText,
+// nearAny; value is unused for nearAny).
+type nearFunc func(ctx context.Context, t *Table, c *Column, kind, value string) ([]string, error)
+
 // hint says, for a query that matched nothing, how a filter on a text
 // column may have missed: a JSON number against text (an id 12345 stored
 // as "00012345"), or text that differs from stored values only in spaces.
 // Each eq or in filter is checked alone against the whole table, with
-// bound values and small limits; the first finding is the hint.
-func (s *Store) hint(ctx context.Context, p *Plan) (string, error) {
+// small limits, through near (the table's DuckDB file or its backend);
+// the first finding is the hint.
+func hint(ctx context.Context, p *Plan, near nearFunc) (string, error) {
 	for _, f := range p.Query.Filters {
 		if f.Op != "eq" && f.Op != "in" {
 			continue
@@ -33,7 +49,7 @@ func (s *Store) hint(ctx context.Context, p *Plan) (string, error) {
 		if list, ok := f.Value.([]any); ok {
 			values = list
 		}
-		h, err := s.hintFor(ctx, p.Table, c, values)
+		h, err := hintFor(ctx, p.Table, c, values, near)
 		if err != nil || h != "" {
 			return h, err
 		}
@@ -44,43 +60,54 @@ func (s *Store) hint(ctx context.Context, p *Plan) (string, error) {
 // hintFor looks for a filter's values in another form: numbers as text
 // that equals them as a number, else the column's form; text as stored
 // text that differs only in case and spaces.
-func (s *Store) hintFor(ctx context.Context, t *Table, c *Column, values []any) (string, error) {
-	col := quoteIdent(c.Key)
-	from := ` FROM data.` + quoteIdent(t.ID) + ` WHERE `
+func hintFor(ctx context.Context, t *Table, c *Column, values []any, near nearFunc) (string, error) {
 	var number json.Number
 	for _, v := range values {
 		switch x := v.(type) {
 		case json.Number:
 			number = x
-			near, err := s.distinct(ctx, col, from+`TRY_CAST(`+col+` AS DOUBLE) = CAST(? AS DOUBLE)`, x.String())
-			if err != nil || len(near) > 0 {
+			found, err := near(ctx, t, c, nearNumber, x.String())
+			if err != nil || len(found) > 0 {
 				verb := "equal"
-				if len(near) == 1 {
+				if len(found) == 1 {
 					verb = "equals"
 				}
 				return fmt.Sprintf("%s is text; %s matched nothing, but %s %s it as a number: filter on the text.",
-					c.Key, x, quoteList(near), verb), err
+					c.Key, x, quoteList(found), verb), err
 			}
 		case string:
-			near, err := s.distinct(ctx, col, from+`regexp_replace(lower(`+col+`), '\s+', '', 'g') = regexp_replace(lower(?), '\s+', '', 'g')`, x)
-			if err != nil || len(near) > 0 {
-				return fmt.Sprintf("no %s equals %q; near values (ignoring case and spaces): %s.", c.Key, x, quoteList(near)), err
+			found, err := near(ctx, t, c, nearText, x)
+			if err != nil || len(found) > 0 {
+				return fmt.Sprintf("no %s equals %q; near values (ignoring case and spaces): %s.", c.Key, x, quoteList(found)), err
 			}
 		}
 	}
 	if number == "" {
 		return "", nil
 	}
-	sample, err := s.distinct(ctx, col, from+col+` IS NOT NULL`)
+	sample, err := near(ctx, t, c, nearAny, "")
 	if err != nil || len(sample) == 0 {
 		return "", err
 	}
 	return fmt.Sprintf("%s is text; values look like %s. Send the value as text in that form.", c.Key, quoteList(sample[:1])), nil
 }
 
-// distinct returns up to maxHintValues distinct values of col.
-func (s *Store) distinct(ctx context.Context, col, fromWhere string, args ...any) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT `+col+fromWhere+` ORDER BY 1 LIMIT `+fmt.Sprint(maxHintValues), args...)
+// near is the nearFunc of the owner's DuckDB file, with bound values.
+func (s *Store) near(ctx context.Context, t *Table, c *Column, kind, value string) ([]string, error) {
+	col := quoteIdent(c.Key)
+	q := `SELECT DISTINCT ` + col + ` FROM data.` + quoteIdent(t.ID) + ` WHERE `
+	var args []any
+	switch kind {
+	case nearNumber:
+		q += `TRY_CAST(` + col + ` AS DOUBLE) = CAST(? AS DOUBLE)`
+		args = append(args, value)
+	case nearText:
+		q += `regexp_replace(lower(` + col + `), '\s+', '', 'g') = regexp_replace(lower(?), '\s+', '', 'g')`
+		args = append(args, value)
+	default:
+		q += col + ` IS NOT NULL`
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY 1 LIMIT `+fmt.Sprint(maxHintValues), args...)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}

@@ -292,12 +292,9 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 		sel.WriteString(quoteIdent(keys[i]))
 		t.Columns = append(t.Columns, Column{Key: keys[i], Label: labels[i], Type: d.typ, Identifier: d.identifier, Reason: d.reason})
 	}
-	create := `CREATE TABLE data.` + quoteIdent(t.ID) + ` AS SELECT ` + sel.String() + ` FROM ` + quoteIdent(stage)
-	if _, err := conn.ExecContext(ctx, create); err != nil {
-		return nil, classify(ctx, err)
-	}
-	if _, err := conn.ExecContext(ctx, `DROP TABLE `+quoteIdent(stage)); err != nil {
-		return nil, classify(ctx, err)
+	remote, err := s.storeTyped(ctx, conn, t, stage, sel.String())
+	if err != nil {
+		return nil, err
 	}
 
 	t.Report = Report{
@@ -311,7 +308,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
 	}
-	if err := writeCatalog(ctx, conn, t, "sheet"); err != nil {
+	if err := s.recordLoaded(ctx, conn, t, remote); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -64,27 +64,7 @@ func (s *Store) moveOut(ctx context.Context, t *Table) error {
 			return classify(ctx, err)
 		}
 		defer rows.Close()
-		vals := make([]sql.NullString, len(t.Columns))
-		ptrs := make([]any, len(vals))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		row := make([]*string, len(vals))
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				return classify(ctx, err)
-			}
-			for i := range vals {
-				row[i] = nil
-				if vals[i].Valid {
-					row[i] = &vals[i].String
-				}
-			}
-			if err := w.Write(row); err != nil {
-				return err
-			}
-		}
-		return classify(ctx, rows.Err())
+		return writeText(ctx, rows, len(t.Columns), w)
 	})
 	if err != nil {
 		_ = s.remote.Drop(context.WithoutCancel(ctx), t)

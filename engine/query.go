@@ -598,7 +598,16 @@ func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 	if r, err := s.remoteOf(p.Table); err != nil {
 		return nil, err
 	} else if r != nil {
-		return r.Run(ctx, p)
+		res, err := r.Run(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
+			if res.Hint, err = hint(ctx, p, r.Near); err != nil {
+				return nil, err
+			}
+		}
+		return res, nil
 	}
 	q, params := p.SQL()
 	rows, err := s.db.QueryContext(ctx, q, params...)
@@ -673,7 +682,7 @@ func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 		total = *res.GroupCount
 	}
 	if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
-		if res.Hint, err = s.hint(ctx, p); err != nil {
+		if res.Hint, err = hint(ctx, p, s.near); err != nil {
 			return nil, err
 		}
 	}

@@ -40,6 +40,11 @@ func (s *Store) Stream(ctx context.Context, p *Plan, fn func(row []any) error) e
 	if p.grouped {
 		return datadesk.Errorf(datadesk.Invalid, "a grouped query has no rows to stream").WithField("group_by")
 	}
+	if r, err := s.remoteOf(p.Table); err != nil {
+		return err
+	} else if r != nil {
+		return r.Stream(ctx, p, fn)
+	}
 	cols := make([]string, len(p.rowCols))
 	for i, c := range p.rowCols {
 		cols[i] = quoteIdent(c.Key)

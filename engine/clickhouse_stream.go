@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"datadesk"
+)
+
+// chSearch is searchSQL on the cluster: rows where any text column
+// contains s, ignoring case, with s written as an escaped literal. It
+// gives searchSQL's errors.
+func chSearch(t *Table, s string) (string, error) {
+	if _, _, err := searchSQL(t, s); err != nil {
+		return "", err
+	}
+	var conds []string
+	for _, c := range t.Columns {
+		if c.Type == TypeText {
+			conds = append(conds, "position(lowerUTF8("+chIdent(c.Key)+"), lowerUTF8("+chLiteral(s)+")) > 0")
+		}
+	}
+	return "(" + strings.Join(conds, " OR ") + ")", nil
+}
+
+// chConditions compiles checked filters and a search into a WHERE clause,
+// "" when there is neither.
+func chConditions(t *Table, filters []Filter, search string) (string, error) {
+	where, err := chWhere(t, filters)
+	if err != nil || search == "" {
+		return where, err
+	}
+	cond, err := chSearch(t, search)
+	if err != nil {
+		return "", err
+	}
+	if where == "" {
+		return " WHERE " + cond, nil
+	}
+	return where + " AND " + cond, nil
+}
+
+// Near returns up to maxHintValues distinct values of text column c for a
+// hint, as Store's DuckDB look-up finds them: kind "number" is text equal
+// to value as a number, "text" is text equal to it ignoring case and
+// spaces (RE2's \s, as DuckDB's regexp_replace), "any" is any value.
+func (c *ClickHouse) Near(ctx context.Context, t *Table, col *Column, kind, value string) ([]string, error) {
+	id := chIdent(col.Key)
+	var cond string
+	switch kind {
+	case nearNumber:
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, nil
+		}
+		cond = "toFloat64OrNull(" + id + ") = " + chNumber(f)
+	case nearText:
+		space := chLiteral(`\s+`)
+		cond = "replaceRegexpAll(lowerUTF8(" + id + "), " + space + ", '') = replaceRegexpAll(lowerUTF8(" + chLiteral(value) + "), " + space + ", '')"
+	default:
+		cond = id + " IS NOT NULL"
+	}
+	rows, err := c.all(ctx, "SELECT DISTINCT "+id+" FROM "+c.chTable(t)+" WHERE "+cond+" ORDER BY "+id+" LIMIT "+strconv.Itoa(maxHintValues))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range rows {
+		if s, ok := r[0].(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Stream sends every row a row plan matches to fn, in the plan's order and
+// with its columns, with the values Scan gives, as Store.Stream does. The
+// matching rows are counted first: a stream cut short is an error, never
+// a short export.
+// Errors: invalid (a grouped plan), timeout, and whatever fn returns.
+func (c *ClickHouse) Stream(ctx context.Context, p *Plan, fn func(row []any) error) error {
+	if p.grouped {
+		return datadesk.Errorf(datadesk.Invalid, "a grouped query has no rows to stream").WithField("group_by")
+	}
+	q, err := c.chSelect(p)
+	if err != nil {
+		return err
+	}
+	head, err := c.all(ctx, "SELECT count()"+q.from)
+	if err != nil {
+		return err
+	}
+	want := head[0][0].(int64)
+	r, err := c.query(ctx, q.whole(), false)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	row := make([]any, len(p.rowCols))
+	var n int64
+	for {
+		fields, err := r.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return chClassify(ctx, err)
+		}
+		for i, f := range fields {
+			v, err := chValue(f, r.types[i])
+			if err != nil {
+				return err
+			}
+			if row[i], err = chScanValue(v, p.rowCols[i].Type); err != nil {
+				return err
+			}
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+		n++
+	}
+	if n != want {
+		return fmt.Errorf("engine: clickhouse: stream of %s gave %d rows, want %d", p.Table.ID, n, want)
+	}
+	return nil
+}
