@@ -24,8 +24,9 @@ type Cluster struct {
 	Name     string
 	Database string
 
-	procs []*exec.Cmd
-	dir   string
+	procs  []*exec.Cmd
+	exited []chan struct{} // closed when the matching process has exited
+	dir    string
 }
 
 // ErrNoServer is returned by Start when no ClickHouse server is installed.
@@ -85,6 +86,14 @@ func config(dir string, httpPort, tcpPort int, shardPorts []int) string {
 
 const clusterName = "datadesk"
 
+// startTries is how many times Start picks new ports when a shard could
+// not bind the ones it was given (another process took them first).
+const startTries = 3
+
+// errPortTaken says a shard exited before it answered: its ports were
+// taken between being picked and being bound.
+var errPortTaken = fmt.Errorf("a shard exited before it answered")
+
 // Start starts a cluster of the given number of shards and waits until
 // every one answers. Errors: ErrNoServer when no server is installed.
 func Start(shards int) (*Cluster, error) {
@@ -92,6 +101,21 @@ func Start(shards int) (*Cluster, error) {
 	if !ok {
 		return nil, ErrNoServer
 	}
+	var err error
+	for range startTries {
+		var c *Cluster
+		if c, err = start(cmd, shards); err == nil {
+			return c, nil
+		}
+		if err != errPortTaken {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// start makes one attempt at Start on fresh ports.
+func start(cmd []string, shards int) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "datadesk-clickhouse-")
 	if err != nil {
 		return nil, err
@@ -125,11 +149,22 @@ func Start(shards int) (*Cluster, error) {
 			return nil, err
 		}
 		c.procs = append(c.procs, p)
+		exited := make(chan struct{})
+		c.exited = append(c.exited, exited)
+		go func() { _ = p.Wait(); close(exited) }()
 		c.Nodes = append(c.Nodes, fmt.Sprintf("http://127.0.0.1:%d", httpPorts[i]))
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for i, n := range c.Nodes {
 		for {
+			// A shard that exited lost its ports to another process, and
+			// whatever answers on them is not this cluster.
+			select {
+			case <-c.exited[i]:
+				c.Stop()
+				return nil, errPortTaken
+			default:
+			}
 			resp, err := http.Get(n + "/ping")
 			if err == nil {
 				resp.Body.Close()
@@ -145,16 +180,27 @@ func Start(shards int) (*Cluster, error) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	// A shard that lost its ports may answer another server's ping before
+	// it gives up: a moment later, every shard must still be running.
+	time.Sleep(300 * time.Millisecond)
+	for i := range c.exited {
+		select {
+		case <-c.exited[i]:
+			c.Stop()
+			return nil, errPortTaken
+		default:
+		}
+	}
 	return c, nil
 }
 
 // Stop stops the shards and removes their data.
 func (c *Cluster) Stop() {
-	for _, p := range c.procs {
+	for i, p := range c.procs {
 		_ = p.Process.Kill()
-		_ = p.Wait()
+		<-c.exited[i]
 	}
-	c.procs = nil
+	c.procs, c.exited = nil, nil
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
 	}
