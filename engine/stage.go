@@ -46,9 +46,8 @@ var rejectReasons = map[string]string{
 func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (stagedTable, bool, error) {
 	c := src.CSV
 	width := len(src.Header)
-	path, err := filepath.Abs(c.Path)
-	if err != nil || width == 0 || width > MaxColumns || c.Delimiter == 0 || c.Delimiter == '"' || c.Delimiter > 127 ||
-		!strings.HasPrefix(path, s.IncomingDir()+string(filepath.Separator)) {
+	path, inside := s.incoming(c.Path)
+	if !inside || width == 0 || width > MaxColumns || c.Delimiter == 0 || c.Delimiter == '"' || c.Delimiter > 127 {
 		return stagedTable{}, false, nil
 	}
 	rejects, scans := "dd_rejects_"+strconv.Itoa(ordinal), "dd_reject_scans_"+strconv.Itoa(ordinal)
@@ -135,4 +134,67 @@ func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, st
 		stats.Notes = append(stats.Notes, fmt.Sprintf("%d rows could not be read and were left out", stats.Rejected))
 	}
 	return wider, nil
+}
+
+// incoming returns the absolute form of path and whether it lies inside
+// the store's incoming directory, the only place the owner's database may
+// read.
+func (s *Store) incoming(path string) (string, bool) {
+	abs, err := filepath.Abs(path)
+	return abs, err == nil && strings.HasPrefix(abs, s.IncomingDir()+string(filepath.Separator))
+}
+
+// JSONFile is a JSON file of flat records (every value a string, a number
+// DuckDB renders as written, a boolean or null) as ingest found it, for
+// DuckDB's reader.
+type JSONFile struct {
+	// Path is the file, inside the store's incoming directory.
+	Path string
+	// Lines is true for records one per line, false for an array of
+	// records.
+	Lines bool
+	// Keys are the records' keys, one per column of the header, unique
+	// case-insensitively.
+	Keys []string
+	// MaxRecord is the longest record, in bytes.
+	MaxRecord int
+}
+
+// stageJSON stages a JSON file of flat records with read_json, every key
+// a VARCHAR column (null and missing keys are NULL, "" stays empty text),
+// then classifies every column in SQL. It returns false, having staged
+// nothing, when the file lies outside the incoming directory and must go
+// through Go instead. Ingest has checked the file's syntax and values: an
+// error of DuckDB's reader here would abort the load's transaction, so no
+// file it could refuse is sent to it.
+func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, bool, error) {
+	j := src.JSON
+	width := len(j.Keys)
+	path, inside := s.incoming(j.Path)
+	if !inside || width == 0 || width > MaxColumns || width != len(src.Header) {
+		return stagedTable{}, false, nil
+	}
+	cols, names := make([]string, width), make([]string, width)
+	for i, k := range j.Keys {
+		cols[i] = quoteString(k) + ": 'VARCHAR'"
+		names[i] = stageColumn(i + 1)
+	}
+	format := "array"
+	if j.Lines {
+		format = "newline_delimited"
+	}
+	read := `read_json(` + quoteString(path) + `, format = ` + quoteString(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
+		`}, maximum_object_size = ` + strconv.Itoa(max(j.MaxRecord+1, 1<<20)) + `)`
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read+` AS r(`+strings.Join(names, ", ")+`)`); err != nil {
+		return stagedTable{}, false, classify(ctx, err)
+	}
+	st := stagedTable{width: width}
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
+		return stagedTable{}, false, classify(ctx, err)
+	}
+	var err error
+	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
+		return stagedTable{}, false, err
+	}
+	return st, true, nil
 }

@@ -67,9 +67,12 @@ func readAll(dir, ext string, data []byte) string {
 			return nil
 		}
 		var err error
-		if src.Cells != nil {
+		switch {
+		case src.Cells != nil:
 			_, err = src.Cells(func([]string, []engine.CellKind) error { return count() })
-		} else {
+		case src.RowsWithNulls != nil:
+			_, err = src.RowsWithNulls(func([]string, []bool) error { return count() })
+		default:
 			_, err = src.Rows(func([]string) error { return count() })
 		}
 		if err != nil && !errors.Is(err, errEnough) {
