@@ -270,6 +270,30 @@ func (sc *flatScan) stringBytes(keep bool) (escaped, ok bool) {
 	var runeBuf [utf8.UTFMax]byte
 	pending := runeBuf[:0]
 	for {
+		// A run of plain ASCII is taken at once.
+		if s.pos == s.end && !s.fill() {
+			return false, false
+		}
+		i := s.pos
+		for i < s.end {
+			if c := s.buf[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				break
+			}
+			i++
+		}
+		if i > s.pos {
+			if len(pending) > 0 {
+				return false, false
+			}
+			if n += i - s.pos; n > engine.MaxCellChars {
+				return false, false
+			}
+			if keep {
+				sc.str = append(sc.str, s.buf[s.pos:i]...)
+			}
+			s.pos = i
+			continue
+		}
 		c, ok := s.next()
 		if !ok || c < 0x20 {
 			return false, false
