@@ -277,7 +277,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 			continue
 		}
 		decisions[i] = decide(&cols[i], keys[i], hints[i])
-		decisions[i].keepEmpty = src.RowsWithNulls != nil
+		decisions[i].keepEmpty = src.RowsWithNulls != nil || src.JSON != nil
 		decisions[i].trimmed = cols[i].trimmed
 	}
 
