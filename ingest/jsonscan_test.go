@@ -111,3 +111,17 @@ func TestJSONLongCellOnBothPaths(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestJSONTooWideOnBothPaths: records with more distinct keys than a table
+// may have columns are refused, naming the limit.
+func TestJSONTooWideOnBothPaths(t *testing.T) {
+	fx := newFixture(t)
+	var b strings.Builder
+	for i := 0; i <= engine.MaxColumns; i++ {
+		fmt.Fprintf(&b, "{\"k%d\": %d}\n", i, i)
+	}
+	_, err := fx.ingestBytes("t.ndjson", []byte(b.String()))
+	if datadesk.ErrorCode(err) != datadesk.Invalid || !strings.Contains(err.Error(), fmt.Sprint(engine.MaxColumns)) {
+		t.Fatalf("err = %v", err)
+	}
+}
