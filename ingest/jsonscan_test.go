@@ -37,6 +37,8 @@ var jsonBothPaths = []struct {
 	{"arrays with a header", `[["a", "b"], [1, "x"]]`, false},
 	{"lone surrogate", `[{"a": "\ud800"}]`, false},
 	{"escaped key", `[{"a\u00e9": "x"}]`, true},
+	{"digits as strings", `[{"code": "0012", "v": "-5", "w": "1.5", "d": "2024-01-02", "p": "+5"}, {"code": "0340", "v": "3", "w": "-2.25", "d": "2024-01-03", "p": "7"}]`, true},
+	{"digit strings without signs", "{\"c\": \"12\", \"d\": \"1.5\"}\n{\"c\": \"0034\", \"d\": \"2\"}\n", true},
 }
 
 // TestJSONSameDecisionsBothPaths ingests each file through DuckDB's
