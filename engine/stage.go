@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"datadesk"
 )
 
 // CSVFile is a CSV file as ingest found it, for DuckDB's reader: UTF-8,
@@ -83,7 +85,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
-	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats)
+	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src, maxLine)
 	if err != nil {
 		return stagedTable{}, false, err
 	}
@@ -96,15 +98,57 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 		}
 		return stagedTable{}, false, nil
 	}
+	if err := checkCells(ctx, conn, stage, width, src); err != nil {
+		return stagedTable{}, false, err
+	}
 	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
 		return stagedTable{}, false, err
 	}
 	return st, true, nil
 }
 
+// checkCells refuses a staged table with a cell longer than MaxCellChars,
+// naming the first such cell as the Go path does. One scan of byte
+// lengths settles most tables; characters are counted only past that.
+func checkCells(ctx context.Context, conn *sql.Conn, stage string, width int, src TableSource) error {
+	lens := make([]string, width)
+	for i := range lens {
+		lens[i] = "max(strlen(" + stageColumn(i+1) + "))"
+	}
+	vals := make([]sql.NullInt64, width)
+	ptrs := make([]any, width)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(lens, ", ")+` FROM `+quoteIdent(stage)).Scan(ptrs...); err != nil {
+		return classify(ctx, err)
+	}
+	for i, v := range vals {
+		if v.Int64 <= MaxCellChars {
+			continue
+		}
+		col := stageColumn(i + 1)
+		var row, chars int64
+		// Rows of a table made in this transaction are numbered from an
+		// offset: the first has the smallest rowid.
+		err := conn.QueryRowContext(ctx, `SELECT rowid - (SELECT min(rowid) FROM `+quoteIdent(stage)+`), length(`+col+`) FROM `+quoteIdent(stage)+
+			` WHERE length(`+col+`) > `+strconv.Itoa(MaxCellChars)+` ORDER BY rowid LIMIT 1`).Scan(&row, &chars)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return classify(ctx, err)
+		}
+		return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
+			sourceName(src), row+1, i+1, chars, MaxCellChars).WithField("file")
+	}
+	return nil
+}
+
 // csvRejects reads what read_csv kept aside into stats, and reports
-// whether a row was wider than the header.
-func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats) (bool, error) {
+// whether a row was wider than the header. A line longer than maxLine
+// bytes fails the load, as it does on the Go path.
+func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats, src TableSource, maxLine int) (bool, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT line, error_type::VARCHAR FROM temp.`+quoteIdent(table)+` ORDER BY line`)
 	if err != nil {
 		return false, classify(ctx, err)
@@ -116,6 +160,9 @@ func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, st
 		var typ string
 		if err := rows.Scan(&line, &typ); err != nil {
 			return false, classify(ctx, err)
+		}
+		if typ == "LINE SIZE OVER MAXIMUM" {
+			return false, datadesk.Errorf(datadesk.Invalid, "%s: line %d is longer than %d bytes", sourceName(src), line, maxLine).WithField("file")
 		}
 		wider = wider || typ == "TOO MANY COLUMNS" || typ == "MISSING COLUMNS"
 		stats.Rejected++
