@@ -52,6 +52,10 @@ type TableSource struct {
 	// instead of Rows; Rows stays the way for what that reader refuses to
 	// keep (rows wider than the header).
 	CSV *CSVFile
+	// JSON, if set, names a JSON file of flat records that DuckDB's own
+	// reader can stage instead of RowsWithNulls, which stays the way when
+	// that reader refuses the file.
+	JSON *JSONFile
 	// RowsWithNulls, if set, is used instead of Rows by formats that tell
 	// an empty cell from empty text: null[i] marks an empty cell, and an
 	// empty string not marked is kept as empty text.
@@ -87,7 +91,7 @@ type Hint struct {
 
 // load stages src's values as text, decides each column's type from all
 // of its values, creates the typed table and its catalog rows, all inside
-// the transaction open on conn. A CSV file DuckDB can read is staged and
+// the transaction open on conn. A CSV or JSON file DuckDB can read is staged and
 // classified in SQL (stage.go, sqlclassify.go); every other source streams
 // its rows through Go.
 func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
@@ -97,11 +101,14 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		ok  bool
 		err error
 	)
-	if src.CSV != nil {
+	switch {
+	case src.CSV != nil:
 		st, ok, err = s.stageCSV(ctx, conn, stage, ordinal, src)
-		if err != nil {
-			return nil, err
-		}
+	case src.JSON != nil:
+		st, ok, err = s.stageJSON(ctx, conn, stage, src)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if !ok {
 		if st, err = s.stageRows(ctx, conn, stage, src); err != nil {
@@ -270,7 +277,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 			continue
 		}
 		decisions[i] = decide(&cols[i], keys[i], hints[i])
-		decisions[i].keepEmpty = src.RowsWithNulls != nil
+		decisions[i].keepEmpty = src.RowsWithNulls != nil || src.JSON != nil
 		decisions[i].trimmed = cols[i].trimmed
 	}
 

@@ -312,6 +312,9 @@ func quickSQL(x string) string {
 type quickCounts struct {
 	codes            [quickCodes]int64
 	intDigits, scale int64
+	// negative counts the whole and decimal numbers with a minus sign:
+	// the others are digitish, which decide asks of text columns.
+	negative int64
 }
 
 // settle returns the counts decide needs when the quick pass alone fixes
@@ -326,7 +329,8 @@ func (q quickCounts) settle() (colStats, bool) {
 	case c[quickInt]+c[quickDecimal]+c[quickLead] == n:
 		// Numbers and dates of the quick pass have no space around them
 		// (true and false may).
-		return colStats{n: n, ints: c[quickInt], decs: c[quickDecimal], lead: c[quickLead], intDigits: q.intDigits, scale: q.scale, trimmed: true}, true
+		return colStats{n: n, ints: c[quickInt], decs: c[quickDecimal], lead: c[quickLead], intDigits: q.intDigits, scale: q.scale,
+			digits: n - q.negative, trimmed: true}, true
 	case c[quickBool]+c[quickText] == n:
 		return colStats{n: n, bools: c[quickBool]}, true
 	case c[quickDate] == n:
@@ -342,17 +346,18 @@ func (q quickCounts) settle() (colStats, bool) {
 func quickPass(ctx context.Context, conn *sql.Conn, stage string, width int) ([]quickCounts, error) {
 	out := make([]quickCounts, width)
 	for i := range out {
-		aggs := make([]string, 0, quickCodes+2)
+		aggs := make([]string, 0, quickCodes+3)
 		for k := 0; k < quickCodes; k++ {
 			aggs = append(aggs, "CAST(coalesce(count_if(q = "+strconv.Itoa(k)+"), 0) AS BIGINT)")
 		}
 		// Whole digits and scale: strpos finds the point of a decimal.
 		aggs = append(aggs,
 			"coalesce(max(CASE WHEN q = 1 THEN length(x) - (ascii(x) = 45)::INT WHEN q = 4 THEN strpos(x, '.') - 1 - (ascii(x) = 45)::INT END), 0)",
-			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)")
+			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)",
+			"CAST(coalesce(count_if(q IN (1, 4) AND ascii(x) = 45), 0) AS BIGINT)")
 		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x" +
 			" FROM (SELECT " + stageColumn(i+1) + " AS x FROM " + quoteIdent(stage) + "))"
-		vals := make([]int64, quickCodes+2)
+		vals := make([]int64, quickCodes+3)
 		ptrs := make([]any, len(vals))
 		for j := range vals {
 			ptrs[j] = &vals[j]
@@ -361,7 +366,7 @@ func quickPass(ctx context.Context, conn *sql.Conn, stage string, width int) ([]
 			return nil, classify(ctx, err)
 		}
 		copy(out[i].codes[:], vals[:quickCodes])
-		out[i].intDigits, out[i].scale = vals[quickCodes], vals[quickCodes+1]
+		out[i].intDigits, out[i].scale, out[i].negative = vals[quickCodes], vals[quickCodes+1], vals[quickCodes+2]
 	}
 	return out, nil
 }

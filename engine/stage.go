@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -49,9 +48,8 @@ var rejectReasons = map[string]string{
 func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (stagedTable, bool, error) {
 	c := src.CSV
 	width := len(src.Header)
-	path, err := filepath.Abs(c.Path)
-	if err != nil || width == 0 || width > MaxColumns || c.Delimiter == 0 || c.Delimiter == '"' || c.Delimiter > 127 ||
-		!strings.HasPrefix(path, s.IncomingDir()+string(filepath.Separator)) {
+	path, inside := s.incoming(c.Path)
+	if !inside || width == 0 || width > MaxColumns || c.Delimiter == 0 || c.Delimiter == '"' || c.Delimiter > 127 {
 		return stagedTable{}, false, nil
 	}
 	rejects, scans := "dd_rejects_"+strconv.Itoa(ordinal), "dd_reject_scans_"+strconv.Itoa(ordinal)
@@ -87,7 +85,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
-	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, sourceName(src), maxLine)
+	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src, maxLine)
 	if err != nil {
 		return stagedTable{}, false, err
 	}
@@ -100,7 +98,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 		}
 		return stagedTable{}, false, nil
 	}
-	if err := checkCellSizes(ctx, conn, stage, width, sourceName(src)); err != nil {
+	if err := checkCells(ctx, conn, stage, width, src); err != nil {
 		return stagedTable{}, false, err
 	}
 	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
@@ -109,50 +107,48 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 	return st, true, nil
 }
 
-// checkCellSizes refuses a staged table with a cell over MaxCellChars, as
-// the Go path does, naming the first such cell. Byte lengths are known
-// without reading the text, so only a table that may hold one pays for
-// counting characters.
-func checkCellSizes(ctx context.Context, conn *sql.Conn, stage string, width int, name string) error {
-	widest := make([]string, width)
-	for i := range widest {
-		widest[i] = `max(strlen(` + stageColumn(i+1) + `))`
+// checkCells refuses a staged table with a cell longer than MaxCellChars,
+// naming the first such cell as the Go path does. One scan of byte
+// lengths settles most tables; characters are counted only past that.
+func checkCells(ctx context.Context, conn *sql.Conn, stage string, width int, src TableSource) error {
+	lens := make([]string, width)
+	for i := range lens {
+		lens[i] = "max(strlen(" + stageColumn(i+1) + "))"
 	}
 	vals := make([]sql.NullInt64, width)
 	ptrs := make([]any, width)
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(widest, ", ")+` FROM `+quoteIdent(stage)).Scan(ptrs...); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(lens, ", ")+` FROM `+quoteIdent(stage)).Scan(ptrs...); err != nil {
 		return classify(ctx, err)
 	}
 	for i, v := range vals {
-		if !v.Valid || v.Int64 <= MaxCellChars {
+		if v.Int64 <= MaxCellChars {
 			continue
 		}
 		col := stageColumn(i + 1)
 		var row, chars int64
-		// A temporary table's row ids start past a large offset; counting
-		// from its first one gives the data row.
-		err := conn.QueryRowContext(ctx, `SELECT rowid - (SELECT min(rowid) FROM `+quoteIdent(stage)+`) + 1, length(`+col+`) FROM `+
-			quoteIdent(stage)+` WHERE length(`+col+`) > ? ORDER BY rowid LIMIT 1`, MaxCellChars).Scan(&row, &chars)
-		if errors.Is(err, sql.ErrNoRows) {
+		// Rows of a table made in this transaction are numbered from an
+		// offset: the first has the smallest rowid.
+		err := conn.QueryRowContext(ctx, `SELECT rowid - (SELECT min(rowid) FROM `+quoteIdent(stage)+`), length(`+col+`) FROM `+quoteIdent(stage)+
+			` WHERE length(`+col+`) > `+strconv.Itoa(MaxCellChars)+` ORDER BY rowid LIMIT 1`).Scan(&row, &chars)
+		if err == sql.ErrNoRows {
 			continue
 		}
 		if err != nil {
 			return classify(ctx, err)
 		}
 		return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
-			name, row, i+1, chars, MaxCellChars).WithField("file")
+			sourceName(src), row+1, i+1, chars, MaxCellChars).WithField("file")
 	}
 	return nil
 }
 
 // csvRejects reads what read_csv kept aside into stats, and reports
-// whether a row was wider than the header.
-// A line past maxLine refuses the file, as the Go reader does: a bound
-// that only dropped the line would let a huge quoted field pass unnoticed.
-func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats, name string, maxLine int) (bool, error) {
+// whether a row was wider than the header. A line longer than maxLine
+// bytes fails the load, as it does on the Go path.
+func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats, src TableSource, maxLine int) (bool, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT line, error_type::VARCHAR FROM temp.`+quoteIdent(table)+` ORDER BY line`)
 	if err != nil {
 		return false, classify(ctx, err)
@@ -166,7 +162,7 @@ func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, st
 			return false, classify(ctx, err)
 		}
 		if typ == "LINE SIZE OVER MAXIMUM" {
-			return false, datadesk.Errorf(datadesk.Invalid, "%s: line %d is longer than %d bytes", name, line, maxLine).WithField("file")
+			return false, datadesk.Errorf(datadesk.Invalid, "%s: line %d is longer than %d bytes", sourceName(src), line, maxLine).WithField("file")
 		}
 		wider = wider || typ == "TOO MANY COLUMNS" || typ == "MISSING COLUMNS"
 		stats.Rejected++
@@ -185,4 +181,67 @@ func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, st
 		stats.Notes = append(stats.Notes, fmt.Sprintf("%d rows could not be read and were left out", stats.Rejected))
 	}
 	return wider, nil
+}
+
+// incoming returns the absolute form of path and whether it lies inside
+// the store's incoming directory, the only place the owner's database may
+// read.
+func (s *Store) incoming(path string) (string, bool) {
+	abs, err := filepath.Abs(path)
+	return abs, err == nil && strings.HasPrefix(abs, s.IncomingDir()+string(filepath.Separator))
+}
+
+// JSONFile is a JSON file of flat records (every value a string, a number
+// DuckDB renders as written, a boolean or null) as ingest found it, for
+// DuckDB's reader.
+type JSONFile struct {
+	// Path is the file, inside the store's incoming directory.
+	Path string
+	// Lines is true for records one per line, false for an array of
+	// records.
+	Lines bool
+	// Keys are the records' keys, one per column of the header, unique
+	// case-insensitively.
+	Keys []string
+	// MaxRecord is the longest record, in bytes.
+	MaxRecord int
+}
+
+// stageJSON stages a JSON file of flat records with read_json, every key
+// a VARCHAR column (null and missing keys are NULL, "" stays empty text),
+// then classifies every column in SQL. It returns false, having staged
+// nothing, when the file lies outside the incoming directory and must go
+// through Go instead. Ingest has checked the file's syntax and values: an
+// error of DuckDB's reader here would abort the load's transaction, so no
+// file it could refuse is sent to it.
+func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, bool, error) {
+	j := src.JSON
+	width := len(j.Keys)
+	path, inside := s.incoming(j.Path)
+	if !inside || width == 0 || width > MaxColumns || width != len(src.Header) {
+		return stagedTable{}, false, nil
+	}
+	cols, names := make([]string, width), make([]string, width)
+	for i, k := range j.Keys {
+		cols[i] = quoteString(k) + ": 'VARCHAR'"
+		names[i] = stageColumn(i + 1)
+	}
+	format := "array"
+	if j.Lines {
+		format = "newline_delimited"
+	}
+	read := `read_json(` + quoteString(path) + `, format = ` + quoteString(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
+		`}, maximum_object_size = ` + strconv.Itoa(max(j.MaxRecord+1, 1<<20)) + `)`
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read+` AS r(`+strings.Join(names, ", ")+`)`); err != nil {
+		return stagedTable{}, false, classify(ctx, err)
+	}
+	st := stagedTable{width: width}
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
+		return stagedTable{}, false, classify(ctx, err)
+	}
+	var err error
+	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
+		return stagedTable{}, false, err
+	}
+	return st, true, nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -206,5 +207,114 @@ func TestCSVRejectsReported(t *testing.T) {
 	r := f.Tables[0].Report
 	if r.RowsStored != 2 || r.RowsRejected != 1 || len(r.Rejects) != 1 || r.Rejects[0].Line != 3 {
 		t.Errorf("got %d stored, %d rejected %+v, want 2, 1 at line 3", r.RowsStored, r.RowsRejected, r.Rejects)
+	}
+}
+
+// jsonSourceOf turns a CSV file into NDJSON records of strings (an empty
+// field becomes null, except in the last column, where it stays "") and
+// reads it for both paths: the row stream with null marks (Go) and the
+// file itself (DuckDB's read_json).
+func jsonSourceOf(t *testing.T, dir, content string, viaSQL bool) (TableSource, bool) {
+	t.Helper()
+	r := csv.NewReader(strings.NewReader(strings.TrimPrefix(content, "\uFEFF")))
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil || len(recs) < 2 {
+		return TableSource{}, false
+	}
+	header := recs[0]
+	seen := map[string]bool{}
+	for _, h := range header {
+		if seen[strings.ToLower(h)] {
+			return TableSource{}, false
+		}
+		seen[strings.ToLower(h)] = true
+	}
+	var b strings.Builder
+	var rows [][]string
+	var nulls [][]bool
+	for _, rec := range recs[1:] {
+		if len(rec) != len(header) {
+			return TableSource{}, false
+		}
+		row, null := make([]string, len(header)), make([]bool, len(header))
+		b.WriteString("{")
+		for i, v := range rec {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			k, _ := json.Marshal(header[i])
+			b.Write(k)
+			b.WriteString(": ")
+			if v == "" && i < len(rec)-1 {
+				b.WriteString("null")
+				null[i] = true
+				continue
+			}
+			q, _ := json.Marshal(v)
+			b.Write(q)
+			row[i] = v
+		}
+		b.WriteString("}\n")
+		rows, nulls = append(rows, row), append(nulls, null)
+	}
+	path := filepath.Join(dir, datadesk.NewID("up"))
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := TableSource{Name: "t", Header: header, RowsWithNulls: func(yield func([]string, []bool) error) (RowStats, error) {
+		for i := range rows {
+			if err := yield(rows[i], nulls[i]); err != nil {
+				return RowStats{}, err
+			}
+		}
+		return RowStats{}, nil
+	}}
+	if viaSQL {
+		// No row stream: the file must be read by DuckDB alone.
+		src.JSON, src.RowsWithNulls = &JSONFile{Path: path, Lines: true, Keys: header, MaxRecord: b.Len()}, nil
+	}
+	return src, true
+}
+
+// TestSameDecisionsBothPathsJSON stores the same files as records of
+// strings through the Go row stream and through read_json with the SQL
+// pass: the same types, identifier marks, reasons and stored values, with
+// null and "" kept apart on both.
+func TestSameDecisionsBothPathsJSON(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx := context.Background()
+	for name, content := range sameDecisionFiles(t) {
+		if _, ok := jsonSourceOf(t, t.TempDir(), content, false); !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			var got [2]*Table
+			var rows [2]*Page
+			for i, viaSQL := range []bool{false, true} {
+				src, _ := jsonSourceOf(t, s.IncomingDir(), content, viaSQL)
+				path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+				if err := os.WriteFile(path, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				f, err := s.AddFile(ctx, NewFile{Filename: "t.json", TempPath: path, Tables: []TableSource{src}})
+				if err != nil {
+					t.Fatalf("via SQL %v: %v", viaSQL, err)
+				}
+				got[i] = &f.Tables[0]
+				if rows[i], err = s.Rows(ctx, got[i].ID, PageRequest{Limit: MaxPageSize}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for j := range got[0].Columns {
+				if a, b := got[1].Columns[j], got[0].Columns[j]; a != b {
+					t.Errorf("column %s: SQL %s %v %q, Go %s %v %q", b.Key, a.Type, a.Identifier, a.Reason, b.Type, b.Identifier, b.Reason)
+				}
+			}
+			if g, w := fmt.Sprintf("%#v", rows[1].Rows), fmt.Sprintf("%#v", rows[0].Rows); g != w {
+				t.Errorf("rows differ:\nSQL %.400s\nGo  %.400s", g, w)
+			}
+		})
 	}
 }

@@ -70,56 +70,70 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 		byKey[label] = len(cols) - 1
 		return len(cols) - 1
 	}
-	// First pass: columns and kinds.
-	err = walkJSON(path, shape, func(c []jsonTableColumn) {
-		for _, tc := range c {
-			i := addCol(tc.Label)
-			if i >= 0 {
-				cols[i].declared = tc.Type
-				if tc.Key != "" {
-					// Object rows may name columns by key.
-					cols[i].key = tc.Key
-					if _, taken := byKey[tc.Key]; !taken {
-						byKey[tc.Key] = i
+	// First pass: columns and kinds, by a scan of the bytes when DuckDB's
+	// reader can stage the file, else by the Go reader.
+	var flat *flatJSON
+	if shape != shapeTable {
+		if flat, _, err = scanFlat(path, shape); err != nil {
+			return engine.TableSource{}, jsonErr(name, err)
+		}
+	}
+	if flat != nil {
+		cols = flat.cols
+		for i, c := range cols {
+			byKey[c.label] = i
+		}
+	} else {
+		err = walkJSON(path, shape, func(c []jsonTableColumn) {
+			for _, tc := range c {
+				i := addCol(tc.Label)
+				if i >= 0 {
+					cols[i].declared = tc.Type
+					if tc.Key != "" {
+						// Object rows may name columns by key.
+						cols[i].key = tc.Key
+						if _, taken := byKey[tc.Key]; !taken {
+							byKey[tc.Key] = i
+						}
 					}
 				}
 			}
-		}
-	}, func(rec jsonRecord) error {
-		records++
-		if rec.keys == nil {
-			if shape == shapeArray && records == 1 && len(cols) == 0 {
-				// [[header...], [row...], ...]
-				arrays = true
-				for j, v := range rec.values {
-					label := v.text
-					if v.kind != kindString {
-						label = fmt.Sprintf("column_%d", j+1)
+		}, func(rec jsonRecord) error {
+			records++
+			if rec.keys == nil {
+				if shape == shapeArray && records == 1 && len(cols) == 0 {
+					// [[header...], [row...], ...]
+					arrays = true
+					for j, v := range rec.values {
+						label := v.text
+						if v.kind != kindString {
+							label = fmt.Sprintf("column_%d", j+1)
+						}
+						cols = append(cols, &jsonColumn{label: label})
 					}
-					cols = append(cols, &jsonColumn{label: label})
+					return nil
+				}
+				for len(cols) < len(rec.values) {
+					if len(cols) >= engine.MaxColumns {
+						return datadesk.Errorf(datadesk.Invalid, "%s: a record has more than %d values", name, engine.MaxColumns)
+					}
+					cols = append(cols, &jsonColumn{label: fmt.Sprintf("column_%d", len(cols)+1)})
+				}
+				for j, v := range rec.values {
+					cols[j].kinds[v.kind]++
 				}
 				return nil
 			}
-			for len(cols) < len(rec.values) {
-				if len(cols) >= engine.MaxColumns {
-					return datadesk.Errorf(datadesk.Invalid, "%s: a record has more than %d values", name, engine.MaxColumns)
+			for j, k := range rec.keys {
+				i := addCol(k)
+				if i < 0 {
+					return datadesk.Errorf(datadesk.Invalid, "%s: records have more than %d distinct keys", name, engine.MaxColumns)
 				}
-				cols = append(cols, &jsonColumn{label: fmt.Sprintf("column_%d", len(cols)+1)})
-			}
-			for j, v := range rec.values {
-				cols[j].kinds[v.kind]++
+				cols[i].kinds[rec.values[j].kind]++
 			}
 			return nil
-		}
-		for j, k := range rec.keys {
-			i := addCol(k)
-			if i < 0 {
-				return datadesk.Errorf(datadesk.Invalid, "%s: records have more than %d distinct keys", name, engine.MaxColumns)
-			}
-			cols[i].kinds[rec.values[j].kind]++
-		}
-		return nil
-	})
+		})
+	}
 	if err != nil {
 		return engine.TableSource{}, jsonErr(name, err)
 	}
@@ -141,6 +155,9 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 		src.Hints = append(src.Hints, h)
 	}
 	src.Keys = declaredKeys(cols)
+	if flat != nil {
+		src.JSON = &engine.JSONFile{Path: path, Lines: shape == shapeLines, Keys: src.Header, MaxRecord: flat.maxRecord}
+	}
 	src.Notes = []string{fmt.Sprintf("JSON %s", [...]string{"array of records", "records one per line", "table"}[shape])}
 	// JSON tells null from "": a null or missing value is an empty cell,
 	// an empty string is empty text.
