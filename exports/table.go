@@ -20,8 +20,9 @@ const (
 	// MaxSheetRows is how many data rows a sheet takes: Excel has 1,048,576
 	// rows and the first holds the header.
 	MaxSheetRows = 1_048_575
-	// MaxCellChars is the most characters an Excel cell holds.
-	MaxCellChars = 32_767
+	// MaxCellChars is the most characters an Excel cell holds; ingest
+	// refuses longer cells with the same bound.
+	MaxCellChars = engine.MaxCellChars
 	// maxNotedCells bounds the cells listed on a notes sheet.
 	maxNotedCells = 10_000
 )
