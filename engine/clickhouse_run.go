@@ -247,12 +247,23 @@ func chColumns(t *Table) string {
 // dates and timestamps as time.Time, booleans as bool, decimals as
 // json.Number. A stream cut short is an error, never a short export.
 func (c *ClickHouse) Scan(ctx context.Context, t *Table, fn func(row []any) error) error {
-	r, err := c.query(ctx, "SELECT "+chColumns(t)+" FROM "+c.chTable(t)+" ORDER BY "+chRowKey, false)
+	types := make([]string, len(t.Columns))
+	for i, col := range t.Columns {
+		types[i] = col.Type
+	}
+	return c.scanRows(ctx, "SELECT "+chColumns(t)+" FROM "+c.chTable(t)+" ORDER BY "+chRowKey, types, t.RowCount, "scan of "+t.ID, fn)
+}
+
+// scanRows runs stmt and sends each row to fn with the values Store.Scan
+// gives for the catalog types; fewer or more rows than want is an error,
+// so that an export is never cut short unnoticed.
+func (c *ClickHouse) scanRows(ctx context.Context, stmt string, types []string, want int64, what string, fn func(row []any) error) error {
+	r, err := c.query(ctx, stmt, false)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	row := make([]any, len(t.Columns))
+	row := make([]any, len(types))
 	var n int64
 	for {
 		fields, err := r.next()
@@ -267,8 +278,7 @@ func (c *ClickHouse) Scan(ctx context.Context, t *Table, fn func(row []any) erro
 			if err != nil {
 				return err
 			}
-			row[i], err = chScanValue(v, t.Columns[i].Type)
-			if err != nil {
+			if row[i], err = chScanValue(v, types[i]); err != nil {
 				return err
 			}
 		}
@@ -277,8 +287,8 @@ func (c *ClickHouse) Scan(ctx context.Context, t *Table, fn func(row []any) erro
 		}
 		n++
 	}
-	if n != t.RowCount {
-		return fmt.Errorf("engine: clickhouse: scan of %s gave %d rows, want %d", t.ID, n, t.RowCount)
+	if n != want {
+		return fmt.Errorf("engine: clickhouse: %s gave %d rows, want %d", what, n, want)
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -94,37 +92,9 @@ func (c *ClickHouse) Stream(ctx context.Context, p *Plan, fn func(row []any) err
 		return err
 	}
 	want := head[0][0].(int64)
-	r, err := c.query(ctx, q.whole(), false)
-	if err != nil {
-		return err
+	types := make([]string, len(p.rowCols))
+	for i, rc := range p.rowCols {
+		types[i] = rc.Type
 	}
-	defer r.Close()
-	row := make([]any, len(p.rowCols))
-	var n int64
-	for {
-		fields, err := r.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return chClassify(ctx, err)
-		}
-		for i, f := range fields {
-			v, err := chValue(f, r.types[i])
-			if err != nil {
-				return err
-			}
-			if row[i], err = chScanValue(v, p.rowCols[i].Type); err != nil {
-				return err
-			}
-		}
-		if err := fn(row); err != nil {
-			return err
-		}
-		n++
-	}
-	if n != want {
-		return fmt.Errorf("engine: clickhouse: stream of %s gave %d rows, want %d", p.Table.ID, n, want)
-	}
-	return nil
+	return c.scanRows(ctx, q.whole(), types, want, "stream of "+p.Table.ID, fn)
 }
