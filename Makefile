@@ -40,7 +40,7 @@ deps:
 
 ## test: install what the tests need, fuzz briefly, and run every test.
 test: deps vet fuzz
-	$(GO) test -count=1 -timeout 45m ./...
+	DATADESK_TEST_STRICT=1 $(GO) test -count=1 -timeout 45m ./...
 
 ## fuzz: run each fuzz target for FUZZTIME on top of its seeds and past
 ## findings (testdata/fuzz/<target>/, which plain go test also replays).

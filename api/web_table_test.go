@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"datadesk/internal/testenv"
 )
 
 // openpyxlRows counts the rows of each sheet openpyxl's read-only mode
@@ -107,7 +109,7 @@ func TestExportsReadWholeByOpenpyxl(t *testing.T) {
 			}
 			counts, ok := openpyxlRows(t, body)
 			if !ok {
-				t.Skip("no python3 with openpyxl")
+				testenv.Missing(t, "no python3 with openpyxl")
 			}
 			if counts[sheet] != tc.rows+1 {
 				t.Errorf("openpyxl read-only reads %d rows, want %d", counts[sheet]-1, tc.rows)

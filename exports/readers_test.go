@@ -16,6 +16,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"datadesk/engine"
+	"datadesk/internal/testenv"
 )
 
 // edgeColumns and edgeRows hold the values readers get wrong: dates from
@@ -196,7 +197,7 @@ func openpyxlPython(t *testing.T) string {
 			return path
 		}
 	}
-	t.Skip("no python3 with openpyxl (make test installs Debian's python3-openpyxl)")
+	testenv.Missing(t, "no python3 with openpyxl (make test installs Debian's python3-openpyxl)")
 	return ""
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"datadesk/internal/testenv"
 )
 
 // referencePython finds a Python that has the reference readers (openpyxl
@@ -61,7 +63,7 @@ func agreesWithReference(ref, ours string) bool {
 func TestAgainstReferenceReaders(t *testing.T) {
 	py := referencePython()
 	if py == "" {
-		t.Skip("no python3 with openpyxl and xlrd")
+		testenv.Missing(t, "no python3 with openpyxl and xlrd")
 	}
 	files, _ := filepath.Glob(filepath.Join(sheetjsDir(), "*.xls*"))
 	out, err := exec.Command(py, append([]string{filepath.Join("testdata", "refcells.py")}, files...)...).Output()
@@ -81,12 +83,12 @@ func TestAgainstReferenceReaders(t *testing.T) {
 				Rows [][]string `json:"rows"`
 			}
 			if err := json.Unmarshal(refs[p], &ref); err != nil {
-				t.Skipf("the reference reader cannot read it: %s", refs[p])
+				// Encrypted or damaged: nothing to compare; corpus.golden
+				// holds datadesk's refusal.
+				t.Logf("the reference reader cannot read it: %s", refs[p])
+				return
 			}
-			ours, err := dumpWorkbook(t, in, p)
-			if err != nil {
-				t.Skipf("refused: %v", err)
-			}
+			ours, oursErr := dumpWorkbook(t, in, p)
 			var refSheets []sheetDump
 			for _, s := range ref {
 				if len(s.Rows) == 0 {
@@ -99,8 +101,16 @@ func TestAgainstReferenceReaders(t *testing.T) {
 				}
 				refSheets = append(refSheets, d)
 			}
-			if len(refSheets) == 0 {
-				t.Skip("the reference reader finds no sheet")
+			switch {
+			case oursErr != nil && len(refSheets) > 0:
+				t.Fatalf("datadesk refuses a workbook whose cells the reference reads: %v", oursErr)
+			case oursErr != nil:
+				return // neither finds a cell: refused with a 400, as corpus.golden says
+			case len(refSheets) == 0:
+				// openpyxl 3.0 reads no strict OOXML sheet; TestTwins and
+				// the goldens hold what datadesk reads there.
+				t.Logf("the reference finds no cell; datadesk reads %d sheets", len(ours))
+				return
 			}
 			if diff := diffSheets(name, refSheets, ours, agreesWithReference); diff != "" {
 				t.Errorf("reference (left) and datadesk (right) differ:\n%s", diff)

@@ -18,6 +18,7 @@ import (
 	"datadesk/api"
 	"datadesk/cluster"
 	"datadesk/cluster/haproxytest"
+	"datadesk/internal/testenv"
 	"datadesk/rbac"
 )
 
@@ -119,7 +120,7 @@ func errorCode(m map[string]any) string {
 // empty account.
 func TestOwnersOverTwoNodes(t *testing.T) {
 	if _, err := haproxytest.Binary(); err != nil {
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	shared := t.TempDir()
 	var addrs []string
