@@ -106,22 +106,29 @@ type NewFile struct {
 // rows commit in one transaction; on any error nothing of the file remains.
 // Errors: invalid or too_large from the table sources, timeout when ctx ends.
 func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
-	size, sum, err := hashFile(nf.TempPath)
-	if err != nil {
-		return nil, fmt.Errorf("engine: add file: %w", err)
+	// The bytes are hashed while the tables load: the load is DuckDB's
+	// work, mostly on its own threads.
+	type hashed struct {
+		size int64
+		sum  string
+		err  error
 	}
+	hashing := make(chan hashed, 1)
+	go func() {
+		var h hashed
+		h.size, h.sum, h.err = hashFile(nf.TempPath)
+		hashing <- h
+	}()
 	f := &File{
 		ID:          datadesk.NewID("f"),
 		Filename:    nf.Filename,
 		ContentType: nf.ContentType,
-		Size:        size,
-		SHA256:      sum,
 		ChatSession: nf.ChatSession,
 		CreatedAt:   time.Now().UTC().Truncate(time.Microsecond),
 	}
 
 	final := s.BytesPath(f.ID)
-	err = s.inTx(ctx, func(conn *sql.Conn) error {
+	err := s.inTx(ctx, func(conn *sql.Conn) error {
 		for i, src := range nf.Tables {
 			t, err := s.load(ctx, conn, f, i, src)
 			if err != nil {
@@ -136,6 +143,11 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
 			}
 			f.Tables = append(f.Tables, *t)
 		}
+		h := <-hashing
+		if h.err != nil {
+			return fmt.Errorf("engine: add file: %w", h.err)
+		}
+		f.Size, f.SHA256 = h.size, h.sum
 		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
 			return classify(ctx, err)

@@ -221,8 +221,10 @@ func forced(c map[string]int64, key, typ string) decision {
 
 // expr returns the SQL that turns staging column i (1-based) into the
 // decided type. Only constants and the column's position go into it.
-func (d decision) expr(i int) string {
-	raw := stageColumn(i)
+func (d decision) expr(i int) string { return d.exprOf(stageColumn(i)) }
+
+// exprOf returns the SQL that turns text column raw into the decided type.
+func (d decision) exprOf(raw string) string {
 	v := "NULLIF(" + trimSQL(raw) + ", '')"
 	if d.trimmed {
 		v = "NULLIF(" + raw + ", '')"

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,11 +90,12 @@ type Hint struct {
 	Type string
 }
 
-// load stages src's values as text, decides each column's type from all
-// of its values, creates the typed table and its catalog rows, all inside
-// the transaction open on conn. A CSV or JSON file DuckDB can read is staged and
-// classified in SQL (stage.go, sqlclassify.go); every other source streams
-// its rows through Go.
+// load decides each column's type from all of its values and creates the
+// typed table and its catalog rows, all inside the transaction open on
+// conn. A CSV or JSON file DuckDB can read is loaded directly, its types
+// proved as it is read (direct.go), or else staged as text and classified
+// in SQL (stage.go, sqlclassify.go); every other source streams its rows
+// through Go into a staging table.
 func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
 	stage := "dd_stage_" + strconv.Itoa(ordinal)
 	var (
@@ -101,6 +103,25 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		ok  bool
 		err error
 	)
+	var (
+		direct   directRead
+		isDirect bool
+	)
+	switch {
+	case src.CSV != nil:
+		direct, isDirect, err = s.csvDirect(ctx, conn, ordinal, src)
+	case src.JSON != nil:
+		direct, isDirect = s.jsonDirect(src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if isDirect && !s.staged {
+		t, ok, err := s.loadDirect(ctx, conn, f, ordinal, src, direct)
+		if err != nil || ok {
+			return t, err
+		}
+	}
 	switch {
 	case src.CSV != nil:
 		st, ok, err = s.stageCSV(ctx, conn, stage, ordinal, src)
@@ -245,19 +266,48 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 // finish decides the types of a staged table and creates the typed table
 // and its catalog rows.
 func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource, stage string, st stagedTable) (*Table, error) {
-	rows, width, stats, cols, kinds := st.rows, st.width, st.stats, st.cols, st.kinds
+	if err := checkWidth(src, st.width); err != nil {
+		return nil, err
+	}
+	labels, keys := columnNames(src, st.width)
+	decisions := decideColumns(src, keys, st.cols, st.kinds)
+	t := newTable(f, ordinal, src, st.rows)
+	sel := make([]string, len(decisions))
+	for i, d := range decisions {
+		sel[i] = d.expr(i+1) + " AS " + quoteIdent(keys[i])
+	}
+	setColumns(t, labels, keys, decisions)
+	remote, err := s.storeTyped(ctx, conn, t, stage, strings.Join(sel, ", "))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.record(ctx, conn, t, src, st.stats, remote); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// checkWidth refuses a table without columns or with too many.
+func checkWidth(src TableSource, width int) error {
 	if width == 0 {
-		return nil, datadesk.Errorf(datadesk.Invalid, "%s: no columns: the table has neither a header nor values", sourceName(src))
+		return datadesk.Errorf(datadesk.Invalid, "%s: no columns: the table has neither a header nor values", sourceName(src))
 	}
 	if width > MaxColumns {
-		return nil, datadesk.Errorf(datadesk.Invalid, "%s: the header has %d columns; at most %d are allowed", sourceName(src), width, MaxColumns)
+		return datadesk.Errorf(datadesk.Invalid, "%s: the header has %d columns; at most %d are allowed", sourceName(src), width, MaxColumns)
 	}
+	return nil
+}
 
-	labels := make([]string, width)
+// columnNames returns the labels of a table of width columns and their
+// keys, unique and never a name the engine uses.
+func columnNames(src TableSource, width int) (labels, keys []string) {
+	labels = make([]string, width)
 	for i, l := range src.Header {
-		labels[i] = CleanLabel(l)
+		if i < width {
+			labels[i] = CleanLabel(l)
+		}
 	}
-	keys := make([]string, width)
+	keys = make([]string, width)
 	for i, l := range labels {
 		keys[i] = keyOf(l)
 	}
@@ -266,11 +316,15 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 			keys[i] = k
 		}
 	}
-	keys = uniqueKeys(keys)
-	hints := make([]Hint, width)
-	copy(hints, src.Hints)
+	return labels, uniqueKeys(keys)
+}
 
-	decisions := make([]decision, width)
+// decideColumns decides every column's type from its counts (and, for
+// spreadsheets, its cell kinds).
+func decideColumns(src TableSource, keys []string, cols []colStats, kinds []kindCounts) []decision {
+	hints := make([]Hint, len(keys))
+	copy(hints, src.Hints)
+	decisions := make([]decision, len(keys))
 	for i := range decisions {
 		if kinds != nil {
 			decisions[i] = decideCells(&kinds[i], &cols[i], keys[i], hints[i])
@@ -280,8 +334,11 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 		decisions[i].keepEmpty = src.RowsWithNulls != nil || src.JSON != nil
 		decisions[i].trimmed = cols[i].trimmed
 	}
+	return decisions
+}
 
-	t := &Table{
+func newTable(f *File, ordinal int, src TableSource, rows int64) *Table {
+	return &Table{
 		ID:        datadesk.NewID("t"),
 		FileID:    f.ID,
 		Name:      datadesk.CleanName(src.Name),
@@ -289,36 +346,29 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 		RowCount:  rows,
 		CreatedAt: f.CreatedAt,
 	}
-	var sel strings.Builder
+}
+
+func setColumns(t *Table, labels, keys []string, decisions []decision) {
+	t.Columns = t.Columns[:0]
 	for i, d := range decisions {
-		if i > 0 {
-			sel.WriteString(", ")
-		}
-		sel.WriteString(d.expr(i + 1))
-		sel.WriteString(" AS ")
-		sel.WriteString(quoteIdent(keys[i]))
 		t.Columns = append(t.Columns, Column{Key: keys[i], Label: labels[i], Type: d.typ, Identifier: d.identifier, Reason: d.reason})
 	}
-	remote, err := s.storeTyped(ctx, conn, t, stage, sel.String())
-	if err != nil {
-		return nil, err
-	}
+}
 
+// record writes the import report and the catalog rows of a loaded table.
+func (s *Store) record(ctx context.Context, conn *sql.Conn, t *Table, src TableSource, stats RowStats, remote Backend) error {
 	t.Report = Report{
 		Table:        src.Name,
-		RowsRead:     rows + stats.Rejected,
-		RowsStored:   rows,
+		RowsRead:     t.RowCount + stats.Rejected,
+		RowsStored:   t.RowCount,
 		RowsRejected: stats.Rejected,
 		Rejects:      stats.Rejects,
-		Notes:        append(src.Notes, stats.Notes...),
+		Notes:        append(slices.Clone(src.Notes), stats.Notes...),
 	}
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
 	}
-	if err := s.recordLoaded(ctx, conn, t, remote); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return s.recordLoaded(ctx, conn, t, remote)
 }
 
 // rows streams the source's rows with their null marks (nil when the

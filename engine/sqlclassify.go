@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,9 @@ const (
 	naiveTimePattern   = `([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?`                                    // timeShape without a zone
 	zonedTimePattern   = `([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?(Z|[+-](0[0-9]|1[0-4])(:?[0-5][0-9])?)` // timeShape with one
 	dateishPattern     = isoDatePattern + `([ T].*)?|[0-9]{1,4}[/.][0-9]{1,2}[/.][0-9]{1,4}`
+	// quickIntPattern is a whole number of at most 15 digits as int64
+	// prints it: quick code 1.
+	quickIntPattern = `0|-?[1-9][0-9]{0,14}`
 )
 
 // sqlCounts counts the shapes of staging columns 1..width of table stage.
@@ -273,39 +277,54 @@ const (
 )
 
 // quickSQL sorts raw value x into a quick code with cheap tests, the
-// cheapest first: code points, round-trip casts and string functions. It
+// cheapest first: code points, patterns, a round-trip cast. It
 // does not trim (trimming every value cost as much as the rest): a value
 // starting with a space goes to the full count, and one ending with a
 // space fails every round trip and pattern but the text one, where only
 // true and false care, and those are trimmed.
 func quickSQL(x string) string {
-	var isoCodes, firsts []string
+	var spaces []string
+	for _, c := range spaceChars {
+		spaces = append(spaces, strconv.Itoa(int(c)))
+	}
+	a := "ascii(" + x + ")"
+	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN 0" +
+		" WHEN NOT " + quickMaybeSQL(x) +
+		" THEN CASE WHEN " + a + " IN (70, 84, 102, 116) AND lower(" + trimSQL(x) + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
+		" WHEN " + a + " IN (" + strings.Join(spaces, ", ") + ") THEN 7" +
+		" WHEN regexp_full_match(" + x + ", " + quoteString(quickIntPattern) + ") THEN 1" +
+		" WHEN strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", '-?(0|[1-9][0-9]*)\\.[0-9]+') THEN 4" +
+		" WHEN regexp_full_match(" + x + ", '0[0-9]{1,14}') THEN 5" +
+		" WHEN length(" + x + ") = 10 AND TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x + " THEN 6" +
+		" ELSE 7 END"
+}
+
+// quickMaybeSQL is false for a non-empty value x whose first character
+// starts no number, date, currency code or space: text (quick codes 2
+// and 3). One anchored pattern tests it: a chain of code point tests ran
+// ten times slower.
+func quickMaybeSQL(x string) string {
+	return "regexp_matches(" + x + ", " + quoteString(quickMaybePattern()) + ")"
+}
+
+// quickMaybePattern matches the start of a value that may be other than
+// text: a digit, sign, point, parenthesis, space, currency sign or ISO
+// currency code.
+func quickMaybePattern() string {
+	var isoCodes []string
+	class := "0-9"
 	for _, c := range currencySigns {
 		if isoCode(c) {
 			isoCodes = append(isoCodes, c)
 		} else {
-			firsts = append(firsts, strconv.Itoa(int([]rune(c)[0])))
+			class += regexp.QuoteMeta(c)
 		}
 	}
-	var spaces []string
-	for _, c := range spaceChars {
-		firsts = append(firsts, strconv.Itoa(int(c)))
-		spaces = append(spaces, strconv.Itoa(int(c)))
+	for _, c := range spaceChars + "+.(" {
+		class += `\x{` + strconv.FormatInt(int64(c), 16) + `}`
 	}
-	for _, c := range "+-.(" {
-		firsts = append(firsts, strconv.Itoa(int(c)))
-	}
-	a := "ascii(" + x + ")"
-	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN 0" +
-		" WHEN NOT (" + a + " BETWEEN 48 AND 57 OR " + a + " IN (" + strings.Join(firsts, ", ") + ")" +
-		" OR (" + a + " BETWEEN 65 AND 90 AND left(" + x + ", 3) IN " + sqlTuple(isoCodes) + "))" +
-		" THEN CASE WHEN " + a + " IN (70, 84, 102, 116) AND lower(" + trimSQL(x) + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
-		" WHEN " + a + " IN (" + strings.Join(spaces, ", ") + ") THEN 7" +
-		" WHEN (length(" + x + ") <= 15 OR length(" + x + ") = 16 AND " + a + " = 45) AND TRY_CAST(" + x + " AS BIGINT)::VARCHAR = " + x + " THEN 1" +
-		" WHEN length(" + x + ") <= 16 AND regexp_full_match(" + x + ", '-?(0|[1-9][0-9]*)\\.[0-9]+') THEN 4" +
-		" WHEN " + a + " = 48 AND length(" + x + ") <= 15 AND ltrim(" + x + ", '0123456789') = '' THEN 5" +
-		" WHEN length(" + x + ") = 10 AND TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x + " THEN 6" +
-		" ELSE 7 END"
+	class += `\-`
+	return "^([" + class + "]|" + strings.Join(isoCodes, "|") + ")"
 }
 
 // quickCounts is what the quick pass found in one column.
@@ -339,25 +358,39 @@ func (q quickCounts) settle() (colStats, bool) {
 	return colStats{}, false
 }
 
-// quickPass runs the quick pass over staging columns 1..width, one
-// statement per column: DuckDB reads only that column, and plans a narrow
-// statement far faster than one wide one (a statement over 28 columns ran
-// out of memory while planning).
-func quickPass(ctx context.Context, conn *sql.Conn, stage string, width int) ([]quickCounts, error) {
-	out := make([]quickCounts, width)
-	for i := range out {
-		aggs := make([]string, 0, quickCodes+3)
-		for k := 0; k < quickCodes; k++ {
-			aggs = append(aggs, "CAST(coalesce(count_if(q = "+strconv.Itoa(k)+"), 0) AS BIGINT)")
+// quickPass runs the quick pass over columns cols of table, per columns
+// at a time: one column per statement over a large table, since DuckDB
+// then reads only that column and plans a narrow statement far faster
+// than a wide one (a statement over 28 columns ran out of memory while
+// planning); several over a small one, where each statement's fixed cost
+// outweighs the reading.
+func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string, per int) ([]quickCounts, error) {
+	out := make([]quickCounts, len(cols))
+	const width = quickCodes + 3
+	for from := 0; from < len(cols); from += per {
+		batch := cols[from:min(len(cols), from+per)]
+		var inner, aggs []string
+		for j, col := range batch {
+			n := strconv.Itoa(j)
+			x, q := "x"+n, "q"+n
+			inner = append(inner, col+" AS "+x)
+			for k := 0; k < quickCodes; k++ {
+				aggs = append(aggs, "CAST(coalesce(count_if("+q+" = "+strconv.Itoa(k)+"), 0) AS BIGINT)")
+			}
+			// Whole digits and scale: strpos finds the point of a decimal.
+			aggs = append(aggs,
+				"coalesce(max(CASE WHEN "+q+" = 1 THEN length("+x+") - (ascii("+x+") = 45)::INT WHEN "+q+" = 4 THEN strpos("+x+", '.') - 1 - (ascii("+x+") = 45)::INT END), 0)",
+				"coalesce(max(CASE WHEN "+q+" = 4 THEN length("+x+") - strpos("+x+", '.') END), 0)",
+				"CAST(coalesce(count_if("+q+" IN (1, 4) AND ascii("+x+") = 45), 0) AS BIGINT)")
 		}
-		// Whole digits and scale: strpos finds the point of a decimal.
-		aggs = append(aggs,
-			"coalesce(max(CASE WHEN q = 1 THEN length(x) - (ascii(x) = 45)::INT WHEN q = 4 THEN strpos(x, '.') - 1 - (ascii(x) = 45)::INT END), 0)",
-			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)",
-			"CAST(coalesce(count_if(q IN (1, 4) AND ascii(x) = 45), 0) AS BIGINT)")
-		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x" +
-			" FROM (SELECT " + stageColumn(i+1) + " AS x FROM " + quoteIdent(stage) + "))"
-		vals := make([]int64, quickCodes+3)
+		var codes []string
+		for j := range batch {
+			n := strconv.Itoa(j)
+			codes = append(codes, quickSQL("x"+n)+" AS q"+n, "x"+n)
+		}
+		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + strings.Join(codes, ", ") +
+			" FROM (SELECT " + strings.Join(inner, ", ") + " FROM " + table + "))"
+		vals := make([]int64, width*len(batch))
 		ptrs := make([]any, len(vals))
 		for j := range vals {
 			ptrs[j] = &vals[j]
@@ -365,35 +398,40 @@ func quickPass(ctx context.Context, conn *sql.Conn, stage string, width int) ([]
 		if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
 			return nil, classify(ctx, err)
 		}
-		copy(out[i].codes[:], vals[:quickCodes])
-		out[i].intDigits, out[i].scale, out[i].negative = vals[quickCodes], vals[quickCodes+1], vals[quickCodes+2]
+		for j := range batch {
+			v, o := vals[j*width:], &out[from+j]
+			copy(o.codes[:], v[:quickCodes])
+			o.intDigits, o.scale, o.negative = v[quickCodes], v[quickCodes+1], v[quickCodes+2]
+		}
 	}
 	return out, nil
 }
 
-// classifyStaged counts the shapes of staging columns 1..width in SQL: the
-// quick pass for every column, the full count for the columns it leaves
-// open.
+// classifyStaged counts the shapes of staging columns 1..width in SQL.
 func classifyStaged(ctx context.Context, conn *sql.Conn, stage string, width int) ([]colStats, error) {
-	quick, err := quickPass(ctx, conn, stage, width)
+	cols := make([]string, width)
+	for i := range cols {
+		cols[i] = stageColumn(i + 1)
+	}
+	return classifyColumns(ctx, conn, quoteIdent(stage), cols, 1)
+}
+
+// classifyColumns counts the shapes of text columns cols of table in SQL:
+// the quick pass for every column, per columns a statement, and the full
+// count for the columns it leaves open.
+func classifyColumns(ctx context.Context, conn *sql.Conn, table string, cols []string, per int) ([]colStats, error) {
+	quick, err := quickPass(ctx, conn, table, cols, per)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]colStats, width)
-	var open []int
+	out := make([]colStats, len(cols))
 	for i, q := range quick {
 		if st, ok := q.settle(); ok {
 			out[i] = st
-		} else {
-			open = append(open, i)
+			continue
 		}
-	}
-	if len(open) == 0 {
-		return out, nil
-	}
-	// The full count runs over the open columns only, one at a time.
-	for _, i := range open {
-		full, err := sqlCountsFrom(ctx, conn, "(SELECT "+stageColumn(i+1)+" AS "+stageColumn(1)+" FROM "+quoteIdent(stage)+")", 1)
+		// The full count runs over the open columns only, one at a time.
+		full, err := sqlCountsFrom(ctx, conn, "(SELECT "+cols[i]+" AS "+stageColumn(1)+" FROM "+table+")", 1)
 		if err != nil {
 			return nil, err
 		}

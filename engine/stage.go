@@ -37,23 +37,54 @@ var rejectReasons = map[string]string{
 	"INVALID STATE":          "the quoting is broken",
 }
 
-// stageCSV stages a CSV file with read_csv: every column VARCHAR, the
-// dialect ingest detected, strict quoting, rows it cannot read kept aside
-// and reported, then classifies every column in SQL. It returns false,
-// having staged nothing, when the file must go through Go instead: it lies
-// outside the incoming directory, or some rows are wider or narrower than
-// the header (extra values are kept in columns named by position, missing
-// ones are empty; DuckDB's padding of short rows would also stop it
-// reading in parallel).
-func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (stagedTable, bool, error) {
+// csvRead returns the read_csv call of c: every column VARCHAR, the
+// dialect ingest detected, strict quoting, and, when rejects is set, rows
+// it cannot read kept aside in temp tables rejects and scans (else
+// skipped). It returns false when the file must go through Go: it lies
+// outside the incoming directory, or its dialect is one read_csv does not
+// take.
+func (s *Store) csvRead(src TableSource, rejects, scans string, bufferSize int) (string, bool) {
 	c := src.CSV
 	width := len(src.Header)
 	path, inside := s.incoming(c.Path)
 	if !inside || width == 0 || width > MaxColumns || c.Delimiter == 0 || c.Delimiter == '"' || c.Delimiter > 127 {
-		return stagedTable{}, false, nil
+		return "", false
 	}
-	rejects, scans := "dd_rejects_"+strconv.Itoa(ordinal), "dd_reject_scans_"+strconv.Itoa(ordinal)
-	dropRejects := func() error {
+	cols := make([]string, width)
+	for i := range cols {
+		cols[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
+	}
+	maxLine := csvMaxLine(c)
+	// Without rejects, the read is of the first rows: one thread reads
+	// them, where several would each start on a buffer of the file, and
+	// lines longer than a small buffer are left out of them (not of the
+	// file).
+	kept := `, ignore_errors = true, parallel = false`
+	if rejects == "" {
+		maxLine = min(maxLine, 1<<20)
+	} else {
+		kept = `, store_rejects = true, rejects_table = ` + quoteString(rejects) + `, rejects_scan = ` + quoteString(scans)
+	}
+	return `read_csv(` + quoteString(path) + `, auto_detect = false, header = true, delim = ` + quoteString(string(c.Delimiter)) +
+		`, quote = '"', escape = '"', columns = {` + strings.Join(cols, ", ") + `}, strict_mode = true` + kept +
+		`, max_line_size = ` + strconv.Itoa(maxLine) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, bufferSize)) + `, encoding = 'utf-8')`, true
+}
+
+// csvMaxLine is the longest line read_csv is to take. DuckDB's buffer
+// would be 16 times the longest line by default; one line and a margin
+// is enough.
+func csvMaxLine(c *CSVFile) int {
+	if c.MaxLine <= 0 {
+		return 2 << 20
+	}
+	return c.MaxLine
+}
+
+// csvRejectTables are the temp tables where read_csv keeps the rows of
+// table ordinal that it cannot read; drop empties them.
+func csvRejectTables(ctx context.Context, conn *sql.Conn, ordinal int) (rejects, scans string, drop func() error) {
+	rejects, scans = "dd_rejects_"+strconv.Itoa(ordinal), "dd_reject_scans_"+strconv.Itoa(ordinal)
+	return rejects, scans, func() error {
 		for _, t := range []string{rejects, scans} {
 			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS temp.`+quoteIdent(t)); err != nil {
 				return classify(ctx, err)
@@ -61,23 +92,47 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 		}
 		return nil
 	}
+}
+
+// csvDirect is the direct load's reader of a CSV file: rows read_csv
+// cannot read are reported, and a row wider or narrower than the header
+// sends the file through Go (extra values are kept in columns named by
+// position, missing ones are empty; DuckDB's padding of short rows would
+// also stop it reading in parallel).
+func (s *Store) csvDirect(ctx context.Context, conn *sql.Conn, ordinal int, src TableSource) (directRead, bool, error) {
+	rejects, scans, dropRejects := csvRejectTables(ctx, conn, ordinal)
+	read, ok := s.csvRead(src, rejects, scans, 32<<20)
+	if !ok {
+		return directRead{}, false, nil
+	}
+	sample, _ := s.csvRead(src, "", "", 0)
+	if err := dropRejects(); err != nil {
+		return directRead{}, false, err
+	}
+	after := func() (RowStats, bool, error) {
+		var stats RowStats
+		wider, err := s.csvRejects(ctx, conn, rejects, &stats, src, csvMaxLine(src.CSV))
+		if err != nil {
+			return stats, false, err
+		}
+		return stats, !wider, dropRejects()
+	}
+	return directRead{read: read, sample: sample, width: len(src.Header), after: after}, true, nil
+}
+
+// stageCSV stages a CSV file with read_csv (csvRead), then classifies
+// every column in SQL. It returns false, having staged nothing, when the
+// file must go through Go instead (csvRead, csvDirect).
+func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (stagedTable, bool, error) {
+	width := len(src.Header)
+	rejects, scans, dropRejects := csvRejectTables(ctx, conn, ordinal)
+	read, ok := s.csvRead(src, rejects, scans, 32<<20)
+	if !ok {
+		return stagedTable{}, false, nil
+	}
 	if err := dropRejects(); err != nil {
 		return stagedTable{}, false, err
 	}
-	cols := make([]string, width)
-	for i := range cols {
-		cols[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
-	}
-	// DuckDB's buffer would be 16 times the longest line by default;
-	// one line and a margin is enough.
-	maxLine := c.MaxLine
-	if maxLine <= 0 {
-		maxLine = 2 << 20
-	}
-	read := `read_csv(` + quoteString(path) + `, auto_detect = false, header = true, delim = ` + quoteString(string(c.Delimiter)) +
-		`, quote = '"', escape = '"', columns = {` + strings.Join(cols, ", ") + `}, strict_mode = true` +
-		`, store_rejects = true, rejects_table = ` + quoteString(rejects) + `, rejects_scan = ` + quoteString(scans) +
-		`, max_line_size = ` + strconv.Itoa(maxLine) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, 32<<20)) + `, encoding = 'utf-8')`
 	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
@@ -85,7 +140,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
-	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src, maxLine)
+	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src, csvMaxLine(src.CSV))
 	if err != nil {
 		return stagedTable{}, false, err
 	}
@@ -207,19 +262,18 @@ type JSONFile struct {
 	MaxRecord int
 }
 
-// stageJSON stages a JSON file of flat records with read_json, every key
-// a VARCHAR column (null and missing keys are NULL, "" stays empty text),
-// then classifies every column in SQL. It returns false, having staged
-// nothing, when the file lies outside the incoming directory and must go
+// jsonRead returns the read_json call of src's file, every key a VARCHAR
+// column c1..cN (null and missing keys are NULL, "" stays empty text), or
+// false when the file lies outside the incoming directory and must go
 // through Go instead. Ingest has checked the file's syntax and values: an
 // error of DuckDB's reader here would abort the load's transaction, so no
 // file it could refuse is sent to it.
-func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, bool, error) {
+func (s *Store) jsonRead(src TableSource) (string, bool) {
 	j := src.JSON
 	width := len(j.Keys)
 	path, inside := s.incoming(j.Path)
 	if !inside || width == 0 || width > MaxColumns || width != len(src.Header) {
-		return stagedTable{}, false, nil
+		return "", false
 	}
 	cols, names := make([]string, width), make([]string, width)
 	for i, k := range j.Keys {
@@ -230,9 +284,27 @@ func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src
 	if j.Lines {
 		format = "newline_delimited"
 	}
-	read := `read_json(` + quoteString(path) + `, format = ` + quoteString(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
-		`}, maximum_object_size = ` + strconv.Itoa(max(j.MaxRecord+1, 1<<20)) + `)`
-	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read+` AS r(`+strings.Join(names, ", ")+`)`); err != nil {
+	return `read_json(` + quoteString(path) + `, format = ` + quoteString(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
+		`}, maximum_object_size = ` + strconv.Itoa(max(j.MaxRecord+1, 1<<20)) + `) AS r(` + strings.Join(names, ", ") + `)`, true
+}
+
+// jsonDirect is the direct load's reader of a JSON file.
+func (s *Store) jsonDirect(src TableSource) (directRead, bool) {
+	read, ok := s.jsonRead(src)
+	none := func() (RowStats, bool, error) { return RowStats{}, true, nil }
+	return directRead{read: read, sample: read, width: len(src.JSON.Keys), after: none}, ok
+}
+
+// stageJSON stages a JSON file of flat records with read_json (jsonRead),
+// then classifies every column in SQL. It returns false, having staged
+// nothing, when the file must go through Go instead.
+func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, bool, error) {
+	read, ok := s.jsonRead(src)
+	if !ok {
+		return stagedTable{}, false, nil
+	}
+	width := len(src.JSON.Keys)
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
 	st := stagedTable{width: width}

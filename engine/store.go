@@ -35,6 +35,10 @@ type Store struct {
 	// remote holds tables whose catalog location is not DuckDB.
 	remote        Backend
 	remoteMinRows int64
+
+	// staged makes CSV and JSON files DuckDB can read take the staged
+	// path instead of the direct load (tests compare the two).
+	staged bool
 }
 
 // catalogDDL creates the catalog. Each entry is one statement: the driver

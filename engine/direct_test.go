@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"datadesk"
+)
+
+// directColumn is one column of a generated file: its value in row i of
+// the first rows, and what comes after them.
+type directColumn struct {
+	name  string
+	value func(i int) string
+	late  []string
+}
+
+// directFile writes a CSV file whose columns hold their first values for
+// more rows than the direct load samples, then their late values.
+func directFile(cols []directColumn) string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	header := make([]string, len(cols))
+	lates := 0
+	for i, c := range cols {
+		header[i] = c.name
+		lates = max(lates, len(c.late))
+	}
+	w.Write(header)
+	first := sampleRows + 500
+	for r := 0; r < first+lates; r++ {
+		row := make([]string, len(cols))
+		for i, c := range cols {
+			switch {
+			case r < first:
+				row[i] = c.value(r)
+			case r-first < len(c.late):
+				row[i] = c.late[r-first]
+			default:
+				row[i] = c.value(r)
+			}
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	return b.String()
+}
+
+// directCases hold, past the sample, a value that changes what the
+// column is, or a value that does not; and columns the load keeps as text
+// until it has counted them.
+var directCases = map[string][]directColumn{
+	"checked columns fail late": {
+		{"yield", func(i int) string { return fmt.Sprintf("0.%04d", 100+i%9000) }, []string{"3.6e-05"}},
+		{"qty", func(i int) string { return fmt.Sprint(i % 50) }, []string{"N/A"}},
+		{"day", func(i int) string { return fmt.Sprintf("2024-01-%02d", 1+i%28) }, []string{"2024-13-01"}},
+		{"price", func(i int) string { return fmt.Sprintf("%d.%02d", i%900, i%100) }, []string{"12.345"}},
+		{"ok", func(i int) string { return []string{"true", "false"}[i%2] }, []string{" TRUE"}},
+		{"count", func(i int) string { return fmt.Sprint(i) }, []string{"-0"}},
+	},
+	"checked columns hold": {
+		{"big", func(i int) string { return fmt.Sprintf("%d.5", i) }, []string{"123456789012.5"}},
+		{"neg", func(i int) string { return fmt.Sprint(i) }, []string{"-42", ""}},
+		{"dd_check_0", func(i int) string { return fmt.Sprint(i % 7) }, nil},
+		{"DD_CHECK_1", func(i int) string { return fmt.Sprintf("2020-02-%02d", 1+i%29) }, nil},
+	},
+	"screened columns": {
+		{"postcode", func(i int) string { return fmt.Sprintf("%05d", 10000+i) }, []string{"09645"}},
+		{"order_no", func(i int) string { return fmt.Sprintf("%08d", i) }, []string{"X-1"}},
+		{"word", func(i int) string { return []string{"North", "south", "East"}[i%3] }, []string{"123"}},
+		{"code", func(i int) string { return []string{"USDX", "Euro", "£ sign"}[i%3] }, nil},
+		{"mixed", func(i int) string { return fmt.Sprintf("%d.%d", i, i%10) }, []string{"007"}},
+	},
+	"text until counted": {
+		{"sparse", func(int) string { return "" }, []string{"42"}},
+		{"sparse_day", func(int) string { return "" }, []string{"2024-03-01"}},
+		{"dmy", func(i int) string { return fmt.Sprintf("%d/%d/2024", 1+i%28, 1+i%12) }, []string{"31/12/2024"}},
+		{"at", func(i int) string { return fmt.Sprintf("2024-03-01T10:00:%02d.123Z", i%60) }, nil},
+		{"money", func(i int) string { return fmt.Sprintf("$%d,%03d.50", 1+i%9, i%1000) }, nil},
+		{"ambiguous", func(i int) string { return fmt.Sprintf("%d/%d/2024", 1+i%12, 1+i%12) }, []string{"13/1/2024"}},
+	},
+}
+
+// TestDirectSameAsStaged loads each file three ways: directly (types
+// decided from a sample and proved as the file is read), staged as text
+// and classified in SQL, and through the Go row stream. Every column gets
+// the same type, identifier mark and reason, and every value the same
+// stored form, whatever comes after the sample.
+func TestDirectSameAsStaged(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx := context.Background()
+	for name, cols := range directCases {
+		content := directFile(cols)
+		for _, format := range []string{"csv", "json"} {
+			t.Run(name+" "+format, func(t *testing.T) {
+				var got [3]*Table
+				var rows [3]string
+				for i, way := range []string{"direct", "staged", "go"} {
+					var src TableSource
+					if format == "csv" {
+						path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+						if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+							t.Fatal(err)
+						}
+						src = csvSourceOf(t, path, way != "go")
+					} else {
+						src, _ = jsonSourceOf(t, s.IncomingDir(), content, way != "go")
+					}
+					s.staged = way == "staged"
+					f, err := s.AddFile(ctx, NewFile{Filename: "t." + format, TempPath: tempBytes(t, s, "x"), Tables: []TableSource{src}})
+					s.staged = false
+					if err != nil {
+						t.Fatalf("%s: %v", way, err)
+					}
+					got[i] = &f.Tables[0]
+					rows[i] = allRows(t, s, got[i])
+				}
+				for w := 1; w < 3; w++ {
+					for j, want := range got[w].Columns {
+						if c := got[0].Columns[j]; c != want {
+							t.Errorf("column %s: direct %s %v %q, %s %s %v %q", want.Key, c.Type, c.Identifier, c.Reason,
+								[]string{"", "staged", "go"}[w], want.Type, want.Identifier, want.Reason)
+						}
+					}
+					if rows[0] != rows[w] {
+						t.Errorf("rows differ from %s:\ndirect %.300s\nother  %.300s", []string{"", "staged", "go"}[w], rows[0], rows[w])
+					}
+				}
+			})
+		}
+	}
+}
+
+// allRows returns every row of t, in file order, as text.
+func allRows(t *testing.T, s *Store, tb *Table) string {
+	t.Helper()
+	var b strings.Builder
+	for off := int64(0); off < tb.RowCount; off += MaxPageSize {
+		p, err := s.Rows(context.Background(), tb.ID, PageRequest{Offset: off, Limit: MaxPageSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%#v", p.Rows)
+	}
+	return b.String()
+}
+
+// TestDirectLongCellLate names a cell over the limit that comes after the
+// sample, as the staged path does.
+func TestDirectLongCellLate(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	content := directFile([]directColumn{
+		{"id", func(i int) string { return fmt.Sprint(i) }, nil},
+		{"note", func(int) string { return "short" }, []string{strings.Repeat("x", MaxCellChars+1)}},
+	})
+	path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.AddFile(context.Background(), NewFile{Filename: "t.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{csvSourceOf(t, path, true)}})
+	want := fmt.Sprintf("row %d, column 2 has a cell of %d characters", sampleRows+501, MaxCellChars+1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error naming %q", err, want)
+	}
+}
