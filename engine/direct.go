@@ -144,9 +144,9 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 		switch {
 		case d.checked():
 			plan[i] = planned{d: d}
-		case c.n > 0 && c.ints+c.decs+c.lead == c.n:
+		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n:
 			plan[i] = planned{d: textDecision(d), screen: screenNumbers}
-		case c.n > 0 && c.ints+c.decs+c.lead+c.long+c.digits+c.dateish+c.dates+c.stamps+c.zoned+c.forms == 0:
+		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead+c.long+c.digits+c.dateish+c.dates+c.stamps+c.zoned+c.forms == 0:
 			plan[i] = planned{d: textDecision(d), screen: screenText}
 		default:
 			// Written forms, day/month dates and times are cast by ALTER
@@ -383,7 +383,7 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 }
 
 // planStats is how many aggregates statsSQL makes of each column.
-const planStats = 7
+const planStats = 5
 
 // plainNumbersPattern is quick codes 1, 4 and 5 (of at most 16
 // characters): a whole number as int64 prints it, a decimal without
@@ -397,9 +397,9 @@ const plainNumbersPattern = quickIntPattern + `|-?(0|[1-9][0-9]*)\.[0-9]+|0[0-9]
 func (p planned) statsSQL(k string) []string {
 	switch {
 	case p.d.typ == TypeInteger || p.d.typ == TypeDecimal:
-		return []string{"count(" + k + ")", "count_if(" + k + " < 0)", "max(abs(" + k + "))", "0", "0", "0", "0"}
+		return []string{"count(" + k + ")", "count_if(" + k + " < 0)", "max(abs(" + k + "))", "0", "0"}
 	case p.d.checked():
-		return []string{"count(" + k + ")", "0", "0", "0", "0", "0", "0"}
+		return []string{"count(" + k + ")", "0", "0", "0", "0"}
 	}
 	n := "count(" + k + ")"
 	if p.d.keepEmpty {
@@ -407,27 +407,25 @@ func (p planned) statsSQL(k string) []string {
 	}
 	longest := "max(strlen(" + k + "))"
 	if p.screen != screenNumbers {
-		return []string{longest, n, "0", "0", "0", "0", "0"}
+		return []string{longest, n, "0", "0", "0"}
 	}
 	// Every value passed plainNumbersPattern: one with a point is a
 	// decimal, one from "00" to below "1" has a leading zero, one below
 	// "0" a minus sign.
 	point := "contains(" + k + ", '.')"
-	lead := "(" + k + " > '0' AND " + k + " < '1' AND NOT " + point + ")"
-	minus := "(" + k + " < '0')::INT"
 	return []string{longest, n,
 		"count_if(" + point + ")",
-		"count_if(" + lead + ")",
-		"count_if(" + k + " < '0' AND " + k + " <> '')",
-		"max(CASE WHEN " + lead + " THEN NULL WHEN " + point + " THEN strpos(" + k + ", '.') - 1 - " + minus + " ELSE strlen(" + k + ") - " + minus + " END)",
-		"max(CASE WHEN " + point + " THEN strlen(" + k + ") - strpos(" + k + ", '.') END)"}
+		"count_if(" + k + " > '0' AND " + k + " < '1' AND NOT " + point + ")",
+		"count_if(" + k + " < '0' AND " + k + " <> '')"}
 }
 
 // stats returns the counts the quick pass would make of the column from
 // the aggregates of statsSQL, or false when only that pass can tell
-// them. Booleans are not counted in a text column: the sample holds a
-// value that is not one, so the column is not boolean whatever their
-// count.
+// them. A text column keeps its sample's decision of text whatever these
+// counts (a checked or cast decision would have been planned otherwise),
+// so counts that only choose between numeric types are left out: the
+// width and places of numbers, and booleans (the sample holds a value that
+// is not one).
 func (p planned) stats(v []string) (colStats, bool) {
 	num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	if p.d.checked() {
@@ -440,8 +438,7 @@ func (p planned) stats(v []string) (colStats, bool) {
 		return colStats{n: n}, true
 	case screenNumbers:
 		decs, lead, negative := num(v[2]), num(v[3]), num(v[4])
-		return colStats{n: n, ints: n - decs - lead, decs: decs, lead: lead, intDigits: num(v[5]), scale: num(v[6]),
-			digits: n - negative, trimmed: true}, true
+		return colStats{n: n, ints: n - decs - lead, decs: decs, lead: lead, digits: n - negative, trimmed: true}, true
 	}
 	return colStats{}, false
 }
