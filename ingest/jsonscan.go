@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"datadesk/engine"
@@ -89,22 +91,111 @@ type flatScan struct {
 	stamp   []int // the record that last set each column
 	records int
 	str     []byte // the current string's bytes, escapes undone for keys
+	// part marks a part of a file after its first, which may hold no
+	// record.
+	part bool
 }
 
 // scanFlat reads an array of records or NDJSON and reports whether DuckDB's
 // reader can stage it with every value's text as written; a file it
 // cannot read whole is left to the Go reader, which says what is wrong.
+// A large file of records one per line is read in parts, one per core,
+// each from the start of a line; the parts' columns are joined in file
+// order, so the result is the one pass's.
 func scanFlat(path string, shape jsonShape) (*flatJSON, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	sc := &flatScan{s: &byteScanner{r: f, buf: make([]byte, 1<<20)}, shape: shape, byKey: map[string]int{}, lower: map[string]bool{}}
-	if !sc.file() || len(sc.flat.cols) == 0 {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	parts := 1
+	if shape == shapeLines && info.Size() >= minPartBytes {
+		parts = min(runtime.GOMAXPROCS(0), maxParts)
+	}
+	return scanParts(f, info.Size(), shape, parts)
+}
+
+// scanParts is scanFlat of file f of size bytes in parts.
+func scanParts(f *os.File, size int64, shape jsonShape, parts int) (*flatJSON, bool, error) {
+	bounds, err := lineBounds(f, size, parts)
+	if err != nil {
+		return nil, false, err
+	}
+	scans := make([]*flatScan, len(bounds)-1)
+	ok := make([]bool, len(scans))
+	var wg sync.WaitGroup
+	for i := range scans {
+		sc := &flatScan{s: &byteScanner{r: io.NewSectionReader(f, bounds[i], bounds[i+1]-bounds[i]), buf: make([]byte, 1<<20)},
+			shape: shape, byKey: map[string]int{}, lower: map[string]bool{}, part: i > 0}
+		scans[i] = sc
+		wg.Go(func() { ok[i] = sc.file() })
+	}
+	wg.Wait()
+	out := &flatJSON{}
+	byKey, lower := map[string]int{}, map[string]bool{}
+	for i, sc := range scans {
+		if !ok[i] {
+			return nil, false, nil
+		}
+		out.maxRecord = max(out.maxRecord, sc.flat.maxRecord)
+		for _, c := range sc.flat.cols {
+			j, seen := byKey[c.label]
+			if !seen {
+				low := strings.ToLower(c.label)
+				if len(out.cols) >= engine.MaxColumns || lower[low] {
+					return nil, false, nil
+				}
+				lower[low], byKey[c.label], j = true, len(out.cols), len(out.cols)
+				out.cols = append(out.cols, &jsonColumn{label: c.label})
+			}
+			for k, n := range c.kinds {
+				out.cols[j].kinds[k] += n
+			}
+		}
+	}
+	if len(out.cols) == 0 {
 		return nil, false, nil
 	}
-	return &sc.flat, true, nil
+	return out, true, nil
+}
+
+// Files of records one per line of at least minPartBytes are read in up
+// to maxParts parts.
+const (
+	minPartBytes = 16 << 20
+	maxParts     = 8
+)
+
+// lineBounds splits a file of size bytes into parts that each start at
+// the start of a line: the offsets of their starts, then size.
+func lineBounds(f *os.File, size int64, parts int) ([]int64, error) {
+	bounds := []int64{0}
+	buf := make([]byte, 64<<10)
+	for i := 1; i < parts; i++ {
+		at := max(size*int64(i)/int64(parts), bounds[len(bounds)-1])
+		for at < size {
+			n, err := f.ReadAt(buf, at)
+			if j := bytes.IndexByte(buf[:n], '\n'); j >= 0 {
+				at += int64(j) + 1
+				break
+			}
+			at += int64(n)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if at < size && at > bounds[len(bounds)-1] {
+			bounds = append(bounds, at)
+		}
+	}
+	return append(bounds, size), nil
 }
 
 // file reads the whole file: records, separators, nothing else.
@@ -112,7 +203,7 @@ func (sc *flatScan) file() bool {
 	s := sc.s
 	c, _, ok := s.skipSpace()
 	if !ok {
-		return false
+		return sc.part
 	}
 	if sc.shape == shapeArray {
 		if c != '[' {

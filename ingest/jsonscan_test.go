@@ -127,3 +127,63 @@ func TestJSONTooWideOnBothPaths(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestScanPartsSameAsOne scans files of records one per line in one to
+// five parts: the same columns in the same order, the same kinds and the
+// same verdict as one pass, including a key first seen in a later part,
+// keys differing in case in two parts, and faults in any part.
+func TestScanPartsSameAsOne(t *testing.T) {
+	lines := func(recs ...string) string { return strings.Join(recs, "\n") + "\n" }
+	var many []string
+	for i := 0; i < 40; i++ {
+		many = append(many, fmt.Sprintf(`{"id": "%03d", "n": %d, "s": "x"}`, i, i))
+	}
+	files := map[string]string{
+		"late key":             lines(append(append([]string{}, many...), `{"late": true, "id": "x"}`)...),
+		"case in another part": lines(append(append([]string{`{"a": 1}`}, many...), `{"A": 2}`)...),
+		"fault in a late part": lines(append(append([]string{}, many...), `{"a": 1.50}`)...),
+		"blank lines":          "\n\n" + lines(many...) + "\n\n\n",
+		"no final newline":     strings.TrimSuffix(lines(many...), "\n"),
+		"one line":             `{"a": "b"}`,
+	}
+	for _, tc := range jsonBothPaths {
+		if strings.HasPrefix(strings.TrimSpace(tc.body), "{") {
+			files[tc.name] = tc.body
+		}
+	}
+	dir := t.TempDir()
+	for name, body := range files {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, datadesk.NewID("j"))
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			describe := func(parts int) string {
+				flat, ok, err := scanParts(f, int64(len(body)), shapeLines, parts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					return "refused"
+				}
+				var b strings.Builder
+				fmt.Fprintf(&b, "longest %d: ", flat.maxRecord)
+				for _, c := range flat.cols {
+					fmt.Fprintf(&b, "%s%v ", c.label, c.kinds)
+				}
+				return b.String()
+			}
+			want := describe(1)
+			for parts := 2; parts <= 5; parts++ {
+				if got := describe(parts); got != want {
+					t.Errorf("%d parts: %s, one pass: %s", parts, got, want)
+				}
+			}
+		})
+	}
+}
