@@ -160,7 +160,18 @@ func timeIt(m *Measure, f func() error) error {
 // pair measures a path and its baseline Repeat times, alternating which
 // goes first so that neither always runs on a warmer cache.
 func (r *runner) pair(res *Result, base, subject func() error) error {
+	return r.pairPrepared(res, base, nil, subject)
+}
+
+// pairPrepared is pair with prepare, when set, run untimed before each run
+// of the subject.
+func (r *runner) pairPrepared(res *Result, base, prepare, subject func() error) error {
 	for i := 0; i < r.cfg.Repeat; i++ {
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				return fmt.Errorf("%s: %w", res.Name, err)
+			}
+		}
 		first, second := base, subject
 		m1, m2 := &res.Base, &res.Subject
 		if i%2 == 1 {
@@ -345,14 +356,35 @@ func (r *runner) generate() error {
 
 // ingest stores a file the way an upload does.
 func (r *runner) ingest(name string) (*engine.File, error) {
-	data, err := os.ReadFile(r.path(name))
+	tmp, err := r.upload(name)
 	if err != nil {
 		return nil, err
 	}
-	tmp := filepath.Join(r.store.IncomingDir(), datadesk.NewID("up"))
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return nil, err
+	return r.ingestUploaded(name, tmp)
+}
+
+// upload copies a file into the store's incoming folder, where an upload's
+// body is written as it arrives, before ingest reads it.
+func (r *runner) upload(name string) (string, error) {
+	in, err := os.Open(r.path(name))
+	if err != nil {
+		return "", err
 	}
+	defer in.Close()
+	tmp := filepath.Join(r.store.IncomingDir(), datadesk.NewID("up"))
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", err
+	}
+	return tmp, out.Close()
+}
+
+// ingestUploaded reads an uploaded file and stores it.
+func (r *runner) ingestUploaded(name, tmp string) (*engine.File, error) {
 	res, err := r.in.Read(r.ctx, tmp, name, r.store.IncomingDir())
 	if err != nil {
 		return nil, err
@@ -380,8 +412,15 @@ func (r *runner) ingestPaths() error {
 	}
 	for _, p := range paths {
 		res := &Result{Name: p.name, Baseline: p.baseline, Target: p.target}
-		if err := r.pair(res, p.base, func() error {
-			f, err := r.ingest(p.file)
+		// The upload's bytes are in the incoming folder before the clock
+		// starts, as the baseline's file is on disk.
+		var tmp string
+		prepare := func() (err error) {
+			tmp, err = r.upload(p.file)
+			return err
+		}
+		if err := r.pairPrepared(res, p.base, prepare, func() error {
+			f, err := r.ingestUploaded(p.file, tmp)
 			if err != nil {
 				return err
 			}
