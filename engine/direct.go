@@ -15,21 +15,26 @@ import (
 //
 //  1. The first rows (sampleRows) are classified, and decided as any
 //     staged table is.
-//  2. One CREATE TABLE ... AS SELECT reads the file: a column decided as
+//  2. One CREATE TABLE ... AS SELECT reads the file. A column decided as
 //     a whole number, decimal, ISO date or boolean is cast as it is
 //     read, beside a check of every value against the shape the quick
-//     pass (sqlclassify.go) gives that type; every other column is kept
-//     as text.
-//  3. The checks are summed. A typed column where some value failed is
-//     read again as text (the file is read a second time); for the
-//     others, the counts the quick pass would have made of all values
-//     are rebuilt from the stored numbers and dates.
-//  4. Text columns are classified over the stored table, as staged ones
-//     are. One that now decides a type is converted in place by ALTER
-//     TABLE, which rewrites that column alone.
+//     pass (sqlclassify.go) gives that type. Every other column is kept
+//     as text; one the sample decided as text is screened for the shape
+//     its sample had (text, or plain numbers).
+//  3. One scan of the stored table sums the checks and screens and takes
+//     cheap aggregates. A typed column where some value failed is read
+//     again as text (the file is read a second time). For the others,
+//     the counts the quick pass would have made of all values are
+//     rebuilt from the stored numbers and dates, or from the aggregates
+//     of a screened column.
+//  4. Text columns neither screened nor settled are classified over the
+//     stored table, as staged ones are. One that now decides a type is
+//     converted in place by ALTER TABLE, which rewrites that column
+//     alone.
 //
 // Every column is thus decided from the counts of all its values, by
-// decide, exactly as on the staged path.
+// decide, exactly as on the staged path; TestDirectSameAsStaged holds
+// the two paths and the Go one to it.
 
 // sampleRows is how many rows the types are first decided from.
 const sampleRows = 8192
@@ -65,12 +70,16 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal
 	}
 	t := newTable(f, ordinal, src, 0)
 	for attempt := 0; ; attempt++ {
-		failed, stats, ok, err := s.loadTyped(ctx, conn, t, keys, plan, r)
+		flags, stats, ok, err := s.loadTyped(ctx, conn, t, keys, plan, r)
 		if err != nil || !ok {
 			return nil, ok, err
 		}
-		if len(failed) == 0 {
-			decisions, ok, err := s.settleDirect(ctx, conn, t, src, keys, plan)
+		sum, err := s.summarize(ctx, conn, t, keys, plan, flags)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(sum.failed) == 0 {
+			decisions, ok, err := s.settleDirect(ctx, conn, t, src, keys, plan, flags, sum)
 			if err != nil || !ok {
 				return nil, ok, err
 			}
@@ -84,7 +93,7 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal
 			// Columns kept as text never fail: this is not reached.
 			return nil, false, nil
 		}
-		for _, i := range failed {
+		for _, i := range sum.failed {
 			plan[i] = planned{d: textDecision(plan[i].d), screen: screenNone}
 		}
 	}
@@ -213,6 +222,10 @@ func (d decision) castSQL(x string) string {
 	return "TRY_CAST(" + v + " AS DATE)"
 }
 
+// tested reports whether the column's values are checked or screened as
+// the file is read.
+func (p planned) tested() bool { return p.d.checked() || p.screen != screenNone }
+
 // failSQL is true for a value of raw column x that fails the column's
 // check or screen; empty for a column with neither.
 func (p planned) failSQL(x string) string {
@@ -229,13 +242,11 @@ func (p planned) failSQL(x string) string {
 
 // loadTyped reads the file into table t by plan: checked columns cast,
 // the others as text, and the fails of each 64 checks and screens as the
-// bits of one column. It returns the checked columns where some value
-// failed (the table is then to be dropped), the rows the reader left
-// out, and false when the file must go through Go. Screened columns where
-// some value failed are marked screenNone.
-func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, r directRead) ([]int, RowStats, bool, error) {
+// bits of one more column, whose names it returns. It returns the rows the
+// reader left out, and false, having dropped t, when the file must go
+// through Go.
+func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, r directRead) ([]string, RowStats, bool, error) {
 	sel := make([]string, len(plan))
-	var tested []int
 	var bits []string
 	for i, p := range plan {
 		raw := stageColumn(i + 1)
@@ -245,11 +256,12 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []
 			sel[i] = p.d.exprOf(raw) + " AS " + quoteIdent(keys[i])
 		}
 		if fail := p.failSQL(raw); fail != "" {
-			bits = append(bits, "(CASE WHEN "+fail+" THEN "+strconv.FormatUint(1<<(len(tested)%64), 10)+"::UBIGINT ELSE 0::UBIGINT END)")
-			tested = append(tested, i)
+			// A shifted boolean costs less than a CASE; a NULL test (of a
+			// NULL value) is no fail.
+			bits = append(bits, "(coalesce("+fail+", false)::UBIGINT << "+strconv.Itoa(len(bits)%64)+")")
 		}
 	}
-	flags := flagNames(keys, (len(tested)+63)/64)
+	flags := flagNames(keys, (len(bits)+63)/64)
 	for j, name := range flags {
 		sel = append(sel, strings.Join(bits[j*64:min(len(bits), j*64+64)], " | ")+" AS "+quoteIdent(name))
 	}
@@ -263,40 +275,60 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []
 		}
 		return nil, RowStats{}, false, err
 	}
+	return flags, stats, true, nil
+}
+
+// summary is one scan of a loaded table: its rows, the checked columns
+// where some value failed, and statsSQL's aggregates of each column.
+type summary struct {
+	failed []int
+	vals   []string
+}
+
+// summarize scans table t once for its rows, the fails of its checks and
+// screens, and the aggregates settleDirect reads. A screened column where
+// some value failed is marked screenNone.
+func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, flags []string) (summary, error) {
 	aggs := []string{"count(*)"}
 	for _, name := range flags {
-		aggs = append(aggs, "coalesce(bit_or("+quoteIdent(name)+"), 0)")
+		aggs = append(aggs, "bit_or("+quoteIdent(name)+")")
 	}
-	vals := make([]any, len(aggs))
-	var rows int64
+	for i, p := range plan {
+		aggs = append(aggs, p.statsSQL(quoteIdent(keys[i]))...)
+	}
+	for i, a := range aggs {
+		aggs[i] = "coalesce((" + a + ")::VARCHAR, '0')"
+	}
+	vals := make([]string, len(aggs))
+	ptrs := make([]any, len(aggs))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(aggs, ", ")+` FROM data.`+quoteIdent(t.ID)).Scan(ptrs...); err != nil {
+		return summary{}, classify(ctx, err)
+	}
+	t.RowCount, _ = strconv.ParseInt(vals[0], 10, 64)
 	masks := make([]uint64, len(flags))
-	vals[0] = &rows
 	for j := range masks {
-		vals[j+1] = &masks[j]
+		masks[j], _ = strconv.ParseUint(vals[1+j], 10, 64)
 	}
-	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(aggs, ", ")+` FROM data.`+quoteIdent(t.ID)).Scan(vals...); err != nil {
-		return nil, RowStats{}, false, classify(ctx, err)
-	}
-	t.RowCount = rows
-	var failed []int
-	for k, i := range tested {
-		if masks[k/64]&(1<<(k%64)) == 0 {
+	var sum summary
+	bit := 0
+	for i, p := range plan {
+		if !p.tested() {
 			continue
 		}
-		if plan[i].d.checked() {
-			failed = append(failed, i)
-		} else {
-			plan[i].screen = screenNone
-		}
-	}
-	if len(failed) == 0 {
-		for _, name := range flags {
-			if _, err := conn.ExecContext(ctx, `ALTER TABLE data.`+quoteIdent(t.ID)+` DROP COLUMN `+quoteIdent(name)); err != nil {
-				return nil, RowStats{}, false, classify(ctx, err)
+		if masks[bit/64]&(1<<(bit%64)) != 0 {
+			if p.d.checked() {
+				sum.failed = append(sum.failed, i)
+			} else {
+				plan[i].screen = screenNone
 			}
 		}
+		bit++
 	}
-	return failed, stats, true, nil
+	sum.vals = vals[1+len(flags):]
+	return sum, nil
 }
 
 // flagNames returns n column names that no key takes.
@@ -317,39 +349,29 @@ func flagNames(keys []string, n int) []string {
 
 // settleDirect decides every column of the loaded table t from the counts
 // of all its values: checked columns from their stored values, screened
-// text columns by cheap aggregates, other text columns by the SQL pass
-// over the stored text. A text column that decides a type is converted in
-// place. It returns false, having dropped t, when a checked column
-// decides otherwise than planned or a cell is too long: the staged path
-// then loads the file, or names the cell.
-func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src TableSource, keys []string, plan []planned) ([]decision, bool, error) {
+// text columns from cheap aggregates, other text columns by the SQL pass
+// over the stored text. It drops the flag columns, and converts in place
+// a text column that decides a type. It returns false, having dropped t,
+// when a checked column decides otherwise than planned or a cell is too
+// long: the staged path then loads the file, or names the cell.
+func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src TableSource, keys []string, plan []planned, flags []string, sum summary) ([]decision, bool, error) {
 	table := "data." + quoteIdent(t.ID)
-	var aggs []string
-	for i, p := range plan {
-		aggs = append(aggs, p.statsSQL(quoteIdent(keys[i]))...)
-	}
-	vals := make([]string, len(aggs))
-	ptrs := make([]any, len(aggs))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for i, a := range aggs {
-		aggs[i] = "coalesce((" + a + ")::VARCHAR, '0')"
-	}
-	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(aggs, ", ")+` FROM `+table).Scan(ptrs...); err != nil {
-		return nil, false, classify(ctx, err)
-	}
 	drop := func() ([]decision, bool, error) {
 		if _, err := conn.ExecContext(ctx, `DROP TABLE `+table); err != nil {
 			return nil, false, classify(ctx, err)
 		}
 		return nil, false, nil
 	}
+	for _, name := range flags {
+		if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` DROP COLUMN `+quoteIdent(name)); err != nil {
+			return nil, false, classify(ctx, err)
+		}
+	}
 	cols := make([]colStats, len(plan))
 	var open []string
 	var openAt []int
 	for i, p := range plan {
-		v := vals[i*planStats : i*planStats+planStats]
+		v := sum.vals[i*planStats : i*planStats+planStats]
 		if longest, _ := strconv.Atoi(v[0]); !p.d.checked() && longest > MaxCellChars {
 			return drop()
 		}
