@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -98,33 +100,49 @@ func TestWrittenForms(t *testing.T) {
 
 // TestLateValues puts the one value that decides a column after 25,000
 // rows, past any sample: a late 09645 keeps the postcode column text with
-// its zero, a late 3.6e-05 keeps the yield column numeric.
+// its zero, a late 3.6e-05 keeps the yield column numeric. Both through
+// the Go row stream and through a CSV file read by DuckDB, whose direct
+// load proposes types from its first rows and must prove them on these.
 func TestLateValues(t *testing.T) {
 	var rows [][]string
+	var b strings.Builder
+	b.WriteString("postcode,yield\n")
 	for i := 0; i < 25000; i++ {
 		rows = append(rows, []string{fmt.Sprintf("%05d", 10000+i), fmt.Sprintf("0.%04d", 100+i%9000)})
+		fmt.Fprintf(&b, "%s,%s\n", rows[i][0], rows[i][1])
 	}
 	rows = append(rows, []string{"09645", "3.6e-05"})
+	b.WriteString("09645,3.6e-05\n")
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()
-	f, err := s.AddFile(ctx, NewFile{Filename: "late.csv", TempPath: tempBytes(t, s, "x"),
-		Tables: []TableSource{rowsSource("late", []string{"postcode", "yield"}, rows)}})
-	if err != nil {
+	path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cols := f.Tables[0].Columns
-	if cols[0].Type != TypeText || !cols[0].Identifier {
-		t.Errorf("postcode: got %s identifier=%v, want text identifier", cols[0].Type, cols[0].Identifier)
-	}
-	if cols[1].Type != TypeDecimal {
-		t.Errorf("yield: got %s (%s), want decimal", cols[1].Type, cols[1].Reason)
-	}
-	p, err := s.Rows(ctx, f.Tables[0].ID, PageRequest{Offset: 25000, Limit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(p.Rows[0]); got != "[09645 0.000036]" {
-		t.Errorf("got %s, want [09645 0.000036]", got)
+	for name, src := range map[string]TableSource{
+		"rows": rowsSource("late", []string{"postcode", "yield"}, rows),
+		"csv":  csvSourceOf(t, path, true),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, err := s.AddFile(ctx, NewFile{Filename: "late.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{src}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols := f.Tables[0].Columns
+			if cols[0].Type != TypeText || !cols[0].Identifier {
+				t.Errorf("postcode: got %s identifier=%v, want text identifier", cols[0].Type, cols[0].Identifier)
+			}
+			if cols[1].Type != TypeDecimal {
+				t.Errorf("yield: got %s (%s), want decimal", cols[1].Type, cols[1].Reason)
+			}
+			p, err := s.Rows(ctx, f.Tables[0].ID, PageRequest{Offset: 25000, Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(p.Rows[0]); got != "[09645 0.000036]" {
+				t.Errorf("got %s, want [09645 0.000036]", got)
+			}
+		})
 	}
 }
