@@ -36,8 +36,20 @@ import (
 // decide, exactly as on the staged path; TestDirectSameAsStaged holds
 // the two paths and the Go one to it.
 
-// sampleRows is how many rows the types are first decided from.
-const sampleRows = 8192
+// sampleRows is how many rows the types are first decided from, at most
+// and for tables of up to eight columns; a wider table's sample holds
+// about sampleValues values, and at least minSampleRows rows.
+const (
+	sampleRows    = 8192
+	sampleValues  = 8 * sampleRows
+	minSampleRows = 256
+)
+
+// sampleSize is how many first rows of a table width columns wide
+// propose its types.
+func sampleSize(width int) int {
+	return min(sampleRows, max(minSampleRows, sampleValues/max(width, 1)))
+}
 
 // directRead is a reader of a file DuckDB can read, producing text
 // columns c1..cN.
@@ -123,7 +135,7 @@ const (
 // the quick pass costs milliseconds of planning per column, whatever the
 // rows.
 func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource, r directRead, keys []string) ([]planned, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT * FROM `+r.sample+` LIMIT `+strconv.Itoa(sampleRows))
+	rows, err := conn.QueryContext(ctx, `SELECT * FROM `+r.sample+` LIMIT `+strconv.Itoa(sampleSize(r.width)))
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
@@ -193,13 +205,19 @@ func (d decision) checkSQL(x string) string {
 	var ok string
 	switch d.typ {
 	case TypeInteger:
-		ok = "regexp_full_match(" + x + ", " + quoteString(quickIntPattern) + ")"
+		// quickIntPattern, as the round trip of the column's own cast (the
+		// same expression, computed once) and a length: cheaper than the
+		// pattern.
+		ok = "(strlen(" + x + ") <= 15 OR strlen(" + x + ") = 16 AND " + x + " < '0') AND " + d.castSQL(x) + "::VARCHAR = " + x
 	case TypeDecimal:
 		scale := strings.TrimSuffix(d.sqlType[strings.IndexByte(d.sqlType, ',')+1:], ")")
 		ok = "strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " +
 			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+scale+`}`) + ")"
 	case TypeDate:
-		ok = "strlen(" + x + ") = 10 AND TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x
+		// The round trip of quick code 6, without printing: four digits
+		// of a year from 1 (year 0 prints as 0001 BC), two of a month and
+		// a day, and a date the column's own cast reads.
+		ok = x + " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND " + x + " >= '0001' AND " + d.castSQL(x) + " IS NOT NULL"
 	case TypeBoolean:
 		ok = "lower(" + trimSQL(x) + ") IN ('true', 'false')"
 	}

@@ -170,3 +170,46 @@ func TestDirectLongCellLate(t *testing.T) {
 		t.Fatalf("got %v, want an error naming %q", err, want)
 	}
 }
+
+// TestDirectWideFile loads a wide file, text, numbers, dates and
+// screened codes side by side, in one statement within the test engine's
+// 256 MB; its first rows are fewer, as its sample is bounded by values.
+func TestDirectWideFile(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	const width = 128
+	cols := make([]directColumn, width)
+	for i := range cols {
+		switch i % 4 {
+		case 0:
+			cols[i] = directColumn{fmt.Sprintf("n%d", i), func(r int) string { return fmt.Sprint(r % 97) }, nil}
+		case 1:
+			cols[i] = directColumn{fmt.Sprintf("w%d", i), func(r int) string { return []string{"alpha", "Beta", "gamma"}[r%3] }, nil}
+		case 2:
+			cols[i] = directColumn{fmt.Sprintf("d%d", i), func(r int) string { return fmt.Sprintf("2024-02-%02d", 1+r%28) }, []string{"2024-02-30"}}
+		default:
+			cols[i] = directColumn{fmt.Sprintf("z%d", i), func(r int) string { return fmt.Sprintf("%05d", r%1000) }, nil}
+		}
+	}
+	if got := sampleSize(width); got != sampleValues/width {
+		t.Errorf("sample of %d rows for %d columns, want %d", got, width, sampleValues/width)
+	}
+	path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+	if err := os.WriteFile(path, []byte(directFile(cols)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "wide.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{csvSourceOf(t, path, true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Tables[0]
+	if len(got.Columns) != width || got.RowCount != sampleRows+501 {
+		t.Fatalf("got %d columns, %d rows", len(got.Columns), got.RowCount)
+	}
+	// A late impossible date keeps its column text.
+	for i, want := range []string{TypeInteger, TypeText, TypeText, TypeText} {
+		if c := got.Columns[i]; c.Type != want {
+			t.Errorf("column %s: %s (%s), want %s", c.Key, c.Type, c.Reason, want)
+		}
+	}
+}
