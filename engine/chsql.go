@@ -38,12 +38,18 @@ func chType(catalogType, sqlType string) string {
 // duckType is the DuckDB column type for a ClickHouse column holding a
 // column of catalogType.
 func duckType(catalogType, chType string) string {
+	p, s := decimalPS(chType)
+	return duckDBType(catalogType, "DECIMAL("+strconv.Itoa(p)+","+strconv.Itoa(s)+")")
+}
+
+// duckDBType is the DuckDB column type of a column of catalogType;
+// decimal is the DECIMAL it has when it is one.
+func duckDBType(catalogType, decimal string) string {
 	switch catalogType {
 	case TypeInteger:
 		return "BIGINT"
 	case TypeDecimal:
-		p, s := decimalPS(chType)
-		return "DECIMAL(" + strconv.Itoa(p) + "," + strconv.Itoa(s) + ")"
+		return decimal
 	case TypeDouble:
 		return "DOUBLE"
 	case TypeBoolean:

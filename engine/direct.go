@@ -63,12 +63,13 @@ type directRead struct {
 	after func() (RowStats, bool, error)
 }
 
-// loadDirect loads src through r. It returns false, having left nothing
-// behind, when the file must take the staged path: a remote backend that
-// takes large tables (their size is known only after staging), a reader
-// that hands rows back, a cell too long or a checked column that decides
-// otherwise than planned.
-func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource, r directRead) (*Table, bool, error) {
+// loadDirect loads src through r. It returns no table, having left
+// nothing behind, when the file must take another path: the Go row
+// stream, which rows reports, when the reader handed rows back; else the
+// staged path, for a remote backend that takes large tables (their size
+// is known only after staging), a cell too long or a checked column that
+// decides otherwise than planned.
+func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource, r directRead) (t *Table, rows bool, err error) {
 	if s.remote != nil && s.remoteMinRows > 0 {
 		return nil, false, nil
 	}
@@ -80,11 +81,11 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal
 	if err != nil {
 		return nil, false, err
 	}
-	t := newTable(f, ordinal, src, 0)
+	t = newTable(f, ordinal, src, 0)
 	for attempt := 0; ; attempt++ {
 		flags, stats, ok, err := s.loadTyped(ctx, conn, t, keys, plan, r)
 		if err != nil || !ok {
-			return nil, ok, err
+			return nil, err == nil, err
 		}
 		sum, err := s.summarize(ctx, conn, t, keys, plan, flags)
 		if err != nil {
@@ -93,10 +94,10 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal
 		if len(sum.failed) == 0 {
 			decisions, ok, err := s.settleDirect(ctx, conn, t, src, keys, plan, flags, sum)
 			if err != nil || !ok {
-				return nil, ok, err
+				return nil, false, err
 			}
 			setColumns(t, labels, keys, decisions)
-			return t, true, s.record(ctx, conn, t, src, stats, nil)
+			return t, false, s.record(ctx, conn, t, src, stats, nil)
 		}
 		if _, err := conn.ExecContext(ctx, `DROP TABLE data.`+quoteIdent(t.ID)); err != nil {
 			return nil, false, classify(ctx, err)
@@ -210,9 +211,9 @@ func (d decision) checkSQL(x string) string {
 		// pattern.
 		ok = "(strlen(" + x + ") <= 15 OR strlen(" + x + ") = 16 AND " + x + " < '0') AND " + d.castSQL(x) + "::VARCHAR = " + x
 	case TypeDecimal:
-		scale := strings.TrimSuffix(d.sqlType[strings.IndexByte(d.sqlType, ',')+1:], ")")
+		_, scale := decimalPS(d.sqlType)
 		ok = "strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " +
-			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+scale+`}`) + ")"
+			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+strconv.Itoa(scale)+`}`) + ")"
 	case TypeDate:
 		// The round trip of quick code 6, without printing: four digits
 		// of a year from 1 (year 0 prints as 0001 BC), two of a month and
@@ -399,7 +400,7 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 		}
 		cols[i] = st
 	}
-	stored, err := classifyColumns(ctx, conn, table, open, 1)
+	stored, err := classifyColumns(ctx, conn, table, open)
 	if err != nil {
 		return nil, false, err
 	}
@@ -493,9 +494,9 @@ func checkedStats(d decision, n, negative, intDigits int64) colStats {
 	case TypeInteger:
 		return colStats{n: n, ints: n, intDigits: intDigits, digits: n - negative, trimmed: true}
 	case TypeDecimal:
-		scale, _ := strconv.ParseInt(strings.TrimSuffix(d.sqlType[strings.IndexByte(d.sqlType, ',')+1:], ")"), 10, 64)
+		_, scale := decimalPS(d.sqlType)
 		// Some value is written with places: the sample's.
-		return colStats{n: n, decs: n, intDigits: intDigits, scale: scale, digits: n - negative, trimmed: true}
+		return colStats{n: n, decs: n, intDigits: intDigits, scale: int64(scale), digits: n - negative, trimmed: true}
 	case TypeDate:
 		return colStats{n: n, dates: n, stamps: n, trimmed: true}
 	}
@@ -503,20 +504,4 @@ func checkedStats(d decision, n, negative, intDigits int64) colStats {
 }
 
 // sqlTypeName is the SQL type the decision's expression gives.
-func (d decision) sqlTypeName() string {
-	switch d.typ {
-	case TypeInteger:
-		return "BIGINT"
-	case TypeDecimal:
-		return d.sqlType
-	case TypeDouble:
-		return "DOUBLE"
-	case TypeBoolean:
-		return "BOOLEAN"
-	case TypeDate:
-		return "DATE"
-	case TypeTimestamp:
-		return "TIMESTAMP"
-	}
-	return "VARCHAR"
-}
+func (d decision) sqlTypeName() string { return duckDBType(d.typ, d.sqlType) }

@@ -116,13 +116,18 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	if err != nil {
 		return nil, err
 	}
+	// viaRows: the direct load found rows only the Go stream keeps, which
+	// staging would find again.
+	viaRows := false
 	if isDirect && !s.staged {
-		t, ok, err := s.loadDirect(ctx, conn, f, ordinal, src, direct)
-		if err != nil || ok {
+		t, rows, err := s.loadDirect(ctx, conn, f, ordinal, src, direct)
+		if err != nil || t != nil {
 			return t, err
 		}
+		viaRows = rows
 	}
 	switch {
+	case viaRows:
 	case src.CSV != nil:
 		st, ok, err = s.stageCSV(ctx, conn, stage, ordinal, src)
 	case src.JSON != nil:

@@ -358,39 +358,25 @@ func (q quickCounts) settle() (colStats, bool) {
 	return colStats{}, false
 }
 
-// quickPass runs the quick pass over columns cols of table, per columns
-// at a time: one column per statement over a large table, since DuckDB
-// then reads only that column and plans a narrow statement far faster
-// than a wide one (a statement over 28 columns ran out of memory while
-// planning); several over a small one, where each statement's fixed cost
-// outweighs the reading.
-func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string, per int) ([]quickCounts, error) {
+// quickPass runs the quick pass over columns cols of table, one
+// statement per column: DuckDB reads only that column, and plans a narrow
+// statement far faster than one wide one (a statement over 28 columns ran
+// out of memory while planning).
+func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string) ([]quickCounts, error) {
 	out := make([]quickCounts, len(cols))
-	const width = quickCodes + 3
-	for from := 0; from < len(cols); from += per {
-		batch := cols[from:min(len(cols), from+per)]
-		var inner, aggs []string
-		for j, col := range batch {
-			n := strconv.Itoa(j)
-			x, q := "x"+n, "q"+n
-			inner = append(inner, col+" AS "+x)
-			for k := 0; k < quickCodes; k++ {
-				aggs = append(aggs, "CAST(coalesce(count_if("+q+" = "+strconv.Itoa(k)+"), 0) AS BIGINT)")
-			}
-			// Whole digits and scale: strpos finds the point of a decimal.
-			aggs = append(aggs,
-				"coalesce(max(CASE WHEN "+q+" = 1 THEN length("+x+") - (ascii("+x+") = 45)::INT WHEN "+q+" = 4 THEN strpos("+x+", '.') - 1 - (ascii("+x+") = 45)::INT END), 0)",
-				"coalesce(max(CASE WHEN "+q+" = 4 THEN length("+x+") - strpos("+x+", '.') END), 0)",
-				"CAST(coalesce(count_if("+q+" IN (1, 4) AND ascii("+x+") = 45), 0) AS BIGINT)")
+	for i, col := range cols {
+		aggs := make([]string, 0, quickCodes+3)
+		for k := 0; k < quickCodes; k++ {
+			aggs = append(aggs, "CAST(coalesce(count_if(q = "+strconv.Itoa(k)+"), 0) AS BIGINT)")
 		}
-		var codes []string
-		for j := range batch {
-			n := strconv.Itoa(j)
-			codes = append(codes, quickSQL("x"+n)+" AS q"+n, "x"+n)
-		}
-		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + strings.Join(codes, ", ") +
-			" FROM (SELECT " + strings.Join(inner, ", ") + " FROM " + table + "))"
-		vals := make([]int64, width*len(batch))
+		// Whole digits and scale: strpos finds the point of a decimal.
+		aggs = append(aggs,
+			"coalesce(max(CASE WHEN q = 1 THEN length(x) - (ascii(x) = 45)::INT WHEN q = 4 THEN strpos(x, '.') - 1 - (ascii(x) = 45)::INT END), 0)",
+			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)",
+			"CAST(coalesce(count_if(q IN (1, 4) AND ascii(x) = 45), 0) AS BIGINT)")
+		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x" +
+			" FROM (SELECT " + col + " AS x FROM " + table + "))"
+		vals := make([]int64, quickCodes+3)
 		ptrs := make([]any, len(vals))
 		for j := range vals {
 			ptrs[j] = &vals[j]
@@ -398,11 +384,8 @@ func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string,
 		if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
 			return nil, classify(ctx, err)
 		}
-		for j := range batch {
-			v, o := vals[j*width:], &out[from+j]
-			copy(o.codes[:], v[:quickCodes])
-			o.intDigits, o.scale, o.negative = v[quickCodes], v[quickCodes+1], v[quickCodes+2]
-		}
+		copy(out[i].codes[:], vals[:quickCodes])
+		out[i].intDigits, out[i].scale, out[i].negative = vals[quickCodes], vals[quickCodes+1], vals[quickCodes+2]
 	}
 	return out, nil
 }
@@ -413,14 +396,14 @@ func classifyStaged(ctx context.Context, conn *sql.Conn, stage string, width int
 	for i := range cols {
 		cols[i] = stageColumn(i + 1)
 	}
-	return classifyColumns(ctx, conn, quoteIdent(stage), cols, 1)
+	return classifyColumns(ctx, conn, quoteIdent(stage), cols)
 }
 
 // classifyColumns counts the shapes of text columns cols of table in SQL:
-// the quick pass for every column, per columns a statement, and the full
-// count for the columns it leaves open.
-func classifyColumns(ctx context.Context, conn *sql.Conn, table string, cols []string, per int) ([]colStats, error) {
-	quick, err := quickPass(ctx, conn, table, cols, per)
+// the quick pass for every column, and the full count for the columns it
+// leaves open.
+func classifyColumns(ctx context.Context, conn *sql.Conn, table string, cols []string) ([]colStats, error) {
+	quick, err := quickPass(ctx, conn, table, cols)
 	if err != nil {
 		return nil, err
 	}
