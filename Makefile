@@ -19,7 +19,8 @@ run: build
 ## (installed with one apt-get when run as root): chromium for the browser
 ## tests, clickhouse-server for the cluster tests, haproxy for the test of
 ## owners over two nodes, python3-openpyxl and python3-xlrd for the tests
-## that read workbooks with reference readers.
+## that read workbooks with reference readers, libreoffice-writer-nogui for
+## the test that converts a DOCX export to PDF.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -29,6 +30,7 @@ deps:
 	if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then missing="$$missing haproxy"; fi; \
 	if ! /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1; then missing="$$missing python3-openpyxl"; fi; \
 	if ! /usr/bin/python3 -c 'import xlrd' >/dev/null 2>&1; then missing="$$missing python3-xlrd"; fi; \
+	if ! command -v soffice >/dev/null 2>&1; then missing="$$missing libreoffice-writer-nogui"; fi; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing Debian's$$missing for the tests"; \

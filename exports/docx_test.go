@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"datadesk/internal/testenv"
 )
 
 // docRun is a run of text as Word shows it.
@@ -348,7 +350,7 @@ func TestDOCXFromMarkdown(t *testing.T) {
 			}
 		}
 		if soffice == "" {
-			t.Skip("LibreOffice is not installed")
+			testenv.Missing(t, "LibreOffice (soffice) is not installed")
 		}
 		dir := t.TempDir()
 		in := filepath.Join(dir, "report.docx")
