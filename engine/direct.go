@@ -21,12 +21,13 @@ import (
 //     pass (sqlclassify.go) gives that type. Every other column is kept
 //     as text; one the sample decided as text is screened for the shape
 //     its sample had (text, or plain numbers).
-//  3. One scan of the stored table sums the checks and screens and takes
-//     cheap aggregates. A typed column where some value failed is read
-//     again as text (the file is read a second time). For the others,
-//     the counts the quick pass would have made of all values are
-//     rebuilt from the stored numbers and dates, or from the aggregates
-//     of a screened column.
+//  3. Beside the values, the load packs what the checks and screens
+//     found of each value, and the few other facts the counts need
+//     (empty, negative, a point, a leading zero), as bits of flag
+//     columns. One scan of those columns, grouped, sums every bit. A
+//     typed column where some value failed is read again as text (the
+//     file is read a second time). For the others, the counts the quick
+//     pass would have made of all values are rebuilt from the bits.
 //  4. Text columns neither screened nor settled are classified over the
 //     stored table, as staged ones are. One that now decides a type is
 //     converted in place by ALTER TABLE, which rewrites that column
@@ -83,11 +84,12 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal
 	}
 	t = newTable(f, ordinal, src, 0)
 	for attempt := 0; ; attempt++ {
-		flags, stats, ok, err := s.loadTyped(ctx, conn, t, keys, plan, r)
+		layout, bits := factLayout(plan)
+		flags, stats, ok, err := s.loadTyped(ctx, conn, t, keys, plan, bits, r)
 		if err != nil || !ok {
 			return nil, err == nil, err
 		}
-		sum, err := s.summarize(ctx, conn, t, keys, plan, flags)
+		sum, err := s.summarize(ctx, conn, t, keys, plan, layout, flags)
 		if err != nil {
 			return nil, false, err
 		}
@@ -128,6 +130,7 @@ const (
 	screenNone    screenKind = iota
 	screenText               // every value starts as only text does (quick codes 2 and 3)
 	screenNumbers            // every value is a plain number (quick codes 1, 4 and 5)
+	screenDigits             // every value is 1 to 15 digits (quick codes 1 and 5, unsigned)
 )
 
 // samplePlan classifies the first rows, decides each column from them,
@@ -166,6 +169,9 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 		switch {
 		case d.checked():
 			plan[i] = planned{d: d}
+		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n && c.decs == 0 && c.digits == c.n:
+			// No sign and no point: a cheaper screen, of digits alone.
+			plan[i] = planned{d: textDecision(d), screen: screenDigits}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n:
 			plan[i] = planned{d: textDecision(d), screen: screenNumbers}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead+c.long+c.digits+c.dateish+c.dates+c.stamps+c.zoned+c.forms == 0:
@@ -241,32 +247,111 @@ func (d decision) castSQL(x string) string {
 	return "TRY_CAST(" + v + " AS DATE)"
 }
 
-// tested reports whether the column's values are checked or screened as
-// the file is read.
-func (p planned) tested() bool { return p.d.checked() || p.screen != screenNone }
+// A fact is one thing the load finds of a value as it reads the file,
+// kept as one bit of a flag column.
+type fact int
 
-// failSQL is true for a value of raw column x that fails the column's
-// check or screen; empty for a column with neither.
-func (p planned) failSQL(x string) string {
+const (
+	factFail     fact = iota // fails the column's check or screen
+	factEmpty                // missing or empty
+	factNegative             // a minus sign: below zero
+	factPoint                // a decimal point
+	factLead                 // a leading zero
+	factLong                 // longer than a cell may be, in bytes (of the table: any text column)
+)
+
+// facts returns the facts the load finds of the column's values: what
+// its check or screen finds, and what stats needs. A text column neither
+// screened nor checked has none: it is classified once stored.
+func (p planned) facts() []fact {
+	switch {
+	case p.d.typ == TypeInteger || p.d.typ == TypeDecimal:
+		return []fact{factFail, factEmpty, factNegative}
+	case p.d.checked(), p.screen == screenText:
+		return []fact{factFail, factEmpty}
+	case p.screen == screenDigits:
+		return []fact{factFail, factEmpty, factLead}
+	case p.screen == screenNumbers:
+		return []fact{factFail, factEmpty, factNegative, factPoint, factLead}
+	}
+	return nil
+}
+
+// factSQL is the SQL of fact f of a value of raw column x: true, false or
+// NULL (which is no fact). A value that fails the column's check or
+// screen sends the column another way, so the other facts need hold only
+// of values that pass.
+func (p planned) factSQL(f fact, x string) string {
+	switch f {
+	case factEmpty:
+		return "(" + x + " IS NULL OR " + x + " = '')"
+	case factNegative:
+		return "(" + x + " < '0' AND " + x + " <> '')"
+	case factPoint:
+		return "contains(" + x + ", '.')"
+	case factLead:
+		// From "00" to below "1" is a leading zero, when there is no point.
+		lead := "(" + x + " > '0' AND " + x + " < '1')"
+		if p.screen == screenNumbers {
+			lead = "(" + x + " > '0' AND " + x + " < '1' AND NOT contains(" + x + ", '.'))"
+		}
+		return lead
+	}
 	switch {
 	case p.d.checked():
 		return p.d.checkSQL(x)
 	case p.screen == screenText:
-		return "(" + x + " <> '' AND " + quickMaybeSQL(x) + ")"
-	case p.screen == screenNumbers:
-		return "(" + x + " <> '' AND NOT (strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " + quoteString(plainNumbersPattern) + ")))"
+		// A projection computes every operand of AND and OR; a CASE tests
+		// the pattern only on values whose first byte may start it: an
+		// ASCII one up to '9', an upper-case letter (ISO codes), or any
+		// other than ASCII (currency signs).
+		return "CASE WHEN " + x + " < ':' OR " + x + " >= 'A' AND " + x + " < '[' OR " + x + " >= " + quoteString("\u0080") +
+			" THEN " + quickMaybeSQL(x) + " ELSE false END"
+	case p.screen == screenDigits:
+		// Every string of 1 to 15 digits is quick code 1 or 5.
+		return "CASE WHEN strlen(" + x + ") BETWEEN 1 AND 15 THEN " + x + " GLOB '*[!0-9]*' ELSE " + x + " <> '' END"
 	}
-	return ""
+	return "(" + x + " <> '' AND NOT (strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " + quoteString(plainNumbersPattern) + ")))"
+}
+
+// longSQL is true for a value of raw text column x longer than a cell may
+// be; its characters are counted past that, on the staged path.
+func longSQL(x string) string { return "strlen(" + x + ") > " + strconv.Itoa(MaxCellChars) }
+
+// factBit is a bit of the flag columns: fact f of column col, or of the
+// table when col is -1.
+type factBit struct {
+	col int
+	f   fact
+}
+
+// factLayout returns the bits the load packs, in order, 64 to a column,
+// and each one's SQL over the raw columns.
+func factLayout(plan []planned) ([]factBit, []string) {
+	var bits []factBit
+	var sqls, long []string
+	for i, p := range plan {
+		raw := stageColumn(i + 1)
+		for _, f := range p.facts() {
+			bits, sqls = append(bits, factBit{i, f}), append(sqls, p.factSQL(f, raw))
+		}
+		if !p.d.checked() && p.screen != screenNumbers && p.screen != screenDigits {
+			long = append(long, longSQL(raw))
+		}
+	}
+	if len(long) > 0 {
+		bits, sqls = append(bits, factBit{-1, factLong}), append(sqls, "("+strings.Join(long, " OR ")+")")
+	}
+	return bits, sqls
 }
 
 // loadTyped reads the file into table t by plan: checked columns cast,
-// the others as text, and the fails of each 64 checks and screens as the
-// bits of one more column, whose names it returns. It returns the rows the
-// reader left out, and false, having dropped t, when the file must go
-// through Go.
-func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, r directRead) ([]string, RowStats, bool, error) {
+// the others as text, and the flags of each 64 bits of the layout as one
+// more column, whose names it returns. It returns the rows the reader
+// left out, and false, having dropped t, when the file must go through
+// Go.
+func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, bits []string, r directRead) ([]string, RowStats, bool, error) {
 	sel := make([]string, len(plan))
-	var bits []string
 	for i, p := range plan {
 		raw := stageColumn(i + 1)
 		if p.d.checked() {
@@ -274,15 +359,15 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []
 		} else {
 			sel[i] = p.d.exprOf(raw) + " AS " + quoteIdent(keys[i])
 		}
-		if fail := p.failSQL(raw); fail != "" {
-			// A shifted boolean costs less than a CASE; a NULL test (of a
-			// NULL value) is no fail.
-			bits = append(bits, "(coalesce("+fail+", false)::UBIGINT << "+strconv.Itoa(len(bits)%64)+")")
-		}
 	}
 	flags := flagNames(keys, (len(bits)+63)/64)
 	for j, name := range flags {
-		sel = append(sel, strings.Join(bits[j*64:min(len(bits), j*64+64)], " | ")+" AS "+quoteIdent(name))
+		word := make([]string, 0, 64)
+		for b, bit := range bits[j*64 : min(len(bits), j*64+64)] {
+			// A shifted boolean costs less than a CASE; NULL is no fact.
+			word = append(word, "(coalesce("+bit+", false)::UBIGINT << "+strconv.Itoa(b)+")")
+		}
+		sel = append(sel, strings.Join(word, " | ")+" AS "+quoteIdent(name))
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+r.read); err != nil {
 		return nil, RowStats{}, false, classify(ctx, err)
@@ -297,56 +382,76 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []
 	return flags, stats, true, nil
 }
 
-// summary is one scan of a loaded table: its rows, the checked columns
-// where some value failed, and statsSQL's aggregates of each column.
+// summary is one scan of a loaded table's flag columns: its rows, how
+// many values have each bit of the layout, and the largest magnitude of
+// each number column.
 type summary struct {
+	rows   int64
+	counts map[factBit]int64
+	maxAbs map[int]string
+	// failed lists the checked columns where some value failed.
 	failed []int
-	vals   []string
 }
 
-// summarize scans table t once for its rows, the fails of its checks and
-// screens, and the aggregates settleDirect reads. A screened column where
-// some value failed is marked screenNone.
-func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, flags []string) (summary, error) {
-	aggs := []string{"count(*)"}
-	for _, name := range flags {
-		aggs = append(aggs, "bit_or("+quoteIdent(name)+")")
+// count is how many values of column col have fact f.
+func (sum summary) count(col int, f fact) int64 { return sum.counts[factBit{col, f}] }
+
+// summarize scans the flag columns of table t once: grouped by their
+// words, of which a file has few, then each bit summed over the groups.
+// A screened column where some value failed is marked screenNone.
+func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, layout []factBit, flags []string) (summary, error) {
+	var inner, names, outer []string
+	for j, name := range flags {
+		inner = append(inner, quoteIdent(name))
+		names = append(names, "w"+strconv.Itoa(j))
 	}
+	group := ""
+	if len(inner) > 0 {
+		group = ` GROUP BY ` + strings.Join(inner, ", ")
+	}
+	inner, names, outer = append(inner, "count(*)"), append(names, "n"), append(outer, "sum(n)")
+	for b := range layout {
+		outer = append(outer, "sum(n) FILTER (WHERE (w"+strconv.Itoa(b/64)+" >> "+strconv.Itoa(b%64)+") & 1 = 1)")
+	}
+	var numbers []int
 	for i, p := range plan {
-		aggs = append(aggs, p.statsSQL(quoteIdent(keys[i]))...)
+		if p.d.typ == TypeInteger || p.d.typ == TypeDecimal {
+			m := "m" + strconv.Itoa(len(numbers))
+			inner, names, outer = append(inner, "max(abs("+quoteIdent(keys[i])+"))"), append(names, m), append(outer, "max("+m+")")
+			numbers = append(numbers, i)
+		}
 	}
-	for i, a := range aggs {
-		aggs[i] = "coalesce((" + a + ")::VARCHAR, '0')"
+	for i, a := range outer {
+		outer[i] = "coalesce((" + a + ")::VARCHAR, '0')"
 	}
-	vals := make([]string, len(aggs))
-	ptrs := make([]any, len(aggs))
+	vals := make([]string, len(outer))
+	ptrs := make([]any, len(outer))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(aggs, ", ")+` FROM data.`+quoteIdent(t.ID)).Scan(ptrs...); err != nil {
+	q := `SELECT ` + strings.Join(outer, ", ") + ` FROM (SELECT ` + strings.Join(inner, ", ") + ` FROM data.` + quoteIdent(t.ID) + group +
+		`) AS g(` + strings.Join(names, ", ") + `)`
+	if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
 		return summary{}, classify(ctx, err)
 	}
-	t.RowCount, _ = strconv.ParseInt(vals[0], 10, 64)
-	masks := make([]uint64, len(flags))
-	for j := range masks {
-		masks[j], _ = strconv.ParseUint(vals[1+j], 10, 64)
-	}
-	var sum summary
-	bit := 0
-	for i, p := range plan {
-		if !p.tested() {
+	sum := summary{counts: make(map[factBit]int64, len(layout)), maxAbs: make(map[int]string, len(numbers))}
+	sum.rows, _ = strconv.ParseInt(vals[0], 10, 64)
+	t.RowCount = sum.rows
+	for b, bit := range layout {
+		n, _ := strconv.ParseInt(vals[1+b], 10, 64)
+		sum.counts[bit] = n
+		if bit.f != factFail || n == 0 {
 			continue
 		}
-		if masks[bit/64]&(1<<(bit%64)) != 0 {
-			if p.d.checked() {
-				sum.failed = append(sum.failed, i)
-			} else {
-				plan[i].screen = screenNone
-			}
+		if plan[bit.col].d.checked() {
+			sum.failed = append(sum.failed, bit.col)
+		} else {
+			plan[bit.col].screen = screenNone
 		}
-		bit++
 	}
-	sum.vals = vals[1+len(flags):]
+	for j, i := range numbers {
+		sum.maxAbs[i] = vals[1+len(layout)+j]
+	}
 	return sum, nil
 }
 
@@ -367,8 +472,8 @@ func flagNames(keys []string, n int) []string {
 }
 
 // settleDirect decides every column of the loaded table t from the counts
-// of all its values: checked columns from their stored values, screened
-// text columns from cheap aggregates, other text columns by the SQL pass
+// of all its values: checked columns and screened text columns from the
+// sums of their flags, other text columns by the SQL pass
 // over the stored text. It drops the flag columns, and converts in place
 // a text column that decides a type. It returns false, having dropped t,
 // when a checked column decides otherwise than planned or a cell is too
@@ -386,15 +491,14 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 			return nil, false, classify(ctx, err)
 		}
 	}
+	if sum.count(-1, factLong) > 0 {
+		return drop()
+	}
 	cols := make([]colStats, len(plan))
 	var open []string
 	var openAt []int
 	for i, p := range plan {
-		v := sum.vals[i*planStats : i*planStats+planStats]
-		if longest, _ := strconv.Atoi(v[0]); !p.d.checked() && longest > MaxCellChars {
-			return drop()
-		}
-		st, ok := p.stats(v)
+		st, ok := p.stats(sum.rows, func(f fact) int64 { return sum.count(i, f) }, sum.maxAbs[i])
 		if !ok {
 			open, openAt = append(open, quoteIdent(keys[i])), append(openAt, i)
 		}
@@ -423,62 +527,33 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 	return decisions, true, nil
 }
 
-// planStats is how many aggregates statsSQL makes of each column.
-const planStats = 5
-
 // plainNumbersPattern is quick codes 1, 4 and 5 (of at most 16
 // characters): a whole number as int64 prints it, a decimal without
 // superfluous zeros before its point, digits with a leading zero.
 const plainNumbersPattern = quickIntPattern + `|-?(0|[1-9][0-9]*)\.[0-9]+|0[0-9]{1,14}`
 
-// statsSQL returns the aggregates of stored column k that stats reads:
-// for text, the longest value in bytes first. Each is a cheap test
-// (comparisons, lengths and positions), as the screens have already
-// looked at every value.
-func (p planned) statsSQL(k string) []string {
-	switch {
-	case p.d.typ == TypeInteger || p.d.typ == TypeDecimal:
-		return []string{"count(" + k + ")", "count_if(" + k + " < 0)", "max(abs(" + k + "))", "0", "0"}
-	case p.d.checked():
-		return []string{"count(" + k + ")", "0", "0", "0", "0"}
-	}
-	n := "count(" + k + ")"
-	if p.d.keepEmpty {
-		n = "count_if(" + k + " <> '')"
-	}
-	longest := "max(strlen(" + k + "))"
-	if p.screen != screenNumbers {
-		return []string{longest, n, "0", "0", "0"}
-	}
-	// Every value passed plainNumbersPattern: one with a point is a
-	// decimal, one from "00" to below "1" has a leading zero, one below
-	// "0" a minus sign.
-	point := "contains(" + k + ", '.')"
-	return []string{longest, n,
-		"count_if(" + point + ")",
-		"count_if(" + k + " > '0' AND " + k + " < '1' AND NOT " + point + ")",
-		"count_if(" + k + " < '0' AND " + k + " <> '')"}
-}
-
-// stats returns the counts the quick pass would make of the column from
-// the aggregates of statsSQL, or false when only that pass can tell
-// them. A text column keeps its sample's decision of text whatever these
-// counts (a checked or cast decision would have been planned otherwise),
-// so counts that only choose between numeric types are left out: the
-// width and places of numbers, and booleans (the sample holds a value that
-// is not one).
-func (p planned) stats(v []string) (colStats, bool) {
-	num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+// stats returns the counts the quick pass would make of the column, of
+// rows in all, from count of each of its flags and the largest magnitude
+// of a number column; or false when only that pass can tell them. A
+// text column keeps its sample's decision of text whatever these counts
+// (a checked or cast decision would have been planned otherwise), so
+// counts that only choose between numeric types are left out: the width
+// and places of numbers, and booleans (the sample holds a value that is
+// not one).
+func (p planned) stats(rows int64, count func(fact) int64, maxAbs string) (colStats, bool) {
+	n := rows - count(factEmpty)
 	if p.d.checked() {
-		whole, _, _ := strings.Cut(v[2], ".")
-		return checkedStats(p.d, num(v[0]), num(v[1]), int64(len(whole))), true
+		whole, _, _ := strings.Cut(maxAbs, ".")
+		return checkedStats(p.d, n, count(factNegative), int64(len(whole))), true
 	}
-	n := num(v[1])
 	switch p.screen {
 	case screenText:
 		return colStats{n: n}, true
-	case screenNumbers:
-		decs, lead, negative := num(v[2]), num(v[3]), num(v[4])
+	case screenNumbers, screenDigits:
+		// Every value passed the screen: one with a point is a decimal,
+		// one from "00" to below "1" has a leading zero, one with a minus
+		// sign is below zero.
+		decs, lead, negative := count(factPoint), count(factLead), count(factNegative)
 		return colStats{n: n, ints: n - decs - lead, decs: decs, lead: lead, digits: n - negative, trimmed: true}, true
 	}
 	return colStats{}, false

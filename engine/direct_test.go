@@ -75,6 +75,11 @@ var directCases = map[string][]directColumn{
 		{"word", func(i int) string { return []string{"North", "south", "East"}[i%3] }, []string{"123"}},
 		{"code", func(i int) string { return []string{"USDX", "Euro", "£ sign"}[i%3] }, nil},
 		{"mixed", func(i int) string { return fmt.Sprintf("%d.%d", i, i%10) }, []string{"007"}},
+		{"zip_signed", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"-5"}},
+		{"zip_long", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"1234567890123456"}},
+		{"zip_point", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"0.5"}},
+		{"lower", func(i int) string { return []string{"fast", "gift"}[i%2] }, []string{"$5"}},
+		{"accents", func(i int) string { return []string{"fast", "Ünïcode"}[i%2] }, []string{"¥5"}},
 	},
 	"text until counted": {
 		{"sparse", func(int) string { return "" }, []string{"42"}},
@@ -212,4 +217,68 @@ func TestDirectWideFile(t *testing.T) {
 			t.Errorf("column %s: %s (%s), want %s", c.Key, c.Type, c.Reason, want)
 		}
 	}
+}
+
+// TestScreensAsTheirPatterns holds the screens of text columns, whose SQL
+// is written for speed, to the patterns they stand for, over every ASCII
+// first character and the edges of each.
+func TestScreensAsTheirPatterns(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx := context.Background()
+	values := []string{"", "0", "7", "007", "123456789012345", "1234567890123456", "12a", "-5", "5.0", " 5", "5 ",
+		"€5", "£", "¥1", "é", "Ünïcode", "ﬁne", "Usd", "usd 5", "USDX", "EURO", "\u00a05", "zz"}
+	for c := 1; c < 128; c++ {
+		values = append(values, string(rune(c))+"a", string(rune(c)))
+	}
+	for _, c := range currencySigns {
+		values = append(values, c+"5", c+" 5", c)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE v (c1 VARCHAR)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range append(values, "NULL") {
+		arg := any(v)
+		if v == "NULL" {
+			arg = nil
+		}
+		if _, err := conn.ExecContext(ctx, `INSERT INTO v VALUES (?)`, arg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := stageColumn(1)
+	for _, tc := range []struct {
+		screen screenKind
+		want   string // the pattern it stands for: true where a value fails
+	}{
+		{screenText, x + " <> '' AND " + quickMaybeSQL(x)},
+		{screenDigits, x + " <> '' AND NOT regexp_full_match(" + x + ", '[0-9]{1,15}')"},
+	} {
+		got := planned{d: decision{typ: TypeText}, screen: tc.screen}.factSQL(factFail, x)
+		rows, err := conn.QueryContext(ctx, `SELECT c1, coalesce(`+got+`, false), coalesce(`+tc.want+`, false) FROM v WHERE coalesce(`+got+`, false) <> coalesce(`+tc.want+`, false)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var v *string
+			var g, w bool
+			if err := rows.Scan(&v, &g, &w); err != nil {
+				t.Fatal(err)
+			}
+			t.Errorf("screen %d: %q fails %v, its pattern %v", tc.screen, deref(v), g, w)
+		}
+		rows.Close()
+	}
+}
+
+func deref(v *string) string {
+	if v == nil {
+		return "NULL"
+	}
+	return *v
 }

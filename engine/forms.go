@@ -70,10 +70,16 @@ func currencyAlternatives() string {
 
 // mayBeWritten is a cheap test that rules out most text before the pattern
 // runs: a written number starts with a digit, a sign, a parenthesis or a
-// currency.
+// currency. One that starts with a digit has a minus sign only in its
+// exponent, and no '/' or ':', which rules out dates and times.
 func mayBeWritten(v string) bool {
 	switch b := v[0]; {
-	case b >= '0' && b <= '9', b == '-', b == '(', b == '$':
+	case b >= '0' && b <= '9':
+		if i := strings.IndexByte(v, '-'); i > 0 && v[i-1] != 'e' && v[i-1] != 'E' {
+			return false
+		}
+		return !strings.ContainsAny(v, "/:")
+	case b == '-', b == '(', b == '$':
 		return true
 	case b >= 'A' && b <= 'Z':
 		return len(v) >= 3 && slices.Contains(currencySigns, v[:3])
