@@ -119,6 +119,8 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal
 type planned struct {
 	d      decision
 	screen screenKind
+	// sampled is how many values the sample holds, of a screened column.
+	sampled int64
 }
 
 // screenKind is the test a text column's values get as the file is read,
@@ -171,11 +173,11 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 			plan[i] = planned{d: d}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n && c.decs == 0 && c.digits == c.n:
 			// No sign and no point: a cheaper screen, of digits alone.
-			plan[i] = planned{d: textDecision(d), screen: screenDigits}
+			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.n}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n:
-			plan[i] = planned{d: textDecision(d), screen: screenNumbers}
+			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.n}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead+c.long+c.digits+c.dateish+c.dates+c.stamps+c.zoned+c.forms == 0:
-			plan[i] = planned{d: textDecision(d), screen: screenText}
+			plan[i] = planned{d: textDecision(d), screen: screenText, sampled: c.n}
 		default:
 			// Written forms, day/month dates and times are cast by ALTER
 			// once all values are counted.
@@ -253,7 +255,6 @@ type fact int
 
 const (
 	factFail     fact = iota // fails the column's check or screen
-	factEmpty                // missing or empty
 	factNegative             // a minus sign: below zero
 	factPoint                // a decimal point
 	factLead                 // a leading zero
@@ -261,18 +262,17 @@ const (
 )
 
 // facts returns the facts the load finds of the column's values: what
-// its check or screen finds, and what stats needs. A text column neither
-// screened nor checked has none: it is classified once stored.
+// its check or screen finds, and what stats needs beyond what the stored
+// values tell cheaply (see summarize). A text column neither screened
+// nor checked has none: it is classified once stored.
 func (p planned) facts() []fact {
 	switch {
-	case p.d.typ == TypeInteger || p.d.typ == TypeDecimal:
-		return []fact{factFail, factEmpty, factNegative}
 	case p.d.checked(), p.screen == screenText:
-		return []fact{factFail, factEmpty}
+		return []fact{factFail}
 	case p.screen == screenDigits:
-		return []fact{factFail, factEmpty, factLead}
+		return []fact{factFail, factLead}
 	case p.screen == screenNumbers:
-		return []fact{factFail, factEmpty, factNegative, factPoint, factLead}
+		return []fact{factFail, factNegative, factPoint, factLead}
 	}
 	return nil
 }
@@ -283,8 +283,6 @@ func (p planned) facts() []fact {
 // of values that pass.
 func (p planned) factSQL(f fact, x string) string {
 	switch f {
-	case factEmpty:
-		return "(" + x + " IS NULL OR " + x + " = '')"
 	case factNegative:
 		return "(" + x + " < '0' AND " + x + " <> '')"
 	case factPoint:
@@ -382,23 +380,31 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []
 	return flags, stats, true, nil
 }
 
-// summary is one scan of a loaded table's flag columns: its rows, how
-// many values have each bit of the layout, and the largest magnitude of
-// each number column.
+// summary is one scan of a loaded table: its rows, how many values have
+// each bit of the fact layout, and the aggregates of each checked column.
 type summary struct {
-	rows   int64
-	counts map[factBit]int64
-	maxAbs map[int]string
+	rows    int64
+	counts  map[factBit]int64
+	checked map[int]checkedSummary
 	// failed lists the checked columns where some value failed.
 	failed []int
+}
+
+// checkedSummary is what the stored values of a checked column tell: how
+// many there are, and of numbers, how many are below zero and the
+// largest magnitude.
+type checkedSummary struct {
+	values, negative int64
+	maxAbs           string
 }
 
 // count is how many values of column col have fact f.
 func (sum summary) count(col int, f fact) int64 { return sum.counts[factBit{col, f}] }
 
-// summarize scans the flag columns of table t once: grouped by their
-// words, of which a file has few, then each bit summed over the groups.
-// A screened column where some value failed is marked screenNone.
+// summarize scans table t once: its flag columns grouped by their words,
+// of which a file has few, each bit then summed over the groups; and its
+// checked columns, whose typed values are cheap to count and compare. A
+// screened column where some value failed is marked screenNone.
 func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, layout []factBit, flags []string) (summary, error) {
 	var inner, names, outer []string
 	for j, name := range flags {
@@ -409,17 +415,25 @@ func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []
 	if len(inner) > 0 {
 		group = ` GROUP BY ` + strings.Join(inner, ", ")
 	}
-	inner, names, outer = append(inner, "count(*)"), append(names, "n"), append(outer, "sum(n)")
+	add := func(agg, name, of string) {
+		inner, names, outer = append(inner, agg), append(names, name), append(outer, of+"("+name+")")
+	}
+	add("count(*)", "n", "sum")
 	for b := range layout {
 		outer = append(outer, "sum(n) FILTER (WHERE (w"+strconv.Itoa(b/64)+" >> "+strconv.Itoa(b%64)+") & 1 = 1)")
 	}
-	var numbers []int
+	var checked []int
 	for i, p := range plan {
-		if p.d.typ == TypeInteger || p.d.typ == TypeDecimal {
-			m := "m" + strconv.Itoa(len(numbers))
-			inner, names, outer = append(inner, "max(abs("+quoteIdent(keys[i])+"))"), append(names, m), append(outer, "max("+m+")")
-			numbers = append(numbers, i)
+		if !p.d.checked() {
+			continue
 		}
+		k, c := quoteIdent(keys[i]), "c"+strconv.Itoa(i)
+		add("count("+k+")", c+"n", "sum")
+		if p.d.typ == TypeInteger || p.d.typ == TypeDecimal {
+			add("count_if("+k+" < 0)", c+"neg", "sum")
+			add("max(abs("+k+"))", c+"max", "max")
+		}
+		checked = append(checked, i)
 	}
 	for i, a := range outer {
 		outer[i] = "coalesce((" + a + ")::VARCHAR, '0')"
@@ -434,11 +448,11 @@ func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []
 	if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
 		return summary{}, classify(ctx, err)
 	}
-	sum := summary{counts: make(map[factBit]int64, len(layout)), maxAbs: make(map[int]string, len(numbers))}
-	sum.rows, _ = strconv.ParseInt(vals[0], 10, 64)
+	num := func(v string) int64 { n, _ := strconv.ParseInt(v, 10, 64); return n }
+	sum := summary{rows: num(vals[0]), counts: make(map[factBit]int64, len(layout)), checked: make(map[int]checkedSummary, len(checked))}
 	t.RowCount = sum.rows
 	for b, bit := range layout {
-		n, _ := strconv.ParseInt(vals[1+b], 10, 64)
+		n := num(vals[1+b])
 		sum.counts[bit] = n
 		if bit.f != factFail || n == 0 {
 			continue
@@ -449,8 +463,14 @@ func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []
 			plan[bit.col].screen = screenNone
 		}
 	}
-	for j, i := range numbers {
-		sum.maxAbs[i] = vals[1+len(layout)+j]
+	rest := vals[1+len(layout):]
+	for _, i := range checked {
+		c := checkedSummary{values: num(rest[0]), maxAbs: "0"}
+		rest = rest[1:]
+		if typ := plan[i].d.typ; typ == TypeInteger || typ == TypeDecimal {
+			c.negative, c.maxAbs, rest = num(rest[0]), rest[1], rest[2:]
+		}
+		sum.checked[i] = c
 	}
 	return sum, nil
 }
@@ -498,7 +518,7 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 	var open []string
 	var openAt []int
 	for i, p := range plan {
-		st, ok := p.stats(sum.rows, func(f fact) int64 { return sum.count(i, f) }, sum.maxAbs[i])
+		st, ok := p.stats(sum.checked[i], func(f fact) int64 { return sum.count(i, f) })
 		if !ok {
 			open, openAt = append(open, quoteIdent(keys[i])), append(openAt, i)
 		}
@@ -532,29 +552,32 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 // superfluous zeros before its point, digits with a leading zero.
 const plainNumbersPattern = quickIntPattern + `|-?(0|[1-9][0-9]*)\.[0-9]+|0[0-9]{1,14}`
 
-// stats returns the counts the quick pass would make of the column, of
-// rows in all, from count of each of its flags and the largest magnitude
-// of a number column; or false when only that pass can tell them. A
-// text column keeps its sample's decision of text whatever these counts
-// (a checked or cast decision would have been planned otherwise), so
-// counts that only choose between numeric types are left out: the width
-// and places of numbers, and booleans (the sample holds a value that is
-// not one).
-func (p planned) stats(rows int64, count func(fact) int64, maxAbs string) (colStats, bool) {
-	n := rows - count(factEmpty)
+// stats returns the counts the quick pass would make of the column, from
+// the summary of a checked one, or the count of each fact of a screened
+// one; or false when only that pass can tell them. A text column keeps
+// its sample's decision of text whatever these counts (a checked or cast
+// decision would have been planned otherwise), so counts that only choose
+// between numeric types are left out: the width and places of numbers,
+// and booleans (the sample holds a value that is not one). So is the
+// number of its values, which is not counted: what decides a text column
+// is whether it has values (the sample holds some) and how many of them
+// are of each kind against the others. n stands in for it, whole numbers
+// counted as the sample's values, which keeps those relations.
+func (p planned) stats(c checkedSummary, count func(fact) int64) (colStats, bool) {
 	if p.d.checked() {
-		whole, _, _ := strings.Cut(maxAbs, ".")
-		return checkedStats(p.d, n, count(factNegative), int64(len(whole))), true
+		whole, _, _ := strings.Cut(c.maxAbs, ".")
+		return checkedStats(p.d, c.values, c.negative, int64(len(whole))), true
 	}
 	switch p.screen {
 	case screenText:
-		return colStats{n: n}, true
+		return colStats{n: p.sampled}, true
 	case screenNumbers, screenDigits:
 		// Every value passed the screen: one with a point is a decimal,
 		// one from "00" to below "1" has a leading zero, one with a minus
 		// sign is below zero.
 		decs, lead, negative := count(factPoint), count(factLead), count(factNegative)
-		return colStats{n: n, ints: n - decs - lead, decs: decs, lead: lead, digits: n - negative, trimmed: true}, true
+		n := p.sampled + decs + lead
+		return colStats{n: n, ints: p.sampled, decs: decs, lead: lead, digits: n - negative, trimmed: true}, true
 	}
 	return colStats{}, false
 }

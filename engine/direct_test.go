@@ -75,6 +75,7 @@ var directCases = map[string][]directColumn{
 		{"word", func(i int) string { return []string{"North", "south", "East"}[i%3] }, []string{"123"}},
 		{"code", func(i int) string { return []string{"USDX", "Euro", "£ sign"}[i%3] }, nil},
 		{"mixed", func(i int) string { return fmt.Sprintf("%d.%d", i, i%10) }, []string{"007"}},
+		{"zip", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"00001", "", "7"}},
 		{"zip_signed", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"-5"}},
 		{"zip_long", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"1234567890123456"}},
 		{"zip_point", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"0.5"}},
