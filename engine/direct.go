@@ -22,12 +22,14 @@ import (
 //     as text; one the sample decided as text is screened for the shape
 //     its sample had (text, or plain numbers).
 //  3. Beside the values, the load packs what the checks and screens
-//     found of each value, and the few other facts the counts need
-//     (empty, negative, a point, a leading zero), as bits of flag
-//     columns. One scan of those columns, grouped, sums every bit. A
-//     typed column where some value failed is read again as text (the
-//     file is read a second time). For the others, the counts the quick
-//     pass would have made of all values are rebuilt from the bits.
+//     found of each value, and the few other facts the counts need (the
+//     sign, point and leading zero of screened numbers, a cell too
+//     long), as bits of flag columns. One scan sums every bit, from the
+//     flag columns grouped, and counts the typed values of checked
+//     columns. A typed column where some value failed is read again as
+//     text (the file is read a second time). For the others, the counts
+//     the quick pass would have made of all values are rebuilt from
+//     these sums.
 //  4. Text columns neither screened nor settled are classified over the
 //     stored table, as staged ones are. One that now decides a type is
 //     converted in place by ALTER TABLE, which rewrites that column
