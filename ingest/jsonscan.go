@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"os"
@@ -68,15 +69,19 @@ func (s *byteScanner) offset() int64 { return s.read + int64(s.pos) }
 // whether a newline was skipped.
 func (s *byteScanner) skipSpace() (c byte, newline, ok bool) {
 	for {
-		if c, ok = s.next(); !ok {
-			return 0, newline, false
+		for s.pos < s.end {
+			c = s.buf[s.pos]
+			s.pos++
+			switch c {
+			case '\n':
+				newline = true
+			case ' ', '\t', '\r':
+			default:
+				return c, newline, true
+			}
 		}
-		switch c {
-		case '\n':
-			newline = true
-		case ' ', '\t', '\r':
-		default:
-			return c, newline, true
+		if !s.fill() {
+			return 0, newline, false
 		}
 	}
 }
@@ -90,7 +95,10 @@ type flatScan struct {
 	lower   map[string]bool
 	stamp   []int // the record that last set each column
 	records int
-	str     []byte // the current string's bytes, escapes undone for keys
+	// next is the column after the record's last key: most files repeat
+	// their keys in one order, and a comparison is cheaper than the map.
+	next int
+	str  []byte // the current string's bytes, escapes undone for keys
 	// part marks a part of a file after its first, which may hold no
 	// record.
 	part bool
@@ -258,6 +266,7 @@ func (sc *flatScan) record(c byte) bool {
 	}
 	start := s.offset() - 1
 	sc.records++
+	sc.next = 0
 	c, ok := sc.space()
 	if !ok {
 		return false
@@ -306,6 +315,11 @@ func (sc *flatScan) record(c byte) bool {
 // space returns the next byte inside a record that is not whitespace;
 // NDJSON records may not span lines.
 func (sc *flatScan) space() (byte, bool) {
+	// Most writers put no space between tokens.
+	if s := sc.s; s.pos < s.end && s.buf[s.pos] > ' ' {
+		s.pos++
+		return s.buf[s.pos-1], true
+	}
 	c, newline, ok := sc.s.skipSpace()
 	return c, ok && !(newline && sc.shape == shapeLines)
 }
@@ -314,7 +328,10 @@ func (sc *flatScan) space() (byte, bool) {
 // record repeats the key, or when the keys would make too many columns
 // or two that differ only in case (DuckDB's column names ignore case).
 func (sc *flatScan) column(key []byte) int {
-	i, ok := sc.byKey[string(key)]
+	i, ok := sc.next, sc.next < len(sc.flat.cols) && sc.flat.cols[sc.next].label == string(key)
+	if !ok {
+		i, ok = sc.byKey[string(key)]
+	}
 	if !ok {
 		k := string(key)
 		low := strings.ToLower(k)
@@ -331,14 +348,16 @@ func (sc *flatScan) column(key []byte) int {
 		return -1
 	}
 	sc.stamp[i] = sc.records
+	sc.next = i + 1
 	return i
 }
 
-// key reads a key after its opening quote, escapes undone.
+// key reads a key after its opening quote, escapes undone; stringBytes
+// has checked its UTF-8.
 func (sc *flatScan) key() ([]byte, bool) {
 	sc.str = sc.str[:0]
 	escaped, ok := sc.stringBytes(true)
-	if !ok || !utf8.Valid(sc.str) {
+	if !ok {
 		return nil, false
 	}
 	if escaped {
@@ -356,6 +375,21 @@ func (sc *flatScan) key() ([]byte, bool) {
 // differently: invalid UTF-8, lone surrogate escapes, control characters,
 // and strings longer than a cell may be.
 func (sc *flatScan) stringBytes(keep bool) (escaped, ok bool) {
+	// Most strings are plain ASCII, whole in the buffer.
+	s := sc.s
+	i := plainRun(s.buf[:s.end], s.pos)
+	if i < s.end && s.buf[i] == '"' && i-s.pos <= engine.MaxCellChars {
+		if keep {
+			sc.str = append(sc.str, s.buf[s.pos:i]...)
+		}
+		s.pos = i + 1
+		return false, true
+	}
+	return sc.anyString(keep)
+}
+
+// anyString is stringBytes of any string.
+func (sc *flatScan) anyString(keep bool) (escaped, ok bool) {
 	s := sc.s
 	n := 0
 	var runeBuf [utf8.UTFMax]byte
@@ -365,13 +399,7 @@ func (sc *flatScan) stringBytes(keep bool) (escaped, ok bool) {
 		if s.pos == s.end && !s.fill() {
 			return false, false
 		}
-		i := s.pos
-		for i < s.end {
-			if c := s.buf[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-				break
-			}
-			i++
-		}
+		i := plainRun(s.buf[:s.end], s.pos)
 		if i > s.pos {
 			if len(pending) > 0 {
 				return false, false
@@ -381,6 +409,11 @@ func (sc *flatScan) stringBytes(keep bool) (escaped, ok bool) {
 			}
 			if keep {
 				sc.str = append(sc.str, s.buf[s.pos:i]...)
+			}
+			// Most strings end with the run.
+			if i < s.end && s.buf[i] == '"' {
+				s.pos = i + 1
+				return escaped, true
 			}
 			s.pos = i
 			continue
@@ -446,6 +479,35 @@ func (sc *flatScan) stringBytes(keep bool) (escaped, ok bool) {
 			}
 		}
 	}
+}
+
+// plainByte marks the bytes a string's run of plain ASCII may hold: not
+// a quote, a backslash, a control character or a byte of a multi-byte
+// character.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plainRun returns the end of the run of plain bytes (plainByte) of b
+// from i, eight bytes at a time while none of them ends it.
+func plainRun(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// A byte below 0x20, from 0x80, a quote or a backslash: each test
+		// sets the high bit of a byte that fails it (a zero byte test).
+		quote, slash := x^(ones*'"'), x^(ones*'\\')
+		if (x-ones*0x20|x|(quote-ones)&^quote|(slash-ones)&^slash)&highs != 0 {
+			break
+		}
+	}
+	for i < len(b) && plainByte[b[i]] {
+		i++
+	}
+	return i
 }
 
 func hexValue(h [4]byte) (int, bool) {

@@ -39,6 +39,8 @@ var jsonBothPaths = []struct {
 	{"escaped key", `[{"a\u00e9": "x"}]`, true},
 	{"digits as strings", `[{"code": "0012", "v": "-5", "w": "1.5", "d": "2024-01-02", "p": "+5"}, {"code": "0340", "v": "3", "w": "-2.25", "d": "2024-01-03", "p": "7"}]`, true},
 	{"digit strings without signs", "{\"c\": \"12\", \"d\": \"1.5\"}\n{\"c\": \"0034\", \"d\": \"2\"}\n", true},
+	{"compact, long strings with escapes", "{\"a\":\"abcdefgh\\\"ijklmnop\",\"b\":\"0123456789abcdef\u00e9xyz\"}\n{\"b\":\"\\\\12345678\",\"a\":\"twelve chars\"}\n", true},
+	{"escaped control character", "{\"a\": \"abcdefghij\\u0001k\"}\n", true},
 }
 
 // TestJSONSameDecisionsBothPaths ingests each file through DuckDB's
@@ -186,4 +188,36 @@ func TestScanPartsSameAsOne(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPlainRun holds the eight-bytes-at-a-time run of plain string bytes
+// to the byte-at-a-time test, over every stop byte at every offset.
+func TestPlainRun(t *testing.T) {
+	for _, stop := range []byte{'"', '\\', 0, 0x1f, 0x80, 0xc3, 0xff} {
+		for at := 0; at < 20; at++ {
+			b := []byte(strings.Repeat("a~ !#[]{}", 3))[:20]
+			b[at] = stop
+			for from := 0; from <= at; from++ {
+				if got := plainRun(b, from); got != at {
+					t.Errorf("stop %#x at %d, from %d: run ends at %d", stop, at, from, got)
+				}
+			}
+		}
+	}
+	if _, ok, err := scanFlatBytes(t, "{\"a\": \"abcdefghij\x01k\"}\n"); ok || err != nil {
+		t.Errorf("a raw control character in a string: staged %v, %v", ok, err)
+	}
+	if got := plainRun([]byte("plain ascii, 25 bytes ok."), 0); got != 25 {
+		t.Errorf("a plain run ends at %d, want 25", got)
+	}
+}
+
+// scanFlatBytes is scanFlat of a file of NDJSON holding body.
+func scanFlatBytes(t *testing.T, body string) (*flatJSON, bool, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.ndjson")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return scanFlat(path, shapeLines)
 }
