@@ -221,9 +221,11 @@ func (d decision) checkSQL(x string) string {
 		// pattern.
 		ok = "(strlen(" + x + ") <= 15 OR strlen(" + x + ") = 16 AND " + x + " < '0') AND " + d.castSQL(x) + "::VARCHAR = " + x
 	case TypeDecimal:
+		// A value written as the cast prints it, all places shown, is of
+		// the pattern's shape; the pattern is tried on the others only.
 		_, scale := decimalPS(d.sqlType)
-		ok = "strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " +
-			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+strconv.Itoa(scale)+`}`) + ")"
+		ok = "strlen(" + x + ") <= 16 AND CASE WHEN " + d.castSQL(x) + "::VARCHAR = " + x + " THEN true ELSE regexp_full_match(" + x + ", " +
+			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+strconv.Itoa(scale)+`}`) + ") END"
 	case TypeDate:
 		// The round trip of quick code 6, without printing: four digits
 		// of a year from 1 (year 0 prints as 0001 BC), two of a month and

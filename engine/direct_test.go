@@ -220,15 +220,17 @@ func TestDirectWideFile(t *testing.T) {
 	}
 }
 
-// TestScreensAsTheirPatterns holds the screens of text columns, whose SQL
-// is written for speed, to the patterns they stand for, over every ASCII
-// first character and the edges of each.
+// TestScreensAsTheirPatterns holds the screens of text columns and the
+// check of decimals, whose SQL is written for speed, to the patterns they
+// stand for, over every ASCII first character and the edges of each.
 func TestScreensAsTheirPatterns(t *testing.T) {
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()
 	values := []string{"", "0", "7", "007", "123456789012345", "1234567890123456", "12a", "-5", "5.0", " 5", "5 ",
-		"€5", "£", "¥1", "é", "Ünïcode", "ﬁne", "Usd", "usd 5", "USDX", "EURO", "\u00a05", "zz"}
+		"€5", "£", "¥1", "é", "Ünïcode", "ﬁne", "Usd", "usd 5", "USDX", "EURO", "\u00a05", "zz",
+		"0.00", "-0.00", "0.0", "-0.5", "-0", "1.50", "1.5", "1.505", "12", "-12.34", "012.34", "1e2", " 1.50", "1.50 ", "+1.50",
+		"99999999999999.99", "999999999999999.9", "1234567890123456.7", "0.10", "0.1234", "12.3400", "1.", ".5", "1_000.00", "１２.５", "NaN", "inf"}
 	for c := 1; c < 128; c++ {
 		values = append(values, string(rune(c))+"a", string(rune(c)))
 	}
@@ -253,14 +255,21 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 		}
 	}
 	x := stageColumn(1)
+	decimal := func(places string) string {
+		return "NOT coalesce(" + x + " IS NULL OR " + x + " = '' OR strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " +
+			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+places+`}`) + "), false)"
+	}
 	for _, tc := range []struct {
-		screen screenKind
-		want   string // the pattern it stands for: true where a value fails
+		p    planned
+		want string // the pattern it stands for: true where a value fails
 	}{
-		{screenText, x + " <> '' AND " + quickMaybeSQL(x)},
-		{screenDigits, x + " <> '' AND NOT regexp_full_match(" + x + ", '[0-9]{1,15}')"},
+		{planned{d: decision{typ: TypeText}, screen: screenText}, x + " <> '' AND " + quickMaybeSQL(x)},
+		{planned{d: decision{typ: TypeText}, screen: screenDigits}, x + " <> '' AND NOT regexp_full_match(" + x + ", '[0-9]{1,15}')"},
+		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,2)"}}, decimal("2")},
+		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(10,4)"}}, decimal("4")},
+		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,1)"}}, decimal("1")},
 	} {
-		got := planned{d: decision{typ: TypeText}, screen: tc.screen}.factSQL(factFail, x)
+		got := tc.p.factSQL(factFail, x)
 		rows, err := conn.QueryContext(ctx, `SELECT c1, coalesce(`+got+`, false), coalesce(`+tc.want+`, false) FROM v WHERE coalesce(`+got+`, false) <> coalesce(`+tc.want+`, false)`)
 		if err != nil {
 			t.Fatal(err)
@@ -271,7 +280,7 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 			if err := rows.Scan(&v, &g, &w); err != nil {
 				t.Fatal(err)
 			}
-			t.Errorf("screen %d: %q fails %v, its pattern %v", tc.screen, deref(v), g, w)
+			t.Errorf("%s screen %d: %q fails %v, its pattern %v", tc.p.d.sqlTypeName(), tc.p.screen, deref(v), g, w)
 		}
 		rows.Close()
 	}
