@@ -292,3 +292,39 @@ func deref(v *string) string {
 	}
 	return *v
 }
+
+// TestReadersUnderKeyValueFolder loads a CSV and a JSON file through
+// DuckDB's readers, both ways, from a data folder inside one named like
+// key=value, which DuckDB would take for a hive partition (a column more).
+func TestReadersUnderKeyValueFolder(t *testing.T) {
+	e, err := New(Config{Dir: filepath.Join(t.TempDir(), "rows=10"), MemoryLimit: "256MB", MaxTempSize: "1GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := acquire(t, e, datadesk.NewID("u"))
+	content := "id,amount\n1,2.50\n2,3.75\n"
+	for _, staged := range []bool{false, true} {
+		for _, format := range []string{"csv", "json"} {
+			var src TableSource
+			if format == "csv" {
+				path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				src = csvSourceOf(t, path, true)
+			} else {
+				src, _ = jsonSourceOf(t, s.IncomingDir(), content, true)
+			}
+			s.staged = staged
+			f, err := s.AddFile(context.Background(), NewFile{Filename: "t." + format, TempPath: tempBytes(t, s, "x"), Tables: []TableSource{src}})
+			s.staged = false
+			if err != nil {
+				t.Fatalf("%s, staged %v: %v", format, staged, err)
+			}
+			if tb := f.Tables[0]; len(tb.Columns) != 2 || tb.RowCount != 2 || tb.Columns[1].Type != TypeDecimal {
+				t.Errorf("%s, staged %v: %d columns %v, %d rows", format, staged, len(tb.Columns), tb.Columns, tb.RowCount)
+			}
+		}
+	}
+}

@@ -65,7 +65,9 @@ func (s *Store) csvRead(src TableSource, rejects, scans string, bufferSize int) 
 	} else {
 		kept = `, store_rejects = true, rejects_table = ` + quoteString(rejects) + `, rejects_scan = ` + quoteString(scans)
 	}
-	return `read_csv(` + quoteString(path) + `, auto_detect = false, header = true, delim = ` + quoteString(string(c.Delimiter)) +
+	// A folder of the path named like key=value would otherwise add a
+	// column (hive partitioning is detected from the path).
+	return `read_csv(` + quoteString(path) + `, hive_partitioning = false, auto_detect = false, header = true, delim = ` + quoteString(string(c.Delimiter)) +
 		`, quote = '"', escape = '"', columns = {` + strings.Join(cols, ", ") + `}, strict_mode = true` + kept +
 		`, max_line_size = ` + strconv.Itoa(maxLine) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, bufferSize)) + `, encoding = 'utf-8')`, true
 }
@@ -284,7 +286,7 @@ func (s *Store) jsonRead(src TableSource) (string, bool) {
 	if j.Lines {
 		format = "newline_delimited"
 	}
-	return `read_json(` + quoteString(path) + `, format = ` + quoteString(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
+	return `read_json(` + quoteString(path) + `, hive_partitioning = false, format = ` + quoteString(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
 		`}, maximum_object_size = ` + strconv.Itoa(max(j.MaxRecord+1, 1<<20)) + `) AS r(` + strings.Join(names, ", ") + `)`, true
 }
 
