@@ -223,8 +223,10 @@ func (d decision) checkSQL(x string) string {
 	case TypeDecimal:
 		// A value written as the cast prints it, all places shown, is of
 		// the pattern's shape; the pattern is tried on the others only.
+		// A value of the shape may still not fit the type's digits.
 		_, scale := decimalPS(d.sqlType)
-		ok = "strlen(" + x + ") <= 16 AND CASE WHEN " + d.castSQL(x) + "::VARCHAR = " + x + " THEN true ELSE regexp_full_match(" + x + ", " +
+		cast := d.castSQL(x)
+		ok = "strlen(" + x + ") <= 16 AND " + cast + " IS NOT NULL AND CASE WHEN " + cast + "::VARCHAR = " + x + " THEN true ELSE regexp_full_match(" + x + ", " +
 			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+strconv.Itoa(scale)+`}`) + ") END"
 	case TypeDate:
 		// The round trip of quick code 6, without printing: four digits
@@ -262,7 +264,7 @@ const (
 	factNegative             // a minus sign: below zero
 	factPoint                // a decimal point
 	factLead                 // a leading zero
-	factLong                 // longer than a cell may be, in bytes (of the table: any text column)
+	factLong                 // longer than a cell may be, in bytes (of the table: any column whose check bounds no length)
 )
 
 // facts returns the facts the load finds of the column's values: what
@@ -337,7 +339,9 @@ func factLayout(plan []planned) ([]factBit, []string) {
 		for _, f := range p.facts() {
 			bits, sqls = append(bits, factBit{i, f}), append(sqls, p.factSQL(f, raw))
 		}
-		if !p.d.checked() && p.screen != screenNumbers && p.screen != screenDigits {
+		// The checks of numbers and dates bound a value's length; a
+		// boolean's trims it, and a failed screen leaves the column open.
+		if !p.d.checked() || p.d.typ == TypeBoolean {
 			long = append(long, longSQL(raw))
 		}
 	}
@@ -558,15 +562,18 @@ const plainNumbersPattern = quickIntPattern + `|-?(0|[1-9][0-9]*)\.[0-9]+|0[0-9]
 
 // stats returns the counts the quick pass would make of the column, from
 // the summary of a checked one, or the count of each fact of a screened
-// one; or false when only that pass can tell them. A text column keeps
-// its sample's decision of text whatever these counts (a checked or cast
-// decision would have been planned otherwise), so counts that only choose
-// between numeric types are left out: the width and places of numbers,
-// and booleans (the sample holds a value that is not one). So is the
-// number of its values, which is not counted: what decides a text column
-// is whether it has values (the sample holds some) and how many of them
-// are of each kind against the others. n stands in for it, whole numbers
-// counted as the sample's values, which keeps those relations.
+// one; or false when only that pass can tell them.
+//
+// A screened column keeps its sample's decision of text but in one case:
+// plain numbers with decimals and no leading zero decide a number
+// whatever the column's name, and only the pass can tell its width and
+// places. Else counts that only choose between numeric types are left
+// out: the width and places of numbers, and booleans (the sample holds a
+// value that is not one). So is the number of values, which is not
+// counted: what decides the text column is whether it has values (the
+// sample holds some) and how many of them are of each kind against the
+// others. n stands in for it, whole numbers counted as the sample's
+// values, which keeps those relations.
 func (p planned) stats(c checkedSummary, count func(fact) int64) (colStats, bool) {
 	if p.d.checked() {
 		whole, _, _ := strings.Cut(c.maxAbs, ".")
@@ -580,6 +587,9 @@ func (p planned) stats(c checkedSummary, count func(fact) int64) (colStats, bool
 		// one from "00" to below "1" has a leading zero, one with a minus
 		// sign is below zero.
 		decs, lead, negative := count(factPoint), count(factLead), count(factNegative)
+		if decs > 0 && lead == 0 {
+			return colStats{}, false
+		}
 		n := p.sampled + decs + lead
 		return colStats{n: n, ints: p.sampled, decs: decs, lead: lead, digits: n - negative, trimmed: true}, true
 	}

@@ -62,6 +62,7 @@ var directCases = map[string][]directColumn{
 		{"price", func(i int) string { return fmt.Sprintf("%d.%02d", i%900, i%100) }, []string{"12.345"}},
 		{"ok", func(i int) string { return []string{"true", "false"}[i%2] }, []string{" TRUE"}},
 		{"count", func(i int) string { return fmt.Sprint(i) }, []string{"-0"}},
+		{"rate", func(i int) string { return fmt.Sprintf("%d.%05d", i, i%7) }, []string{"12345678901234.5"}},
 	},
 	"checked columns hold": {
 		{"big", func(i int) string { return fmt.Sprintf("%d.5", i) }, []string{"123456789012.5"}},
@@ -76,6 +77,8 @@ var directCases = map[string][]directColumn{
 		{"code", func(i int) string { return []string{"USDX", "Euro", "£ sign"}[i%3] }, nil},
 		{"mixed", func(i int) string { return fmt.Sprintf("%d.%d", i, i%10) }, []string{"007"}},
 		{"zip", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"00001", "", "7"}},
+		{"id", func(i int) string { return fmt.Sprint(i - 5) }, []string{"1.5"}},
+		{"code_id", func(i int) string { return fmt.Sprint(i) }, []string{"2.25"}},
 		{"zip_signed", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"-5"}},
 		{"zip_long", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"1234567890123456"}},
 		{"zip_point", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{"0.5"}},
@@ -158,22 +161,28 @@ func allRows(t *testing.T, s *Store, tb *Table) string {
 }
 
 // TestDirectLongCellLate names a cell over the limit that comes after the
-// sample, as the staged path does.
+// sample, as the staged path does, in a column kept as text, screened as
+// digits or as numbers, or checked as booleans (whose check trims).
 func TestDirectLongCellLate(t *testing.T) {
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
-	content := directFile([]directColumn{
-		{"id", func(i int) string { return fmt.Sprint(i) }, nil},
-		{"note", func(int) string { return "short" }, []string{strings.Repeat("x", MaxCellChars+1)}},
-	})
-	path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := s.AddFile(context.Background(), NewFile{Filename: "t.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{csvSourceOf(t, path, true)}})
-	want := fmt.Sprintf("row %d, column 2 has a cell of %d characters", sampleRows+501, MaxCellChars+1)
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("got %v, want an error naming %q", err, want)
+	long := strings.Repeat("x", MaxCellChars+1)
+	for _, col := range []directColumn{
+		{"note", func(int) string { return "short" }, []string{long}},
+		{"zip", func(i int) string { return fmt.Sprintf("%05d", i%1000) }, []string{long}},
+		{"ref", func(i int) string { return fmt.Sprintf("%05d", i%1000-500) }, []string{long}},
+		{"ok", func(i int) string { return []string{"true", "false"}[i%2] }, []string{strings.Repeat(" ", MaxCellChars) + "true"}},
+	} {
+		content := directFile([]directColumn{{"id", func(i int) string { return fmt.Sprint(i) }, nil}, col})
+		path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.AddFile(context.Background(), NewFile{Filename: "t.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{csvSourceOf(t, path, true)}})
+		want := fmt.Sprintf("row %d, column 2 has a cell of %d characters", sampleRows+501, len(col.late[0]))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error naming %q", col.name, err, want)
+		}
 	}
 }
 
@@ -255,9 +264,10 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 		}
 	}
 	x := stageColumn(1)
-	decimal := func(places string) string {
+	// A decimal's pattern, and a value the type holds.
+	decimal := func(sqlType, places string) string {
 		return "NOT coalesce(" + x + " IS NULL OR " + x + " = '' OR strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " +
-			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+places+`}`) + "), false)"
+			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+places+`}`) + ") AND TRY_CAST(" + x + " AS " + sqlType + ") IS NOT NULL, false)"
 	}
 	for _, tc := range []struct {
 		p    planned
@@ -265,9 +275,9 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 	}{
 		{planned{d: decision{typ: TypeText}, screen: screenText}, x + " <> '' AND " + quickMaybeSQL(x)},
 		{planned{d: decision{typ: TypeText}, screen: screenDigits}, x + " <> '' AND NOT regexp_full_match(" + x + ", '[0-9]{1,15}')"},
-		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,2)"}}, decimal("2")},
-		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(10,4)"}}, decimal("4")},
-		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,1)"}}, decimal("1")},
+		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,2)"}}, decimal("DECIMAL(18,2)", "2")},
+		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(10,4)"}}, decimal("DECIMAL(10,4)", "4")},
+		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,1)"}}, decimal("DECIMAL(18,1)", "1")},
 	} {
 		got := tc.p.factSQL(factFail, x)
 		rows, err := conn.QueryContext(ctx, `SELECT c1, coalesce(`+got+`, false), coalesce(`+tc.want+`, false) FROM v WHERE coalesce(`+got+`, false) <> coalesce(`+tc.want+`, false)`)
