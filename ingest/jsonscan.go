@@ -451,34 +451,41 @@ func (sc *flatScan) anyString(keep bool) (escaped, ok bool) {
 			return escaped, true
 		case '\\':
 			escaped = true
-			e, ok := s.next()
-			if !ok {
-				return false, false
-			}
-			if keep {
-				sc.str = append(sc.str, e)
-			}
-			switch e {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				var hex [4]byte
-				for i := range hex {
-					if hex[i], ok = s.next(); !ok {
-						return false, false
-					}
-				}
-				if keep {
-					sc.str = append(sc.str, hex[:]...)
-				}
-				v, ok := hexValue(hex)
-				if !ok || v >= 0xD800 && v <= 0xDFFF {
-					return false, false
-				}
-			default:
+			if !sc.escape(keep) {
 				return false, false
 			}
 		}
 	}
+}
+
+// escape reads an escape after its backslash, refusing an unknown one
+// and a lone surrogate; with keep, its bytes go to sc.str.
+func (sc *flatScan) escape(keep bool) bool {
+	s := sc.s
+	e, ok := s.next()
+	if !ok {
+		return false
+	}
+	if keep {
+		sc.str = append(sc.str, e)
+	}
+	switch e {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		var hex [4]byte
+		for i := range hex {
+			if hex[i], ok = s.next(); !ok {
+				return false
+			}
+		}
+		if keep {
+			sc.str = append(sc.str, hex[:]...)
+		}
+		v, ok := hexValue(hex)
+		return ok && (v < 0xD800 || v > 0xDFFF)
+	}
+	return false
 }
 
 // plainByte marks the bytes a string's run of plain ASCII may hold: not
