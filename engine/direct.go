@@ -123,6 +123,9 @@ type planned struct {
 	screen screenKind
 	// sampled is how many values the sample holds, of a screened column.
 	sampled int64
+	// noNumbers is the column's hint that its values are text (JSON
+	// strings): no count makes it a number.
+	noNumbers bool
 }
 
 // screenKind is the test a text column's values get as the file is read,
@@ -170,14 +173,15 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 	plan := make([]planned, r.width)
 	for i, d := range decideColumns(src, keys, cols, nil) {
 		c := &cols[i]
+		noNumbers := i < len(src.Hints) && src.Hints[i].NoNumbers
 		switch {
 		case d.checked():
 			plan[i] = planned{d: d}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n && c.decs == 0 && c.digits == c.n:
 			// No sign and no point: a cheaper screen, of digits alone.
-			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.n}
+			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.n, noNumbers: noNumbers}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n:
-			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.n}
+			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.n, noNumbers: noNumbers}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead+c.long+c.digits+c.dateish+c.dates+c.stamps+c.zoned+c.forms == 0:
 			plan[i] = planned{d: textDecision(d), screen: screenText, sampled: c.n}
 		default:
@@ -566,8 +570,8 @@ const plainNumbersPattern = quickIntPattern + `|-?(0|[1-9][0-9]*)\.[0-9]+|0[0-9]
 //
 // A screened column keeps its sample's decision of text but in one case:
 // plain numbers with decimals and no leading zero decide a number
-// whatever the column's name, and only the pass can tell its width and
-// places. Else counts that only choose between numeric types are left
+// whatever the column's name (unless its hint says they are text), and
+// only the pass can tell its width and places. Else counts that only choose between numeric types are left
 // out: the width and places of numbers, and booleans (the sample holds a
 // value that is not one). So is the number of values, which is not
 // counted: what decides the text column is whether it has values (the
@@ -587,7 +591,7 @@ func (p planned) stats(c checkedSummary, count func(fact) int64) (colStats, bool
 		// one from "00" to below "1" has a leading zero, one with a minus
 		// sign is below zero.
 		decs, lead, negative := count(factPoint), count(factLead), count(factNegative)
-		if decs > 0 && lead == 0 {
+		if decs > 0 && lead == 0 && !p.noNumbers {
 			return colStats{}, false
 		}
 		n := p.sampled + decs + lead

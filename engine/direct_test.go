@@ -338,3 +338,23 @@ func TestReadersUnderKeyValueFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenedDecimalsNeedThePass: plain numbers kept as text that turn
+// out to hold decimals and no leading zero decide a number, whose width
+// and places only the full pass tells; unless the file says they are
+// text (JSON strings), when the sums settle the column.
+func TestScreenedDecimalsNeedThePass(t *testing.T) {
+	counts := map[fact]int64{factPoint: 3}
+	count := func(f fact) int64 { return counts[f] }
+	for _, tc := range []struct {
+		noNumbers bool
+		lead      int64
+		settled   bool
+	}{{false, 0, false}, {true, 0, true}, {false, 2, true}} {
+		counts[factLead] = tc.lead
+		p := planned{d: decision{typ: TypeText}, screen: screenNumbers, sampled: 10, noNumbers: tc.noNumbers}
+		if _, ok := p.stats(checkedSummary{}, count); ok != tc.settled {
+			t.Errorf("no numbers %v, %d leading zeros: settled %v, want %v", tc.noNumbers, tc.lead, ok, tc.settled)
+		}
+	}
+}
