@@ -47,3 +47,39 @@ func TestQuotedFieldBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestLineBeyondReadLimit: DuckDB's reader takes lines up to 2 MiB of a
+// whole file; a longer line within the file's own limit sends the file
+// through Go, which loads it, and one past that limit is refused naming
+// it, as a shorter limit is.
+func TestLineBeyondReadLimit(t *testing.T) {
+	var b strings.Builder
+	cells := make([]string, 100)
+	for i := range cells {
+		b.WriteString(fmt.Sprintf("c%d,", i))
+		cells[i] = strings.Repeat(string(rune('a'+i%26)), 30000)
+	}
+	content := strings.TrimSuffix(b.String(), ",") + "\n" + strings.Join(cells, ",") + "\n" + strings.Repeat("1,", 99) + "1\n"
+	for _, tc := range []struct {
+		maxLine int
+		err     string
+	}{{16 << 20, ""}, {2<<20 + 1<<19, "longer than 2621440 bytes"}} {
+		fx := newFixture(t)
+		fx.in = New(Config{MaxLine: tc.maxLine})
+		f, err := fx.ingestBytes("wide.csv", []byte(content))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("limit %d: got %v, want %q", tc.maxLine, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("limit %d: %v", tc.maxLine, err)
+		}
+		tb := f.Tables[0]
+		rows := fx.rows(tb.ID)
+		if tb.RowCount != 2 || len(tb.Columns) != 100 || len(rows) != 2 || rows[0][99] != cells[99] {
+			t.Errorf("limit %d: %d rows, %d columns", tc.maxLine, tb.RowCount, len(tb.Columns))
+		}
+	}
+}
