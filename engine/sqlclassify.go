@@ -304,13 +304,15 @@ func quickSQL(x string) string {
 // and 3). One anchored pattern tests it: a chain of code point tests ran
 // ten times slower.
 func quickMaybeSQL(x string) string {
-	return "regexp_matches(" + x + ", " + quoteString(quickMaybePattern()) + ")"
+	return "regexp_matches(" + x + ", " + quoteString(quickMaybePattern) + ")"
 }
 
 // quickMaybePattern matches the start of a value that may be other than
 // text: a digit, sign, point, parenthesis, space, currency sign or ISO
 // currency code.
-func quickMaybePattern() string {
+var quickMaybePattern = maybePattern()
+
+func maybePattern() string {
 	var isoCodes []string
 	class := "0-9"
 	for _, c := range currencySigns {

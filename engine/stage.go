@@ -122,7 +122,7 @@ func (s *Store) csvDirect(ctx context.Context, conn *sql.Conn, ordinal int, src 
 	}
 	after := func() (RowStats, bool, error) {
 		var stats RowStats
-		wider, err := s.csvRejects(ctx, conn, rejects, &stats, src, csvReadLimit(src.CSV))
+		wider, err := s.csvRejects(ctx, conn, rejects, &stats, src)
 		if err != nil {
 			return stats, false, err
 		}
@@ -151,7 +151,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
-	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src, csvReadLimit(src.CSV))
+	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src)
 	if err != nil {
 		return stagedTable{}, false, err
 	}
@@ -213,10 +213,11 @@ func checkCells(ctx context.Context, conn *sql.Conn, stage string, width int, sr
 
 // csvRejects reads what read_csv kept aside into stats, and reports
 // whether the file must go through Go: a row wider than the header, or a
-// line longer than the read's maxLine bytes that the file's own limit
-// allows. A line longer than that limit fails the load, as it does on the
-// Go path.
-func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats, src TableSource, maxLine int) (bool, error) {
+// line longer than the read takes (csvReadLimit) that the file's own
+// limit allows. A line longer than that limit fails the load, as it does
+// on the Go path.
+func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats, src TableSource) (bool, error) {
+	maxLine := csvReadLimit(src.CSV)
 	rows, err := conn.QueryContext(ctx, `SELECT line, error_type::VARCHAR FROM temp.`+quoteIdent(table)+` ORDER BY line`)
 	if err != nil {
 		return false, classify(ctx, err)
