@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -59,7 +60,12 @@ func sampleSize(width int) int {
 type directRead struct {
 	// read is the FROM clause of the load; sample, of the first rows.
 	read, sample string
-	width        int
+	// first, when set, streams the file's rows in Go, and is read for the
+	// first rows instead of sample: parsing a few rows costs less than a
+	// statement of DuckDB's reader. Its parse may differ from the
+	// reader's on broken lines; the first rows only propose the types.
+	first func(yield func(row []string) error) (RowStats, error)
+	width int
 	// after runs after the load has read the file: it reports the rows
 	// the reader left out, and false when the file must go through Go
 	// after all.
@@ -126,6 +132,9 @@ type planned struct {
 	// noNumbers is the column's hint that its values are text (JSON
 	// strings): no count makes it a number.
 	noNumbers bool
+	// compression is the storage compression the load gives a column that
+	// stays text (see compressionFor); empty lets DuckDB choose.
+	compression string
 }
 
 // screenKind is the test a text column's values get as the file is read,
@@ -146,29 +155,9 @@ const (
 // the quick pass costs milliseconds of planning per column, whatever the
 // rows.
 func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource, r directRead, keys []string) ([]planned, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT * FROM `+r.sample+` LIMIT `+strconv.Itoa(sampleSize(r.width)))
+	cols, vals, err := s.sampleStats(ctx, conn, r)
 	if err != nil {
-		return nil, classify(ctx, err)
-	}
-	defer rows.Close()
-	cols := make([]colStats, r.width)
-	vals := make([]sql.NullString, r.width)
-	ptrs := make([]any, r.width)
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, classify(ctx, err)
-		}
-		for i, v := range vals {
-			if v.Valid {
-				cols[i].add(v.String)
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(ctx, err)
+		return nil, err
 	}
 	plan := make([]planned, r.width)
 	for i, d := range decideColumns(src, keys, cols, nil) {
@@ -179,11 +168,11 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 			plan[i] = planned{d: d}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n && c.decs == 0 && c.digits == c.n:
 			// No sign and no point: a cheaper screen, of digits alone.
-			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.n, noNumbers: noNumbers}
+			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.n, noNumbers: noNumbers, compression: compressionFor(vals[i])}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n:
 			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.n, noNumbers: noNumbers}
 		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead+c.long+c.digits+c.dateish+c.dates+c.stamps+c.zoned+c.forms == 0:
-			plan[i] = planned{d: textDecision(d), screen: screenText, sampled: c.n}
+			plan[i] = planned{d: textDecision(d), screen: screenText, sampled: c.n, compression: compressionFor(vals[i])}
 		default:
 			// Written forms, day/month dates and times are cast by ALTER
 			// once all values are counted.
@@ -191,6 +180,91 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 		}
 	}
 	return plan, nil
+}
+
+// errSampled stops the row stream once the first rows are in.
+var errSampled = errors.New("engine: sampled")
+
+// sampleStats counts the shapes of the first rows of r, by column, and
+// returns the values it counted.
+func (s *Store) sampleStats(ctx context.Context, conn *sql.Conn, r directRead) ([]colStats, [][]string, error) {
+	cols := make([]colStats, r.width)
+	vals := make([][]string, r.width)
+	limit := sampleSize(r.width)
+	add := func(i int, v string) {
+		cols[i].add(v)
+		vals[i] = append(vals[i], v)
+	}
+	if r.first != nil {
+		n := 0
+		_, err := r.first(func(row []string) error {
+			for i, v := range row[:min(len(row), r.width)] {
+				add(i, v)
+			}
+			if n++; n == limit {
+				return errSampled
+			}
+			return ctx.Err()
+		})
+		if err == nil || errors.Is(err, errSampled) {
+			return cols, vals, nil
+		}
+		// A line the stream refuses is for DuckDB's reader to report.
+		clear(cols)
+		clear(vals)
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT * FROM `+r.sample+` LIMIT `+strconv.Itoa(limit))
+	if err != nil {
+		return nil, nil, classify(ctx, err)
+	}
+	defer rows.Close()
+	row := make([]sql.NullString, r.width)
+	ptrs := make([]any, r.width)
+	for i := range row {
+		ptrs[i] = &row[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, classify(ctx, err)
+		}
+		for i, v := range row {
+			if v.Valid {
+				add(i, v.String)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, classify(ctx, err)
+	}
+	return cols, vals, nil
+}
+
+// compressionFor chooses the storage compression of a text column from
+// its first values: DuckDB otherwise tries every method on every
+// segment, and building a dictionary of values that hardly repeat
+// (identifiers) is the dearest part of writing them. Mostly distinct
+// values get FSST, values that repeat often a dictionary; DuckDB still
+// stores a segment uncompressed where that is smaller. Between the two,
+// and for a sample too small to tell, DuckDB chooses.
+func compressionFor(vals []string) string {
+	n := 0
+	seen := make(map[string]struct{}, len(vals)/4)
+	for _, v := range vals {
+		if v == "" {
+			continue
+		}
+		n++
+		seen[v] = struct{}{}
+	}
+	switch {
+	case n < minSampleRows:
+		return ""
+	case 2*len(seen) >= n:
+		return "fsst"
+	case 32*len(seen) <= n:
+		return "dictionary"
+	}
+	return ""
 }
 
 // textDecision keeps a column as text, to be decided over all its values
@@ -359,15 +433,22 @@ func factLayout(plan []planned) ([]factBit, []string) {
 // the others as text, and the flags of each 64 bits of the layout as one
 // more column, whose names it returns. It returns the rows the reader
 // left out, and false, having dropped t, when the file must go through
-// Go.
+// Go. The table is created first, so that a column may have its
+// compression (planned.compression), then filled by one INSERT, which
+// keeps the file's order as CREATE TABLE AS does.
 func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, bits []string, r directRead) ([]string, RowStats, bool, error) {
+	defs := make([]string, len(plan))
 	sel := make([]string, len(plan))
 	for i, p := range plan {
 		raw := stageColumn(i + 1)
+		defs[i] = quoteIdent(keys[i]) + " " + p.d.sqlTypeName()
+		if p.compression != "" {
+			defs[i] += " USING COMPRESSION " + p.compression
+		}
 		if p.d.checked() {
-			sel[i] = p.d.castSQL(raw) + " AS " + quoteIdent(keys[i])
+			sel[i] = p.d.castSQL(raw)
 		} else {
-			sel[i] = p.d.exprOf(raw) + " AS " + quoteIdent(keys[i])
+			sel[i] = p.d.exprOf(raw)
 		}
 	}
 	flags := flagNames(keys, (len(bits)+63)/64)
@@ -377,9 +458,14 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []
 			// A shifted boolean costs less than a CASE; NULL is no fact.
 			word = append(word, "(coalesce("+bit+", false)::UBIGINT << "+strconv.Itoa(b)+")")
 		}
-		sel = append(sel, strings.Join(word, " | ")+" AS "+quoteIdent(name))
+		defs = append(defs, quoteIdent(name)+" UBIGINT")
+		sel = append(sel, strings.Join(word, " | "))
 	}
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+r.read); err != nil {
+	table := `data.` + quoteIdent(t.ID)
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE `+table+` (`+strings.Join(defs, ", ")+`)`); err != nil {
+		return nil, RowStats{}, false, classify(ctx, err)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO `+table+` SELECT `+strings.Join(sel, ", ")+` FROM `+r.read); err != nil {
 		return nil, RowStats{}, false, classify(ctx, err)
 	}
 	stats, ok, err := r.after()
@@ -413,58 +499,68 @@ type checkedSummary struct {
 // count is how many values of column col have fact f.
 func (sum summary) count(col int, f fact) int64 { return sum.counts[factBit{col, f}] }
 
-// summarize scans table t once: its flag columns grouped by their words,
-// of which a file has few, each bit then summed over the groups; and its
-// checked columns, whose typed values are cheap to count and compare. A
-// screened column where some value failed is marked screenNone.
+// summarize scans table t twice in one statement, each scan cheap and
+// on every thread: its flag columns grouped by their words, of which a
+// file has few, each bit then summed over the groups; and its rows and
+// checked columns, whose typed values are cheap to count and compare.
+// (One grouped scan of both costs more than the two: every row then
+// updates every aggregate through its group.) A screened column where
+// some value failed is marked screenNone.
 func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, layout []factBit, flags []string) (summary, error) {
-	var inner, names, outer []string
-	for j, name := range flags {
-		inner = append(inner, quoteIdent(name))
-		names = append(names, "w"+strconv.Itoa(j))
-	}
-	group := ""
-	if len(inner) > 0 {
-		group = ` GROUP BY ` + strings.Join(inner, ", ")
-	}
-	add := func(agg, name, of string) {
-		inner, names, outer = append(inner, agg), append(names, name), append(outer, of+"("+name+")")
-	}
-	add("count(*)", "n", "sum")
-	for b := range layout {
-		outer = append(outer, "sum(n) FILTER (WHERE (w"+strconv.Itoa(b/64)+" >> "+strconv.Itoa(b%64)+") & 1 = 1)")
-	}
+	table := `data.` + quoteIdent(t.ID)
+	aggs := []string{"count(*)"}
 	var checked []int
 	for i, p := range plan {
 		if !p.d.checked() {
 			continue
 		}
-		k, c := quoteIdent(keys[i]), "c"+strconv.Itoa(i)
-		add("count("+k+")", c+"n", "sum")
+		k := quoteIdent(keys[i])
+		aggs = append(aggs, "count("+k+")")
 		if p.d.typ == TypeInteger || p.d.typ == TypeDecimal {
-			add("count_if("+k+" < 0)", c+"neg", "sum")
-			add("max(abs("+k+"))", c+"max", "max")
+			aggs = append(aggs, "count_if("+k+" < 0)::BIGINT", "max(abs("+k+"))::VARCHAR")
 		}
 		checked = append(checked, i)
 	}
-	for i, a := range outer {
-		outer[i] = "coalesce((" + a + ")::VARCHAR, '0')"
+	q := `SELECT ` + strings.Join(aggs, ", ") + ` FROM ` + table
+	if len(flags) > 0 {
+		words := make([]string, len(flags))
+		names := make([]string, len(flags))
+		for j, name := range flags {
+			words[j], names[j] = quoteIdent(name), "w"+strconv.Itoa(j)
+		}
+		sums := make([]string, len(layout))
+		for b := range layout {
+			sums[b] = "(sum(n) FILTER (WHERE (w" + strconv.Itoa(b/64) + " >> " + strconv.Itoa(b%64) + ") & 1 = 1))::BIGINT"
+		}
+		q = `SELECT * FROM (` + q + `), (SELECT ` + strings.Join(sums, ", ") + ` FROM (SELECT ` + strings.Join(words, ", ") + `, count(*) FROM ` + table +
+			` GROUP BY ALL) AS g(` + strings.Join(names, ", ") + `, n))`
 	}
-	vals := make([]string, len(outer))
-	ptrs := make([]any, len(outer))
+	vals := make([]sql.NullString, len(aggs)+len(layout))
+	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	q := `SELECT ` + strings.Join(outer, ", ") + ` FROM (SELECT ` + strings.Join(inner, ", ") + ` FROM data.` + quoteIdent(t.ID) + group +
-		`) AS g(` + strings.Join(names, ", ") + `)`
 	if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
 		return summary{}, classify(ctx, err)
 	}
-	num := func(v string) int64 { n, _ := strconv.ParseInt(v, 10, 64); return n }
+	num := func(v sql.NullString) int64 { n, _ := strconv.ParseInt(v.String, 10, 64); return n }
 	sum := summary{rows: num(vals[0]), counts: make(map[factBit]int64, len(layout)), checked: make(map[int]checkedSummary, len(checked))}
 	t.RowCount = sum.rows
+	rest := vals[1:]
+	for _, i := range checked {
+		c := checkedSummary{values: num(rest[0]), maxAbs: "0"}
+		rest = rest[1:]
+		if typ := plan[i].d.typ; typ == TypeInteger || typ == TypeDecimal {
+			c.negative = num(rest[0])
+			if rest[1].Valid {
+				c.maxAbs = rest[1].String
+			}
+			rest = rest[2:]
+		}
+		sum.checked[i] = c
+	}
 	for b, bit := range layout {
-		n := num(vals[1+b])
+		n := num(rest[b])
 		sum.counts[bit] = n
 		if bit.f != factFail || n == 0 {
 			continue
@@ -474,15 +570,6 @@ func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []
 		} else {
 			plan[bit.col].screen = screenNone
 		}
-	}
-	rest := vals[1+len(layout):]
-	for _, i := range checked {
-		c := checkedSummary{values: num(rest[0]), maxAbs: "0"}
-		rest = rest[1:]
-		if typ := plan[i].d.typ; typ == TypeInteger || typ == TypeDecimal {
-			c.negative, c.maxAbs, rest = num(rest[0]), rest[1], rest[2:]
-		}
-		sum.checked[i] = c
 	}
 	return sum, nil
 }
@@ -548,6 +635,10 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 		p := plan[i].d
 		switch {
 		case p.checked() && (d.typ != p.typ || d.sqlType != p.sqlType || !d.checked()):
+			return drop()
+		case !p.checked() && d.typ != TypeText && plan[i].compression != "":
+			// A column stored with a text compression cannot change type
+			// in place; it rarely happens (a failed screen).
 			return drop()
 		case !p.checked() && d.typ != TypeText:
 			k := quoteIdent(keys[i])

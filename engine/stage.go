@@ -128,7 +128,7 @@ func (s *Store) csvDirect(ctx context.Context, conn *sql.Conn, ordinal int, src 
 		}
 		return stats, !wider, dropRejects()
 	}
-	return directRead{read: read, sample: sample, width: len(src.Header), after: after}, true, nil
+	return directRead{read: read, sample: sample, first: src.Rows, width: len(src.Header), after: after}, true, nil
 }
 
 // stageCSV stages a CSV file with read_csv (csvRead), then classifies
