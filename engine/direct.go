@@ -384,11 +384,13 @@ func (p planned) factSQL(f fact, x string) string {
 		return p.d.checkSQL(x)
 	case p.screen == screenText:
 		// A projection computes every operand of AND and OR; a CASE tests
-		// the pattern only on values whose first byte may start it: an
-		// ASCII one up to '9', an upper-case letter (ISO codes), or any
+		// the pattern only on values whose first bytes may start it (its
+		// condition stops at the first operand that decides): an ASCII
+		// byte up to '9', two upper-case letters (ISO codes), or any byte
 		// other than ASCII (currency signs).
-		return "CASE WHEN " + x + " < ':' OR " + x + " >= 'A' AND " + x + " < '[' OR " + x + " >= " + quoteString("\u0080") +
-			" THEN " + quickMaybeSQL(x) + " ELSE false END"
+		second := "substring(" + x + ", 2, 1)"
+		return "CASE WHEN " + x + " < ':' OR " + x + " >= " + quoteString("\u0080") + " OR " + x + " >= 'A' AND " + x + " < '[' AND " +
+			second + " >= 'A' AND " + second + " < '[' THEN " + quickMaybeSQL(x) + " ELSE false END"
 	case p.screen == screenDigits:
 		// Every string of 1 to 15 digits is quick code 1 or 5.
 		return "CASE WHEN strlen(" + x + ") BETWEEN 1 AND 15 THEN " + x + " GLOB '*[!0-9]*' ELSE " + x + " <> '' END"
