@@ -15,8 +15,10 @@ import (
 // before the values have all been seen, and proving the decision after:
 //
 //  1. The first rows (sampleRows) are classified, and decided as any
-//     staged table is.
-//  2. One CREATE TABLE ... AS SELECT reads the file. A column decided as
+//     staged table is; they also choose each text column's storage
+//     compression (compressionFor).
+//  2. The table is created, and one INSERT ... SELECT reads the file
+//     into it. A column decided as
 //     a whole number, decimal, ISO date or boolean is cast as it is
 //     read, beside a check of every value against the shape the quick
 //     pass (sqlclassify.go) gives that type. Every other column is kept
@@ -26,8 +28,8 @@ import (
 //     found of each value, and the few other facts the counts need (the
 //     sign, point and leading zero of screened numbers, a cell too
 //     long), as bits of flag columns. One scan sums every bit, from the
-//     flag columns grouped, and counts the typed values of checked
-//     columns. A typed column where some value failed is read again as
+//     flag columns grouped, and another counts the typed values of
+//     checked columns. A typed column where some value failed is read again as
 //     text (the file is read a second time). For the others, the counts
 //     the quick pass would have made of all values are rebuilt from
 //     these sums.
