@@ -47,8 +47,16 @@ func newServerWith(t *testing.T, cfg Config) (*testServer, *rbac.Users) {
 
 func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, *rbac.Users) {
 	t.Helper()
+	return newServerFull(t, cfg, policyText, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB"})
+}
+
+// newServerFull runs the real server with the given policy and engine
+// configuration (its Dir is the test's data directory).
+func newServerFull(t *testing.T, cfg Config, policyText string, ecfg engine.Config) (*testServer, *rbac.Users) {
+	t.Helper()
 	dir := t.TempDir()
-	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "256MB", MaxTempSize: "1GB"})
+	ecfg.Dir = dir
+	eng, err := engine.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +79,7 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 	if cfg.SigningKey == nil {
 		cfg.SigningKey = bytes.Repeat([]byte("k"), 32)
 	}
-	system, err := engine.OpenSystem(context.Background(), engine.Config{Dir: dir, MemoryLimit: "128MB"})
+	system, err := engine.OpenSystem(context.Background(), eng)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 	}
 	users, _ := rbac.OpenUsers(dir)
 	policy, _ := rbac.NewPolicy(rbac.DefaultPolicy)
-	system, err := engine.OpenSystem(ctx, engine.Config{Dir: dir, MemoryLimit: "128MB"})
+	system, err := engine.OpenSystem(ctx, eng)
 	if err != nil {
 		t.Fatal(err)
 	}

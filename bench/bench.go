@@ -129,9 +129,15 @@ type Report struct {
 // it in MiB (Linux; 0 elsewhere).
 func peak() func() float64 {
 	debug.FreeOSMemory()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	return peakOf("self")
+}
+
+// peakOf resets the peak resident memory of process pid ("self" for this
+// one) and returns a reader of it in MiB (Linux; 0 elsewhere).
+func peakOf(pid string) func() float64 {
+	_ = os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0)
 	return func() float64 {
-		b, err := os.ReadFile("/proc/self/status")
+		b, err := os.ReadFile("/proc/" + pid + "/status")
 		if err != nil {
 			return 0
 		}
@@ -624,7 +630,7 @@ func (r *runner) httpPaths() error {
 		return err
 	}
 	defer eng.Close()
-	system, err := engine.OpenSystem(r.ctx, engine.Config{Dir: dir, MemoryLimit: "128MB"})
+	system, err := engine.OpenSystem(r.ctx, eng)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,20 @@ package bench
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"datadesk/api"
 	"datadesk/cluster"
+	"datadesk/engine"
+	"datadesk/ingest"
+	"datadesk/rbac"
 )
 
 // TestBenchSmoke runs the whole benchmark on a small table: every path and
@@ -52,4 +60,81 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+}
+
+// TestOwnersSmoke runs the many-owners measure on a few small owners, with
+// the server as a process of its own: every load must run without a failed
+// call and the report must be written. It asserts nothing about times.
+func TestOwnersSmoke(t *testing.T) {
+	out := t.TempDir()
+	rep, err := Owners(context.Background(), OwnersConfig{Owners: []int{12}, BaseOwners: 3, Rows: 500, ColdRows: 2000, Calls: 60,
+		Engine: engine.Config{MaxOpen: 4, MemoryLimit: "256MB"}, Server: []string{os.Args[0]}, ServerEnv: []string{testServerEnv + "=1"},
+		Results: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Pairs) != 1 || rep.Pairs[0][1].Owners != 12 || rep.Pairs[0][0].Owners != 3 {
+		t.Fatalf("pairs: %+v", rep.Pairs)
+	}
+	for _, r := range rep.Pairs[0] {
+		if r.Failures != 0 || r.P50 <= 0 || r.PeakMiB <= 0 || r.Throughput <= 0 {
+			t.Errorf("%d owners: %+v", r.Owners, r)
+		}
+	}
+	if c := rep.Cold; c.RestartCold <= 0 || c.RoomCold <= 0 || c.Calls != coldOwners {
+		t.Errorf("cold calls: %+v", c)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "owners.md"))
+	for _, want := range []string{"| 12 |", "after a restart", "closed for room"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// testServerEnv makes the test binary a server, for the measures that run
+// one as a process of its own.
+const testServerEnv = "DATADESK_BENCH_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) == "1" {
+		if err := serveForTest(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serveForTest serves the data directory of the flags as `datadesk serve`
+// would, until SIGTERM.
+func serveForTest(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", "", "")
+	data := fs.String("data", "", "")
+	maxOpen := fs.Int("max-open", 0, "")
+	memoryLimit := fs.String("memory-limit", "", "")
+	threads := fs.Int("threads", 0, "")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	users, err := rbac.OpenUsers(*data)
+	if err != nil {
+		return err
+	}
+	policy, err := rbac.NewPolicy(rbac.DefaultPolicy)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	node, err := startNode(ctx, engine.Config{Dir: *data, MaxOpen: *maxOpen, MemoryLimit: *memoryLimit, Threads: *threads},
+		users, policy, ingest.New(ingest.Config{}), api.ClusterConfig{}, *addr)
+	defer node.close()
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"datadesk/api"
 	"datadesk/cluster"
 	"datadesk/engine"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
@@ -67,6 +69,7 @@ func (r *runner) nodePaths() error {
 // benchNode is one node of the measure, served on loopback.
 type benchNode struct {
 	hs     *http.Server
+	eng    *engine.Engine
 	closes []func() error
 }
 
@@ -79,15 +82,17 @@ func (n *benchNode) close() {
 	}
 }
 
-// startNode opens a node's databases under dir and serves it on addr.
-func (r *runner) startNode(dir string, users *rbac.Users, policy *rbac.Policy, cc api.ClusterConfig, addr string) (*benchNode, error) {
+// startNode opens a node's databases under ecfg.Dir and serves it on addr.
+func startNode(ctx context.Context, ecfg engine.Config, users *rbac.Users, policy *rbac.Policy, in *ingest.Ingester, cc api.ClusterConfig, addr string) (*benchNode, error) {
 	n := &benchNode{}
-	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "512MB"})
+	dir := ecfg.Dir
+	eng, err := engine.New(ecfg)
 	if err != nil {
 		return n, err
 	}
+	n.eng = eng
 	n.closes = append(n.closes, eng.Close)
-	system, err := engine.OpenSystem(r.ctx, engine.Config{Dir: dir, MemoryLimit: "128MB"})
+	system, err := engine.OpenSystem(ctx, eng)
 	if err != nil {
 		return n, err
 	}
@@ -97,8 +102,8 @@ func (r *runner) startNode(dir string, users *rbac.Users, policy *rbac.Policy, c
 		return n, err
 	}
 	n.closes = append(n.closes, audit.Close)
-	srv, err := api.New(api.Config{SigningKey: bytes.Repeat([]byte("b"), 32), DataDir: dir, Cluster: cc},
-		api.Deps{Engine: eng, System: system, Ingest: r.in, Users: users, Policy: policy, Audit: audit})
+	srv, err := api.New(api.Config{SigningKey: bytes.Repeat([]byte("b"), 32), DataDir: dir, Cluster: cc, Logger: ecfg.Logger},
+		api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		return n, err
 	}
@@ -140,7 +145,7 @@ func (r *runner) throughNodes(count int, data []byte) (NodesResult, error) {
 	_, _ = rand.Read(key)
 	for _, node := range ring.Nodes() {
 		cc := api.ClusterConfig{Ring: ring, Self: node.Name, Key: key}
-		bn, err := r.startNode(filepath.Join(dir, node.Name), users, policy, cc, node.Addr)
+		bn, err := startNode(r.ctx, engine.Config{Dir: filepath.Join(dir, node.Name), MemoryLimit: "512MB"}, users, policy, r.in, cc, node.Addr)
 		defer bn.close()
 		if err != nil {
 			return NodesResult{}, err

@@ -71,14 +71,19 @@ func writeReport(rep *Report, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()), 0o644); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
+	if err := writeJSON(filepath.Join(dir, "report.json"), rep); err != nil {
 		return err
 	}
 	return chart(rep, filepath.Join(dir, "chart.png"))
+}
+
+// writeJSON writes v as indented JSON to path.
+func writeJSON(path string, v any) error {
+	js, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, js, 0o644)
 }
 
 // chart draws each path's ratio to its baseline beside its target.

@@ -283,27 +283,18 @@ func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
 // Table returns a table by its id or, given a file id, the file's first
 // table. The result is shared and must not be changed. Errors: not_found.
 func (s *Store) Table(ctx context.Context, id string) (*Table, error) {
-	s.cacheMu.RLock()
-	t, ok := s.tables[id]
-	s.cacheMu.RUnlock()
-	if ok {
+	if t, ok := s.tables.get(id); ok {
 		return t, nil
 	}
 	t, err := s.readTable(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	s.cacheMu.Lock()
-	s.tables[id] = t
-	s.cacheMu.Unlock()
+	s.tables.put(id, t)
 	return t, nil
 }
 
-func (s *Store) forgetTables() {
-	s.cacheMu.Lock()
-	clear(s.tables)
-	s.cacheMu.Unlock()
-}
+func (s *Store) forgetTables() { s.tables.clear() }
 
 func (s *Store) readTable(ctx context.Context, id string) (*Table, error) {
 	var t Table

@@ -158,6 +158,11 @@ func TestLRUCap(t *testing.T) {
 		}
 		release()
 	}
+	// Idle stores are closed in the background, soon after release.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.OpenCount() != 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if got := e.OpenCount(); got != 2 {
 		t.Errorf("open: got %d, want 2", got)
 	}

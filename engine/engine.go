@@ -1,11 +1,13 @@
 // Package engine keeps each owner's catalog and tables in that owner's own
 // DuckDB database, and is the only package that speaks SQL.
 //
-// An Engine opens owner databases on demand and keeps at most Config.MaxOpen of
-// them open, closing the least recently used idle one when it needs room. Each
-// database file has at most one open instance in the process. Every instance is
-// hardened when it opens: no file system access from SQL, no extension loading,
-// bounded memory, threads and temp space, and the configuration locked.
+// An Engine runs one DuckDB instance for the whole process (hub.go) and
+// attaches an owner's database file to it on demand; at most Config.MaxOpen
+// stay attached, the least recently used idle ones detached in the
+// background. Memory, threads and temp space are bounded once for the
+// whole node, however many owners are open. The instance is hardened when
+// it opens: SQL reaches no file outside the owners' folder, no extension
+// loads, and the configuration is locked.
 package engine
 
 import (
@@ -22,19 +24,29 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultMaxOpen     = 32
+	DefaultMaxOpen     = 1024
 	DefaultMemoryLimit = "1GB"
 	DefaultThreads     = 2
 	DefaultMaxTempSize = "8GB"
 )
 
+// minTableCaches is the fewest owners whose catalog entries are kept while
+// their databases are closed.
+const minTableCaches = 4096
+
 // Config configures an Engine.
 type Config struct {
 	// Dir is the data directory; owners live under Dir/owners/<owner id>/.
 	Dir string
-	// MaxOpen caps the number of owner databases open at once.
+	// MaxOpen caps the number of owner databases attached while idle;
+	// databases in use stay attached past it. An attached database costs
+	// two file handles at most and some of MemoryLimit, which DuckDB
+	// evicts as it needs; New lowers MaxOpen to a quarter of the
+	// process's open-file limit.
 	MaxOpen int
-	// MemoryLimit, Threads and MaxTempSize bound each DuckDB instance.
+	// MemoryLimit, Threads and MaxTempSize bound the engine's one DuckDB
+	// instance: every owner's queries and loads together. Sizes are in
+	// DuckDB's units (1GB, 512MiB).
 	MemoryLimit string
 	Threads     int
 	MaxTempSize string
@@ -66,24 +78,45 @@ func (c *Config) setDefaults() {
 
 // Engine hands out owner stores.
 type Engine struct {
-	cfg Config
+	cfg  Config
+	hub  *hub
+	lock *os.File
 
-	mu     sync.Mutex
-	open   map[string]*slot
-	lru    *list.List // of *slot, most recently used at the front
+	mu   sync.Mutex
+	open map[string]*slot
+	// lru holds the slots that are not closing, most recently used at
+	// the front.
+	lru *list.List
+	// ready holds the owners whose catalog was created and whose
+	// leftovers of a crash were removed since the process started.
+	ready  map[string]bool
+	caches *tableCaches
 	closed bool
+
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
 }
 
+// slot is an owner's place among the open stores.
 type slot struct {
 	owner string
 	store *Store
 	err   error
-	ready chan struct{}
-	refs  int
-	elem  *list.Element
+	// opened is closed once store or err is set.
+	opened chan struct{}
+	refs   int
+	elem   *list.Element
+	// gone is set when the store is being closed, and closed once it is;
+	// acquirers wait for it, then open the store again.
+	gone chan struct{}
+	// idle is set while a closer waits for the last holder to release.
+	idle chan struct{}
 }
 
-// New returns an Engine over cfg.Dir, creating the directory if needed.
+// New returns an Engine over cfg.Dir, creating the directory if needed. It
+// fails with a conflict if another Engine, in this process or another,
+// has the directory.
 func New(cfg Config) (*Engine, error) {
 	cfg.setDefaults()
 	if cfg.Dir == "" {
@@ -92,7 +125,24 @@ func New(cfg Config) (*Engine, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "owners"), 0o700); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Engine{cfg: cfg, open: map[string]*slot{}, lru: list.New()}, nil
+	if files := openFileLimit(); files > 0 && cfg.MaxOpen > files/4 {
+		cfg.Logger.Warn("fewer owner databases kept open than asked, for the open-file limit", "max_open", files/4, "open_file_limit", files)
+		cfg.MaxOpen = max(files/4, 1)
+	}
+	lock, err := lockDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	h, err := openHub(context.Background(), cfg)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("engine: open %s: %w", cfg.Dir, err)
+	}
+	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{},
+		caches: newTableCaches(max(4*cfg.MaxOpen, minTableCaches)),
+		kick:   make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go e.evictLoop()
+	return e, nil
 }
 
 // Acquire returns the store of owner, opening it if needed, and a release
@@ -103,36 +153,56 @@ func (e *Engine) Acquire(ctx context.Context, owner string) (*Store, func(), err
 		return nil, nil, datadesk.Errorf(datadesk.Invalid, "invalid owner id")
 	}
 	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, nil, fmt.Errorf("engine: closed")
-	}
-	s, ok := e.open[owner]
-	if !ok {
-		s = &slot{owner: owner, ready: make(chan struct{})}
-		e.open[owner] = s
-		s.elem = e.lru.PushFront(s)
-		s.refs++
-		e.mu.Unlock()
-		s.store, s.err = openStore(ctx, e.cfg, owner)
-		close(s.ready)
-		if s.err != nil {
-			e.mu.Lock()
-			delete(e.open, owner)
-			e.lru.Remove(s.elem)
+	for {
+		if e.closed {
 			e.mu.Unlock()
+			return nil, nil, fmt.Errorf("engine: closed")
+		}
+		s, ok := e.open[owner]
+		if !ok {
+			break
+		}
+		if s.gone != nil {
+			gone := s.gone
+			e.mu.Unlock()
+			select {
+			case <-gone:
+			case <-ctx.Done():
+				return nil, nil, classify(ctx, ctx.Err())
+			}
+			e.mu.Lock()
+			continue
+		}
+		s.refs++
+		e.lru.MoveToFront(s.elem)
+		e.mu.Unlock()
+		<-s.opened
+		if s.err != nil {
 			return nil, nil, s.err
 		}
-		e.evict()
 		return s.store, e.releaser(s), nil
 	}
-	s.refs++
-	e.lru.MoveToFront(s.elem)
+	s := &slot{owner: owner, opened: make(chan struct{}), refs: 1}
+	s.elem = e.lru.PushFront(s)
+	e.open[owner] = s
+	first := !e.ready[owner]
 	e.mu.Unlock()
-	<-s.ready
+	// Others may wait for this open: a caller that gives up must not
+	// fail theirs.
+	s.store, s.err = e.openStore(context.WithoutCancel(ctx), owner, first)
+	e.mu.Lock()
+	if s.err != nil {
+		delete(e.open, owner)
+		e.lru.Remove(s.elem)
+	} else {
+		e.ready[owner] = true
+	}
+	e.mu.Unlock()
+	close(s.opened)
 	if s.err != nil {
 		return nil, nil, s.err
 	}
+	e.evictSoon()
 	return s.store, e.releaser(s), nil
 }
 
@@ -142,32 +212,115 @@ func (e *Engine) releaser(s *slot) func() {
 		once.Do(func() {
 			e.mu.Lock()
 			s.refs--
+			if s.refs == 0 && s.idle != nil {
+				close(s.idle)
+				s.idle = nil
+			}
 			e.mu.Unlock()
-			e.evict()
+			e.evictSoon()
 		})
 	}
 }
 
-// evict closes least recently used idle stores while more than MaxOpen are
-// open. Stores in use stay open even past the cap.
+// evictSoon asks the background evictor to look for stores to close, so
+// that no call waits for another owner's database to be detached.
+func (e *Engine) evictSoon() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) evictLoop() {
+	defer close(e.done)
+	for {
+		select {
+		case <-e.kick:
+			e.evict()
+		case <-e.stop:
+			return
+		}
+	}
+}
+
+// evict closes least recently used idle stores while more than MaxOpen
+// are open. Stores in use stay open even past the cap.
 func (e *Engine) evict() {
 	var victims []*slot
 	e.mu.Lock()
-	for el := e.lru.Back(); el != nil && len(e.open) > e.cfg.MaxOpen; {
+	for el := e.lru.Back(); el != nil && e.lru.Len() > e.cfg.MaxOpen; {
 		prev := el.Prev()
-		s := el.Value.(*slot)
-		if s.refs == 0 && s.store != nil {
-			delete(e.open, s.owner)
+		if s := el.Value.(*slot); s.refs == 0 && s.store != nil {
 			e.lru.Remove(el)
+			s.gone = make(chan struct{})
 			victims = append(victims, s)
 		}
 		el = prev
 	}
 	e.mu.Unlock()
 	for _, s := range victims {
-		if err := s.store.close(); err != nil {
-			e.cfg.Logger.Error("close owner store", "owner", s.owner, "err", err)
+		e.finish(s)
+	}
+}
+
+// finish closes the store of a slot marked gone and removes the slot.
+func (e *Engine) finish(s *slot) {
+	if err := e.closeStore(s.store); err != nil {
+		e.cfg.Logger.Error("close owner store", "owner", s.owner, "err", err)
+	}
+	e.mu.Lock()
+	delete(e.open, s.owner)
+	close(s.gone)
+	e.mu.Unlock()
+}
+
+// CloseOwner closes owner's database as soon as no call holds it; calls
+// that arrive meanwhile wait and then open it again. If ctx ends first,
+// the database is still closed once idle, and CloseOwner returns ctx's
+// error.
+func (e *Engine) CloseOwner(ctx context.Context, owner string) error {
+	e.mu.Lock()
+	s, ok := e.open[owner]
+	if !ok {
+		e.mu.Unlock()
+		return nil
+	}
+	if s.gone != nil {
+		gone := s.gone
+		e.mu.Unlock()
+		return waitFor(ctx, gone)
+	}
+	e.mu.Unlock()
+	<-s.opened
+	e.mu.Lock()
+	if e.open[owner] != s || s.gone != nil || s.store == nil {
+		e.mu.Unlock()
+		return e.CloseOwner(ctx, owner)
+	}
+	e.lru.Remove(s.elem)
+	gone := make(chan struct{})
+	s.gone = gone
+	var idle chan struct{}
+	if s.refs > 0 {
+		idle = make(chan struct{})
+		s.idle = idle
+	}
+	e.mu.Unlock()
+	go func() {
+		if idle != nil {
+			<-idle
 		}
+		e.finish(s)
+	}()
+	return waitFor(ctx, gone)
+}
+
+func waitFor(ctx context.Context, c <-chan struct{}) error {
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -178,27 +331,48 @@ func (e *Engine) OpenCount() int {
 	return len(e.open)
 }
 
-// Close closes every open store. Stores still acquired are closed too; the
+// Close closes every open store and the engine's DuckDB instance, and
+// gives up the data directory. Stores still acquired are closed too; the
 // caller must have stopped using them.
 func (e *Engine) Close() error {
 	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
 	e.closed = true
 	slots := make([]*slot, 0, len(e.open))
 	for _, s := range e.open {
 		slots = append(slots, s)
 	}
-	e.open = map[string]*slot{}
-	e.lru.Init()
 	e.mu.Unlock()
+	close(e.stop)
+	<-e.done
 	var first error
 	for _, s := range slots {
-		<-s.ready
+		<-s.opened
+		e.mu.Lock()
+		gone := s.gone
+		if s.idle != nil {
+			// A closer waits for holders that will not release now.
+			close(s.idle)
+			s.idle = nil
+		}
+		e.mu.Unlock()
+		if gone != nil {
+			<-gone
+			continue
+		}
 		if s.store != nil {
-			if err := s.store.close(); err != nil && first == nil {
+			if err := e.closeStore(s.store); err != nil && first == nil {
 				first = err
 			}
 		}
 	}
+	if err := e.hub.close(); err != nil && first == nil {
+		first = err
+	}
+	e.lock.Close()
 	return first
 }
 

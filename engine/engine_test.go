@@ -3,9 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"datadesk"
 )
@@ -139,5 +143,109 @@ func TestPostcodesAfterSample(t *testing.T) {
 	}
 	if got := p.Rows[0][0]; got != "01000" {
 		t.Errorf("got %v, want 01000", got)
+	}
+}
+
+// TestAcquireUnderChurn: owners are closed for room, closed on request and
+// opened again while other calls for them come and go; every call finds its
+// store open and its table there, and the cap holds once calls stop.
+func TestAcquireUnderChurn(t *testing.T) {
+	e, err := New(Config{Dir: t.TempDir(), MaxOpen: 2, MemoryLimit: "256MB", MaxTempSize: "1GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	owners := make([]string, 8)
+	tables := make([]string, len(owners))
+	for i := range owners {
+		owners[i] = datadesk.NewID("u")
+		s, release, err := e.Acquire(ctx, owners[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := s.AddFile(ctx, NewFile{Filename: "t.csv", TempPath: tempBytes(t, s, "x"),
+			Tables: []TableSource{rowsSource("t", []string{"n"}, [][]string{{strconv.Itoa(i)}})}})
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[i] = f.Tables[0].ID
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for w := range 8 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			for range 60 {
+				i := rng.IntN(len(owners))
+				if w == 0 {
+					if err := e.CloseOwner(ctx, owners[i]); err != nil {
+						errs <- err
+					}
+					continue
+				}
+				s, release, err := e.Acquire(ctx, owners[i])
+				if err != nil {
+					errs <- err
+					continue
+				}
+				p, err := s.Plan(ctx, Query{FileID: tables[i], Aggregates: []Aggregate{{Op: "sum", Column: "n"}}})
+				var res *QueryResult
+				if err == nil {
+					res, err = s.Run(ctx, p)
+				}
+				release()
+				if err != nil {
+					errs <- fmt.Errorf("owner %d: %w", i, err)
+				} else if got := fmt.Sprint(res.Aggregates["sum_n"]); got != strconv.Itoa(i) {
+					errs <- fmt.Errorf("owner %d: sum %s", i, got)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.OpenCount() > 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := e.OpenCount(); n > 2 {
+		t.Errorf("%d owners open once idle, want at most 2", n)
+	}
+}
+
+// TestDirectoryTakenOnce: a second Engine on the same data directory is
+// refused while the first has it, and allowed once it is closed.
+func TestDirectoryTakenOnce(t *testing.T) {
+	dir := t.TempDir()
+	e, err := New(Config{Dir: dir, MemoryLimit: "128MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{Dir: dir, MemoryLimit: "128MB"}); datadesk.ErrorCode(err) != datadesk.Conflict {
+		t.Errorf("second engine: got %v, want a conflict", err)
+	}
+	e.Close()
+	e2, err := New(Config{Dir: dir, MemoryLimit: "128MB"})
+	if err != nil {
+		t.Fatalf("after close: %v", err)
+	}
+	e2.Close()
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1GB": 1e9, "512MiB": 512 << 20, "2.5 GB": 2.5e9, "100kb": 1e5, "64": 64, "1 TiB": 1 << 40} {
+		if got, err := ParseSize("size", in); err != nil || got != want {
+			t.Errorf("%q: got %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GB", "-1GB", "1 parsec", "80%", "1e3"} {
+		if _, err := ParseSize("size", in); datadesk.ErrorCode(err) != datadesk.Invalid {
+			t.Errorf("%q: got %v, want invalid", in, err)
+		}
 	}
 }

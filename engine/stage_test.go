@@ -142,16 +142,19 @@ func TestSameDecisionsBothPaths(t *testing.T) {
 	}
 }
 
-// TestOwnerReadsOwnIncomingOnly proves that SQL of an owner's database
-// reads its own incoming directory and nothing else: not another owner's
-// uploads or bytes, not its own stored bytes or database file, not a path
-// that climbs out with .., not /etc/passwd; and the settings cannot be
-// loosened. (DuckDB always lets an instance read its own database file,
-// which holds nothing but this owner's data.)
+// TestOwnerReadsOwnIncomingOnly proves what SQL can reach now that every
+// owner's database is attached to one DuckDB instance. The instance itself
+// refuses any file outside the owners' folder (the data directory's own
+// files, /etc/passwd, a climb out with ..), attaching one, extensions, and
+// loosening its settings. Inside the owners' folder the engine is the
+// boundary: a store's readers of uploads take paths inside its own incoming
+// directory only, and anything else goes through Go, which is handed the
+// upload itself (TestStoreReadersStayInIncoming; the API's argument paths
+// in api/owners_test.go).
 func TestOwnerReadsOwnIncomingOnly(t *testing.T) {
 	e := newEngine(t)
 	ctx := context.Background()
-	a, b := acquire(t, e, datadesk.NewID("u")), acquire(t, e, datadesk.NewID("u"))
+	a := acquire(t, e, datadesk.NewID("u"))
 	write := func(dir, name string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("x\n1\n"), 0o600); err != nil {
@@ -160,26 +163,24 @@ func TestOwnerReadsOwnIncomingOnly(t *testing.T) {
 		return p
 	}
 	own := write(a.IncomingDir(), "own.csv")
-	other := write(b.IncomingDir(), "other.csv")
-	stored := write(filepath.Dir(a.BytesPath("f_x")), "f_x")
 	root := filepath.Dir(filepath.Dir(filepath.Dir(a.IncomingDir())))
 	dataFile := write(root, "users.csv")
+	outside := filepath.Join(t.TempDir(), "elsewhere.duckdb")
 	var n int
 	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM read_csv(`+quoteString(own)+`)`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("own incoming file: %d %v", n, err)
 	}
 	for name, stmt := range map[string]string{
-		"/etc/passwd":             `SELECT count(*) FROM read_csv('/etc/passwd')`,
-		"another owner's upload":  `SELECT count(*) FROM read_csv(` + quoteString(other) + `)`,
-		"another owner's store":   `SELECT count(*) FROM read_blob(` + quoteString(filepath.Join(filepath.Dir(b.IncomingDir()), "owner.duckdb")) + `)`,
-		"own stored bytes":        `SELECT count(*) FROM read_csv(` + quoteString(stored) + `)`,
-		"climbing out with ..":    `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(a.IncomingDir(), "..", "files", "f_x")) + `)`,
-		"the data directory":      `SELECT count(*) FROM read_csv(` + quoteString(dataFile) + `)`,
-		"a glob over every owner": `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(root, "owners", "*", "incoming", "*.csv")) + `)`,
-		"json of another owner":   `SELECT count(*) FROM read_json(` + quoteString(other) + `)`,
-		"attach another owner":    `ATTACH ` + quoteString(filepath.Join(filepath.Dir(b.IncomingDir()), "owner.duckdb")) + ` AS stolen`,
-		"loosen the directories":  `SET allowed_directories = ['/']`,
-		"turn access back on":     `SET enable_external_access = true`,
+		"/etc/passwd":              `SELECT count(*) FROM read_csv('/etc/passwd')`,
+		"the data directory":       `SELECT count(*) FROM read_csv(` + quoteString(dataFile) + `)`,
+		"climbing out with ..":     `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(a.IncomingDir(), "..", "..", "..", "users.csv")) + `)`,
+		"a glob over the data dir": `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(root, "*.csv")) + `)`,
+		"the server's database":    `SELECT count(*) FROM read_blob(` + quoteString(filepath.Join(root, "system.duckdb")) + `)`,
+		"attach a file outside":    `ATTACH ` + quoteString(outside) + ` AS stolen`,
+		"loosen the directories":   `SET allowed_directories = ['/']`,
+		"turn access back on":      `SET enable_external_access = true`,
+		"load an extension":        `LOAD httpfs`,
+		"install an extension":     `INSTALL httpfs`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			rows, err := a.db.QueryContext(ctx, stmt)
@@ -188,6 +189,39 @@ func TestOwnerReadsOwnIncomingOnly(t *testing.T) {
 				t.Fatalf("%s ran", stmt)
 			}
 		})
+	}
+}
+
+// TestStoreReadersStayInIncoming: the statements a store builds to read an
+// upload name a file of its own incoming directory or none at all: another
+// owner's upload, the store's stored bytes or database, and a climb out
+// with .. are declined (and the file is read through Go, from the upload
+// ingest was handed).
+func TestStoreReadersStayInIncoming(t *testing.T) {
+	e := newEngine(t)
+	a, b := acquire(t, e, datadesk.NewID("u")), acquire(t, e, datadesk.NewID("u"))
+	own := filepath.Join(a.IncomingDir(), "own.csv")
+	for name, path := range map[string]string{
+		"another owner's upload": filepath.Join(b.IncomingDir(), "other.csv"),
+		"another owner's store":  filepath.Join(filepath.Dir(b.IncomingDir()), "owner.duckdb"),
+		"own stored bytes":       a.BytesPath("f_x"),
+		"own database":           filepath.Join(filepath.Dir(a.IncomingDir()), "owner.duckdb"),
+		"climbing out with ..":   filepath.Join(a.IncomingDir(), "..", "..", filepath.Base(filepath.Dir(b.IncomingDir())), "incoming", "other.csv"),
+		"the incoming folder":    a.IncomingDir(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			csv := TableSource{Header: []string{"x"}, CSV: &CSVFile{Path: path, Delimiter: ','}}
+			if stmt, ok := a.csvRead(csv, "", "", 0); ok {
+				t.Errorf("read_csv of %s: %s", path, stmt)
+			}
+			js := TableSource{Header: []string{"x"}, JSON: &JSONFile{Path: path, Keys: []string{"x"}}}
+			if stmt, ok := a.jsonRead(js); ok {
+				t.Errorf("read_json of %s: %s", path, stmt)
+			}
+		})
+	}
+	if _, ok := a.csvRead(TableSource{Header: []string{"x"}, CSV: &CSVFile{Path: own, Delimiter: ','}}, "", "", 0); !ok {
+		t.Errorf("read_csv of the store's own upload declined")
 	}
 }
 

@@ -27,10 +27,9 @@ type Store struct {
 	// never race on DDL; reads go on concurrently.
 	writeMu sync.Mutex
 
-	// tables caches catalog entries by table id and by file id (its first
-	// sheet). A stored table never changes; deleting a file clears it.
-	cacheMu sync.RWMutex
-	tables  map[string]*Table
+	// tables caches catalog entries; it outlives the store's connections
+	// (tableCaches).
+	tables *tableCache
 
 	// remote holds tables whose catalog location is not DuckDB.
 	remote        Backend
@@ -81,11 +80,11 @@ var catalogDDL = []string{
 	`ALTER TABLE dd_tables ADD COLUMN IF NOT EXISTS location VARCHAR DEFAULT 'duckdb'`,
 }
 
-// dsn returns the settings every instance opens with. External access is off
-// (SQL can read no file), extensions neither autoload nor install, and the
-// configuration is locked so no later statement can loosen it.
-// disabled_filesystems is deliberately not used: it breaks spilling and
-// checkpoints on file databases.
+// dsn returns the settings of a DuckDB instance of its own (the
+// benchmarks' baseline). External access is off (SQL can read no file),
+// extensions neither autoload nor install, and the configuration is locked
+// so no later statement can loosen it. disabled_filesystems is deliberately
+// not used: it breaks spilling and checkpoints on file databases.
 func dsn(cfg Config, path string) string {
 	q := url.Values{}
 	q.Set("enable_external_access", "false")
@@ -99,105 +98,98 @@ func dsn(cfg Config, path string) string {
 	return path + "?" + q.Encode()
 }
 
-// ownerDSN is dsn for an owner's database, which may read its own incoming
-// directory: external access and the lock are set by lockOwner once
-// allowed_directories is, which the DSN cannot carry.
-func ownerDSN(cfg Config, path string) string {
-	q := url.Values{}
-	q.Set("autoload_known_extensions", "false")
-	q.Set("autoinstall_known_extensions", "false")
-	q.Set("allow_community_extensions", "false")
-	q.Set("threads", strconv.Itoa(cfg.Threads))
-	q.Set("memory_limit", cfg.MemoryLimit)
-	q.Set("max_temp_directory_size", cfg.MaxTempSize)
-	return path + "?" + q.Encode()
-}
-
-// lockOwner lets SQL of an owner's database touch its incoming directory
-// only (read_csv of uploads), then turns external access off and locks the
-// configuration, before any other statement runs.
-func lockOwner(ctx context.Context, db *sql.DB, incoming string) error {
-	for _, stmt := range []string{
-		`SET GLOBAL allowed_directories = [` + quoteString(incoming+string(filepath.Separator)) + `]`,
-		`SET GLOBAL enable_external_access = false`,
-		`SET GLOBAL lock_configuration = true`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func openStore(ctx context.Context, cfg Config, owner string) (*Store, error) {
-	dir, err := filepath.Abs(filepath.Join(cfg.Dir, "owners", owner))
+// openStore attaches owner's database to the hub. The first open since the
+// process started also creates the catalog and removes what a crash left
+// behind; later ones find both done.
+func (e *Engine) openStore(ctx context.Context, owner string, first bool) (*Store, error) {
+	dir, err := filepath.Abs(e.OwnerDir(owner))
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "files"), filepath.Join(dir, "incoming")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
+	if first {
+		for _, d := range []string{dir, filepath.Join(dir, "files"), filepath.Join(dir, "incoming")} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil, fmt.Errorf("engine: %w", err)
+			}
 		}
 	}
-	connector, err := duckdb.NewConnector(ownerDSN(cfg, filepath.Join(dir, "owner.duckdb")), nil)
-	if err != nil {
+	if err := e.hub.attach(ctx, owner, filepath.Join(dir, "owner.duckdb")); err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", owner, err)
 	}
-	s := &Store{owner: owner, dir: dir, db: sql.OpenDB(connector), logger: cfg.Logger.With("owner", owner), tables: map[string]*Table{},
-		remote: cfg.Remote, remoteMinRows: cfg.RemoteMinRows}
-	if err := lockOwner(ctx, s.db, filepath.Join(dir, "incoming")); err != nil {
-		s.db.Close()
-		return nil, fmt.Errorf("engine: settings of %s: %w", owner, err)
+	s := &Store{owner: owner, dir: dir, db: e.hub.catalog(owner), logger: e.cfg.Logger.With("owner", owner), tables: e.caches.of(owner),
+		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows}
+	if first {
+		err = s.prepare(ctx)
 	}
-	for _, stmt := range catalogDDL {
-		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-			s.db.Close()
-			return nil, fmt.Errorf("engine: catalog of %s: %w", owner, err)
+	if err != nil {
+		if cerr := e.closeStore(s); cerr != nil {
+			e.cfg.Logger.Error("close owner store", "owner", owner, "err", cerr)
 		}
-	}
-	if err := s.recover(ctx); err != nil {
-		s.db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// closeStore closes s's connections and detaches its database.
+func (e *Engine) closeStore(s *Store) error {
+	err := s.db.Close()
+	if derr := e.hub.detach(context.Background(), s.owner); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// prepare creates the catalog, or brings an older one up to date, and
+// recovers from a crash.
+func (s *Store) prepare(ctx context.Context) error {
+	// The newest part of the catalog answers when the rest is there too;
+	// then the statements that create it are not run again.
+	if _, err := s.db.ExecContext(ctx, `SELECT location FROM dd_tables LIMIT 0`); err != nil {
+		for _, stmt := range catalogDDL {
+			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("engine: catalog of %s: %w", s.owner, err)
+			}
+		}
+	}
+	return s.recover(ctx)
 }
 
 // recover removes what an interrupted upload left behind: temp files,
 // original bytes without a catalog row and tables without one. A table and
 // its catalog row commit together, so a crash leaves either both or neither;
 // bytes are renamed into place before that commit and are orphans if it never
-// happened.
+// happened. Tables are looked for only when an upload was interrupted (a
+// temp file or orphan bytes remain): listing them reads the catalogs of
+// every attached owner.
 func (s *Store) recover(ctx context.Context) error {
 	incoming := filepath.Join(s.dir, "incoming")
+	interrupted := false
 	if entries, err := os.ReadDir(incoming); err == nil {
 		for _, e := range entries {
+			interrupted = true
 			_ = os.RemoveAll(filepath.Join(incoming, e.Name()))
 		}
 	}
-	known := map[string]bool{}
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_files`)
-	if err != nil {
-		return fmt.Errorf("engine: recover: %w", err)
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("engine: recover: %w", err)
-		}
-		known[id] = true
-	}
-	rows.Close()
 	files := filepath.Join(s.dir, "files")
 	entries, err := os.ReadDir(files)
 	if err != nil {
 		return fmt.Errorf("engine: recover: %w", err)
 	}
-	for _, e := range entries {
-		if !known[e.Name()] {
-			s.logger.Warn("removing bytes of an unfinished upload", "file", e.Name())
-			_ = os.RemoveAll(filepath.Join(files, e.Name()))
+	if len(entries) > 0 {
+		known, err := s.fileIDs(ctx)
+		if err != nil {
+			return err
 		}
+		for _, e := range entries {
+			if !known[e.Name()] {
+				interrupted = true
+				s.logger.Warn("removing bytes of an unfinished upload", "file", e.Name())
+				_ = os.RemoveAll(filepath.Join(files, e.Name()))
+			}
+		}
+	}
+	if !interrupted {
+		return nil
 	}
 	orphans, err := s.orphanTables(ctx)
 	if err != nil {
@@ -210,6 +202,24 @@ func (s *Store) recover(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// fileIDs returns the ids of the catalog's files.
+func (s *Store) fileIDs(ctx context.Context) (map[string]bool, error) {
+	known := map[string]bool{}
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_files`)
+	if err != nil {
+		return nil, fmt.Errorf("engine: recover: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("engine: recover: %w", err)
+		}
+		known[id] = true
+	}
+	return known, rows.Err()
 }
 
 func (s *Store) orphanTables(ctx context.Context) ([]string, error) {
@@ -253,10 +263,6 @@ func (s *Store) inTx(ctx context.Context, fn func(conn *sql.Conn) error) error {
 		return classify(ctx, err)
 	}
 	return nil
-}
-
-func (s *Store) close() error {
-	return s.db.Close()
 }
 
 // Owner returns the id of the store's owner.

@@ -77,14 +77,24 @@ var systemDDL = []string{
 	`UPDATE approvals SET arguments = '' WHERE status <> 'pending' AND arguments <> ''`,
 }
 
-// OpenSystem opens (or creates) the system database in cfg.Dir.
-func OpenSystem(ctx context.Context, cfg Config) (*System, error) {
-	cfg.setDefaults()
-	connector, err := duckdb.NewConnector(dsn(cfg, filepath.Join(cfg.Dir, "system.duckdb")), nil)
+// System database limits: it holds small rows (approvals' summaries and
+// sessions), and its instance is its own, so that no owner's statement can
+// reach it.
+const (
+	systemMemoryLimit = "64MB"
+	systemThreads     = 1
+	systemMaxTemp     = "256MB"
+)
+
+// OpenSystem opens (or creates) the system database of eng's data
+// directory, in a small DuckDB instance of its own beside eng's.
+func OpenSystem(ctx context.Context, eng *Engine) (*System, error) {
+	cfg := Config{MemoryLimit: systemMemoryLimit, Threads: systemThreads, MaxTempSize: systemMaxTemp}
+	connector, err := duckdb.NewConnector(dsn(cfg, filepath.Join(eng.cfg.Dir, "system.duckdb")), nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: system database: %w", err)
 	}
-	s := &System{db: sql.OpenDB(connector), argsDir: filepath.Join(cfg.Dir, "approvals")}
+	s := &System{db: sql.OpenDB(connector), argsDir: filepath.Join(eng.cfg.Dir, "approvals")}
 	if err := os.MkdirAll(s.argsDir, 0o700); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("engine: system database: %w", err)

@@ -16,11 +16,15 @@ import (
 func openSystem(t *testing.T) (*System, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := OpenSystem(context.Background(), Config{Dir: dir, MemoryLimit: "128MB"})
+	e, err := New(Config{Dir: dir, MemoryLimit: "128MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	s, err := OpenSystem(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); e.Close() })
 	return s, dir
 }
 

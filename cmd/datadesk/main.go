@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,7 @@ usage:
   datadesk ingest FILE
   datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]
   datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
+  datadesk bench --owners 200,1000 [--owner-rows 50000] [--max-open 32] [--memory-limit 1GB]
 `
 
 func main() {
@@ -127,10 +129,10 @@ type engineFlags struct {
 func addEngineFlags(fs *flag.FlagSet) engineFlags {
 	return engineFlags{
 		data:        fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory"),
-		memoryLimit: fs.String("memory-limit", engine.DefaultMemoryLimit, "memory limit of each owner database"),
-		threads:     fs.Int("threads", engine.DefaultThreads, "threads of each owner database"),
-		maxTemp:     fs.String("max-temp", engine.DefaultMaxTempSize, "temp space each owner database may spill to"),
-		maxOpen:     fs.Int("max-open", engine.DefaultMaxOpen, "owner databases open at once"),
+		memoryLimit: fs.String("memory-limit", engine.DefaultMemoryLimit, "memory of the whole node's queries and loads, all owners together (DuckDB's buffer pool)"),
+		threads:     fs.Int("threads", engine.DefaultThreads, "threads of the whole node's DuckDB work, all owners together"),
+		maxTemp:     fs.String("max-temp", engine.DefaultMaxTempSize, "temp space the whole node may spill to, under DATA/tmp"),
+		maxOpen:     fs.Int("max-open", engine.DefaultMaxOpen, "owner databases kept open while idle; more stay open while in use"),
 	}
 }
 
@@ -227,13 +229,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 // openServer opens what a server needs: databases and audit log in the
 // data directory; users, policy and signing key in the shared directory
 // (the data directory itself for a node alone). closeAll closes them.
-func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.Config) (srv *api.Server, closeAll func(), err error) {
+func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.Config) (_ *api.Server, _ func(), err error) {
 	var closers []func() error
-	closeAll = func() {
+	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			_ = closers[i]()
 		}
 	}
+	// The results are zero on every failure; what was opened is closed
+	// through the local, never the result.
 	defer func() {
 		if err != nil {
 			closeAll()
@@ -256,7 +260,7 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 		return nil, nil, err
 	}
 	closers = append(closers, eng.Close)
-	system, err := engine.OpenSystem(context.Background(), ef.config(cfg.Logger))
+	system, err := engine.OpenSystem(context.Background(), eng)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,7 +275,7 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 		return nil, nil, err
 	}
 	cfg.DataDir = *ef.data
-	srv, err = api.New(cfg, api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
+	srv, err := api.New(cfg, api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -566,9 +570,37 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	corpus := fs.String("corpus", envOr("DATADESK_CORPUS", filepath.Join("..", "shared", "data", "spreadsheets", "sheetjs")),
 		"folder of real workbooks; XLS ingest is measured on its largest .xls with an XLSX twin")
 	backend := fs.String("backend", "duckdb", "duckdb: every path; clickhouse: the query_table paths on the cluster of --clickhouse")
+	owners := fs.String("owners", "", "measure many owners instead: owner counts, for example 200,1000, each beside 10 owners")
+	ownerRows := fs.Int("owner-rows", 50_000, "with --owners: rows of each owner's table")
+	calls := fs.Int("calls", 0, "with --owners: calls of each load after every owner's first call (default 2,000)")
+	maxOpen := fs.Int("max-open", engine.DefaultMaxOpen, "with --owners: the server's --max-open")
+	memoryLimit := fs.String("memory-limit", engine.DefaultMemoryLimit, "with --owners: the server's --memory-limit")
 	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *owners != "" {
+		var counts []int
+		for _, s := range splitList(*owners) {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return fmt.Errorf("bench: --owners wants owner counts such as 200,1000, not %q", s)
+			}
+			counts = append(counts, n)
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		rep, err := bench.Owners(context.Background(), bench.OwnersConfig{Owners: counts, Rows: *ownerRows, Calls: *calls,
+			Engine: engine.Config{MaxOpen: *maxOpen, MemoryLimit: *memoryLimit}, Server: []string{exe, "serve"},
+			Dir: *work, Results: *out, Progress: stderr})
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, rep.Markdown())
+		fmt.Fprintf(stdout, "\nwritten to %s\n", filepath.Join(*out, "owners.md"))
+		return nil
 	}
 	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus}
 	switch *backend {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +90,60 @@ func TestMCPCommandNeedsToken(t *testing.T) {
 	err := run([]string{"mcp", "--data", t.TempDir()}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "token") {
 		t.Errorf("got %v, want a token error", err)
+	}
+}
+
+// TestDataDirectoryInUse: `serve` and `mcp` on a data directory another
+// process holds say so and exit non-zero, instead of failing later or
+// crashing.
+func TestDataDirectoryInUse(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run([]string{"user", "add", "ana", "--role", "analyst", "--data", dir}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	token := lines[len(lines)-1]
+	holder := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--data", dir)
+	holder.Env = append(os.Environ(), "DATADESK_TEST_COMMAND=1")
+	logPath := filepath.Join(t.TempDir(), "holder.log")
+	holderOut, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holderOut.Close()
+	holder.Stdout, holder.Stderr = holderOut, holderOut
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		log, _ := os.ReadFile(logPath)
+		if strings.Contains(string(log), `"msg":"serving"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first server did not start: %s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, args := range [][]string{
+		{"serve", "--addr", "127.0.0.1:0", "--data", dir},
+		{"mcp", "--data", dir, "--token", token},
+	} {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "DATADESK_TEST_COMMAND=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Stdin = strings.NewReader("")
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Errorf("%s: got %v, want a non-zero exit\n%s", args[0], err, stderr.String())
+		}
+		if msg := stderr.String(); !strings.Contains(msg, "in use by process") || strings.Contains(msg, "panic") {
+			t.Errorf("%s: stderr %q, want the lock error naming the process", args[0], msg)
+		}
 	}
 }

@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"datadesk"
+)
+
+// lockDir takes the data directory for this process, so that no second
+// server or command, in this process or another, opens the same owners'
+// databases: DuckDB's own file locks hold between processes only, and an
+// owner's database is attached only while in use. The lock goes with the
+// process.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "datadesk.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			who := "another process"
+			if pid := strings.TrimSpace(string(holder)); pid != "" {
+				who = "process " + pid
+			}
+			return nil, datadesk.Errorf(datadesk.Conflict, "the data directory %s is in use by %s; stop it first or use another --data", dir, who)
+		}
+		return nil, fmt.Errorf("engine: lock %s: %w", path, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}

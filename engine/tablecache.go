@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"container/list"
+	"sync"
+)
+
+// tableCache holds one owner's catalog entries by table id and by file id
+// (its first sheet). A stored table never changes; deleting or moving one
+// clears the cache.
+type tableCache struct {
+	mu     sync.RWMutex
+	tables map[string]*Table
+}
+
+func (c *tableCache) get(id string) (*Table, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[id]
+	return t, ok
+}
+
+func (c *tableCache) put(id string, t *Table) {
+	c.mu.Lock()
+	c.tables[id] = t
+	c.mu.Unlock()
+}
+
+func (c *tableCache) clear() {
+	c.mu.Lock()
+	clear(c.tables)
+	c.mu.Unlock()
+}
+
+// tableCaches keeps owners' table caches across the closing and reopening
+// of their databases, so that an owner's first call after being closed for
+// room does not read the catalog again: only this process changes an
+// owner's catalog while it holds the data directory. The least recently
+// used are dropped past max.
+type tableCaches struct {
+	mu     sync.Mutex
+	max    int
+	owners map[string]*list.Element // of *ownerCache
+	lru    *list.List
+}
+
+type ownerCache struct {
+	owner string
+	cache *tableCache
+}
+
+func newTableCaches(max int) *tableCaches {
+	return &tableCaches{max: max, owners: map[string]*list.Element{}, lru: list.New()}
+}
+
+// of returns owner's cache, made empty if there was none.
+func (c *tableCaches) of(owner string) *tableCache {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.owners[owner]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*ownerCache).cache
+	}
+	oc := &ownerCache{owner: owner, cache: &tableCache{tables: map[string]*Table{}}}
+	c.owners[owner] = c.lru.PushFront(oc)
+	for c.lru.Len() > c.max {
+		last := c.lru.Back()
+		c.lru.Remove(last)
+		delete(c.owners, last.Value.(*ownerCache).owner)
+	}
+	return oc.cache
+}
+
+// drop forgets owner's cache.
+func (c *tableCaches) drop(owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.owners[owner]; ok {
+		c.lru.Remove(el)
+		delete(c.owners, owner)
+	}
+}
