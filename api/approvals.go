@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -43,7 +44,7 @@ func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *to
 		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
 		Status: engine.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.cfg.ApprovalTTL)}
 	// The summary's rows are the work's: a copy's are its source table's.
-	if attrs, err := workAttrs(ctx, s.engine, who.UserID, t, args); err == nil {
+	if attrs, err := workAttrs(ctx, s.engine, s.ingest, who.UserID, t, args); err == nil {
 		a.Rows = int64(attrs.Rows)
 	}
 	quota := engine.PendingQuota{CallBytes: s.cfg.MaxPendingCall, Bytes: s.cfg.MaxPendingBytes, Calls: s.cfg.MaxPendingCalls}
@@ -166,7 +167,49 @@ func (s *Server) getApproval(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"approval": a})
+	return c.JSON(http.StatusOK, map[string]any{"approval": s.approvalView(caller(c), a)})
+}
+
+// approvalView is what who may see of a call that waited for approval: all
+// of it for the call's own user (or the platform acting for them) while
+// the policy lets them read files; for anyone else, an approver, what the
+// call asked and a summary of what it did, never the data it returned or
+// a link to it.
+func (s *Server) approvalView(who datadesk.Caller, a *engine.Approval) *engine.Approval {
+	if a.UserID == who.UserID && s.policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{}).Allowed() || len(a.Result) == 0 {
+		return a
+	}
+	v := *a
+	v.Result = resultSummary(a.Tool, a.Result)
+	return &v
+}
+
+// resultSummaryKeys are the parts of a result an approver sees, by tool:
+// counts and names, never rows, aggregates or links.
+var resultSummaryKeys = map[string][]string{
+	"files.create":      {"id", "filename", "content_type", "size", "row_count", "column_count"},
+	"files.query_table": {"source_row_count", "matched_row_count", "group_count"},
+}
+
+// resultSummary returns a call's result cut to what an approver sees.
+func resultSummary(tool string, raw json.RawMessage) json.RawMessage {
+	var r map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&r) != nil {
+		return json.RawMessage(`{}`)
+	}
+	if f, ok := r["file"].(map[string]any); ok {
+		r = f
+	}
+	out := map[string]any{}
+	for _, k := range resultSummaryKeys[tool] {
+		if v, ok := r[k]; ok {
+			out[k] = v
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
 }
 
 // decideApproval approves or rejects a pending call. An approved call runs
@@ -182,7 +225,7 @@ func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]any{"approval": a})
+		return c.JSON(http.StatusOK, map[string]any{"approval": s.approvalView(caller(c), a)})
 	}
 }
 
@@ -293,18 +336,26 @@ func (s *Server) redecide(ctx context.Context, a *engine.Approval, t *tool, args
 		}
 		who.ActorID, who.ActorName, who.ActorRole = actor.ID, actor.Name, actor.Role
 	}
-	attrs, err := workAttrs(ctx, s.engine, who.UserID, t, args)
+	attrs, err := workAttrs(ctx, s.engine, s.ingest, who.UserID, t, args)
 	if err != nil {
 		return who, rbac.Decision{Effect: rbac.Deny, Reason: "the call's data could not be read: " + datadesk.AsError(err).Message}
 	}
 	return who, s.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
 }
 
-func argsHash(args any) string {
+// argsHash fingerprints a call's arguments for the audit log: their JSON,
+// with the rows argument hashed as it came rather than encoded again.
+func argsHash(args map[string]any) string {
 	if args == nil {
 		return ""
 	}
-	b, _ := json.Marshal(args)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	rest := args
+	if rows, ok := args[rowsArgument].(*rawRows); ok {
+		rest = withoutRows(args)
+		h.Write(rows.raw)
+	}
+	b, _ := json.Marshal(rest)
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
 }

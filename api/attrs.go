@@ -2,25 +2,33 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"os"
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
 // workAttrs are a call's attributes as the work sees them, so a policy
-// condition cannot be passed by pointing at data instead of sending it:
-// a copy by source_file_id has the source table's rows and columns, a ZIP
-// the sum of its members' sizes. Ids that are not the owner's add nothing;
-// the call itself then answers not found.
-func workAttrs(ctx context.Context, eng *engine.Engine, owner string, t *tool, args map[string]any) (rbac.Attrs, error) {
+// condition cannot be passed by pointing at data instead of sending it, or
+// by sending it in another form: a copy by source_file_id has the source
+// table's rows and columns, a ZIP the sum of its members' sizes, CSV or
+// JSON content the rows and columns ingest finds in it, and every file
+// the format of its name as the file is stored (callAttrs). Ids that are
+// not the owner's add nothing; the call itself then answers not found.
+func workAttrs(ctx context.Context, eng *engine.Engine, in *ingest.Ingester, owner string, t *tool, args map[string]any) (rbac.Attrs, error) {
 	a := callAttrs(t, args)
 	if t.Name != rbac.ActionCreate {
 		return a, nil
 	}
 	src, _ := args["source_file_id"].(string)
 	ids, _ := args["file_ids"].([]any)
-	if src == "" && len(ids) == 0 {
+	content, isContent := args["content"].(string)
+	isContent = isContent && (a.Format == "csv" || a.Format == "json")
+	if src == "" && len(ids) == 0 && !isContent {
 		return a, nil
 	}
 	store, release, err := eng.Acquire(ctx, owner)
@@ -28,6 +36,13 @@ func workAttrs(ctx context.Context, eng *engine.Engine, owner string, t *tool, a
 		return a, err
 	}
 	defer release()
+	if isContent {
+		rows, cols, err := contentShape(ctx, in, store, content, a.Format)
+		if err != nil {
+			return a, err
+		}
+		a.Rows, a.Columns = max(a.Rows, rows), max(a.Columns, cols)
+	}
 	if src != "" {
 		tbl, err := store.Table(ctx, src)
 		switch {
@@ -48,4 +63,36 @@ func workAttrs(ctx context.Context, eng *engine.Engine, owner string, t *tool, a
 		}
 	}
 	return a, nil
+}
+
+// contentShape reads CSV or JSON content as ingest will and returns its
+// rows (summed over its tables) and widest header. Content that ingest
+// cannot read as a table has none; the call itself says why.
+func contentShape(ctx context.Context, in *ingest.Ingester, store *engine.Store, content, format string) (rows, cols int, err error) {
+	fh, err := os.CreateTemp(store.IncomingDir(), "attrs-*")
+	if err != nil {
+		return 0, 0, fmt.Errorf("api: %w", err)
+	}
+	defer os.Remove(fh.Name())
+	_, err = io.WriteString(fh, content)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("api: %w", err)
+	}
+	res, err := in.Read(ctx, fh.Name(), "content."+format, store.IncomingDir())
+	if err != nil {
+		return 0, 0, nil
+	}
+	defer res.Close()
+	for _, src := range res.Tables {
+		cols = max(cols, len(src.Header))
+		n, err := engine.CountRows(src)
+		if err != nil {
+			return 0, 0, nil
+		}
+		rows += n
+	}
+	return rows, cols, nil
 }

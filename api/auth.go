@@ -154,8 +154,14 @@ func caller(c *echo.Context) datadesk.Caller {
 // Such actions cannot wait for a person, so approve counts as a refusal.
 // Errors: forbidden.
 func (s *Server) authorize(c *echo.Context, action string) error {
+	return s.authorizeWith(c, action, rbac.Attrs{})
+}
+
+// authorizeWith is authorize with the attributes of the work the action
+// does. Errors: forbidden.
+func (s *Server) authorizeWith(c *echo.Context, action string, attrs rbac.Attrs) error {
 	who := caller(c)
-	d := s.policy.DecideAs(who, action, rbac.Attrs{})
+	d := s.policy.DecideAs(who, action, attrs)
 	c.Set(decisionKey, d)
 	c.Set(actionKey, action)
 	switch d.Effect {
@@ -194,22 +200,27 @@ func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.Use
 	c.Set(actionKey, "session.sign_in")
 	c.Set(callerKey, datadesk.Caller{Name: auditName(name)})
 	keys := signInKeys(name, c.RealIP())
-	if wait := s.signIns.locked(keys...); wait > 0 {
+	wait, suspect := s.signIns.admit(keys)
+	if wait > 0 {
 		secs := int(wait.Round(time.Second).Seconds())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "too many failed sign-ins for this name or from this address; try again in %d seconds", max(secs, 1))
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "too many failed sign-ins from this address; try again in %d seconds", max(secs, 1))
 	}
-	user, err := s.users.CheckPassword(c.Request().Context(), name, password)
+	check := s.users.CheckPassword
+	if suspect {
+		check = s.users.CheckPasswordLater
+	}
+	user, err := check(c.Request().Context(), name, password)
 	if datadesk.ErrorCode(err) == datadesk.RateLimited {
 		c.Response().Header().Set("Retry-After", "1")
 	}
 	if datadesk.ErrorCode(err) == datadesk.Unauthenticated {
-		s.signIns.fail(keys...)
+		s.signIns.fail(keys)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	s.signIns.succeed(keys[0])
+	s.signIns.succeed(keys)
 	c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
 	if old, err := c.Request().Cookie(sessionCookie); err == nil {
 		_ = s.system.RevokeSession(c.Request().Context(), old.Value)

@@ -88,6 +88,14 @@ func (s *Server) signedOrAuthenticated(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.cfg.Now().Unix() > exp {
 			return datadesk.Errorf(datadesk.Unauthenticated, "the download link expired; ask for a new one")
 		}
+		// A link lives no longer than its user, nor past the revocation of
+		// the credentials that made it. Links count whole seconds: one made
+		// in the second of a revocation ends with it.
+		user, err := s.users.ByID(owner)
+		issued := time.Unix(exp, 0).Add(-DownloadURLTTL)
+		if err != nil || !user.LinksValidFrom.IsZero() && !issued.After(user.LinksValidFrom.Truncate(time.Second)) {
+			return datadesk.Errorf(datadesk.Unauthenticated, "the download link was revoked; ask for a new one")
+		}
 		c.Set(callerKey, datadesk.Caller{UserID: owner, Role: signedRole})
 		if err := s.ownerHere(c, owner); err != nil {
 			return err

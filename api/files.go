@@ -198,9 +198,17 @@ func (s *Server) uploadFile(c *echo.Context) error {
 		return err
 	}
 	defer res.Close()
+	size := int64(0)
+	if st, err := os.Stat(tmp); err == nil {
+		size = st.Size()
+	}
 	f, err := store.AddFile(ctx, engine.NewFile{
 		Filename: filename, ContentType: res.ContentType, ChatSession: caller(c).ChatSession,
 		TempPath: tmp, Tables: res.Tables,
+		// The policy decides again on what the upload turned out to hold.
+		Admit: func(tables []engine.Table) error {
+			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
+		},
 	})
 	if err != nil {
 		return err
@@ -210,6 +218,17 @@ func (s *Server) uploadFile(c *echo.Context) error {
 		schemas = append(schemas, schemaOf(&f.Tables[i]))
 	}
 	return c.JSON(http.StatusCreated, map[string]any{"file": s.describe(caller(c).UserID, f), "tables": schemas})
+}
+
+// uploadAttrs are an upload's attributes once ingested: its bytes and
+// format, its tables' rows summed and their widest header.
+func uploadAttrs(filename string, size int64, tables []engine.Table) rbac.Attrs {
+	a := rbac.Attrs{Tool: rbac.ActionUpload, Bytes: size, Format: strings.TrimPrefix(strings.ToLower(filepath.Ext(filename)), ".")}
+	for _, t := range tables {
+		a.Rows += int(t.RowCount)
+		a.Columns = max(a.Columns, len(t.Columns))
+	}
+	return a
 }
 
 // receive writes the part to a temporary file, syncs it and returns its path.

@@ -19,15 +19,26 @@ import (
 	"datadesk/exports"
 )
 
-// createArgs are files.create's arguments.
+// createArgs are files.create's arguments but its rows, which are read a
+// row at a time (rowsOf).
 type createArgs struct {
 	Filename     string   `json:"filename"`
 	Content      *string  `json:"content"`
 	FileIDs      []string `json:"file_ids"`
 	Columns      []any    `json:"columns"`
-	Rows         []any    `json:"rows"`
 	SourceFileID string   `json:"source_file_id"`
 	Title        string   `json:"title"`
+}
+
+// withoutRows returns args without the rows argument, to bind the rest.
+func withoutRows(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		if k != rowsArgument {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // The formats each form of files.create makes, by extension.
@@ -62,16 +73,17 @@ func hasExt(exts []string, ext string) bool {
 // its data.
 func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, error) {
 	var a createArgs
-	if err := bindArguments(args, &a); err != nil {
+	if err := bindArguments(withoutRows(args), &a); err != nil {
 		return nil, err
 	}
+	rows := rowsArg(args)
 	filename, err := cleanFilename(a.Filename)
 	if err != nil {
 		return nil, datadesk.AsError(err).WithField("filename")
 	}
 	ext := strings.ToLower(filepath.Ext(filename))
 	forms := 0
-	for _, given := range []bool{a.Content != nil, a.FileIDs != nil, a.Columns != nil || a.Rows != nil, a.SourceFileID != ""} {
+	for _, given := range []bool{a.Content != nil, a.FileIDs != nil, a.Columns != nil || rows != nil, a.SourceFileID != ""} {
 		if given {
 			forms++
 		}
@@ -134,7 +146,10 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 		if !hasExt(tableExts, ext) {
 			return nil, wrongExt("columns and rows", tableExts)
 		}
-		tbl, err := buildTable(a.Columns, a.Rows, ext == ".xlsx")
+		if rows == nil {
+			rows = sliceRows{}
+		}
+		tbl, err := buildTable(a.Columns, rows, ext == ".xlsx")
 		if err != nil {
 			return nil, err
 		}
@@ -217,12 +232,18 @@ func (s *Server) zipEntries(ctx context.Context, store *engine.Store, ids []stri
 	return out, nil
 }
 
-// newTable is a table given as columns and rows, typed.
+// newTable is a table given as columns and rows, typed. Its rows stay as
+// given and are converted a row at a time (each), as often as they are
+// read: to count, to write a file and to load the table.
 type newTable struct {
 	keys, labels []string
 	types        []string // engine types
-	text         [][]string
-	typed        [][]any
+	index        map[string]int
+	rows         rowList
+	xlsx         bool
+	// counted are the columns' counts over the converted rows, for the
+	// engine (engine.TableSource.Counted).
+	counted []engine.ColumnStats
 }
 
 var declaredTypes = map[string]string{
@@ -233,12 +254,14 @@ var declaredTypes = map[string]string{
 // buildTable reads columns and rows, honouring declared types and inferring
 // "auto" ones with ingest's rules: JSON strings stay text (or dates), JSON
 // numbers become numbers unless they have leading zeros or more than 15
-// digits. Errors: invalid, naming the row and column.
-func buildTable(columns, rows []any, xlsx bool) (*newTable, error) {
+// digits. It reads the rows twice, a row at a time: once to type the
+// columns, once to check every cell converts and to count the converted
+// values. Errors: invalid, naming the row and column.
+func buildTable(columns []any, rows rowList, xlsx bool) (*newTable, error) {
 	if len(columns) == 0 {
 		return nil, datadesk.Errorf(datadesk.Invalid, "columns are needed with rows").WithField("columns")
 	}
-	t := &newTable{}
+	t := &newTable{rows: rows, xlsx: xlsx}
 	declared := make([]string, len(columns))
 	seen := map[string]bool{}
 	for i, c := range columns {
@@ -270,109 +293,150 @@ func buildTable(columns, rows []any, xlsx bool) (*newTable, error) {
 		}
 		seen[strings.ToLower(t.keys[i])] = true
 	}
-	index := map[string]int{}
+	t.index = map[string]int{}
 	for i := range t.keys {
-		index[t.keys[i]] = i
-		if _, ok := index[t.labels[i]]; !ok && t.labels[i] != "" {
-			index[t.labels[i]] = i
+		t.index[t.keys[i]] = i
+		if _, ok := t.index[t.labels[i]]; !ok && t.labels[i] != "" {
+			t.index[t.labels[i]] = i
 		}
 	}
-	// Cells as given: JSON values by column.
-	cells := make([][]any, len(rows))
-	for r, row := range rows {
-		vals := make([]any, len(columns))
-		switch x := row.(type) {
-		case []any:
-			if len(x) > len(columns) {
-				return nil, datadesk.Errorf(datadesk.Invalid, "rows[%d] has %d values; there are %d columns", r, len(x), len(columns)).
-					WithField(fmt.Sprintf("rows[%d]", r))
-			}
-			copy(vals, x)
-		case map[string]any:
-			for k, v := range x {
-				i, ok := index[k]
-				if !ok {
-					return nil, datadesk.Errorf(datadesk.Invalid, "rows[%d] has unknown column %q; valid keys: %s", r, k, strings.Join(t.keys, ", ")).
-						WithField(fmt.Sprintf("rows[%d].%s", r, k)).WithAllowed(t.keys...)
-				}
-				vals[i] = v
+	if err := t.decideTypes(declared); err != nil {
+		return nil, err
+	}
+	t.counted = make([]engine.ColumnStats, len(t.keys))
+	err := t.each(func(text []string, typed []any) error {
+		for i := range text {
+			if typed[i] != nil {
+				t.counted[i].Add(text[i])
 			}
 		}
-		cells[r] = vals
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	t.types = make([]string, len(columns))
-	t.text = make([][]string, len(rows))
-	t.typed = make([][]any, len(rows))
-	for r := range rows {
-		t.text[r] = make([]string, len(columns))
-		t.typed[r] = make([]any, len(columns))
+	return t, nil
+}
+
+// cells reads row r's JSON values into vals, one per column.
+func (t *newTable) cells(r int, row any, vals []any) error {
+	clear(vals)
+	switch x := row.(type) {
+	case []any:
+		if len(x) > len(vals) {
+			return datadesk.Errorf(datadesk.Invalid, "rows[%d] has %d values; there are %d columns", r, len(x), len(vals)).
+				WithField(fmt.Sprintf("rows[%d]", r))
+		}
+		copy(vals, x)
+	case map[string]any:
+		for k, v := range x {
+			i, ok := t.index[k]
+			if !ok {
+				return datadesk.Errorf(datadesk.Invalid, "rows[%d] has unknown column %q; valid keys: %s", r, k, strings.Join(t.keys, ", ")).
+					WithField(fmt.Sprintf("rows[%d].%s", r, k)).WithAllowed(t.keys...)
+			}
+			vals[i] = v
+		}
 	}
-	for i := range columns {
+	return nil
+}
+
+// columnShapes is what typing a column given as JSON counts: the JSON
+// types of its values, their texts as ingest would see them, and, for a
+// numeric column, their texts trimmed.
+type columnShapes struct {
+	strs, nums, bools int
+	texts, numbers    engine.ColumnStats
+}
+
+// decideTypes reads the rows once and gives each column its type: the
+// declared one, or the one its values infer for "auto".
+func (t *newTable) decideTypes(declared []string) error {
+	shapes := make([]columnShapes, len(t.keys))
+	vals := make([]any, len(t.keys))
+	err := t.rows.Each(func(r int, row any) error {
+		if err := t.cells(r, row, vals); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			sh := &shapes[i]
+			switch x := v.(type) {
+			case string:
+				sh.strs++
+				sh.texts.Add(x)
+				sh.numbers.Add(strings.TrimSpace(x))
+			case json.Number:
+				sh.nums++
+				sh.texts.Add(x.String())
+				sh.numbers.Add(x.String())
+			case bool:
+				sh.bools++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	t.types = make([]string, len(t.keys))
+	for i := range t.keys {
 		typ := declared[i]
 		if typ == "" || typ == "auto" {
-			typ = inferDeclared(t.keys[i], cells, i)
+			typ = inferDeclared(t.keys[i], &shapes[i])
 		} else {
 			typ = declaredTypes[typ]
 		}
 		if typ == engine.TypeDouble {
 			// Numbers are stored exactly: whole numbers as integers, others
 			// as decimals where they fit.
-			var texts []string
-			for r := range cells {
-				switch v := cells[r][i].(type) {
-				case json.Number:
-					texts = append(texts, v.String())
-				case string:
-					texts = append(texts, strings.TrimSpace(v))
-				}
-			}
-			if ft, _, _ := engine.DecideColumn(t.keys[i], texts, engine.Hint{Type: engine.TypeDouble}); ft != "" {
+			if ft, _, _ := shapes[i].numbers.Decide(t.keys[i], engine.Hint{Type: engine.TypeDouble}); ft != "" {
 				typ = ft
 			}
 		}
 		t.types[i] = typ
-		for r := range cells {
-			text, typed, err := convertCell(cells[r][i], typ)
-			field := fmt.Sprintf("rows[%d].%s", r, t.keys[i])
-			if err != nil {
-				return nil, datadesk.Errorf(datadesk.Invalid, "%s: %v", field, err).WithField(field)
-			}
-			if xlsx && utf8.RuneCountInString(text) > exports.MaxCellChars {
-				return nil, datadesk.Errorf(datadesk.Invalid, "%s has %d characters; an Excel cell holds at most %d",
-					field, utf8.RuneCountInString(text), exports.MaxCellChars).WithField(field)
-			}
-			t.text[r][i], t.typed[r][i] = text, typed
-		}
 	}
-	return t, nil
+	return nil
 }
 
 // inferDeclared picks a type for an "auto" column from its JSON values.
-func inferDeclared(key string, cells [][]any, i int) string {
-	var strs, nums, bools int
-	var texts []string
-	for r := range cells {
-		switch v := cells[r][i].(type) {
-		case string:
-			strs++
-			texts = append(texts, v)
-		case json.Number:
-			nums++
-			texts = append(texts, v.String())
-		case bool:
-			bools++
-		}
-	}
+func inferDeclared(key string, sh *columnShapes) string {
 	switch {
-	case strs+nums+bools == 0:
+	case sh.strs+sh.nums+sh.bools == 0:
 		return engine.TypeText
-	case bools > 0 && strs+nums == 0:
+	case sh.bools > 0 && sh.strs+sh.nums == 0:
 		return engine.TypeBoolean
-	case bools > 0:
+	case sh.bools > 0:
 		return engine.TypeText
 	}
-	typ, _, _ := engine.DecideColumn(key, texts, engine.Hint{NoNumbers: strs > 0})
+	typ, _, _ := sh.texts.Decide(key, engine.Hint{NoNumbers: sh.strs > 0})
 	return typ
+}
+
+// each converts the rows one at a time to their text form for the table
+// and their typed form for a file, and calls fn with each. Errors: invalid,
+// naming the row and column of a value that does not convert.
+func (t *newTable) each(fn func(text []string, typed []any) error) error {
+	vals := make([]any, len(t.keys))
+	return t.rows.Each(func(r int, row any) error {
+		if err := t.cells(r, row, vals); err != nil {
+			return err
+		}
+		text, typed := make([]string, len(t.keys)), make([]any, len(t.keys))
+		for i, v := range vals {
+			s, x, err := convertCell(v, t.types[i])
+			if err != nil {
+				field := fmt.Sprintf("rows[%d].%s", r, t.keys[i])
+				return datadesk.Errorf(datadesk.Invalid, "%s: %v", field, err).WithField(field)
+			}
+			if t.xlsx && utf8.RuneCountInString(s) > exports.MaxCellChars {
+				field := fmt.Sprintf("rows[%d].%s", r, t.keys[i])
+				return datadesk.Errorf(datadesk.Invalid, "%s has %d characters; an Excel cell holds at most %d",
+					field, utf8.RuneCountInString(s), exports.MaxCellChars).WithField(field)
+			}
+			text[i], typed[i] = s, x
+		}
+		return fn(text, typed)
+	})
 }
 
 // convertCell reads one JSON value as typ: its text form for the table and
@@ -462,18 +526,15 @@ func (t *newTable) source(name string) engine.TableSource {
 		hints[i] = engine.Hint{Type: typ}
 	}
 	// A JSON null is an empty cell; "" stays empty text.
-	return engine.TableSource{Name: name, Header: t.labels, Keys: t.keys, Hints: hints,
+	return engine.TableSource{Name: name, Header: t.labels, Keys: t.keys, Hints: hints, Counted: t.counted,
 		RowsWithNulls: func(yield func([]string, []bool) error) (engine.RowStats, error) {
 			null := make([]bool, len(t.types))
-			for r, row := range t.text {
+			return engine.RowStats{}, t.each(func(text []string, typed []any) error {
 				for i := range null {
-					null[i] = t.typed[r][i] == nil
+					null[i] = typed[i] == nil
 				}
-				if err := yield(row, null); err != nil {
-					return engine.RowStats{}, err
-				}
-			}
-			return engine.RowStats{}, nil
+				return yield(text, null)
+			})
 		}}
 }
 
@@ -482,13 +543,8 @@ func (t *newTable) exportSource() exports.Source {
 	for i := range cols {
 		cols[i] = engine.Column{Key: t.keys[i], Label: t.labels[i], Type: t.types[i]}
 	}
-	return exports.Source{Columns: cols, Count: int64(len(t.typed)), Rows: func(yield func([]any) error) error {
-		for _, r := range t.typed {
-			if err := yield(r); err != nil {
-				return err
-			}
-		}
-		return nil
+	return exports.Source{Columns: cols, Count: int64(t.rows.Len()), Rows: func(yield func([]any) error) error {
+		return t.each(func(_ []string, typed []any) error { return yield(typed) })
 	}}
 }
 

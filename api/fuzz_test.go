@@ -32,7 +32,7 @@ func FuzzToolArguments(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		args, err := decodeArguments(bytes.NewReader(body))
+		args, err := decodeArguments(bytes.NewReader(body), int64(len(body)))
 		if err != nil {
 			checkClientError(t, err)
 			return

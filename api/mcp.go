@@ -1,16 +1,22 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,9 +35,19 @@ const (
 	// tableURITemplate names a stored table's rows, a page at a time.
 	tableURITemplate = "datadesk://tables/{id}{?offset,limit}"
 	// mcpMaxPage bounds a resource page: a client may put it in a model's
-	// context whole.
-	mcpMaxPage     = 200
-	mcpDefaultPage = engine.DefaultPageSize
+	// context whole. mcpMaxPageBytes bounds it in bytes too: a page of a
+	// wide table is cut short to fit, and says where the next one starts.
+	mcpMaxPage      = 200
+	mcpDefaultPage  = engine.DefaultPageSize
+	mcpMaxPageBytes = 256 << 10
+	// mcpMaxBatch bounds the messages of one JSON-RPC batch (protocol
+	// versions before 2025-06-18 allow batches), and mcpMaxRequestAnswers
+	// the bytes the answers to one HTTP request may carry together.
+	mcpMaxBatch          = 8
+	mcpMaxRequestAnswers = 2 * maxToolAnswer
+	// mcpMaxText bounds the text beside a result: a summary, the data
+	// being in the structured content.
+	mcpMaxText = 2000
 )
 
 var approvalsSchema = json.RawMessage(`{"type": "object", "required": ["approval_id"], "additionalProperties": false,
@@ -53,14 +69,52 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 		if !ok {
 			return nil
 		}
-		return s.mcpServer(who)
+		return s.mcpServer(func() (datadesk.Caller, error) { return who, nil })
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: maxToolBody,
 		DisableLocalhostProtection: true})
 	return func(c *echo.Context) error {
 		r := c.Request()
-		h.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), mcpCallerKey{}, caller(c))))
+		if r.Method == http.MethodPost {
+			body, err := readBody(r.Body, r.ContentLength, maxToolBody)
+			if err != nil {
+				return err
+			}
+			if n, ok := countArray(body); ok && n > mcpMaxBatch {
+				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		ctx := context.WithValue(r.Context(), mcpCallerKey{}, caller(c))
+		ctx = withAnswerBudget(ctx, mcpMaxRequestAnswers)
+		h.ServeHTTP(c.Response(), r.WithContext(ctx))
 		return nil
 	}
+}
+
+// answerBudget is what the answers to one request may still carry, in
+// bytes: a batch of calls cannot make more work than one call may.
+type answerBudget struct{ left atomic.Int64 }
+
+type answerBudgetKey struct{}
+
+func withAnswerBudget(ctx context.Context, n int64) context.Context {
+	b := &answerBudget{}
+	b.left.Store(n)
+	return context.WithValue(ctx, answerBudgetKey{}, b)
+}
+
+// spend takes n bytes of the request's budget, if it has one. Errors:
+// too_large when the answers together pass it.
+func spend(ctx context.Context, n int) error {
+	b, ok := ctx.Value(answerBudgetKey{}).(*answerBudget)
+	if !ok {
+		return nil
+	}
+	if b.left.Add(-int64(n)) < 0 {
+		return datadesk.Errorf(datadesk.TooLarge, "the answers to this request would pass %d bytes together; send fewer calls at once", mcpMaxRequestAnswers)
+	}
+	return nil
 }
 
 // mcpAuthenticate is authenticate for /mcp, recording refusals in the audit
@@ -79,20 +133,91 @@ func (s *Server) mcpAuthenticate(next echo.HandlerFunc) echo.HandlerFunc {
 
 // ServeMCP serves the Model Context Protocol over r and w (a process's
 // stdin and stdout) for the user whose bearer token is given, until the
-// client leaves or ctx ends. Errors: unauthenticated (token).
+// client leaves or ctx ends. The token is checked again at every call, so
+// a revoked token or a changed role takes effect at once. Errors:
+// unauthenticated (token).
 func (s *Server) ServeMCP(ctx context.Context, token string, r io.ReadCloser, w io.WriteCloser) error {
-	user, err := s.users.Authenticate(strings.TrimSpace(token))
-	if err != nil {
+	token = strings.TrimSpace(token)
+	resolve := func() (datadesk.Caller, error) {
+		user, err := s.users.Authenticate(token)
+		if err != nil {
+			return datadesk.Caller{}, err
+		}
+		return datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role}, nil
+	}
+	if _, err := resolve(); err != nil {
 		return err
 	}
-	who := datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role}
-	return s.mcpServer(who).Run(ctx, &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxToolBody})
+	out := &lockedWriter{w: w}
+	in := &batchLimiter{r: bufio.NewReaderSize(r, 1<<20), w: out, closer: r}
+	return s.mcpServer(resolve).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: maxToolBody})
 }
 
-// mcpServer is an MCP server whose tools and resources act as who: the
-// registered tools under their provider names, approvals_get, and the
-// stored tables as resources.
-func (s *Server) mcpServer(who datadesk.Caller) *mcp.Server {
+// lockedWriter serialises writes of the SDK and of batchLimiter.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return l.w.Close() }
+
+// batchLimiter passes a stdio stream of JSON-RPC messages, one per line,
+// and answers a batch of more than mcpMaxBatch messages itself with an
+// error instead of passing it on. Lines longer than its buffer (1 MiB) are
+// a call's arguments and pass uncounted.
+type batchLimiter struct {
+	r      *bufio.Reader
+	w      io.Writer
+	closer io.Closer
+	rest   []byte
+	// midLine is set while a line longer than the buffer passes.
+	midLine bool
+}
+
+func (b *batchLimiter) Read(p []byte) (int, error) {
+	for len(b.rest) == 0 {
+		line, err := b.r.ReadSlice('\n')
+		long := errors.Is(err, bufio.ErrBufferFull)
+		if long || b.midLine {
+			// A long line is a call's arguments, not a batch to count.
+			b.midLine = long
+			b.rest = append([]byte(nil), line...)
+			if long {
+				break
+			}
+		} else if n, ok := countArray(line); ok && n > mcpMaxBatch {
+			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
+			answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
+			if _, werr := b.w.Write(append(answer, '\n')); werr != nil {
+				return 0, werr
+			}
+		} else {
+			b.rest = append([]byte(nil), line...)
+		}
+		if err != nil {
+			if len(b.rest) > 0 {
+				break
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, b.rest)
+	b.rest = b.rest[n:]
+	return n, nil
+}
+
+func (b *batchLimiter) Close() error { return b.closer.Close() }
+
+// mcpServer is an MCP server whose tools and resources act as the caller
+// resolve returns at each call: the registered tools under their provider
+// names, approvals_get, and the stored tables as resources.
+func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "datadesk", Title: "datadesk files and tables", Version: "1"},
 		&mcp.ServerOptions{Logger: s.cfg.Logger, Instructions: "Files and tables of the signed-in user. " +
 			"Query stored tables with files_query_table instead of reading rows; read a table page by page as the resource " +
@@ -106,6 +231,10 @@ func (s *Server) mcpServer(who datadesk.Caller) *mcp.Server {
 		srv.AddTool(&mcp.Tool{Name: ProviderName(t.Name), Title: t.Name, Description: t.Description,
 			InputSchema: standardSchema(t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.RiskLevel == RiskRead}},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				who, err := resolve()
+				if err != nil {
+					return mcpError(err), nil
+				}
 				return s.mcpCall(ctx, who, t, req.Params.Arguments), nil
 			})
 	}
@@ -114,12 +243,21 @@ func (s *Server) mcpServer(who datadesk.Caller) *mcp.Server {
 		Description: "Fetch a call that waited for approval: its status (pending, done, failed, rejected, expired) and, " +
 			"once a person approved it and it ran, its result. Pass the approval_id a tool answered with."},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			who, err := resolve()
+			if err != nil {
+				return mcpError(err), nil
+			}
 			return s.mcpApproval(ctx, who, req.Params.Arguments), nil
 		})
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "table", Title: "Stored table", URITemplate: tableURITemplate,
 		MIMEType: "application/json", Description: fmt.Sprintf("A page of a stored table's rows: offset from 0, limit 1 to %d (default %d). "+
 			"A table is never read whole; use files_query_table for counts and aggregates.", mcpMaxPage, mcpDefaultPage)},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			who, err := resolve()
+			if err != nil {
+				e := datadesk.AsError(err)
+				return nil, fmt.Errorf("%s: %s", e.Code, e.Message)
+			}
 			return s.mcpReadTable(ctx, who, req.Params.URI)
 		})
 	return srv
@@ -147,22 +285,16 @@ func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *tool, raw 
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": a},
 			Content: []mcp.Content{&mcp.TextContent{Text: approvalText(out.approval)}}}
 	}
-	return mcpResult(t.Name, out.result)
+	if err := spend(ctx, len(out.raw)); err != nil {
+		return mcpError(err)
+	}
+	return mcpResult(t.Name, out.raw)
 }
 
-// decodeMCPArguments reads a call's arguments keeping numbers exact, as
-// the HTTP path does. Errors: invalid.
+// decodeMCPArguments reads a call's arguments as the HTTP path does.
+// Errors: invalid.
 func decodeMCPArguments(raw json.RawMessage) (map[string]any, error) {
-	args := map[string]any{}
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return args, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "arguments must be a JSON object").WithField("arguments")
-	}
-	return args, nil
+	return decodeArgumentObject(raw)
 }
 
 // recordMCP writes the audit entry of one MCP call as audited does for an
@@ -217,13 +349,10 @@ func approvalText(a *engine.Approval) string {
 		a.Tool, a.Reason, a.ID, a.ExpiresAt.UTC().Format(time.RFC3339), a.ID, mcpApprovalsTool, a.ID)
 }
 
-// mcpResult is a successful call's result: the HTTP answer's result as
-// structured content, and a short text a model can act on.
-func mcpResult(toolName string, result any) *mcp.CallToolResult {
-	raw, err := json.Marshal(result)
-	if err != nil {
-		return mcpError(err)
-	}
+// mcpResult is a successful call's result, raw the HTTP answer's result:
+// it is the structured content, and beside it a short text a model can
+// act on, which never repeats the data.
+func mcpResult(toolName string, raw []byte) *mcp.CallToolResult {
 	var structured map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -231,12 +360,25 @@ func mcpResult(toolName string, result any) *mcp.CallToolResult {
 		return mcpError(err)
 	}
 	return &mcp.CallToolResult{StructuredContent: structured,
-		Content: []mcp.Content{&mcp.TextContent{Text: summary(toolName, structured, raw)}}}
+		Content: []mcp.Content{&mcp.TextContent{Text: clip(summary(toolName, structured), mcpMaxText)}}}
 }
 
-// summary says in a line or two what a result holds. A query's rows and
-// aggregates are small by design and go in as JSON; lists name their files.
-func summary(toolName string, r map[string]any, raw []byte) string {
+// clip cuts s to at most n bytes, at a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// summary says in a line or two what a result holds: counts, small
+// aggregates, names and links; the rows themselves are in the structured
+// content only.
+func summary(toolName string, r map[string]any) string {
 	switch toolName {
 	case "files.query_table":
 		var b strings.Builder
@@ -248,7 +390,7 @@ func summary(toolName string, r map[string]any, raw []byte) string {
 			fmt.Fprintf(&b, " Aggregates: %s.", mustMarshal(a))
 		}
 		if rows, ok := r["rows"].([]any); ok && len(rows) > 0 {
-			fmt.Fprintf(&b, " Columns %s, rows %s.", mustMarshal(r["columns"]), mustMarshal(rows))
+			fmt.Fprintf(&b, " %d rows of columns %s are in the structured result.", len(rows), mustMarshal(r["columns"]))
 			if r["has_more"] == true {
 				b.WriteString(" More follow: raise offset.")
 			}
@@ -279,7 +421,7 @@ func summary(toolName string, r map[string]any, raw []byte) string {
 			return fmt.Sprintf("Created %v (%v, %v bytes): download %v", f["filename"], f["id"], f["size"], f["download_url"])
 		}
 	}
-	return string(raw)
+	return "The result is in the structured content."
 }
 
 func mustMarshal(v any) string {
@@ -304,15 +446,17 @@ func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.
 	if err != nil {
 		return mcpError(err)
 	}
+	a = s.approvalView(who, a)
 	switch a.Status {
 	case engine.ApprovalDone:
-		var result any
-		dec := json.NewDecoder(bytes.NewReader(a.Result))
-		dec.UseNumber()
-		if err := dec.Decode(&result); err != nil {
+		if err := spend(ctx, len(a.Result)); err != nil {
 			return mcpError(err)
 		}
-		res := mcpResult(a.Tool, result)
+		if a.UserID != who.UserID {
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": a},
+				Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Approval %s of %s was approved by %s and run; its result is its caller's.", a.ID, a.Tool, a.DecidedBy)}}}
+		}
+		res := mcpResult(a.Tool, a.Result)
 		res.Content = append([]mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Approved by %s and run.", a.DecidedBy)}}, res.Content...)
 		return res
 	case engine.ApprovalFailed:
@@ -342,7 +486,7 @@ func (s *Server) approvalFor(ctx context.Context, who datadesk.Caller, args map[
 	if err != nil {
 		return nil, err
 	}
-	if a.UserID != who.UserID && !s.policy.Decide(who.Name, who.Role, rbac.ActionApprove, rbac.Attrs{}).Allowed() {
+	if a.UserID != who.UserID && !s.policy.DecideAs(who, rbac.ActionApprove, rbac.Attrs{}).Allowed() {
 		return nil, notFound
 	}
 	return a, nil
@@ -353,6 +497,13 @@ func (s *Server) approvalFor(ctx context.Context, who datadesk.Caller, args map[
 func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri string) (*mcp.ReadResourceResult, error) {
 	start := s.cfg.Now()
 	page, err := s.tablePageAt(ctx, who, uri)
+	var raw []byte
+	if err == nil {
+		raw, err = fitPage(page, mcpMaxPageBytes)
+	}
+	if err == nil {
+		err = spend(ctx, len(raw))
+	}
 	out := outcome{err: err}
 	s.recordMCP(who, "tables.rows", start, out, nil, "")
 	if err != nil {
@@ -365,17 +516,13 @@ func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri stri
 		}
 		return nil, fmt.Errorf("%s: %s", e.Code, e.Message)
 	}
-	raw, err := json.Marshal(page)
-	if err != nil {
-		return nil, err
-	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil
 }
 
 // tablePageAt reads datadesk://tables/{id}?offset=&limit=.
 // Errors: forbidden, invalid, not_found.
 func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri string) (*engine.Page, error) {
-	d := s.policy.Decide(who.Name, who.Role, rbac.ActionRead, rbac.Attrs{})
+	d := s.policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{})
 	if !d.Allowed() {
 		return nil, datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, rbac.ActionRead, d.Reason)
 	}
@@ -409,4 +556,26 @@ func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri strin
 	}
 	defer release()
 	return store.Rows(ctx, id, req)
+}
+
+// fitPage encodes a page of rows in at most max bytes: past it, the page
+// keeps the rows that fit and says more follow. Errors: too_large when
+// not even its first row fits.
+func fitPage(page *engine.Page, max int) ([]byte, error) {
+	raw, err := json.Marshal(page)
+	if err != nil || len(raw) <= max {
+		return raw, err
+	}
+	keep := sort.Search(len(page.Rows), func(n int) bool {
+		p := *page
+		p.Rows = page.Rows[:n+1]
+		b, _ := json.Marshal(p)
+		return len(b) > max
+	})
+	if keep == 0 {
+		return nil, datadesk.Errorf(datadesk.TooLarge, "row %d of this table alone takes more than %d bytes as JSON; read it with files_query_table and fewer columns", page.Offset+1, max)
+	}
+	p := *page
+	p.Rows, p.Limit, p.HasMore = page.Rows[:keep], keep, true
+	return json.Marshal(p)
 }

@@ -76,7 +76,7 @@ func jsonType(v any) string {
 		return "number"
 	case string:
 		return "string"
-	case []any:
+	case []any, rowList:
 		return "array"
 	case map[string]any:
 		return "object"
@@ -108,6 +108,23 @@ func invalidArg(path, format string, args ...any) *datadesk.Error {
 		path = "arguments"
 	}
 	return datadesk.Errorf(datadesk.Invalid, "argument %s "+format, append([]any{path}, args...)...).WithField(path)
+}
+
+// validateItems checks an array's length and items, reading one item at a
+// time.
+func (s *schema) validateItems(path string, items rowList) error {
+	if s.MinItems != nil && items.Len() < *s.MinItems {
+		return invalidArg(path, "has %d items; at least %d are needed", items.Len(), *s.MinItems)
+	}
+	if s.MaxItems != nil && items.Len() > *s.MaxItems {
+		return invalidArg(path, "has %d items; at most %d are allowed", items.Len(), *s.MaxItems)
+	}
+	if s.Items == nil {
+		return nil
+	}
+	return items.Each(func(i int, item any) error {
+		return s.Items.validate(fmt.Sprintf("%s[%d]", path, i), item)
+	})
 }
 
 // validate checks v against s; path names v in messages ("filters[0].op").
@@ -164,19 +181,9 @@ func (s *schema) validate(path string, v any) error {
 			}
 		}
 	case []any:
-		if s.MinItems != nil && len(x) < *s.MinItems {
-			return invalidArg(path, "has %d items; at least %d are needed", len(x), *s.MinItems)
-		}
-		if s.MaxItems != nil && len(x) > *s.MaxItems {
-			return invalidArg(path, "has %d items; at most %d are allowed", len(x), *s.MaxItems)
-		}
-		if s.Items != nil {
-			for i, item := range x {
-				if err := s.Items.validate(fmt.Sprintf("%s[%d]", path, i), item); err != nil {
-					return err
-				}
-			}
-		}
+		return s.validateItems(path, sliceRows(x))
+	case rowList:
+		return s.validateItems(path, x)
 	case map[string]any:
 		for _, r := range s.Required {
 			if _, ok := x[r]; !ok {

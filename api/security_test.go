@@ -232,8 +232,10 @@ func TestSignInFlood(t *testing.T) {
 	t.Logf("RSS %d MB before, peak %d MB; slowest normal request %v; answers %v", before/1024, peak.Load()/1024, slowest, codes)
 }
 
-// TestSignInLockGrows: five failures are free, then each locks for twice as
-// long; the address is counted apart from the name.
+// TestSignInLockGrows: five failures of a name from an address are free,
+// then each locks that name from that address for twice as long; an
+// address is locked past its own free failures, whatever the names; a
+// name's failures lock no other address.
 func TestSignInLockGrows(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
@@ -241,45 +243,49 @@ func TestSignInLockGrows(t *testing.T) {
 	l := newAttemptLimiter(clock)
 	keys := signInKeys("Ana", "10.0.0.1")
 	for range signInFreeFailures {
-		if w := l.locked(keys...); w != 0 {
+		if w, _ := l.admit(keys); w != 0 {
 			t.Fatalf("locked %v within the free failures", w)
 		}
-		l.fail(keys...)
+		l.fail(keys)
 	}
 	var waits []time.Duration
 	for range 4 {
-		l.fail(keys...)
-		waits = append(waits, l.locked(keys...))
+		l.fail(keys)
+		w, _ := l.admit(keys)
+		waits = append(waits, w)
 	}
 	if want := []time.Duration{signInBaseDelay, 2 * signInBaseDelay, 4 * signInBaseDelay, 8 * signInBaseDelay}; fmt.Sprint(waits) != fmt.Sprint(want) {
 		t.Errorf("locks %v, want %v", waits, want)
 	}
-	if w := l.locked(signInKeys("ana", "10.0.0.2")...); w == 0 {
-		t.Errorf("the same name from another address is not locked")
+	if w, suspect := l.admit(signInKeys(" ANA ", "10.0.0.2")); w != 0 || suspect {
+		t.Errorf("the same name from an address that never failed: wait %v, suspect %v", w, suspect)
 	}
-	if w := l.locked(signInKeys("bob", "10.0.0.1")...); w == 0 {
-		t.Errorf("another name from the same address is not locked")
+	if w, _ := l.admit(signInKeys("bob", "10.0.0.1")); w != 0 {
+		t.Errorf("another name from the same address is locked before the address's free failures")
 	}
-	if w := l.locked(signInKeys("bob", "10.0.0.2")...); w != 0 {
-		t.Errorf("another name from another address is locked")
+	for i := range signInFreeAddrFailures + 1 {
+		l.fail(signInKeys(fmt.Sprintf("user%d", i), "10.0.0.9"))
+	}
+	if w, _ := l.admit(signInKeys("carol", "10.0.0.9")); w == 0 {
+		t.Errorf("an address past its free failures is not locked")
 	}
 	// An IPv6 host's /64 is one address.
-	for i := range signInFreeFailures + 1 {
-		l.fail(signInKeys(fmt.Sprintf("user%d", i), fmt.Sprintf("2001:db8:1:2::%x", i+1))...)
+	for i := range signInFreeAddrFailures + 1 {
+		l.fail(signInKeys(fmt.Sprintf("user%d", i), fmt.Sprintf("2001:db8:1:2::%x", i+1)))
 	}
-	if w := l.locked(signInKeys("carol", "2001:db8:1:2:ffff::1")...); w == 0 {
+	if w, _ := l.admit(signInKeys("carol", "2001:db8:1:2:ffff::1")); w == 0 {
 		t.Errorf("failures across one /64 do not lock it")
 	}
 	mu.Lock()
 	now = now.Add(time.Minute)
 	mu.Unlock()
-	if w := l.locked(keys...); w != 0 {
+	if w, _ := l.admit(keys); w != 0 {
 		t.Errorf("still locked after the delay: %v", w)
 	}
 	for range 100 {
-		l.fail(keys...)
+		l.fail(keys)
 	}
-	if w := l.locked(keys...); w != signInMaxDelay {
+	if w, _ := l.admit(keys); w != signInMaxDelay {
 		t.Errorf("lock after many failures %v, want the cap %v", w, signInMaxDelay)
 	}
 }

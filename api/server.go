@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v5"
 
+	"datadesk"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -50,6 +54,12 @@ type Config struct {
 	// Cluster places the server among several nodes; the zero value is
 	// one node alone.
 	Cluster ClusterConfig
+	// TrustedProxies are the addresses of reverse proxies whose
+	// X-Forwarded-For names the client: a request from one of them counts,
+	// for sign-in limits and the audit log, as coming from the nearest
+	// address in the header that is not a trusted proxy. Without them the
+	// header is ignored and the connection's address is the client's.
+	TrustedProxies []netip.Prefix
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -132,8 +142,46 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.signIns = newAttemptLimiter(cfg.Now)
 	s.peers = &http.Client{Timeout: peerTimeout}
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
+	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()
 	return s, nil
+}
+
+// clientAddress reads a request's client address: the connection's, or,
+// from a trusted proxy, the nearest untrusted one its X-Forwarded-For
+// names.
+func clientAddress(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		p = p.Masked()
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// ParseTrustedProxies reads a comma-separated list of addresses and
+// CIDR ranges (10.0.0.5, 10.1.0.0/16, ::1). Errors: invalid.
+func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(list, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			a, aerr := netip.ParseAddr(part)
+			if aerr != nil {
+				return nil, datadesk.Errorf(datadesk.Invalid, "trusted proxy %q is neither an address nor a CIDR range (10.0.0.5, 10.1.0.0/16)", part)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Handler returns the http.Handler of the server.

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,11 +30,11 @@ const (
 )
 
 type declaredTable struct {
-	Provider    string `json:"provider"`
-	ChatSession string `json:"chat_session_id"`
-	Title       string `json:"title"`
-	Columns     []any  `json:"columns"`
-	Rows        []any  `json:"rows"`
+	Provider    string          `json:"provider"`
+	ChatSession string          `json:"chat_session_id"`
+	Title       string          `json:"title"`
+	Columns     []any           `json:"columns"`
+	Rows        json.RawMessage `json:"rows"`
 }
 
 // declareTable lets a tool provider hand over a table result. Providers
@@ -44,9 +45,9 @@ func (s *Server) declareTable(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionCreate); err != nil {
 		return err
 	}
-	raw, err := io.ReadAll(io.LimitReader(c.Request().Body, maxToolBody+1))
-	if err != nil || len(raw) > maxToolBody {
-		return datadesk.Errorf(datadesk.TooLarge, "the body is larger than %d bytes", maxToolBody)
+	raw, err := readBody(c.Request().Body, c.Request().ContentLength, maxToolBody)
+	if err != nil {
+		return err
 	}
 	var in declaredTable
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -58,28 +59,36 @@ func (s *Server) declareTable(c *echo.Context) error {
 	if strings.TrimSpace(in.Provider) == "" {
 		return datadesk.Errorf(datadesk.Invalid, "provider names the module declaring the table").WithField("provider")
 	}
-	if in.Rows == nil {
-		in.Rows = []any{}
+	if len(bytes.TrimSpace(in.Rows)) == 0 || string(bytes.TrimSpace(in.Rows)) == "null" {
+		in.Rows = json.RawMessage("[]")
 	}
-	tbl, err := buildTable(in.Columns, in.Rows, false)
+	rows, err := newRawRows(in.Rows)
 	if err != nil {
 		return err
 	}
-	rowsJSON, _ := json.Marshal(in.Rows)
-	chars := len([]rune(string(rowsJSON)))
-	inline := map[string]any{"offloaded": false, "columns": tbl.keys, "rows": in.Rows, "row_count": len(in.Rows)}
-	if !slices.Contains(s.cfg.OffloadProviders, in.Provider) {
+	tbl, err := buildTable(in.Columns, rows, false)
+	if err != nil {
+		return err
+	}
+	chars := rows.chars()
+	n := rows.Len()
+	if !slices.Contains(s.cfg.OffloadProviders, in.Provider) || n <= OffloadMaxRows && chars <= OffloadMaxChars {
+		inline := map[string]any{"offloaded": false, "columns": tbl.keys, "rows": rows, "row_count": n}
 		inline["reason"] = fmt.Sprintf("provider %q does not offload its tables", in.Provider)
+		if slices.Contains(s.cfg.OffloadProviders, in.Provider) {
+			inline["reason"] = fmt.Sprintf("%d rows and %d characters are within the limits of %d rows and %d characters",
+				n, chars, OffloadMaxRows, OffloadMaxChars)
+		}
 		return c.JSON(http.StatusOK, inline)
 	}
-	if len(in.Rows) <= OffloadMaxRows && chars <= OffloadMaxChars {
-		inline["reason"] = fmt.Sprintf("%d rows and %d characters are within the limits of %d rows and %d characters",
-			len(in.Rows), chars, OffloadMaxRows, OffloadMaxChars)
-		return c.JSON(http.StatusOK, inline)
-	}
-	reason := fmt.Sprintf("%d rows are more than %d", len(in.Rows), OffloadMaxRows)
-	if len(in.Rows) <= OffloadMaxRows {
+	reason := fmt.Sprintf("%d rows are more than %d", n, OffloadMaxRows)
+	if n <= OffloadMaxRows {
 		reason = fmt.Sprintf("the rows take %d characters, more than %d", chars, OffloadMaxChars)
+	}
+	// Storing the table is creating a file: the policy sees its rows and
+	// columns, as files.create's.
+	if err := s.authorizeWith(c, rbac.ActionCreate, rbac.Attrs{Tool: rbac.ActionCreate, Rows: n, Columns: len(tbl.keys), Format: "json"}); err != nil {
+		return err
 	}
 
 	who := caller(c)
@@ -113,26 +122,25 @@ func (s *Server) declareTable(c *echo.Context) error {
 	return c.JSON(http.StatusCreated, map[string]any{
 		"offloaded": true, "reason": reason, "file": s.describe(who.UserID, f),
 		"file_id": f.ID, "table_id": t.ID, "row_count": t.RowCount, "column_count": len(t.Columns),
-		"schema": t.Columns, "preview": offloadPreview(tbl.keys, in.Rows),
+		"schema": t.Columns, "preview": offloadPreview(tbl.keys, rows),
 	})
 }
 
 // offloadPreview returns the first rows that fit both preview bounds.
-func offloadPreview(keys []string, rows []any) map[string]any {
-	var out []any
+func offloadPreview(keys []string, rows rowList) map[string]any {
+	out := []any{}
 	size := 2
-	for _, r := range rows {
+	errFull := errors.New("preview full")
+	_ = rows.Each(func(_ int, r any) error {
 		b, _ := json.Marshal(r)
 		if len(out) == previewRows || size+len([]rune(string(b)))+1 > previewChars {
-			break
+			return errFull
 		}
 		out = append(out, r)
 		size += len([]rune(string(b))) + 1
-	}
-	if out == nil {
-		out = []any{}
-	}
-	return map[string]any{"columns": keys, "rows": out, "rows_shown": len(out), "rows_total": len(rows)}
+		return nil
+	})
+	return map[string]any{"columns": keys, "rows": out, "rows_shown": len(out), "rows_total": rows.Len()}
 }
 
 type labelsBody struct {

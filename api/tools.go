@@ -17,6 +17,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
@@ -161,7 +162,7 @@ func (s *Server) callTool(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	args, err := decodeArguments(c.Request().Body)
+	args, err := decodeArguments(c.Request().Body, c.Request().ContentLength)
 	if err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func (s *Server) invoke(ctx context.Context, who datadesk.Caller, t *tool, args 
 	if err := t.schema.validate("", args); err != nil {
 		return outcome{err: err}
 	}
-	attrs, err := workAttrs(ctx, s.engine, who.UserID, t, args)
+	attrs, err := workAttrs(ctx, s.engine, s.ingest, who.UserID, t, args)
 	if err != nil {
 		return outcome{err: err}
 	}
@@ -246,13 +247,18 @@ func encodeAnswer(result any) ([]byte, error) {
 // callAttrs are the arguments' facts that policy conditions read.
 func callAttrs(t *tool, args map[string]any) rbac.Attrs {
 	a := rbac.Attrs{Tool: t.Name, Risk: t.RiskLevel}
-	if rows, ok := args["rows"].([]any); ok {
-		a.Rows = len(rows)
+	if rows := rowsArg(args); rows != nil {
+		a.Rows = rows.Len()
 	}
 	if cols, ok := args["columns"].([]any); ok {
 		a.Columns = len(cols)
 	}
 	if name, ok := args["filename"].(string); ok {
+		// The format of the name the file is stored under: "x.zip ",
+		// x.zip/ and x.zip with a Unicode space are all a ZIP.
+		if clean, err := cleanFilename(name); err == nil {
+			name = clean
+		}
 		a.Format = strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
 	}
 	if ids, ok := args["file_ids"].([]any); ok {
@@ -274,37 +280,71 @@ func callAttrs(t *tool, args map[string]any) rbac.Attrs {
 }
 
 // decodeArguments reads {"arguments": {...}}, keeping numbers exact.
-func decodeArguments(body io.Reader) (map[string]any, error) {
-	raw, err := io.ReadAll(io.LimitReader(body, maxToolBody+1))
+func decodeArguments(body io.Reader, size int64) (map[string]any, error) {
+	raw, err := readBody(body, size, maxToolBody)
 	if err != nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the request body could not be read").WithCause(err)
+		return nil, err
 	}
-	if len(raw) > maxToolBody {
-		return nil, datadesk.Errorf(datadesk.TooLarge, "the request body is larger than %d bytes", maxToolBody)
-	}
-	var envelope map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&envelope); err != nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be one JSON object {\"arguments\": {...}}").WithField("arguments").WithCause(err)
-	}
-	if dec.More() {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the body must hold one JSON object").WithField("arguments")
+	envelope, ok := splitObject(raw)
+	if !json.Valid(raw) || !ok {
+		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be one JSON object {\"arguments\": {...}}").WithField("arguments")
 	}
 	for k := range envelope {
 		if k != "arguments" {
 			return nil, datadesk.Errorf(datadesk.Invalid, "unknown body key %q; the body is {\"arguments\": {...}}", k).WithField(k).WithAllowed("arguments")
 		}
 	}
-	args, ok := envelope["arguments"]
-	if !ok || args == nil {
+	return decodeArgumentObject(envelope["arguments"])
+}
+
+// readBody reads a request body of at most limit bytes, in one buffer of
+// its size when the request gives it. Errors: invalid, too_large.
+func readBody(body io.Reader, size, limit int64) ([]byte, error) {
+	var b bytes.Buffer
+	if size > 0 {
+		b.Grow(int(min(size, limit) + bytes.MinRead))
+	}
+	if _, err := b.ReadFrom(io.LimitReader(body, limit+1)); err != nil {
+		return nil, datadesk.Errorf(datadesk.Invalid, "the request body could not be read").WithCause(err)
+	}
+	if int64(b.Len()) > limit {
+		return nil, datadesk.Errorf(datadesk.TooLarge, "the request body is larger than %d bytes", limit)
+	}
+	return b.Bytes(), nil
+}
+
+// decodeArgumentObject reads a call's arguments, a JSON object (absent or
+// null for none), numbers kept exact; the rows argument stays JSON, read
+// a row at a time (rowsArgument). Errors: invalid.
+func decodeArgumentObject(raw []byte) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
-	m, ok := args.(map[string]any)
-	if !ok {
-		return nil, datadesk.Errorf(datadesk.Invalid, "arguments must be a JSON object").WithField("arguments")
+	notObject := datadesk.Errorf(datadesk.Invalid, "arguments must be a JSON object").WithField("arguments")
+	fields, ok := splitObject(raw)
+	if !ok || !json.Valid(raw) {
+		return nil, notObject
 	}
-	return m, nil
+	args := make(map[string]any, len(fields))
+	for k, v := range fields {
+		if k == rowsArgument && len(v) > 0 && v[0] == '[' {
+			rows, err := newRawRows(v)
+			if err != nil {
+				return nil, err
+			}
+			args[k] = rows
+			continue
+		}
+		var x any
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(&x); err != nil {
+			return nil, notObject.WithCause(err)
+		}
+		args[k] = x
+	}
+	return args, nil
 }
 
 // bindArguments copies validated arguments into a typed struct; numbers
@@ -343,7 +383,7 @@ func CheckCall(ctx context.Context, p *rbac.Policy, eng *engine.Engine, user *rb
 	if err := t.schema.validate("", args); err != nil {
 		return rbac.Decision{}, err
 	}
-	attrs, err := workAttrs(ctx, eng, user.ID, t, args)
+	attrs, err := workAttrs(ctx, eng, ingest.New(ingest.Config{}), user.ID, t, args)
 	if err != nil {
 		return rbac.Decision{}, err
 	}

@@ -50,6 +50,10 @@ defaults
 
 frontend datadesk
   bind %[2]s
+  # The nodes count sign-in failures by client address: they read it from
+  # this header, set here whatever the client sent, and trust it only from
+  # this proxy's address (serve --trusted-proxies).
+  http-request set-header X-Forwarded-For %%[src]
   http-request set-var(txn.owner) url_param(o) if { url_param(o) -m reg '^%[3]s$' }
   http-request set-var(txn.owner) req.cook(datadesk_session),bytes(0,%[4]d) if { req.cook(datadesk_session) -m reg '^%[3]s[.]' }
   http-request set-var(txn.owner) req.hdr(Authorization),bytes(10,%[4]d) if { req.hdr(Authorization) -m reg '^Bearer dd_%[3]s[.]' }

@@ -100,6 +100,9 @@ type NewFile struct {
 	// CopyOf, if set, is a stored table whose data becomes the file's table,
 	// copied inside the database.
 	CopyOf string
+	// Admit, if set, sees the loaded tables before anything commits; an
+	// error from it leaves nothing of the file.
+	Admit func(tables []Table) error
 }
 
 // AddFile stores a file and ingests its tables. The tables and the catalog
@@ -142,6 +145,11 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
 				return err
 			}
 			f.Tables = append(f.Tables, *t)
+		}
+		if nf.Admit != nil {
+			if err := nf.Admit(f.Tables); err != nil {
+				return err
+			}
 		}
 		h := <-hashing
 		if h.err != nil {

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -63,6 +65,29 @@ type TableSource struct {
 	RowsWithNulls func(yield func(row []string, null []bool) error) (RowStats, error)
 	// Notes are remarks for the import report.
 	Notes []string
+	// Counted, when set, holds every column's counts over all the rows
+	// Rows or RowsWithNulls will yield, taken beforehand by a source that
+	// declares every column's type (a Type hint for each): the table is
+	// then created from the rows written out as CSV, so that a source too
+	// big to hold twice is never staged. Such a table stays in DuckDB
+	// whatever its size, and its text must be valid UTF-8.
+	Counted []ColumnStats
+}
+
+// ColumnStats counts the shapes of one column's values (an empty string is
+// an empty cell), as the engine does when it types a column.
+type ColumnStats struct{ c colStats }
+
+// Add counts one value.
+func (s *ColumnStats) Add(v string) { s.c.add(v) }
+
+// Decide returns the type the engine gives a column of these values: its
+// key, the counted values and what the format knows (DecideColumn over
+// counts).
+func (s *ColumnStats) Decide(key string, h Hint) (typ string, identifier bool, reason string) {
+	st := s.c
+	d := decide(&st, key, h)
+	return d.typ, d.identifier, d.reason
 }
 
 // RowStats is what a source reports after streaming its rows.
@@ -116,6 +141,9 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 	if err != nil {
 		return nil, err
 	}
+	if src.Counted != nil {
+		return s.loadCounted(ctx, conn, f, ordinal, src)
+	}
 	// viaRows: the direct load found rows only the Go stream keeps, which
 	// staging would find again.
 	viaRows := false
@@ -142,6 +170,117 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 		}
 	}
 	return s.finish(ctx, conn, f, ordinal, src, stage, st)
+}
+
+// loadCounted loads a source whose columns' counts, and so types, are
+// known beforehand. Staging it whole would hold its rows twice in DuckDB
+// (as text, then typed, both pinned by the open transaction until it
+// commits); instead its rows are written to a CSV file in the incoming
+// directory and the typed table is created straight from DuckDB's reader
+// of it, so that DuckDB holds the typed rows only.
+func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
+	width := len(src.Header)
+	if err := checkWidth(src, width); err != nil {
+		return nil, err
+	}
+	labels, keys := columnNames(src, width)
+	cols := make([]colStats, width)
+	for i := range cols {
+		if i < len(src.Counted) {
+			cols[i] = src.Counted[i].c
+		}
+	}
+	decisions := decideColumns(src, keys, cols, nil)
+	t := newTable(f, ordinal, src, 0)
+	setColumns(t, labels, keys, decisions)
+	path, rows, stats, maxLine, err := s.writeCounted(src, width)
+	if path != "" {
+		defer os.Remove(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sel := make([]string, len(decisions))
+	names := make([]string, width)
+	for i, d := range decisions {
+		sel[i] = d.expr(i+1) + " AS " + quoteIdent(keys[i])
+		names[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
+	}
+	// Empty text is written quoted and an empty cell unquoted, which
+	// allow_quoted_nulls = false tells apart.
+	read := `read_csv(` + quoteString(path) + `, hive_partitioning = false, auto_detect = false, header = false, delim = ',', quote = '"', escape = '"', ` +
+		`columns = {` + strings.Join(names, ", ") + `}, allow_quoted_nulls = false, strict_mode = true, encoding = 'utf-8', ` +
+		`max_line_size = ` + strconv.Itoa(maxLine+1) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, 16<<20)) + `)`
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+read); err != nil {
+		return nil, classify(ctx, err)
+	}
+	t.RowCount = rows
+	if err := s.record(ctx, conn, t, src, stats, nil); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// writeCounted writes a counted source's rows as CSV in the incoming
+// directory and returns the file, the rows written, what the source
+// reported and the longest line.
+func (s *Store) writeCounted(src TableSource, width int) (path string, rows int64, stats RowStats, maxLine int, err error) {
+	fh, err := os.CreateTemp(s.IncomingDir(), "counted-*.csv")
+	if err != nil {
+		return "", 0, stats, 0, fmt.Errorf("engine: %w", err)
+	}
+	path = fh.Name()
+	w := bufio.NewWriterSize(fh, 1<<20)
+	var line int
+	stats, err = src.rows(func(row []string, null []bool) error {
+		if len(row) != width {
+			return fmt.Errorf("engine: %s: a counted source yielded a row of %d columns, its header has %d", sourceName(src), len(row), width)
+		}
+		for i, cell := range row {
+			if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
+				return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
+					sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
+			}
+			if i > 0 {
+				w.WriteByte(',')
+				line++
+			}
+			if null != nil && null[i] || null == nil && cell == "" {
+				continue
+			}
+			line += writeQuoted(w, cell)
+		}
+		w.WriteByte('\n')
+		maxLine, line = max(maxLine, line), 0
+		rows++
+		return nil
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	return path, rows, stats, maxLine, err
+}
+
+// writeQuoted writes a CSV field in quotes, quotes doubled, and returns
+// its length.
+func writeQuoted(w *bufio.Writer, v string) int {
+	n := len(v) + 2 + strings.Count(v, `"`)
+	w.WriteByte('"')
+	for {
+		i := strings.IndexByte(v, '"')
+		if i < 0 {
+			w.WriteString(v)
+			break
+		}
+		w.WriteString(v[:i+1])
+		w.WriteByte('"')
+		v = v[i+1:]
+	}
+	w.WriteByte('"')
+	return n
 }
 
 // stagedTable is what staging found: the rows, the width, what the source
@@ -374,6 +513,19 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *Table, src TableS
 		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
 	}
 	return s.recordLoaded(ctx, conn, t, remote)
+}
+
+// CountRows reads a source's rows through Go and returns how many it
+// yields, as a load would store.
+func CountRows(src TableSource) (int, error) {
+	n := 0
+	var err error
+	if src.Cells != nil {
+		_, err = src.Cells(func([]string, []CellKind) error { n++; return nil })
+	} else {
+		_, err = src.rows(func([]string, []bool) error { n++; return nil })
+	}
+	return n, err
 }
 
 // rows streams the source's rows with their null marks (nil when the

@@ -40,6 +40,71 @@ func hashPassword(pw string) string {
 // fast, and never hashes more than the slots at once.
 const maxHashWait = time.Second
 
+// hashGate hands out hashing slots, first to attempts that are not
+// "later", then to those that are, each group in arrival order.
+type hashGate struct {
+	mu      sync.Mutex
+	slots   int
+	free    int
+	waiting [2][]chan struct{}
+}
+
+func newHashGate(slots int) *hashGate { return &hashGate{slots: slots, free: slots} }
+
+// inUse returns how many slots are taken.
+func (g *hashGate) inUse() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.slots - g.free
+}
+
+// acquire waits for a slot until ctx ends; it reports whether it got one.
+func (g *hashGate) acquire(ctx context.Context, later bool) bool {
+	g.mu.Lock()
+	if g.free > 0 && len(g.waiting[0]) == 0 && (!later || len(g.waiting[1]) == 0) {
+		g.free--
+		g.mu.Unlock()
+		return true
+	}
+	q := 0
+	if later {
+		q = 1
+	}
+	ch := make(chan struct{}, 1)
+	g.waiting[q] = append(g.waiting[q], ch)
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, w := range g.waiting[q] {
+		if w == ch {
+			g.waiting[q] = append(g.waiting[q][:i], g.waiting[q][i+1:]...)
+			return false
+		}
+	}
+	// The slot was handed over as ctx ended: keep it.
+	return true
+}
+
+// release gives the slot to the first waiter, or frees it.
+func (g *hashGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for q := range g.waiting {
+		if len(g.waiting[q]) > 0 {
+			ch := g.waiting[q][0]
+			g.waiting[q] = g.waiting[q][1:]
+			ch <- struct{}{}
+			return
+		}
+	}
+	g.free++
+}
+
 // hashSlots is how many Argon2id hashes may run at once: one per core,
 // leaving one core to serve everything else. Each takes argonMemory, so
 // memory stays flat whatever the rate of attempts.
@@ -88,6 +153,18 @@ func (u *Users) SetPassword(name, pw string) error {
 // dummy when there is no real one), within the bound of hashing slots.
 // Errors: unauthenticated; rate_limited when no slot frees up in time.
 func (u *Users) CheckPassword(ctx context.Context, name, pw string) (*User, error) {
+	return u.checkPassword(ctx, name, pw, false)
+}
+
+// CheckPasswordLater is CheckPassword for an attempt from a source that
+// failed before: it gets a hashing slot only when no other attempt waits
+// for one, so a flood of guesses never keeps a right password from being
+// checked. Errors: as CheckPassword.
+func (u *Users) CheckPasswordLater(ctx context.Context, name, pw string) (*User, error) {
+	return u.checkPassword(ctx, name, pw, true)
+}
+
+func (u *Users) checkPassword(ctx context.Context, name, pw string, later bool) (*User, error) {
 	db, err := u.load()
 	if err != nil {
 		return nil, err
@@ -101,14 +178,12 @@ func (u *Users) CheckPassword(ctx context.Context, name, pw string) (*User, erro
 	}
 	wait, cancel := context.WithTimeout(ctx, maxHashWait)
 	defer cancel()
-	select {
-	case u.hashing <- struct{}{}:
-	case <-wait.Done():
+	if !u.hashing.acquire(wait, later) {
 		return nil, datadesk.Errorf(datadesk.RateLimited, "the server is busy checking other sign-ins; try again in a moment")
 	}
 	ok := checkPassword(encoded, pw)
 	u.hashes.Add(1)
-	<-u.hashing
+	u.hashing.release()
 	if !ok || user == nil {
 		return nil, datadesk.Errorf(datadesk.Unauthenticated, "wrong user name or password")
 	}

@@ -77,7 +77,7 @@ func TestPasswordHashingBounded(t *testing.T) {
 			default:
 			}
 			mu.Lock()
-			peak = max(peak, len(u.hashing))
+			peak = max(peak, u.hashing.inUse())
 			mu.Unlock()
 			time.Sleep(100 * time.Microsecond)
 		}

@@ -30,7 +30,7 @@ type Users struct {
 	path string
 
 	// hashing holds a slot for each password hash running: see hashSlots.
-	hashing chan struct{}
+	hashing *hashGate
 	// hashes counts the password hashes computed, each attempt's one.
 	hashes atomic.Int64
 
@@ -53,6 +53,9 @@ type User struct {
 	Tokens    []Token   `json:"tokens,omitempty"`
 	// PasswordHash is an Argon2id hash, for signing in to the web page.
 	PasswordHash string `json:"password_hash,omitempty"`
+	// LinksValidFrom, once tokens were revoked, is when the signed download
+	// links the user's credentials made before stopped working.
+	LinksValidFrom time.Time `json:"links_valid_from,omitzero"`
 }
 
 // Token is a stored bearer token: only its hash.
@@ -68,7 +71,7 @@ func OpenUsers(dir string) (*Users, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("rbac: %w", err)
 	}
-	return &Users{path: filepath.Join(dir, "users.json"), hashing: make(chan struct{}, hashSlots())}, nil
+	return &Users{path: filepath.Join(dir, "users.json"), hashing: newHashGate(hashSlots())}, nil
 }
 
 // Empty reports whether no user exists yet.
@@ -127,6 +130,64 @@ func (u *Users) Authenticate(token string) (*User, error) {
 		}
 	}
 	return nil, datadesk.Errorf(datadesk.Unauthenticated, "the bearer token is not valid")
+}
+
+// change applies fn to the user named name. Errors: not_found.
+func (u *Users) change(name string, fn func(*User) error) error {
+	return u.update(func(db *usersFile) error {
+		for i := range db.Users {
+			if db.Users[i].Name == name {
+				return fn(&db.Users[i])
+			}
+		}
+		return datadesk.Errorf(datadesk.NotFound, "no user named %q", name).WithField("name")
+	})
+}
+
+// SetRole gives a user another role; their tokens and sessions act with
+// it from their next request. Errors: not_found, invalid (role).
+func (u *Users) SetRole(name, role string) error {
+	if !slices.Contains(Roles, role) {
+		return datadesk.Errorf(datadesk.Invalid, "unknown role %q", role).WithField("role").WithAllowed(Roles...)
+	}
+	return u.change(name, func(user *User) error { user.Role = role; return nil })
+}
+
+// AddToken gives a user one more bearer token and returns it, the only
+// time it is seen. Errors: not_found.
+func (u *Users) AddToken(name string) (string, error) {
+	var token string
+	err := u.change(name, func(user *User) error {
+		token = newToken(user.ID)
+		user.Tokens = append(user.Tokens, Token{Hash: hashToken(token), CreatedAt: time.Now().UTC()})
+		return nil
+	})
+	return token, err
+}
+
+// RevokeTokens removes every bearer token of a user, and stops the signed
+// download links their credentials made so far. Errors: not_found.
+func (u *Users) RevokeTokens(name string) error {
+	return u.change(name, func(user *User) error {
+		user.Tokens = nil
+		user.LinksValidFrom = time.Now().UTC()
+		return nil
+	})
+}
+
+// Remove deletes a user: their tokens, sessions and signed links stop
+// working; their files stay in the data directory until removed by hand.
+// Errors: not_found.
+func (u *Users) Remove(name string) error {
+	return u.update(func(db *usersFile) error {
+		for i := range db.Users {
+			if db.Users[i].Name == name {
+				db.Users = slices.Delete(db.Users, i, i+1)
+				return nil
+			}
+		}
+		return datadesk.Errorf(datadesk.NotFound, "no user named %q", name).WithField("name")
+	})
 }
 
 // List returns every user.

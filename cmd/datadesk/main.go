@@ -45,6 +45,7 @@ usage:
   datadesk user add NAME [--role viewer|analyst|admin] [--data ./data]
   datadesk user list [--data ./data]
   datadesk user passwd NAME [--data ./data]     (reads the password from stdin)
+  datadesk user role NAME ROLE | token NAME | revoke NAME | remove NAME [--data ./data]
   datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk ingest FILE
@@ -86,6 +87,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return userList(args[2:], stdout)
 		case "passwd":
 			return userPasswd(args[2:], os.Stdin, stdout)
+		case "role", "token", "revoke", "remove":
+			return userChange(args[1], args[2:], stdout)
 		}
 		return fmt.Errorf("user: unknown command %q", args[1])
 	case "policy":
@@ -164,6 +167,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	queryTimeout := fs.Duration("query-timeout", api.DefaultQueryTimeout, "longest a files.query_table call may run")
 	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
 	offload := fs.String("offload-providers", envOr("DATADESK_OFFLOAD_PROVIDERS", ""), "comma-separated tool providers whose big table results are stored, not passed to the model")
+	trusted := fs.String("trusted-proxies", envOr("DATADESK_TRUSTED_PROXIES", ""), "addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client (empty: the header is ignored)")
 	ef := addEngineFlags(fs)
 	cf := addClusterFlags(fs)
 	nf := addNodeFlags(fs)
@@ -175,8 +179,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	proxies, err := api.ParseTrustedProxies(*trusted)
+	if err != nil {
+		return err
+	}
 	apiCfg := api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
-		OffloadProviders: splitList(*offload), Logger: logger}
+		OffloadProviders: splitList(*offload), TrustedProxies: proxies, Logger: logger}
 	if err := nf.apply(&apiCfg, *ef.data); err != nil {
 		return err
 	}
@@ -413,6 +421,50 @@ func userPasswd(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "password set for %s\n", pos[0])
 	return nil
+}
+
+// userChange runs `user role NAME ROLE`, `user token NAME`, `user revoke
+// NAME` and `user remove NAME`.
+func userChange(verb string, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("user "+verb, flag.ContinueOnError)
+	data := fs.String("data", envOr("DATADESK_DATA", "./data"), "data directory (the shared directory of a cluster)")
+	pos, err := splitArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	want := 1
+	if verb == "role" {
+		want = 2
+	}
+	if len(pos) != want {
+		return fmt.Errorf("user %s: want %s", verb, map[string]string{"role": "NAME ROLE", "token": "NAME", "revoke": "NAME", "remove": "NAME"}[verb])
+	}
+	users, err := rbac.OpenUsers(*data)
+	if err != nil {
+		return err
+	}
+	name := pos[0]
+	switch verb {
+	case "role":
+		err = users.SetRole(name, pos[1])
+		if err == nil {
+			fmt.Fprintf(stdout, "%s has role %s from their next request\n", name, pos[1])
+		}
+	case "token":
+		var token string
+		if token, err = users.AddToken(name); err == nil {
+			fmt.Fprintf(stdout, "a new bearer token of %s:\n%s\n", name, token)
+		}
+	case "revoke":
+		if err = users.RevokeTokens(name); err == nil {
+			fmt.Fprintf(stdout, "every token of %s is revoked, and the download links made so far stop working\n", name)
+		}
+	case "remove":
+		if err = users.Remove(name); err == nil {
+			fmt.Fprintf(stdout, "%s is removed: tokens, sessions and links stop working\n", name)
+		}
+	}
+	return err
 }
 
 // policyCheck prints the decision and its reason for a user calling a tool

@@ -1,0 +1,276 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"datadesk/rbac"
+)
+
+// headers adds headers to every request of an MCP HTTP client.
+type headers map[string]string
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// wideTable uploads a table of 40 columns of 2,000 characters per cell.
+func wideTable(t *testing.T, ts *testServer, token string, rows int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range 40 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "col%d", i)
+	}
+	b.WriteByte('\n')
+	cell := strings.Repeat("w", 2000)
+	for r := range rows {
+		for i := range 40 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%d%s", r, cell)
+		}
+		b.WriteByte('\n')
+	}
+	code, m := ts.upload(token, "wide.csv", []byte(b.String()))
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d %v", code, m)
+	}
+	return m["file"].(map[string]any)["table_id"].(string)
+}
+
+// TestMCPAnswersBounded: a 3 KB JSON-RPC batch of 30 resources/read of a
+// wide table returned 192 MB; one resource read was 6.4 MB, past the
+// 1 MiB answer cap; tool answers repeated their rows in the text. Now a
+// batch holds at most 8 messages, the answers to one request at most
+// 2 MiB together, a resource page 256 KiB, and the text is a summary.
+func TestMCPAnswersBounded(t *testing.T) {
+	ts, users := newServer(t, 32<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	table := wideTable(t, ts, ana, 120)
+
+	read := func(i int) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": i, "method": "resources/read",
+			"params": map[string]any{"uri": "datadesk://tables/" + table + "?limit=200"}}
+	}
+	post := func(body any) (int, []byte) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", ts.url+"/mcp", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+ana)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, raw
+	}
+	var batch []any
+	for i := range 30 {
+		batch = append(batch, read(i+1))
+	}
+	if code, raw := post(batch); code != http.StatusBadRequest || !strings.Contains(string(raw), "at most 8") {
+		t.Errorf("a batch of 30: got %d %.200s, want 400 naming the limit", code, raw)
+	}
+	// Eight queries of 20 rows of 20 wide columns would answer 6.4 MB.
+	var calls []any
+	for i := range 8 {
+		calls = append(calls, map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+			"params": map[string]any{"name": "files_query_table", "arguments": map[string]any{"file_id": table, "limit": 20,
+				"columns": []any{"col0", "col1", "col2", "col3", "col4", "col5", "col6", "col7", "col8", "col9",
+					"col10", "col11", "col12", "col13", "col14", "col15", "col16", "col17", "col18", "col19"}}}})
+	}
+	code, raw := post(calls)
+	if code != http.StatusOK {
+		t.Fatalf("a batch of 8: got %d %.300s", code, raw)
+	}
+	if len(raw) > mcpMaxRequestAnswers+(256<<10) {
+		t.Errorf("a batch of 8 answered %d bytes; the answers to one request are at most %d", len(raw), mcpMaxRequestAnswers)
+	}
+	if !strings.Contains(string(raw), "send fewer calls at once") {
+		t.Errorf("a batch past the answers' budget does not say so: %.300s", raw)
+	}
+
+	cs := mcpTransports["http"](t, ts, ana)
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "datadesk://tables/" + table + "?limit=200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Contents[0].Text
+	var page struct {
+		Rows    [][]any `json:"rows"`
+		HasMore bool    `json:"has_more"`
+		Limit   int     `json:"limit"`
+	}
+	if err := json.Unmarshal([]byte(text), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(text) > mcpMaxPageBytes || !page.HasMore || len(page.Rows) == 0 || len(page.Rows) >= 200 || page.Limit != len(page.Rows) {
+		t.Errorf("a page of a wide table: %d bytes, %d rows, has_more %v, limit %d", len(text), len(page.Rows), page.HasMore, page.Limit)
+	}
+
+	call, structured := callMCP(t, cs, "files_query_table", map[string]any{"file_id": table, "limit": 3, "columns": []any{"col0", "col1"}})
+	if rows, _ := structured["rows"].([]any); len(rows) != 3 {
+		t.Fatalf("query: %v", structured)
+	}
+	if txt := textOf(call); strings.Contains(txt, strings.Repeat("w", 100)) || len(txt) > mcpMaxText {
+		t.Errorf("the text beside a query's rows repeats them (%d bytes): %.200s", len(txt), txt)
+	}
+}
+
+// TestMCPAppliesPlatformRows: with a platform's own files.read row gone,
+// HTTP refused it reading a user's table for them, but MCP's
+// resources/read and approvals_get answered. MCP now decides as HTTP does,
+// for the user and for the platform acting for them.
+func TestMCPAppliesPlatformRows(t *testing.T) {
+	policy := strings.Replace(rbac.DefaultPolicy, "p, role:platform, files.read, r.attrs.ActingFor, allow, allow\n", "", 1)
+	policy = "p, role:analyst, files.create, r.attrs.Format == 'csv', approve, allow\n" + policy
+	ts, users := newServerPolicy(t, Config{}, policy)
+	ana := addUser(t, users, "ana", "analyst")
+	bot := addUser(t, users, "chatbot", "platform")
+	root := addUser(t, users, "root", "admin")
+	_, m := ts.upload(ana, "a.csv", []byte("x\n1\n"))
+	table := m["file"].(map[string]any)["table_id"].(string)
+	code, m := ts.call(ana, "files.create", map[string]any{"filename": "n.csv", "content": "a,b\n1,2\n"})
+	if code != http.StatusAccepted {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	approval := m["approval"].(map[string]any)["id"].(string)
+	if code, m, _ := ts.do("POST", "/v1/approvals/"+approval+"/approve", root, nil, ""); code != http.StatusOK {
+		t.Fatalf("approve: %d %v", code, m)
+	}
+	if code, _ := ts.as("GET", "/v1/tables/"+table+"/rows", bot, "ana", nil); code != http.StatusForbidden {
+		t.Errorf("HTTP rows for ana by the platform: got %d, want 403", code)
+	}
+	cs := connectMCP(t, &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp",
+		HTTPClient: &http.Client{Transport: headers{"Authorization": "Bearer " + bot, onBehalfHeader: "ana"}}})
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "datadesk://tables/" + table}); err == nil {
+		t.Errorf("MCP resources/read for ana by the platform: read, want refused")
+	}
+	_, structured := callMCP(t, cs, mcpApprovalsTool, map[string]any{"approval_id": approval})
+	if strings.Contains(mustJSON(structured), "download_url") {
+		t.Errorf("MCP approvals_get for ana by a platform that may not read gave the result: %s", mustJSON(structured))
+	}
+	// Ana herself gets her result.
+	own := mcpTransports["http"](t, ts, ana)
+	_, structured = callMCP(t, own, mcpApprovalsTool, map[string]any{"approval_id": approval})
+	if !strings.Contains(mustJSON(structured), "download_url") {
+		t.Errorf("the caller's own approved result: %s", mustJSON(structured))
+	}
+}
+
+// TestApprovalResultsStayWithCaller: an admin read an analyst's approved
+// copy, download link and all, through GET /v1/approvals/{id}. An approver
+// now sees what the call asked and a summary of what it did.
+func TestApprovalResultsStayWithCaller(t *testing.T) {
+	policy := "p, role:analyst, files.create, r.attrs.Format == 'csv', approve, allow\n" + rbac.DefaultPolicy
+	ts, users := newServerPolicy(t, Config{}, policy)
+	ana := addUser(t, users, "ana", "analyst")
+	root := addUser(t, users, "root", "admin")
+	code, m := ts.call(ana, "files.create", map[string]any{"filename": "copy.csv", "columns": []any{"id"}, "rows": []any{[]any{"0001"}, []any{"0002"}}})
+	if code != http.StatusAccepted {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id := m["approval"].(map[string]any)["id"].(string)
+	code, m, raw := ts.do("POST", "/v1/approvals/"+id+"/approve", root, nil, "")
+	if code != http.StatusOK || strings.Contains(string(raw), "download_url") {
+		t.Errorf("the approver's answer to approving: %d %s", code, raw)
+	}
+	_, m, raw = ts.do("GET", "/v1/approvals/"+id, root, nil, "")
+	result, _ := m["approval"].(map[string]any)["result"].(map[string]any)
+	if strings.Contains(string(raw), "download_url") || strings.Contains(string(raw), "/content") || result["filename"] != "copy.csv" || result["row_count"] == nil {
+		t.Errorf("the approver's view: %s", raw)
+	}
+	_, _, raw = ts.do("GET", "/v1/approvals/"+id, ana, nil, "")
+	if !strings.Contains(string(raw), "download_url") {
+		t.Errorf("the caller's view lacks the result: %s", raw)
+	}
+}
+
+// TestMCPStdioChecksEveryCall: `datadesk mcp` kept the role and token it
+// started with after the user was demoted and the token revoked. Each
+// call now checks the token and takes the user's role as it is.
+func TestMCPStdioChecksEveryCall(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	cs := mcpTransports["stdio"](t, ts, ana)
+	create := map[string]any{"filename": "n.txt", "content": "x"}
+	if res, structured := callMCP(t, cs, "files_create", create); res.IsError || structured["file"] == nil {
+		t.Fatalf("create as an analyst: %s", mustJSON(structured))
+	}
+	if err := users.SetRole("ana", "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, structured := callMCP(t, cs, "files_create", create); structured["approval"] == nil {
+		t.Errorf("create after the demotion to viewer: %s, want to wait for approval", mustJSON(structured))
+	}
+	if err := users.RevokeTokens("ana"); err != nil {
+		t.Fatal(err)
+	}
+	if res, structured := callMCP(t, cs, "files_read", map[string]any{}); !res.IsError || !strings.Contains(mustJSON(structured), "unauthenticated") {
+		t.Errorf("a call after the token was revoked: %s", mustJSON(structured))
+	}
+}
+
+// TestSignedLinksEndWithCredentials: signed links worked for up to 10
+// minutes after their user was deleted. They now stop when the user's
+// tokens are revoked or the user is removed.
+func TestSignedLinksEndWithCredentials(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	bob := addUser(t, users, "bob", "analyst")
+	link := func(token string) string {
+		_, m := ts.upload(token, "a.csv", []byte("x\n1\n"))
+		return m["file"].(map[string]any)["download_url"].(string)
+	}
+	get := func(url string) int {
+		resp, err := http.Get(ts.url + url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	anaLink, bobLink := link(ana), link(bob)
+	if get(anaLink) != http.StatusOK || get(bobLink) != http.StatusOK {
+		t.Fatalf("fresh links do not work")
+	}
+	if err := users.RevokeTokens("ana"); err != nil {
+		t.Fatal(err)
+	}
+	if code := get(anaLink); code != http.StatusUnauthorized {
+		t.Errorf("a link after its user's tokens were revoked: got %d, want 401", code)
+	}
+	fresh, err := users.AddToken("ana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // links count whole seconds
+	if code := get(link(fresh)); code != http.StatusOK {
+		t.Errorf("a link made with a new token: got %d, want 200", code)
+	}
+	if err := users.Remove("bob"); err != nil {
+		t.Fatal(err)
+	}
+	if code := get(bobLink); code != http.StatusUnauthorized {
+		t.Errorf("a link after its user was removed: got %d, want 401", code)
+	}
+}

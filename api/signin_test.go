@@ -1,0 +1,119 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"datadesk/engine"
+	"datadesk/rbac"
+)
+
+// signInAs posts a sign-in from the client address a trusted proxy names.
+func (ts *testServer) signInAs(from, name, pw string) *http.Response {
+	ts.t.Helper()
+	body, _ := json.Marshal(map[string]string{"name": name, "password": pw})
+	req, _ := http.NewRequest("POST", ts.url+"/v1/session", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if from != "" {
+		req.Header.Set("X-Forwarded-For", from)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+// TestSignInBehindProxyLocksNoOneElse: behind HAProxy every client had the
+// proxy's address, so 14 wrong sign-ins with random names made every
+// user's right password answer 429. The client address is now the one the
+// trusted proxy forwards: the guesser's address is locked, others sign in.
+func TestSignInBehindProxyLocksNoOneElse(t *testing.T) {
+	ts, users := newServerFull(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, rbac.DefaultPolicy,
+		engine.Config{MemoryLimit: "256MB"})
+	addUser(t, users, "ana", "analyst")
+	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range signInFreeAddrFailures + 5 {
+		ts.signInAs("203.0.113.5", fmt.Sprintf("nobody%d", i), "wrong password")
+	}
+	if resp := ts.signInAs("203.0.113.5", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the guessing address: got %d, want 429", resp.StatusCode)
+	}
+	if resp := ts.signInAs("198.51.100.7", "ana", "correct horse battery"); resp.StatusCode != http.StatusOK {
+		t.Errorf("another client behind the proxy: got %d, want 200", resp.StatusCode)
+	}
+	// A client that sends its own header still counts as the address the
+	// proxy forwards last.
+	if resp := ts.signInAs("198.51.100.8, 203.0.113.5", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a forged header before the proxy's: got %d, want 429", resp.StatusCode)
+	}
+}
+
+// TestSignInForwardedHeaderIgnoredWithoutProxy: without trusted proxies a
+// client cannot pick its address with X-Forwarded-For to dodge its lock.
+func TestSignInForwardedHeaderIgnoredWithoutProxy(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	addUser(t, users, "ana", "analyst")
+	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range signInFreeAddrFailures + 2 {
+		ts.signInAs(fmt.Sprintf("192.0.2.%d", i+1), fmt.Sprintf("nobody%d", i), "wrong password")
+	}
+	if resp := ts.signInAs("192.0.2.200", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a forwarded address from a client that is no proxy: got %d, want 429", resp.StatusCode)
+	}
+}
+
+// TestAdminNotLockedOut: 28 wrong attempts as admin, ADMIN and " Admin "
+// over 17 minutes locked admin out of web sign-in, renewed by one attempt
+// per 15 minutes. The guesser's address is locked; admin signs in from an
+// address that never failed, and guesses from fresh addresses are paced.
+func TestAdminNotLockedOut(t *testing.T) {
+	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	ts, users := newServerFull(t, Config{Now: clock, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB"})
+	addUser(t, users, "admin", "admin")
+	if err := users.SetPassword("admin", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"admin", "ADMIN", " Admin "}
+	for i := range 28 {
+		ts.signInAs("203.0.113.9", names[i%3], "guess "+fmt.Sprint(i))
+		advance(17 * time.Minute / 28)
+	}
+	if resp := ts.signInAs("198.51.100.20", "admin", "correct horse battery"); resp.StatusCode != http.StatusOK {
+		t.Errorf("admin from an address that never failed: got %d, want 200", resp.StatusCode)
+	}
+	if resp := ts.signInAs("203.0.113.9", "admin", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("admin from the guessing address: got %d, want 429", resp.StatusCode)
+	}
+	// Guessing admin from addresses that each failed once goes no faster
+	// than the name's pace.
+	codes := map[int]int{}
+	for i := range 10 {
+		from := fmt.Sprintf("198.18.0.%d", i+1)
+		ts.signInAs(from, "admin", "first guess")
+		codes[ts.signInAs(from, "admin", "second guess").StatusCode]++
+	}
+	if codes[http.StatusTooManyRequests] < 9 {
+		t.Errorf("second guesses from addresses that failed: %v, want all but one paced (429)", codes)
+	}
+	if resp := ts.signInAs("198.51.100.22", "admin", "correct horse battery"); resp.StatusCode != http.StatusOK {
+		t.Errorf("admin from a fresh address while guesses are paced: got %d, want 200", resp.StatusCode)
+	}
+}
