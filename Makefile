@@ -51,7 +51,7 @@ test: deps vet fuzz
 ## make fuzz FUZZTIME=10m, then keep any failing input it writes.
 FUZZTIME    ?= 3s
 FUZZ_INGEST := FuzzCSV FuzzJSON FuzzXLSX FuzzXLS FuzzBIFF
-FUZZ_API    := FuzzToolArguments FuzzCleanFilename
+FUZZ_API    := FuzzToolArguments FuzzCleanFilename FuzzMCPRequest FuzzFilesCreate
 fuzz:
 	@mkdir -p bin/fuzz
 	$(GO) test -c -fuzz . -o bin/fuzz/ingest.test ./ingest

@@ -28,6 +28,9 @@ const (
 	// Misdirected says the request reached a node that does not hold its
 	// owner: the proxy and the node disagree on the member list.
 	Misdirected Code = "misdirected"
+	// Unavailable says a part the request needs cannot be reached now (a
+	// peer node, a ClickHouse shard); the message names it.
+	Unavailable Code = "unavailable"
 	Internal    Code = "internal"
 )
 

@@ -8,14 +8,22 @@ import (
 
 // UnsafeNameRune reports whether r must not appear in a name people read:
 // a file, sheet, column or aggregate name. Control characters (NUL,
-// newline, DEL, C1), bidirectional controls (U+202A..U+202E, U+2066..U+2069,
-// LRM, RLM, ALM), which make "gnp.exe" read as "exe.png", and bytes that
-// are not UTF-8.
+// newline, DEL, C1), bytes that are not UTF-8, and format characters
+// (Unicode's Cf): bidirectional controls (U+202A..U+202E, U+2066..U+2069,
+// LRM, RLM, ALM), which make "gnp.exe" read as "exe.png", zero-width
+// spaces, soft hyphens and the tag characters that can spell text no one
+// sees. Zero-width joiners and non-joiners stay: words and emoji need them.
 func UnsafeNameRune(r rune) bool {
 	switch {
 	case unicode.IsControl(r), r == utf8.RuneError:
 		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+	case r == 0x200c, r == 0x200d:
+		// Zero-width (non-)joiners shape Persian, Indic and emoji text.
+		return false
+	case unicode.Is(unicode.Cf, r):
+		// Format characters change how text reads without being seen:
+		// bidi overrides and isolates, zero-width spaces, the tag
+		// characters that can spell hidden text.
 		return true
 	}
 	return false

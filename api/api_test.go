@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 type testServer struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	dir string
 	srv *Server
@@ -52,7 +52,7 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 
 // newServerFull runs the real server with the given policy and engine
 // configuration (its Dir is the test's data directory).
-func newServerFull(t *testing.T, cfg Config, policyText string, ecfg engine.Config) (*testServer, *rbac.Users) {
+func newServerFull(t testing.TB, cfg Config, policyText string, ecfg engine.Config) (*testServer, *rbac.Users) {
 	t.Helper()
 	dir := t.TempDir()
 	ecfg.Dir = dir
@@ -98,7 +98,7 @@ func newServerFull(t *testing.T, cfg Config, policyText string, ecfg engine.Conf
 	return &testServer{t: t, url: hs.URL, dir: dir, srv: srv}, users
 }
 
-func addUser(t *testing.T, users *rbac.Users, name, role string) string {
+func addUser(t testing.TB, users *rbac.Users, name, role string) string {
 	t.Helper()
 	_, token, err := users.Add(name, role)
 	if err != nil {

@@ -113,12 +113,12 @@ func (s *Server) toPeer(ctx context.Context, n cluster.Node, who datadesk.Caller
 	}
 	res, err := s.peers.Do(req)
 	if err != nil {
-		return peerAnswer{}, datadesk.Errorf(datadesk.Internal, "node %s did not answer", n.Name).WithCause(err)
+		return peerAnswer{}, datadesk.Errorf(datadesk.Unavailable, "node %s (%s) cannot be reached; try again once it is back", n.Name, n.Addr).WithCause(err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, maxPeerAnswer))
 	if err != nil {
-		return peerAnswer{}, datadesk.Errorf(datadesk.Internal, "node %s did not answer", n.Name).WithCause(err)
+		return peerAnswer{}, datadesk.Errorf(datadesk.Unavailable, "node %s (%s) stopped answering; try again once it is back", n.Name, n.Addr).WithCause(err)
 	}
 	return peerAnswer{status: res.StatusCode, body: b}, nil
 }
@@ -206,7 +206,7 @@ func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]engine.
 			return nil, false, err
 		}
 		if ans.status != http.StatusOK {
-			return nil, false, datadesk.Errorf(datadesk.Internal, "node %s answered %d to the approval list", node.Name, ans.status)
+			return nil, false, datadesk.Errorf(datadesk.Unavailable, "node %s answered %d to the approval list; try again once it is well", node.Name, ans.status)
 		}
 		var page struct {
 			Approvals []engine.Approval `json:"approvals"`

@@ -21,6 +21,7 @@ var statusOf = map[datadesk.Code]int{
 	datadesk.Timeout:         http.StatusGatewayTimeout,
 	datadesk.RateLimited:     http.StatusTooManyRequests,
 	datadesk.Misdirected:     http.StatusMisdirectedRequest,
+	datadesk.Unavailable:     http.StatusServiceUnavailable,
 	datadesk.Internal:        http.StatusInternalServerError,
 }
 
@@ -45,9 +46,12 @@ func (s *Server) handleError(c *echo.Context, err error) {
 	} else {
 		e := datadesk.AsError(err)
 		body = errorBody{Code: e.Code, Message: e.Message, Field: e.Field, Allowed: e.Allowed}
-		if e.Code == datadesk.Internal {
+		switch e.Code {
+		case datadesk.Internal:
 			body.Message = "internal error"
 			s.cfg.Logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		case datadesk.Unavailable:
+			s.cfg.Logger.Warn("a dependency is down", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 		}
 	}
 	if c.Request().Method == http.MethodHead {

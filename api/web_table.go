@@ -258,7 +258,9 @@ func (s *Server) tableViewExport(c *echo.Context) error {
 	if len(view.Filters) > 0 || view.Search != "" {
 		name += " (filtered)"
 	}
-	s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv"})
+	if err := s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv"}); err != nil {
+		return s.pageError(c, err)
+	}
 	return nil
 }
 

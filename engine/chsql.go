@@ -107,7 +107,7 @@ func chNumber(f float64) string {
 // chOperand returns how a column and a checked value compare, matching
 // operand: numbers as Float64, text in lower case.
 func chOperand(c *Column, v any) (lhs, rhs string) {
-	col := chIdent(c.Key)
+	col := chCol(c.Key)
 	switch c.Type {
 	case TypeInteger, TypeDecimal, TypeDouble:
 		return "toFloat64(" + col + ")", chNumber(v.(float64))
@@ -138,7 +138,7 @@ func canonicalTimestamp(s string) string {
 // chText is a column as DuckDB's CAST(... AS VARCHAR) writes it, for
 // contains.
 func chText(c *Column) string {
-	col := chIdent(c.Key)
+	col := chCol(c.Key)
 	switch c.Type {
 	case TypeInteger, TypeDecimal, TypeDouble:
 		return "toString(" + col + ")"
@@ -150,7 +150,7 @@ func chText(c *Column) string {
 
 // chFilter compiles one filter that filterSQL has accepted.
 func chFilter(c *Column, f Filter) (string, error) {
-	col := chIdent(c.Key)
+	col := chCol(c.Key)
 	switch f.Op {
 	case "is_null":
 		if f.Value.(bool) {
@@ -217,9 +217,9 @@ func chAgg(a planAgg) string {
 		if a.Col == nil {
 			return "count()"
 		}
-		return "count(" + chIdent(a.Col.Key) + ")"
+		return "count(" + chCol(a.Col.Key) + ")"
 	}
-	col := chIdent(a.Col.Key)
+	col := chCol(a.Col.Key)
 	arg := col
 	switch {
 	case a.Op == "avg":
@@ -253,7 +253,7 @@ func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
 	if p.grouped {
 		var keys []string
 		for _, g := range p.groups {
-			keys = append(keys, chIdent(g.Key))
+			keys = append(keys, chCol(g.Key))
 		}
 		q.sel = append(q.sel, keys...)
 		for _, a := range p.aggs {
@@ -277,10 +277,10 @@ func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
 		q.aggs = append(q.aggs, chAgg(a))
 	}
 	for _, rc := range p.rowCols {
-		q.sel = append(q.sel, chIdent(rc.Key))
+		q.sel = append(q.sel, chCol(rc.Key))
 	}
 	if p.sortCol != nil {
-		q.order = append(q.order, chOrder(chIdent(p.sortCol.Key), p.sortCol.Type == TypeDecimal, dir))
+		q.order = append(q.order, chOrder(chCol(p.sortCol.Key), p.sortCol.Type == TypeDecimal, dir))
 	}
 	q.order = append(q.order, chRowKey+" ASC")
 	return q, nil

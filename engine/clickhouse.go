@@ -3,6 +3,8 @@ package engine
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +87,9 @@ func (c *ClickHouse) request(ctx context.Context, node, query string, body io.Re
 		v[k] = vs
 	}
 	v.Set("max_execution_time", fmt.Sprint(int(chQueryTimeout.Seconds())))
+	// Filter values are literals in the statement: a long one must not
+	// pass ClickHouse's parser limit (256 KiB by default).
+	v.Set("max_query_size", fmt.Sprint(chMaxQuerySize))
 	if dl, ok := ctx.Deadline(); ok {
 		if s := int(time.Until(dl).Seconds()) + 1; s < int(chQueryTimeout.Seconds()) {
 			v.Set("max_execution_time", fmt.Sprint(s))
@@ -113,6 +118,9 @@ func (c *ClickHouse) request(ctx context.Context, node, query string, body io.Re
 	}
 	return resp, nil
 }
+
+// chMaxQuerySize bounds a statement's text on the cluster.
+const chMaxQuerySize = 64 << 20
 
 // chClassify maps a failed request to the error model: the context's end is
 // a timeout; anything else is internal and its text stays in the logs.
@@ -282,6 +290,35 @@ func chLiteral(s string) string {
 	b.WriteByte('\'')
 	return b.String()
 }
+
+// chMaxFileName bounds a column's name on the cluster as ClickHouse
+// writes it into file names: escaped (every byte but ASCII letters,
+// digits and _ as %XX) and with suffixes such as .null.mrk2 added, it
+// must stay within a file system's 255 bytes.
+const chMaxFileName = 240
+
+// chColumn is a column's name on the cluster: its key, or, when the key
+// escaped would make too long a file name (a header of 40 CJK characters
+// does), a name derived from its hash, the same every time.
+func chColumn(key string) string {
+	n := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' {
+			n++
+		} else {
+			n += 3
+		}
+	}
+	if n <= chMaxFileName {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "c_" + hex.EncodeToString(sum[:16])
+}
+
+// chCol quotes a table column's name on the cluster.
+func chCol(key string) string { return chIdent(chColumn(key)) }
 
 // chIdent quotes a ClickHouse identifier with backquotes.
 func chIdent(s string) string {

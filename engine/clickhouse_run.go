@@ -205,7 +205,7 @@ func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page
 		default:
 			return nil, datadesk.Errorf(datadesk.Invalid, "direction must be asc or desc").WithField("direction").WithAllowed("asc", "desc")
 		}
-		order = chOrder(chIdent(col.Key), col.Type == TypeDecimal, dir) + ", " + chRowKey
+		order = chOrder(chCol(col.Key), col.Type == TypeDecimal, dir) + ", " + chRowKey
 		req.Direction = strings.ToLower(dir)
 	} else {
 		req.Direction = ""
@@ -238,7 +238,7 @@ func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page
 func chColumns(t *Table) string {
 	cols := make([]string, len(t.Columns))
 	for i, col := range t.Columns {
-		cols[i] = chIdent(col.Key)
+		cols[i] = chCol(col.Key)
 	}
 	return strings.Join(cols, ", ")
 }
@@ -387,7 +387,7 @@ func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write
 func (c *ClickHouse) create(ctx context.Context, t *Table, types []string) error {
 	cols := []string{chRowKey + " UInt64"}
 	for i, col := range t.Columns {
-		cols = append(cols, chIdent(col.Key)+" "+types[i])
+		cols = append(cols, chCol(col.Key)+" "+types[i])
 	}
 	stmts := []string{
 		"CREATE TABLE " + c.chLocal(t) + " (" + strings.Join(cols, ", ") + ") ENGINE = MergeTree ORDER BY " + chRowKey,

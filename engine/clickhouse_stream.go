@@ -18,7 +18,7 @@ func chSearch(t *Table, s string) (string, error) {
 	var conds []string
 	for _, c := range t.Columns {
 		if c.Type == TypeText {
-			conds = append(conds, "position(lowerUTF8("+chIdent(c.Key)+"), lowerUTF8("+chLiteral(s)+")) > 0")
+			conds = append(conds, "position(lowerUTF8("+chCol(c.Key)+"), lowerUTF8("+chLiteral(s)+")) > 0")
 		}
 	}
 	return "(" + strings.Join(conds, " OR ") + ")", nil
@@ -46,7 +46,7 @@ func chConditions(t *Table, filters []Filter, search string) (string, error) {
 // to value as a number, "text" is text equal to it ignoring case and
 // spaces (RE2's \s, as DuckDB's regexp_replace), "any" is any value.
 func (c *ClickHouse) Near(ctx context.Context, t *Table, col *Column, kind, value string) ([]string, error) {
-	id := chIdent(col.Key)
+	id := chCol(col.Key)
 	var cond string
 	switch kind {
 	case nearNumber:

@@ -606,3 +606,57 @@ func TestClickHouseIngestStreams(t *testing.T) {
 		t.Errorf("the cluster has %d tables after a failed upload, %d before", after, before)
 	}
 }
+
+// TestClickHouseLongNamesAndValues: a header or an aggregate name of 40 CJK
+// characters made ClickHouse fail ("File name too long": it names files
+// by columns), and a filter value past 256 KiB passed its parser's limit;
+// each was a 500. Columns whose names would be too long get a name of
+// their own on the cluster, and statements may be long.
+func TestClickHouseLongNamesAndValues(t *testing.T) {
+	ch := testClickHouse(t)
+	ctx := context.Background()
+	e := newClusterEngine(t, ch, 10)
+	s := acquire(t, e, datadesk.NewID("u"))
+	long := strings.Repeat("長い列の名前", 7)
+	var rows [][]string
+	for i := range 30 {
+		rows = append(rows, []string{fmt.Sprintf("%03d", i), fmt.Sprint(i % 4)})
+	}
+	f, err := s.AddFile(ctx, NewFile{Filename: "l.csv", TempPath: tempBytes(t, s, "x"),
+		Tables: []TableSource{rowsSource("l", []string{long, "n"}, rows)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tables[0].Location != LocationClickHouse {
+		t.Fatalf("the table is in %s", f.Tables[0].Location)
+	}
+	key := f.Tables[0].Columns[0].Key
+	aggName := strings.Repeat("合計の名前", 9)
+	for _, q := range []Query{
+		{FileID: f.ID, Filters: []Filter{{Column: key, Op: "eq", Value: "007"}}, Limit: 5},
+		{FileID: f.ID, Filters: []Filter{{Column: key, Op: "contains", Value: strings.Repeat("x", 300<<10)}}},
+		{FileID: f.ID, GroupBy: []string{"n"}, Aggregates: []Aggregate{{Op: "count", Name: aggName}, {Op: "sum", Column: "n", Name: aggName + "2"}}, Show: true},
+		{FileID: f.ID, Columns: []string{key}, SortBy: key, Direction: "desc", Limit: 3},
+	} {
+		p, err := s.Plan(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(ctx, p)
+		if err != nil {
+			t.Errorf("%+v: %v", q.Filters, err)
+			continue
+		}
+		if q.Show {
+			v, err := s.Show(ctx, p, res)
+			if err != nil {
+				t.Errorf("show: %v", err)
+				continue
+			}
+			page, err := s.Rows(ctx, v.TableID, PageRequest{Limit: 10})
+			if err != nil || len(page.Rows) != 4 {
+				t.Errorf("the shown view: %v %v", page, err)
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"datadesk"
+
 	"strconv"
 	"strings"
 	"unicode"
@@ -85,13 +87,10 @@ func keyOf(label string) string {
 	return b.String()
 }
 
-// CleanLabel drops control characters from a header label and trims it; the
-// label is kept for people, the key for queries.
+// CleanLabel drops control and invisible format characters (bidi
+// overrides, zero-width spaces, tags; datadesk.UnsafeNameRune) from a
+// header label and trims it; the label is shown as the file has it
+// otherwise.
 func CleanLabel(label string) string {
-	return strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, label))
+	return strings.TrimSpace(datadesk.CleanName(label))
 }

@@ -106,3 +106,25 @@ func TestNoReservedNames(t *testing.T) {
 		})
 	}
 }
+
+// TestLabelsLoseInvisibleCharacters: a header with U+202E kept the bidi
+// override in its label, so "gnp.exe" showed as "exe.png" to people and
+// models. Labels lose every invisible format character but the joiners
+// words and emoji need.
+func TestLabelsLoseInvisibleCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"exe\u202egnp.":              "exegnp.",
+		"price\u200b":                "price",
+		"\ufeffid":                   "id",
+		"soft\u00adhyphen":           "softhyphen",
+		"hidden\U000E0041\U000E0042": "hidden",
+		"iso\u2066late\u2069":        "isolate",
+		"می\u200cخواهم":              "می\u200cخواهم",
+		"👩\u200d💻 team":              "👩\u200d💻 team",
+		" tab\tand space ":           "taband space",
+	} {
+		if got := CleanLabel(in); got != want {
+			t.Errorf("CleanLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

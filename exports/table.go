@@ -176,7 +176,7 @@ func writeSheet(f *excelize.File, s Sheet) error {
 }
 
 // sheetName makes a valid sheet name: at most 31 characters, none of
-// : \ / ? * [ ].
+// : \ / ? * [ ], not starting or ending with an apostrophe.
 func sheetName(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if datadesk.UnsafeNameRune(r) {
@@ -190,6 +190,8 @@ func sheetName(s string) string {
 	if r := []rune(s); len(r) > 31 {
 		s = string(r[:31])
 	}
+	// Excel refuses a name that starts or ends with an apostrophe.
+	s = strings.Trim(s, "'")
 	if strings.TrimSpace(s) == "" {
 		s = "Data"
 	}

@@ -175,6 +175,12 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 	}
 	src := engine.TableSource{Name: name, Header: header, Notes: notes}
 	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 {
+		// DuckDB's reader takes minutes to give up on a quoted field of
+		// millions of lines; such a record is refused first, at the speed
+		// of finding quotes.
+		if err := in.checkQuotedFields(path, name, byte(delim)); err != nil {
+			return engine.TableSource{}, err
+		}
 		// DuckDB reads UTF-8 itself; the row stream below stays for what
 		// its reader hands back (rows wider than the header) and for the
 		// encodings it does not take.
@@ -223,6 +229,88 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 		return stats, nil
 	}
 	return src, nil
+}
+
+// checkQuotedFields refuses a file with a quoted field longer than the
+// line limit, following quotes as lineLimit does (a quote opens a field
+// only at its start; "" inside is a quote) but jumping from quote to
+// quote: a file without quotes is read at memory speed.
+func (in *Ingester) checkQuotedFields(path, name string, delim byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	var (
+		off     int64 // of buf[0] in the file
+		quoted  bool
+		closing bool // inside, a quote was the last byte seen
+		opened  int64
+		prev    byte = '\n'
+	)
+	for {
+		n, rerr := io.ReadFull(f, buf)
+		chunk := buf[:n]
+		for i := 0; i < len(chunk); {
+			if closing {
+				closing = false
+				if chunk[i] == '"' {
+					i++
+					prev = '"'
+					continue
+				}
+				quoted = false
+			}
+			j := bytes.IndexByte(chunk[i:], '"')
+			if j < 0 {
+				if !quoted && n > 0 {
+					prev = chunk[len(chunk)-1]
+				}
+				break
+			}
+			q := i + j
+			if j > 0 {
+				prev = chunk[q-1]
+			}
+			switch {
+			case quoted:
+				closing = true
+			case prev == delim || prev == '\n' || prev == '\r':
+				quoted, opened = true, off+int64(q)
+			}
+			if quoted && off+int64(q)-opened > int64(in.cfg.MaxLine) {
+				return in.longFieldError(path, name, opened)
+			}
+			prev = '"'
+			i = q + 1
+		}
+		if quoted && off+int64(n)-opened > int64(in.cfg.MaxLine) {
+			return in.longFieldError(path, name, opened)
+		}
+		off += int64(n)
+		if rerr != nil {
+			return nil
+		}
+	}
+}
+
+// longFieldError names the line where a field too long to read starts.
+func (in *Ingester) longFieldError(path, name string, at int64) error {
+	line := int64(1)
+	if f, err := os.Open(path); err == nil {
+		defer f.Close()
+		buf := make([]byte, 1<<20)
+		for read := int64(0); read < at; {
+			n, err := f.Read(buf[:min(int64(len(buf)), at-read)])
+			line += int64(bytes.Count(buf[:n], []byte{'\n'}))
+			read += int64(n)
+			if err != nil {
+				break
+			}
+		}
+	}
+	return datadesk.Errorf(datadesk.Invalid, "%s: the quoted field that starts on line %d is longer than %d bytes", name, line, in.cfg.MaxLine).WithField("file")
 }
 
 func (in *Ingester) csvHeader(path string, head []byte, delim rune) ([]string, error) {

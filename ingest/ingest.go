@@ -33,6 +33,8 @@ const (
 	// DefaultMaxLine bounds a CSV line, so one huge field cannot take the
 	// server's memory.
 	DefaultMaxLine = 16 << 20
+	// DefaultMaxCells bounds the cells read from one upload's sheets.
+	DefaultMaxCells = 50_000_000
 	// sniffSize is how much of a file format detection and dialect sniffing
 	// look at.
 	sniffSize = 64 << 10
@@ -43,6 +45,7 @@ type Config struct {
 	MaxUnzipSize  int64
 	MaxUnzipRatio int64
 	MaxLine       int
+	MaxCells      int64
 }
 
 func (c *Config) setDefaults() {
@@ -54,6 +57,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxLine <= 0 {
 		c.MaxLine = DefaultMaxLine
+	}
+	if c.MaxCells <= 0 {
+		c.MaxCells = DefaultMaxCells
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"datadesk"
 	"datadesk/engine"
@@ -20,7 +21,7 @@ var errStop = errors.New("stop")
 // sheetSource makes a table of a sheet: its header is the first row with a
 // value, the rows under it are the data. ok is false for a sheet without
 // any value.
-func sheetSource(filename, sheet string, rows sheetRows) (src engine.TableSource, ok bool, err error) {
+func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget) (src engine.TableSource, ok bool, err error) {
 	var header []string
 	headerRow := 0
 	err = rows(func(row int, texts []string, kinds []engine.CellKind) error {
@@ -53,6 +54,9 @@ func sheetSource(filename, sheet string, rows sheetRows) (src engine.TableSource
 			}
 			skipped += max(row-last-1, 0)
 			last = row
+			if err := budget.take(filename, len(texts)); err != nil {
+				return err
+			}
 			return yield(texts, kinds)
 		})
 		if skipped > 0 {
@@ -61,6 +65,27 @@ func sheetSource(filename, sheet string, rows sheetRows) (src engine.TableSource
 		return stats, err
 	}
 	return src, true, nil
+}
+
+// cellBudget bounds the cells read from one upload's sheets together: a
+// small workbook can hold many rows that compress to nothing.
+type cellBudget struct {
+	max  int64
+	left atomic.Int64
+}
+
+func newCellBudget(max int64) *cellBudget {
+	b := &cellBudget{max: max}
+	b.left.Store(max)
+	return b
+}
+
+// take counts n more cells. Errors: too_large past the budget.
+func (b *cellBudget) take(filename string, n int) error {
+	if b.left.Add(-int64(n)) < 0 {
+		return datadesk.Errorf(datadesk.TooLarge, "%s holds more than %d cells; at most %d are read from one upload", filename, b.max, b.max).WithField("file")
+	}
+	return nil
 }
 
 func damagedSheet(filename, sheet string, cause error) error {

@@ -54,8 +54,9 @@ func (in *Ingester) readXLS(path, filename string) (res *Result, err error) {
 	}
 	res = &Result{Format: "xls", ContentType: "application/vnd.ms-excel", Close: func() {}}
 	var notes []string
+	budget := newCellBudget(in.cfg.MaxCells)
 	for _, sh := range wb.sheets {
-		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh))
+		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"archive/zip"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,6 +84,10 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 		return nil, err
 	}
 	wb, err := openXLSX(path)
+	var de *datadesk.Error
+	if errors.As(err, &de) {
+		return nil, datadesk.Errorf(de.Code, "%s %s", filename, de.Message).WithField("file")
+	}
 	if err != nil {
 		return nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: the workbook is damaged", filename).WithField("file").WithCause(err)
 	}
@@ -91,8 +96,9 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 		ct = "application/vnd.ms-excel.sheet.macroEnabled.12"
 	}
 	res = &Result{Format: format, ContentType: ct, Close: func() { _ = wb.zr.Close() }}
+	budget := newCellBudget(in.cfg.MaxCells)
 	for _, sh := range wb.sheets {
-		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh))
+		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget)
 		if err != nil {
 			wb.zr.Close()
 			return nil, err
@@ -115,6 +121,9 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 func errNoCells(filename string) error {
 	return datadesk.Errorf(datadesk.Invalid, "%s has no sheet with data: no sheet has a cell with a value", filename).WithField("file")
 }
+
+// maxSheets bounds the sheets read of one workbook.
+const maxSheets = 1000
 
 // openXLSX reads the workbook part, its relationships, the shared strings
 // and the styles.
@@ -142,6 +151,7 @@ func (wb *xlsxBook) load() error {
 		}
 	}
 	targets := map[string]string{}
+	listed := map[string]bool{}
 	var sharedPart, stylesPart string
 	for _, r := range wb.rels(book) {
 		targets[r.id] = r.target
@@ -158,14 +168,26 @@ func (wb *xlsxBook) load() error {
 			v := attr(se, "date1904")
 			wb.date1904 = v == "1" || v == "true"
 		case "sheet":
+			part := targets[attrNS(se, "id")]
+			if listed[part] {
+				return datadesk.Errorf(datadesk.Invalid, "lists the worksheet %s more than once; a workbook lists each sheet once", part)
+			}
+			if len(wb.sheets) == maxSheets {
+				return datadesk.Errorf(datadesk.Invalid, "has more than %d sheets; at most %d are read", maxSheets, maxSheets)
+			}
+			listed[part] = true
 			wb.sheets = append(wb.sheets, xlsxSheet{
 				name:   attr(se, "name"),
-				part:   targets[attrNS(se, "id")],
+				part:   part,
 				hidden: attr(se, "state") == "hidden" || attr(se, "state") == "veryHidden",
 			})
 		}
 		return nil
 	})
+	var de *datadesk.Error
+	if errors.As(err, &de) {
+		return de
+	}
 	if err != nil {
 		return fmt.Errorf("workbook: %w", err)
 	}

@@ -347,3 +347,42 @@ func TestOwnersOverTwoNodes(t *testing.T) {
 		}
 	})
 }
+
+// TestPeerDownIs503: an approver's list asks every node; with a peer down
+// it answered 500 "internal error". It answers 503 naming the node.
+func TestPeerDownIs503(t *testing.T) {
+	shared := t.TempDir()
+	a1, err := cluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := cluster.FreeAddr() // nothing listens here
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := "n1=" + a1 + ",n2=" + a2
+	ring, err := cluster.ParseNodes(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := rbac.OpenUsers(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var token string
+	for i := 0; token == ""; i++ {
+		u, tok, err := users.Add(fmt.Sprintf("admin%d", i), "admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ring.Owner(u.ID).Name == "n1" {
+			token = tok
+		}
+	}
+	startNode(t, "n1", a1, nodes, shared)
+	c := client{t: t, base: "http://" + a1, token: token, http: http.DefaultClient}
+	code, m, _ := c.do("GET", "/v1/approvals", nil, "")
+	if code != http.StatusServiceUnavailable || errorCode(m) != "unavailable" || !strings.Contains(fmt.Sprint(m), "n2") {
+		t.Errorf("approvals with n2 down: got %d %v, want 503 naming n2", code, m)
+	}
+}
