@@ -207,7 +207,8 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *File, ordina
 		names[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
 	}
 	// Empty text is written quoted and an empty cell unquoted, which
-	// allow_quoted_nulls = false tells apart.
+	// allow_quoted_nulls = false tells apart; other text is quoted only
+	// where CSV needs it.
 	read := `read_csv(` + quoteString(path) + `, hive_partitioning = false, auto_detect = false, header = false, delim = ',', quote = '"', escape = '"', ` +
 		`columns = {` + strings.Join(names, ", ") + `}, allow_quoted_nulls = false, strict_mode = true, encoding = 'utf-8', ` +
 		`max_line_size = ` + strconv.Itoa(maxLine+1) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, 16<<20)) + `)`
@@ -245,10 +246,14 @@ func (s *Store) writeCounted(src TableSource, width int) (path string, rows int6
 				w.WriteByte(',')
 				line++
 			}
-			if null != nil && null[i] || null == nil && cell == "" {
-				continue
+			switch {
+			case null != nil && null[i] || null == nil && cell == "":
+			case cell == "" || strings.ContainsAny(cell, ",\"\r\n"):
+				line += writeQuoted(w, cell)
+			default:
+				w.WriteString(cell)
+				line += len(cell)
 			}
-			line += writeQuoted(w, cell)
 		}
 		w.WriteByte('\n')
 		maxLine, line = max(maxLine, line), 0
