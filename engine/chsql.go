@@ -148,71 +148,61 @@ func chText(c *Column) string {
 	return col
 }
 
-// chFilter compiles one filter that filterSQL has accepted.
-func chFilter(c *Column, f Filter) (string, error) {
+// chCond compiles one checked condition, with DuckDB's semantics.
+func chCond(cond Cond) string {
+	c := &cond.Col
 	col := chCol(c.Key)
-	switch f.Op {
+	switch cond.Op {
 	case "is_null":
-		if f.Value.(bool) {
-			return col + " IS NULL", nil
+		if cond.Null {
+			return col + " IS NULL"
 		}
-		return col + " IS NOT NULL", nil
+		return col + " IS NOT NULL"
 	case "contains":
-		return "position(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(textOf(f.Value)) + ")) > 0", nil
+		return "position(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(cond.Text) + ")) > 0"
 	case "in":
 		var lhs string
-		var items []string
-		for _, v := range f.Value.([]any) {
-			pv, err := convert("value", c, v)
-			if err != nil {
-				return "", err
-			}
-			l, r := chOperand(c, pv)
-			lhs = l
-			items = append(items, r)
+		items := make([]string, len(cond.Values))
+		for i, v := range cond.Values {
+			lhs, items[i] = chOperand(c, v)
 		}
-		return lhs + " IN (" + strings.Join(items, ", ") + ")", nil
+		return lhs + " IN (" + strings.Join(items, ", ") + ")"
 	}
-	pv, err := convert("value", c, f.Value)
-	if err != nil {
-		return "", err
-	}
-	lhs, rhs := chOperand(c, pv)
-	switch f.Op {
+	lhs, rhs := chOperand(c, cond.Values[0])
+	switch cond.Op {
 	case "eq":
-		return lhs + " = " + rhs, nil
+		return lhs + " = " + rhs
 	case "ne":
 		// IS DISTINCT FROM: a NULL differs from every value.
-		return "(" + col + " IS NULL OR " + lhs + " != " + rhs + ")", nil
+		return "(" + col + " IS NULL OR " + lhs + " != " + rhs + ")"
 	}
-	sym := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[f.Op]
-	return lhs + " " + sym + " " + rhs, nil
+	sym := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[cond.Op]
+	return lhs + " " + sym + " " + rhs
 }
 
-// chWhere compiles the plan's filters, already checked by planFor.
-func chWhere(t *Table, filters []Filter) (string, error) {
-	var conds []string
-	for _, f := range filters {
-		c, ok := t.column(f.Column)
-		if !ok {
-			return "", qerr("filters", "unknown column %q", f.Column)
-		}
-		cond, err := chFilter(&c, f)
-		if err != nil {
-			return "", err
-		}
-		conds = append(conds, cond)
+// chWhere compiles conditions and a search to a WHERE clause, "" for none.
+func chWhere(conds []Cond, search *Search) string {
+	var terms []string
+	for _, c := range conds {
+		terms = append(terms, chCond(c))
 	}
-	if len(conds) == 0 {
-		return "", nil
+	if search != nil {
+		var any []string
+		for _, c := range search.Cols {
+			any = append(any, "position(lowerUTF8("+chCol(c.Key)+"), lowerUTF8("+chLiteral(search.Text)+")) > 0")
+		}
+		terms = append(terms, "("+strings.Join(any, " OR ")+")")
 	}
-	return " WHERE " + strings.Join(conds, " AND "), nil
+	if len(terms) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(terms, " AND ")
 }
 
 // chAgg compiles an aggregate with DuckDB's results: NULL over no values
 // (ClickHouse gives 0 over an empty set), integer sums exact past 64 bits,
 // averages as Float64.
-func chAgg(a planAgg) string {
+func chAgg(a Agg) string {
 	if a.Op == "count" {
 		if a.Col == nil {
 			return "count()"
@@ -241,46 +231,38 @@ type chSelect struct {
 }
 
 func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
-	where, err := chConditions(p.Table, p.Query.Filters, p.Query.Search)
-	if err != nil {
-		return nil, err
-	}
+	where := chWhere(p.Conds, p.Search)
 	q := &chSelect{from: " FROM " + c.chTable(p.Table) + where, where: where}
 	dir := "ASC"
-	if p.Query.Direction == "desc" {
+	if p.Sort != nil && p.Sort.Desc {
 		dir = "DESC"
 	}
-	if p.grouped {
+	if p.Grouped() {
 		var keys []string
-		for _, g := range p.groups {
+		for _, g := range p.Groups {
 			keys = append(keys, chCol(g.Key))
 		}
 		q.sel = append(q.sel, keys...)
-		for _, a := range p.aggs {
+		for _, a := range p.Aggs {
 			q.sel = append(q.sel, chAgg(a))
 		}
 		q.group = " GROUP BY " + strings.Join(keys, ", ")
-		if p.Query.SortBy != "" {
-			for i, name := range p.outNames() {
-				if name == p.Query.SortBy {
-					q.order = append(q.order, chOrder(q.sel[i], p.chDecimal(i), dir))
-					break
-				}
-			}
+		if p.Sort != nil {
+			q.order = append(q.order, chOrder(q.sel[p.Sort.Out], p.chDecimal(p.Sort.Out), dir))
 		}
 		for i, k := range keys {
 			q.order = append(q.order, chOrder(k, p.chDecimal(i), "ASC"))
 		}
 		return q, nil
 	}
-	for _, a := range p.aggs {
+	for _, a := range p.Aggs {
 		q.aggs = append(q.aggs, chAgg(a))
 	}
-	for _, rc := range p.rowCols {
+	for _, rc := range p.Cols {
 		q.sel = append(q.sel, chCol(rc.Key))
 	}
-	if p.sortCol != nil {
-		q.order = append(q.order, chOrder(chCol(p.sortCol.Key), p.sortCol.Type == TypeDecimal, dir))
+	if p.Sort != nil {
+		q.order = append(q.order, chOrder(chCol(p.Sort.Col.Key), p.Sort.Col.Type == TypeDecimal, dir))
 	}
 	q.order = append(q.order, chRowKey+" ASC")
 	return q, nil
@@ -298,19 +280,19 @@ func (c *ClickHouse) chStatements(p *Plan) (counts, page string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	limit := " LIMIT " + strconv.Itoa(p.Query.Offset) + ", " + strconv.Itoa(p.limit)
-	if p.grouped {
+	limit := " LIMIT " + strconv.Itoa(p.Offset) + ", " + strconv.Itoa(p.Limit)
+	if p.Grouped() {
 		counts = "SELECT (SELECT count()" + q.from + "), (SELECT count() FROM (SELECT 1" + q.from + q.group + "))"
 		return counts, q.whole() + limit, nil
 	}
 	counts = "SELECT " + strings.Join(append([]string{"count()"}, q.aggs...), ", ") + q.from
-	if p.limit == 0 {
+	if p.Limit == 0 {
 		return counts, "", nil
 	}
-	if q.where == "" && p.sortCol == nil {
+	if q.where == "" && p.Sort == nil {
 		// Row numbers are positions: the page is a range of them.
 		return counts, "SELECT " + strings.Join(q.sel, ", ") + " FROM " + c.chTable(p.Table) + " WHERE " + chRowKey + " >= " +
-			strconv.Itoa(p.Query.Offset) + " AND " + chRowKey + " < " + strconv.Itoa(p.Query.Offset+p.limit) + " ORDER BY " + chRowKey, nil
+			strconv.Itoa(p.Offset) + " AND " + chRowKey + " < " + strconv.Itoa(p.Offset+p.Limit) + " ORDER BY " + chRowKey, nil
 	}
 	return counts, q.whole() + limit, nil
 }
@@ -328,21 +310,9 @@ func chOrder(expr string, decimal bool, dir string) string {
 // chDecimal reports whether output i of a grouped plan is a Decimal on
 // the cluster: a decimal column, or a sum (integer sums are Decimal128).
 func (p *Plan) chDecimal(i int) bool {
-	if i < len(p.groups) {
-		return p.groups[i].Type == TypeDecimal
+	if i < len(p.Groups) {
+		return p.Groups[i].Type == TypeDecimal
 	}
-	a := p.aggs[i-len(p.groups)]
+	a := p.Aggs[i-len(p.Groups)]
 	return a.Op == "sum" || (a.Op == "min" || a.Op == "max") && a.Col.Type == TypeDecimal
-}
-
-// outNames are the names of a grouped result's columns.
-func (p *Plan) outNames() []string {
-	var out []string
-	for _, g := range p.groups {
-		out = append(out, g.Key)
-	}
-	for _, a := range p.aggs {
-		out = append(out, a.Name)
-	}
-	return out
 }

@@ -22,7 +22,7 @@ func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 		return nil, err
 	}
 	res := &QueryResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount,
-		Offset: p.Query.Offset, SQL: counts, Schema: schemaPage(p.Table, p.Query.SchemaOffset)}
+		Offset: p.Offset, SQL: counts, Schema: schemaPage(p.Table, p.Query.SchemaOffset)}
 	if page != "" {
 		res.SQL += ";\n" + page
 	}
@@ -35,13 +35,13 @@ func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 	}
 	res.MatchedRowCount = head[0][0].(int64)
 	total := res.MatchedRowCount
-	if p.grouped {
+	if p.Grouped() {
 		n := head[0][1].(int64)
 		res.GroupCount, total = &n, n
-		res.Columns = p.outNames()
-	} else if len(p.aggs) > 0 {
+		res.Columns = p.OutNames()
+	} else if len(p.Aggs) > 0 {
 		res.Aggregates = map[string]any{}
-		for i, a := range p.aggs {
+		for i, a := range p.Aggs {
 			res.Aggregates[a.Name] = head[0][1+i]
 		}
 	}
@@ -54,10 +54,10 @@ func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 		for _, r := range rows {
 			for i, v := range r {
 				typ := ""
-				if p.grouped {
-					typ = outType(p, i)
+				if p.Grouped() {
+					typ = p.OutType(i)
 				} else {
-					typ = p.rowCols[i].Type
+					typ = p.Cols[i].Type
 				}
 				r[i] = chJSONValue(v, typ)
 			}
@@ -65,8 +65,8 @@ func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 		if rows != nil {
 			res.Rows = rows
 		}
-		if !p.grouped {
-			for _, rc := range p.rowCols {
+		if !p.Grouped() {
+			for _, rc := range p.Cols {
 				res.Columns = append(res.Columns, rc.Key)
 			}
 		}
@@ -177,20 +177,11 @@ func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page
 	if req.Offset < 0 {
 		return nil, datadesk.Errorf(datadesk.Invalid, "offset must be 0 or more").WithField("offset")
 	}
-	for i, f := range req.Filters {
-		field := fmt.Sprintf("filters[%d]", i)
-		col, ok := t.column(f.Column)
-		if !ok {
-			return nil, datadesk.Errorf(datadesk.Invalid, "unknown filter column %q", f.Column).WithField(field + ".column").WithAllowed(t.keys()...)
-		}
-		if _, _, err := filterSQL(field, &col, f); err != nil {
-			return nil, err
-		}
-	}
-	where, err := chConditions(t, req.Filters, req.Search)
+	conds, search, err := CheckFilters(t, req.Filters, req.Search)
 	if err != nil {
 		return nil, err
 	}
+	where := chWhere(conds, search)
 	order := chRowKey
 	if req.Sort != "" {
 		col, ok := t.column(req.Sort)

@@ -3,43 +3,9 @@ package engine
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"datadesk"
 )
-
-// chSearch is searchSQL on the cluster: rows where any text column
-// contains s, ignoring case, with s written as an escaped literal. It
-// gives searchSQL's errors.
-func chSearch(t *Table, s string) (string, error) {
-	if _, _, err := searchSQL(t, s); err != nil {
-		return "", err
-	}
-	var conds []string
-	for _, c := range t.Columns {
-		if c.Type == TypeText {
-			conds = append(conds, "position(lowerUTF8("+chCol(c.Key)+"), lowerUTF8("+chLiteral(s)+")) > 0")
-		}
-	}
-	return "(" + strings.Join(conds, " OR ") + ")", nil
-}
-
-// chConditions compiles checked filters and a search into a WHERE clause,
-// "" when there is neither.
-func chConditions(t *Table, filters []Filter, search string) (string, error) {
-	where, err := chWhere(t, filters)
-	if err != nil || search == "" {
-		return where, err
-	}
-	cond, err := chSearch(t, search)
-	if err != nil {
-		return "", err
-	}
-	if where == "" {
-		return " WHERE " + cond, nil
-	}
-	return where + " AND " + cond, nil
-}
 
 // Near returns up to maxHintValues distinct values of text column c for a
 // hint, as Store's DuckDB look-up finds them: kind "number" is text equal
@@ -80,7 +46,7 @@ func (c *ClickHouse) Near(ctx context.Context, t *Table, col *Column, kind, valu
 // a short export.
 // Errors: invalid (a grouped plan), timeout, and whatever fn returns.
 func (c *ClickHouse) Stream(ctx context.Context, p *Plan, fn func(row []any) error) error {
-	if p.grouped {
+	if p.Grouped() {
 		return datadesk.Errorf(datadesk.Invalid, "a grouped query has no rows to stream").WithField("group_by")
 	}
 	q, err := c.chSelect(p)
@@ -92,8 +58,8 @@ func (c *ClickHouse) Stream(ctx context.Context, p *Plan, fn func(row []any) err
 		return err
 	}
 	want := head[0][0].(int64)
-	types := make([]string, len(p.rowCols))
-	for i, rc := range p.rowCols {
+	types := make([]string, len(p.Cols))
+	for i, rc := range p.Cols {
 		types[i] = rc.Type
 	}
 	return c.scanRows(ctx, q.whole(), types, want, "stream of "+p.Table.ID, fn)

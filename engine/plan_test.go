@@ -44,7 +44,7 @@ func TestPlanGolden(t *testing.T) {
 			if err := dec.Decode(&q); err != nil {
 				t.Fatal(err)
 			}
-			p, err := planFor(planTable, q)
+			p, err := PlanFor(planTable, q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func TestPlanGoldenClickHouse(t *testing.T) {
 			if err := dec.Decode(&q); err != nil {
 				t.Fatal(err)
 			}
-			p, err := planFor(planTable, q)
+			p, err := PlanFor(planTable, q)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/big"
 	"slices"
 	"strings"
@@ -68,29 +67,11 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	if req.Offset < 0 {
 		return nil, datadesk.Errorf(datadesk.Invalid, "offset must be 0 or more").WithField("offset")
 	}
-	var where []string
-	var params []any
-	for i, f := range req.Filters {
-		field := fmt.Sprintf("filters[%d]", i)
-		c, ok := t.column(f.Column)
-		if !ok {
-			return nil, datadesk.Errorf(datadesk.Invalid, "unknown filter column %q", f.Column).WithField(field + ".column").WithAllowed(t.keys()...)
-		}
-		cond, ps, err := filterSQL(field, &c, f)
-		if err != nil {
-			return nil, err
-		}
-		where = append(where, cond)
-		params = append(params, ps...)
+	conds, search, err := CheckFilters(t, req.Filters, req.Search)
+	if err != nil {
+		return nil, err
 	}
-	if req.Search != "" {
-		cond, ps, err := searchSQL(t, req.Search)
-		if err != nil {
-			return nil, err
-		}
-		where = append(where, cond)
-		params = append(params, ps...)
-	}
+	where, params := duckWhere(conds, search)
 	order, reversed := "rowid", "rowid DESC"
 	if req.Sort != "" {
 		col, ok := t.column(req.Sort)
@@ -118,15 +99,14 @@ func (s *Store) Rows(ctx context.Context, tableID string, req PageRequest) (*Pag
 	args := params
 	flip := false
 	switch {
-	case len(where) == 0 && req.Sort == "":
+	case where == "" && req.Sort == "":
 		// A stored table's row ids are its row positions: the last page
 		// reads only its own rows, as fast as the first.
 		q = `SELECT * FROM ` + from + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`
 		args = []any{req.Offset, req.Offset + int64(req.Limit)}
 	default:
-		cond := ""
-		if len(where) > 0 {
-			cond = ` WHERE ` + strings.Join(where, " AND ")
+		cond := where
+		if where != "" {
 			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+from+cond, params...).Scan(&total); err != nil {
 				return nil, classify(ctx, err)
 			}

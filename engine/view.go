@@ -6,58 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"datadesk"
 )
-
-// viewSQL returns the statement whose result is the whole of a plan's
-// answer, every row or group in order, unpaged.
-func (p *Plan) viewSQL(keys []string) (string, []any) {
-	var b strings.Builder
-	b.WriteString("WITH m AS (" + p.source() + ") SELECT ")
-	if p.grouped {
-		var groups []string
-		for _, g := range p.groups {
-			b.WriteString(quoteIdent(g.Key) + ", ")
-			groups = append(groups, quoteIdent(g.Key))
-		}
-		for i, a := range p.aggs {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(aggSQL(a) + " AS " + quoteIdent(keys[len(p.groups)+i]))
-		}
-		b.WriteString(" FROM m GROUP BY " + strings.Join(groups, ", "))
-		b.WriteString(" ORDER BY " + strings.Join(p.viewOrder(), ", "))
-		return b.String(), p.params
-	}
-	for i, c := range p.rowCols {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteIdent(c.Key))
-	}
-	b.WriteString(" FROM m ORDER BY " + strings.Join(p.order, ", "))
-	return b.String(), p.params
-}
-
-// viewOrder is the grouped order with output positions in place of aliases.
-func (p *Plan) viewOrder() []string {
-	out := make([]string, len(p.order))
-	for i, o := range p.order {
-		out[i] = o
-		for j := len(p.groups) + len(p.aggs); j >= 1; j-- {
-			alias := outAlias(j - 1)
-			if strings.HasPrefix(o, alias+" ") {
-				out[i] = fmt.Sprintf("%d", j) + o[len(alias):]
-				break
-			}
-		}
-	}
-	return out
-}
 
 // Show makes a query's result displayable. The unfiltered original is shown
 // as it is; a derived result becomes a new table of the owner, with the
@@ -71,17 +23,17 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 		return nil, nil
 	}
 	var cols []Column
-	if p.grouped {
-		cols = append(cols, p.groups...)
-		for _, a := range p.aggs {
+	if p.Grouped() {
+		cols = append(cols, p.Groups...)
+		for _, a := range p.Aggs {
 			reason := "aggregate: " + a.Op
 			if a.Col != nil {
 				reason += " of " + a.Col.Key
 			}
-			cols = append(cols, Column{Key: a.Name, Label: a.Name, Type: aggType(a), Reason: reason})
+			cols = append(cols, Column{Key: a.Name, Label: a.Name, Type: AggType(a), Reason: reason})
 		}
 	} else {
-		cols = slices.Clone(p.rowCols)
+		cols = slices.Clone(p.Cols)
 	}
 	// Aggregate names are the caller's: they keep their label, and their
 	// key never takes a name the engine uses.
@@ -97,7 +49,7 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	sel, params := p.viewSQL(keys)
+	sel, params := p.duckView(keys)
 	t := &Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
 	if r, err := s.remoteOf(p.Table); err != nil {

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -627,9 +628,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	calls := fs.Int("calls", 0, "with --owners: calls of each load after every owner's first call (default 2,000)")
 	maxOpen := fs.Int("max-open", engine.DefaultMaxOpen, "with --owners: the server's --max-open")
 	memoryLimit := fs.String("memory-limit", engine.DefaultMemoryLimit, "with --owners: the server's --memory-limit")
+	only := fs.String("only", "", "measure only these groups of paths, comma-separated: "+strings.Join(bench.Groups, ", "))
 	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	for _, g := range splitList(*only) {
+		if !slices.Contains(bench.Groups, g) {
+			return fmt.Errorf("bench: --only takes %s, not %q", strings.Join(bench.Groups, ", "), g)
+		}
 	}
 	if *owners != "" {
 		var counts []int
@@ -654,7 +661,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\nwritten to %s\n", filepath.Join(*out, "owners.md"))
 		return nil
 	}
-	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus}
+	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus, Only: splitList(*only)}
 	switch *backend {
 	case "duckdb":
 	case "clickhouse":

@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The DuckDB dialect of a plan: every name quoted, every value a bound
+// parameter. A grouped answer is one grouped pass: the window functions
+// sum(count(*)) OVER () and count(*) OVER () give the matched and group
+// counts from the same scan as the page, after grouping and before LIMIT.
+// An ungrouped page joins its counts (one pass over the filter's columns)
+// to its rows (a top-N or a range of row ids), with no common table
+// expression DuckDB would materialise for two readers.
+
+// rowKey names the row number carried through a statement for file order.
+const rowKey = "__row"
+
+// outAlias names output column i of a statement.
+func outAlias(i int) string { return `"o` + strconv.Itoa(i+1) + `"` }
+
+// duckCond compiles one condition with its bound values.
+func duckCond(c Cond) (string, []any) {
+	col := quoteIdent(c.Col.Key)
+	switch c.Op {
+	case "is_null":
+		if c.Null {
+			return col + " IS NULL", nil
+		}
+		return col + " IS NOT NULL", nil
+	case "contains":
+		if c.Col.Type != TypeText {
+			col = "CAST(" + col + " AS VARCHAR)"
+		}
+		return "contains(lower(" + col + "), lower(?))", []any{c.Text}
+	}
+	lhs, place := duckOperand(&c.Col)
+	values := c.Values
+	if c.Col.Type == TypeInteger && allWhole(values) {
+		// A whole number compares with an integer column as an integer,
+		// which DuckDB pushes into its scan; as a double it would cast
+		// every value of the column first.
+		place = "?"
+		values = make([]any, len(c.Values))
+		for i, v := range c.Values {
+			values[i] = int64(v.(float64))
+		}
+	}
+	if c.Op == "in" {
+		marks := make([]string, len(values))
+		for i := range marks {
+			marks[i] = place
+		}
+		return lhs + " IN (" + strings.Join(marks, ", ") + ")", values
+	}
+	sym := map[string]string{"eq": " = ", "ne": " IS DISTINCT FROM ", "gt": " > ", "gte": " >= ", "lt": " < ", "lte": " <= "}[c.Op]
+	return lhs + sym + place, values
+}
+
+// allWhole reports whether every value is a whole number a double holds
+// exactly (below 2^53), so that comparing it as an integer gives what
+// comparing it as a double would.
+func allWhole(values []any) bool {
+	for _, v := range values {
+		f, ok := v.(float64)
+		if !ok || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+			return false
+		}
+	}
+	return true
+}
+
+// duckOperand returns how a column and a bound value are compared.
+func duckOperand(c *Column) (lhs, place string) {
+	col := quoteIdent(c.Key)
+	switch c.Type {
+	case TypeInteger, TypeDecimal, TypeDouble:
+		return col, "CAST(? AS DOUBLE)"
+	case TypeDate:
+		return col, "CAST(? AS DATE)"
+	case TypeTimestamp:
+		return col, "CAST(? AS TIMESTAMP)"
+	case TypeBoolean:
+		return col, "?"
+	}
+	return "lower(" + col + ")", "lower(?)"
+}
+
+// duckWhere compiles conditions and a search to a WHERE clause ("" for
+// none) and its bound values.
+func duckWhere(conds []Cond, search *Search) (string, []any) {
+	var terms []string
+	var params []any
+	for _, c := range conds {
+		sql, ps := duckCond(c)
+		terms = append(terms, sql)
+		params = append(params, ps...)
+	}
+	if search != nil {
+		var any []string
+		for _, c := range search.Cols {
+			any = append(any, "contains(lower("+quoteIdent(c.Key)+"), lower(?))")
+			params = append(params, search.Text)
+		}
+		terms = append(terms, "("+strings.Join(any, " OR ")+")")
+	}
+	if len(terms) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(terms, " AND "), params
+}
+
+// duckAgg compiles an aggregate.
+func duckAgg(a Agg) string {
+	if a.Op == "count" {
+		if a.Col == nil {
+			return "count(*)"
+		}
+		return "count(" + quoteIdent(a.Col.Key) + ")"
+	}
+	return a.Op + "(" + quoteIdent(a.Col.Key) + ")"
+}
+
+func (p *Plan) duckFrom() string { return " FROM data." + quoteIdent(p.Table.ID) }
+
+func duckDir(desc bool) string {
+	if desc {
+		return "DESC"
+	}
+	return "ASC"
+}
+
+// duckGroupOrder is a grouped result's order over its output aliases (or
+// positions, with byPosition): the sort, then the group columns, which
+// are unique per group.
+func (p *Plan) duckGroupOrder(byPosition bool) string {
+	out := func(i int) string {
+		if byPosition {
+			return strconv.Itoa(i + 1)
+		}
+		return outAlias(i)
+	}
+	var terms []string
+	if p.Sort != nil {
+		terms = append(terms, out(p.Sort.Out)+" "+duckDir(p.Sort.Desc)+" NULLS LAST")
+	}
+	for i := range p.Groups {
+		terms = append(terms, out(i)+" ASC NULLS LAST")
+	}
+	return strings.Join(terms, ", ")
+}
+
+// duckRowOrder is an ungrouped result's order over the table's columns:
+// the sort, then file order.
+func (p *Plan) duckRowOrder() string {
+	if p.Sort == nil {
+		return "rowid"
+	}
+	return quoteIdent(p.Sort.Col.Key) + " " + duckDir(p.Sort.Desc) + " NULLS LAST, rowid"
+}
+
+// duckGrouped is a grouped answer's statement: each row is a group of the
+// page, then the matched and group counts.
+func (p *Plan) duckGrouped() (string, []any) {
+	where, params := duckWhere(p.Conds, p.Search)
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	keys := make([]string, len(p.Groups))
+	for i, g := range p.Groups {
+		keys[i] = quoteIdent(g.Key)
+		b.WriteString(keys[i] + " AS " + outAlias(i) + ", ")
+	}
+	for i, a := range p.Aggs {
+		b.WriteString(duckAgg(a) + " AS " + outAlias(len(p.Groups)+i) + ", ")
+	}
+	b.WriteString(`CAST(sum(count(*)) OVER () AS BIGINT) AS "matched", count(*) OVER () AS "groups"`)
+	b.WriteString(p.duckFrom() + where + " GROUP BY " + strings.Join(keys, ", "))
+	b.WriteString(" ORDER BY " + p.duckGroupOrder(false) + " LIMIT ? OFFSET ?")
+	return b.String(), append(params, p.Limit, p.Offset)
+}
+
+// duckGroupCounts counts matched rows and groups apart, for a grouped
+// page past the last group, which carries no counts of its own.
+func (p *Plan) duckGroupCounts() (string, []any) {
+	where, params := duckWhere(p.Conds, p.Search)
+	keys := make([]string, len(p.Groups))
+	for i, g := range p.Groups {
+		keys[i] = quoteIdent(g.Key)
+	}
+	return `SELECT CAST(coalesce(sum(n), 0) AS BIGINT), count(*) FROM (SELECT count(*) AS n` + p.duckFrom() + where +
+		" GROUP BY " + strings.Join(keys, ", ") + ")", params
+}
+
+// duckUngrouped is an ungrouped answer's statement: one row of the matched
+// count and the aggregates, joined to the page's rows, if any.
+func (p *Plan) duckUngrouped() (string, []any) {
+	where, params := duckWhere(p.Conds, p.Search)
+	var b strings.Builder
+	b.WriteString(`SELECT count(*) AS "matched"`)
+	for i, a := range p.Aggs {
+		b.WriteString(", " + duckAgg(a) + " AS " + outAlias(i))
+	}
+	b.WriteString(p.duckFrom() + where)
+	if p.Limit == 0 {
+		return b.String(), params
+	}
+	counts := b.String()
+	b.Reset()
+	b.WriteString("SELECT c.*, p.* FROM (" + counts + ") AS c LEFT JOIN (SELECT 1 AS present")
+	for i, c := range p.Cols {
+		b.WriteString(", " + quoteIdent(c.Key) + ` AS "r` + strconv.Itoa(i+1) + `"`)
+	}
+	b.WriteString(`, rowid AS "z0"`)
+	outer := `"z0"`
+	if p.Sort != nil {
+		b.WriteString(`, ` + quoteIdent(p.Sort.Col.Key) + ` AS "z1"`)
+		outer = `"z1" ` + duckDir(p.Sort.Desc) + ` NULLS LAST, "z0"`
+	}
+	pageParams := params
+	if p.Sort == nil && !p.Filtered() {
+		// Unfiltered, in file order: a stored table's row ids are its row
+		// positions, so the page is a range of them.
+		b.WriteString(p.duckFrom() + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`)
+		pageParams = []any{p.Offset, p.Offset + p.Limit}
+	} else {
+		b.WriteString(p.duckFrom() + where + " ORDER BY " + p.duckRowOrder() + " LIMIT ? OFFSET ?")
+		pageParams = append(append([]any(nil), params...), p.Limit, p.Offset)
+	}
+	// The page is sorted again after the join, which keeps no order.
+	b.WriteString(") AS p ON true ORDER BY " + outer)
+	return b.String(), append(append([]any(nil), params...), pageParams...)
+}
+
+// SQL returns the one statement that answers the query on DuckDB, and its
+// bound values.
+func (p *Plan) SQL() (string, []any) {
+	if p.Grouped() {
+		return p.duckGrouped()
+	}
+	return p.duckUngrouped()
+}
+
+// duckView is the statement of a derived result's whole rows, in order,
+// for a shown view: keys name its columns.
+func (p *Plan) duckView(keys []string) (string, []any) {
+	where, params := duckWhere(p.Conds, p.Search)
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	if p.Grouped() {
+		groups := make([]string, len(p.Groups))
+		for i, g := range p.Groups {
+			groups[i] = quoteIdent(g.Key)
+			b.WriteString(groups[i] + ", ")
+		}
+		for i, a := range p.Aggs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(duckAgg(a) + " AS " + quoteIdent(keys[len(p.Groups)+i]))
+		}
+		b.WriteString(p.duckFrom() + where + " GROUP BY " + strings.Join(groups, ", ") + " ORDER BY " + p.duckGroupOrder(true))
+		return b.String(), params
+	}
+	for i, c := range p.Cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteIdent(c.Key))
+	}
+	b.WriteString(p.duckFrom() + where + " ORDER BY " + p.duckRowOrder())
+	return b.String(), params
+}
+
+// duckStream is the statement of every row an ungrouped plan matches, in
+// its order, with its columns.
+func (p *Plan) duckStream() (string, []any) {
+	where, params := duckWhere(p.Conds, p.Search)
+	cols := make([]string, len(p.Cols))
+	for i, c := range p.Cols {
+		cols[i] = quoteIdent(c.Key)
+	}
+	return "SELECT " + strings.Join(cols, ", ") + p.duckFrom() + where + " ORDER BY " + p.duckRowOrder(), params
+}
