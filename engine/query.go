@@ -75,6 +75,7 @@ func (s *Store) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.logger.Debug("query", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
 		if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
 			if res.Hint, err = hint(ctx, p, r.Near); err != nil {
 				return nil, err

@@ -144,6 +144,20 @@ func (f engineFlags) config(logger *slog.Logger) engine.Config {
 	return engine.Config{Dir: *f.data, MemoryLimit: *f.memoryLimit, Threads: *f.threads, MaxTempSize: *f.maxTemp, MaxOpen: *f.maxOpen, Logger: logger}
 }
 
+// addLogFlag adds --log-level (DATADESK_LOG_LEVEL) to a command.
+func addLogFlag(fs *flag.FlagSet) *string {
+	return fs.String("log-level", envOr("DATADESK_LOG_LEVEL", "info"), "log level: debug (the SQL of each query with its values), info, warn or error")
+}
+
+// newLogger is the JSON logger of a command at level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -172,10 +186,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	ef := addEngineFlags(fs)
 	cf := addClusterFlags(fs)
 	nf := addNodeFlags(fs)
+	logLevel := addLogFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	logger, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
 	engineCfg, err := cf.apply(ef.config(logger))
 	if err != nil {
 		return err
@@ -303,6 +321,7 @@ func serveMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
 	ef := addEngineFlags(fs)
 	cf := addClusterFlags(fs)
+	logLevel := addLogFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -313,7 +332,10 @@ func serveMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if tok == "" {
 		return errors.New("mcp needs a user's bearer token: --token or DATADESK_TOKEN")
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	logger, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
 	engineCfg, err := cf.apply(ef.config(logger))
 	if err != nil {
 		return err

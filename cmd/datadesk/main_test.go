@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +97,22 @@ func TestPolicyCheckAndPasswd(t *testing.T) {
 	out.Reset()
 	if err := run([]string{"audit", "--data", dir}, &out, &out); err != nil || out.Len() != 0 {
 		t.Errorf("empty audit: %v %q", err, out.String())
+	}
+}
+
+// TestLogLevelFlag: serve and mcp take --log-level; an unknown level is
+// refused before anything opens.
+func TestLogLevelFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--log-level", "loud", "--data", t.TempDir()},
+		{"mcp", "--log-level", "loud", "--token", "x", "--data", t.TempDir()},
+	} {
+		var out bytes.Buffer
+		if err := run(args, &out, &out); err == nil || !strings.Contains(err.Error(), "--log-level") {
+			t.Errorf("%s: got %v, want the level refused", args[0], err)
+		}
+	}
+	if l, err := newLogger(io.Discard, "DEBUG"); err != nil || !l.Enabled(context.Background(), slog.LevelDebug) {
+		t.Errorf("debug: %v", err)
 	}
 }
