@@ -6,12 +6,14 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
@@ -86,36 +88,142 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, js, 0o644)
 }
 
-// chart draws each path's ratio to its baseline beside its target.
+// chart draws each path's time ratio to its baseline as a horizontal bar
+// named by the path and its baseline, on a log scale (so 0.5x and 2x lie
+// as far from 1x, and a 4x path does not flatten a 0.9x one), with a line
+// at 1x and the path's target as a mark across its bar.
 func chart(rep *Report, path string) error {
+	n := len(rep.Results)
+	if n == 0 {
+		return nil
+	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("datadesk vs baselines, %d rows (time ratio, lower is better)", rep.Rows)
-	p.Y.Label.Text = "datadesk time / baseline time"
-	var ratios, targets plotter.Values
-	var names []string
+	p.Title.Text = fmt.Sprintf("datadesk vs its baselines, %d rows", rep.Rows)
+	p.X.Label.Text = "datadesk time / baseline time, log scale (left of 1x: faster; red mark: the target, at most)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = ratioTicks{}
+	ratios := make([]float64, n)
+	names := make([]string, n)
+	lo, hi := 1.0, 1.0
 	for i, r := range rep.Results {
-		ratios = append(ratios, r.Ratio())
-		targets = append(targets, r.Target)
-		names = append(names, fmt.Sprintf("%d", i+1))
+		// The first path at the top.
+		j := n - 1 - i
+		ratios[j] = max(r.Ratio(), 0.01)
+		names[j] = r.Name + "\nvs " + r.Baseline
+		lo, hi = min(lo, ratios[j]), max(hi, ratios[j], r.Target)
+		if r.Target > 0 {
+			lo = min(lo, r.Target)
+		}
 	}
-	w := vg.Points(10)
-	bars, err := plotter.NewBarChart(ratios, w)
+	bars := ratioBars{ratios: ratios, from: lo / 1.5, color: color.RGBA{R: 9, G: 105, B: 218, A: 255}}
+	p.Add(bars)
+	one, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.5}, {X: 1, Y: float64(n) - 0.5}})
 	if err != nil {
 		return err
 	}
-	bars.Color = color.RGBA{R: 9, G: 105, B: 218, A: 255}
-	bars.Offset = -w / 2
-	tbars, err := plotter.NewBarChart(targets, w)
+	one.Color = color.Gray{Y: 90}
+	one.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	p.Add(one)
+	var marks plotter.XYs
+	for i, r := range rep.Results {
+		if r.Target > 0 {
+			marks = append(marks, plotter.XY{X: r.Target, Y: float64(n - 1 - i)})
+		}
+	}
+	if len(marks) > 0 {
+		targets, err := plotter.NewScatter(marks)
+		if err != nil {
+			return err
+		}
+		targets.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{R: 207, G: 34, B: 46, A: 255}, Radius: vg.Points(8), Shape: lineGlyph{}}
+		p.Add(targets)
+	}
+	var at plotter.XYs
+	var texts []string
+	for i, r := range ratios {
+		at = append(at, plotter.XY{X: r, Y: float64(i)})
+		texts = append(texts, fmt.Sprintf(" %.2fx", r))
+	}
+	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: at, Labels: texts})
 	if err != nil {
 		return err
 	}
-	tbars.Color = color.RGBA{R: 200, G: 200, B: 200, A: 255}
-	tbars.Offset = w / 2
-	p.Add(bars, tbars)
-	p.Legend.Add("ratio", bars)
-	p.Legend.Add("target (0: none)", tbars)
-	p.Legend.Top = true
-	p.NominalX(names...)
-	p.X.Label.Text = "path (numbered as in report.md)"
-	return p.Save(vg.Length(max(len(names), 8))*0.6*vg.Inch, 4*vg.Inch, path)
+	for i := range labels.TextStyle {
+		labels.TextStyle[i].YAlign = draw.YCenter
+	}
+	p.Add(labels)
+	p.NominalY(names...)
+	p.X.Min, p.X.Max = lo/1.5, hi*1.8
+	return p.Save(9*vg.Inch, vg.Length(n)*0.45*vg.Inch+1.2*vg.Inch, path)
+}
+
+// ratioBars draws horizontal bars from the axis's start to each ratio, at
+// y 0, 1, ...: bars on a log scale cannot start at 0.
+type ratioBars struct {
+	ratios []float64
+	from   float64
+	color  color.Color
+}
+
+func (b ratioBars) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	c.SetColor(b.color)
+	half := vg.Points(7)
+	for i, r := range b.ratios {
+		y := trY(float64(i))
+		var path vg.Path
+		path.Move(vg.Point{X: trX(b.from), Y: y - half})
+		path.Line(vg.Point{X: trX(r), Y: y - half})
+		path.Line(vg.Point{X: trX(r), Y: y + half})
+		path.Line(vg.Point{X: trX(b.from), Y: y + half})
+		path.Close()
+		c.Fill(path)
+	}
+}
+
+func (b ratioBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = b.from, b.from
+	for _, r := range b.ratios {
+		xmax = max(xmax, r)
+	}
+	return xmin, xmax, -0.5, float64(len(b.ratios)) - 0.5
+}
+
+func (b ratioBars) Thumbnail(c *draw.Canvas) {
+	c.SetColor(b.color)
+	var path vg.Path
+	path.Move(vg.Point{X: c.Min.X, Y: c.Min.Y})
+	path.Line(vg.Point{X: c.Max.X, Y: c.Min.Y})
+	path.Line(vg.Point{X: c.Max.X, Y: c.Max.Y})
+	path.Line(vg.Point{X: c.Min.X, Y: c.Max.Y})
+	path.Close()
+	c.Fill(path)
+}
+
+// ratioTicks marks a log axis at 0.1, 0.2, 0.5, 1, 2, 5, 10 ..., labelled
+// as ratios.
+type ratioTicks struct{}
+
+func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for scale := 0.01; scale <= 1000; scale *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * scale
+			if v >= lo && v <= hi {
+				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64) + "x"})
+			}
+		}
+	}
+	return ticks
+}
+
+// lineGlyph is a short vertical line: a target across its bar.
+type lineGlyph struct{}
+
+func (lineGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(2.5)})
+	var path vg.Path
+	path.Move(vg.Point{X: pt.X, Y: pt.Y - sty.Radius})
+	path.Line(vg.Point{X: pt.X, Y: pt.Y + sty.Radius})
+	c.Stroke(path)
 }
