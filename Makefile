@@ -5,7 +5,7 @@ DATA    ?= ./data
 BIN     := bin/datadesk
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run test build deps vet fuzz bench clean
+.PHONY: run test build deps vet fuzz bench bench-node clean
 
 ## build: compile the datadesk binary (the DuckDB library is linked in).
 build:
@@ -71,6 +71,14 @@ vet:
 ## run: go run ./cmd/datadesk bench --rows 10000000
 bench: deps
 	$(GO) run ./cmd/datadesk bench --rows 100000 --repeat 3 --out results
+
+## bench-node: files.query_table over HTTP beside the same statements run by
+## DuckDB in Node (@duckdb/node-api from npm, kept in .node/), 1,000,000 rows.
+NODE_MODULES ?= .node
+bench-node: deps
+	@command -v npm >/dev/null || { echo "bench-node needs node and npm"; exit 1; }
+	test -d $(NODE_MODULES)/node_modules/@duckdb/node-api || npm install --prefix $(NODE_MODULES) --no-save --no-package-lock @duckdb/node-api@1.5.6-r.1
+	$(GO) run ./cmd/datadesk bench --rows 1000000 --repeat 9 --only nodejs --node-modules $(NODE_MODULES) --out results
 
 clean:
 	rm -rf bin

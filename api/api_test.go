@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -79,7 +80,7 @@ func newServerFull(t testing.TB, cfg Config, policyText string, ecfg engine.Conf
 	if cfg.SigningKey == nil {
 		cfg.SigningKey = bytes.Repeat([]byte("k"), 32)
 	}
-	system, err := engine.OpenSystem(context.Background(), eng)
+	system, err := serverdb.Open(context.Background(), eng.Dir())
 	if err != nil {
 		t.Fatal(err)
 	}

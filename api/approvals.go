@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/engine"
+	"datadesk/api/serverdb"
 	"datadesk/rbac"
 )
 
@@ -34,20 +34,20 @@ const (
 
 // requestApproval stores a call that needs a person, pending. Errors:
 // too_large when the call or the caller's waiting calls pass their limit.
-func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any, reason string) (*engine.Approval, error) {
+func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any, reason string) (*serverdb.Approval, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now().UTC()
-	a := &engine.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
+	a := &serverdb.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
 		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
-		Status: engine.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.cfg.ApprovalTTL)}
+		Status: serverdb.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.cfg.ApprovalTTL)}
 	// The summary's rows are the work's: a copy's are its source table's.
 	if attrs, err := workAttrs(ctx, s.engine, s.ingest, who.UserID, t, args); err == nil {
 		a.Rows = int64(attrs.Rows)
 	}
-	quota := engine.PendingQuota{CallBytes: s.cfg.MaxPendingCall, Bytes: s.cfg.MaxPendingBytes, Calls: s.cfg.MaxPendingCalls}
+	quota := serverdb.PendingQuota{CallBytes: s.cfg.MaxPendingCall, Bytes: s.cfg.MaxPendingBytes, Calls: s.cfg.MaxPendingCalls}
 	if err := s.system.AddApproval(ctx, a, quota); err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *to
 }
 
 // approvalAnswer is the 202 answer's account of a pending call.
-func approvalAnswer(a *engine.Approval) map[string]any {
+func approvalAnswer(a *serverdb.Approval) map[string]any {
 	return map[string]any{"id": a.ID, "status": a.Status, "tool": a.Tool, "reason": a.Reason, "expires_at": a.ExpiresAt,
 		"url": "/v1/approvals/" + a.ID}
 }
@@ -68,15 +68,15 @@ func (s *Server) mayApprove(c *echo.Context) bool {
 // approvalPage reads status, limit and offset, and lists that page of the
 // calls the caller may see: every call for an approver, their own for
 // others. Errors: invalid.
-func (s *Server) approvalPage(c *echo.Context, defaultLimit int) ([]engine.Approval, engine.ApprovalFilter, bool, error) {
-	f := engine.ApprovalFilter{Status: c.QueryParam("status"), Limit: defaultLimit}
+func (s *Server) approvalPage(c *echo.Context, defaultLimit int) ([]serverdb.Approval, serverdb.ApprovalFilter, bool, error) {
+	f := serverdb.ApprovalFilter{Status: c.QueryParam("status"), Limit: defaultLimit}
 	valid := f.Status == ""
-	for _, st := range engine.ApprovalStatuses {
+	for _, st := range serverdb.ApprovalStatuses {
 		valid = valid || f.Status == st
 	}
 	if !valid {
 		return nil, f, false, datadesk.Errorf(datadesk.Invalid, "unknown status %q", f.Status).WithField("status").
-			WithAllowed(engine.ApprovalStatuses...)
+			WithAllowed(serverdb.ApprovalStatuses...)
 	}
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -106,7 +106,7 @@ func (s *Server) approvalPage(c *echo.Context, defaultLimit int) ([]engine.Appro
 // node's first offset+limit calls (at most maxApprovalPage), merged newest
 // first. A caller's own calls are all on their node, so others need not
 // ask. Errors: invalid (a page past maxApprovalPage).
-func (s *Server) clusterApprovalPage(c *echo.Context, f engine.ApprovalFilter) ([]engine.Approval, engine.ApprovalFilter, bool, error) {
+func (s *Server) clusterApprovalPage(c *echo.Context, f serverdb.ApprovalFilter) ([]serverdb.Approval, serverdb.ApprovalFilter, bool, error) {
 	n := f.Offset + f.Limit
 	if n > maxApprovalPage {
 		return nil, f, false, datadesk.Errorf(datadesk.Invalid, "in a cluster, offset and limit together reach at most %d", maxApprovalPage).WithField("offset")
@@ -142,7 +142,7 @@ func (s *Server) listApprovals(c *echo.Context) error {
 
 // visibleApproval returns an approval the caller may see: their own, or any
 // for an approver. Others' answer like missing ones.
-func (s *Server) visibleApproval(c *echo.Context) (*engine.Approval, error) {
+func (s *Server) visibleApproval(c *echo.Context) (*serverdb.Approval, error) {
 	id := c.Param("id")
 	notFound := datadesk.Errorf(datadesk.NotFound, "no approval with id %q", id).WithField("id")
 	if !datadesk.ValidID(id) {
@@ -175,7 +175,7 @@ func (s *Server) getApproval(c *echo.Context) error {
 // the policy lets them read files; for anyone else, an approver, what the
 // call asked and a summary of what it did, never the data it returned or
 // a link to it.
-func (s *Server) approvalView(who datadesk.Caller, a *engine.Approval) *engine.Approval {
+func (s *Server) approvalView(who datadesk.Caller, a *serverdb.Approval) *serverdb.Approval {
 	if a.UserID == who.UserID && s.policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{}).Allowed() || len(a.Result) == 0 {
 		return a
 	}
@@ -234,7 +234,7 @@ func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
 // approvals.decide_own. An approval decides the call again under today's
 // policy, users and data: a denial since then ends the call denied.
 // Errors: forbidden, not_found, conflict.
-func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error) {
+func (s *Server) decide(c *echo.Context, approve bool) (*serverdb.Approval, error) {
 	if err := s.authorize(c, rbac.ActionApprove); err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error)
 	ctx, now := c.Request().Context(), s.cfg.Now().UTC()
 	c.Set(approvalKey, a.ID)
 	if !approve {
-		return s.system.DecideApproval(ctx, a.ID, by, engine.ApprovalRejected, now)
+		return s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRejected, now)
 	}
 	t := s.tools[a.Tool]
 	raw, err := s.system.ApprovalArguments(ctx, a)
@@ -272,19 +272,19 @@ func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error)
 	}
 	run, d := s.redecide(ctx, a, t, args)
 	if d.Effect == rbac.Deny {
-		if _, err := s.system.DecideApproval(ctx, a.ID, by, engine.ApprovalDenied, now); err != nil {
+		if _, err := s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalDenied, now); err != nil {
 			return nil, err
 		}
-		if err := s.system.FinishApproval(ctx, a.ID, engine.ApprovalDenied, nil, string(datadesk.Forbidden), d.Reason); err != nil {
+		if err := s.system.FinishApproval(ctx, a.ID, serverdb.ApprovalDenied, nil, string(datadesk.Forbidden), d.Reason); err != nil {
 			return nil, err
 		}
 		return s.system.Approval(ctx, a.ID, s.cfg.Now())
 	}
-	if _, err := s.system.DecideApproval(ctx, a.ID, by, engine.ApprovalRunning, now); err != nil {
+	if _, err := s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRunning, now); err != nil {
 		return nil, err
 	}
 	result, err := t.run(s, &toolCall{ctx: ctx, approved: true, caller: run}, args)
-	status, code, msg := engine.ApprovalDone, "", ""
+	status, code, msg := serverdb.ApprovalDone, "", ""
 	var out json.RawMessage
 	if err == nil {
 		if _, err = encodeAnswer(result); err == nil {
@@ -293,7 +293,7 @@ func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error)
 	}
 	if err != nil {
 		e := datadesk.AsError(err)
-		status, code, msg = engine.ApprovalFailed, string(e.Code), e.Message
+		status, code, msg = serverdb.ApprovalFailed, string(e.Code), e.Message
 		if e.Code == datadesk.Internal {
 			msg = "internal error"
 			s.cfg.Logger.Error("approved call failed", "approval", a.ID, "err", err)
@@ -307,7 +307,7 @@ func (s *Server) decide(c *echo.Context, approve bool) (*engine.Approval, error)
 
 // ownCall reports whether the approver made the call, themselves or as
 // the account acting for its caller.
-func ownCall(who datadesk.Caller, a *engine.Approval) bool {
+func ownCall(who datadesk.Caller, a *serverdb.Approval) bool {
 	for _, mine := range []string{who.UserID, who.ActorID} {
 		if mine != "" && (mine == a.UserID || mine == a.ActorID) {
 			return true
@@ -320,7 +320,7 @@ func ownCall(who datadesk.Caller, a *engine.Approval) bool {
 // caller and acting account as they are today, the policy as it is, and
 // the attributes of the work as the data now stands. It returns the caller
 // the call runs as; a deny says why it may not.
-func (s *Server) redecide(ctx context.Context, a *engine.Approval, t *tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
+func (s *Server) redecide(ctx context.Context, a *serverdb.Approval, t *tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
 	user, err := s.users.ByID(a.UserID)
 	if err != nil {
 		return datadesk.Caller{}, rbac.Decision{Effect: rbac.Deny, Reason: "the call's user no longer exists"}

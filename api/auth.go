@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/engine"
+	"datadesk/api/serverdb"
 	"datadesk/rbac"
 )
 
@@ -196,7 +196,7 @@ func (s *Server) signIn(c *echo.Context) error {
 // startSession checks a name and password and starts a web session: any
 // session the browser had is revoked, and a fresh cookie is set, HttpOnly,
 // SameSite=Lax, Secure under TLS, expiring with the session.
-func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.User, *engine.Session, error) {
+func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.User, *serverdb.Session, error) {
 	c.Set(actionKey, "session.sign_in")
 	c.Set(callerKey, datadesk.Caller{Name: auditName(name)})
 	keys := signInKeys(name, c.RealIP())

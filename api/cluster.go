@@ -15,8 +15,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/api/serverdb"
 	"datadesk/cluster"
-	"datadesk/engine"
 )
 
 // Headers of requests between the nodes of a cluster. A node forwards a
@@ -162,7 +162,7 @@ func (s *Server) approvalElsewhere(c *echo.Context, notFound error) error {
 // node holds: the API's decision on that node, as the approver. It returns
 // the decided approval, or the node's error, or notFound when no node
 // holds it.
-func (s *Server) decideElsewhere(c *echo.Context, approve bool, notFound error) (*engine.Approval, error) {
+func (s *Server) decideElsewhere(c *echo.Context, approve bool, notFound error) (*serverdb.Approval, error) {
 	verb := "reject"
 	if approve {
 		verb = "approve"
@@ -177,8 +177,8 @@ func (s *Server) decideElsewhere(c *echo.Context, approve bool, notFound error) 
 			continue
 		}
 		var out struct {
-			Approval *engine.Approval `json:"approval"`
-			Error    *errorBody       `json:"error"`
+			Approval *serverdb.Approval `json:"approval"`
+			Error    *errorBody         `json:"error"`
 		}
 		if err := json.Unmarshal(ans.body, &out); err != nil {
 			return nil, datadesk.Errorf(datadesk.Internal, "node %s sent an answer that does not read", n.Name).WithCause(err)
@@ -196,8 +196,8 @@ func (s *Server) decideElsewhere(c *echo.Context, approve bool, notFound error) 
 
 // peerApprovals returns the first n approvals of the other nodes' queues
 // that the caller may see, with the filter's status.
-func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]engine.Approval, bool, error) {
-	var all []engine.Approval
+func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]serverdb.Approval, bool, error) {
+	var all []serverdb.Approval
 	more := false
 	for _, node := range s.otherNodes() {
 		path := fmt.Sprintf("/v1/approvals?limit=%d&status=%s", n, status)
@@ -209,8 +209,8 @@ func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]engine.
 			return nil, false, datadesk.Errorf(datadesk.Unavailable, "node %s answered %d to the approval list; try again once it is well", node.Name, ans.status)
 		}
 		var page struct {
-			Approvals []engine.Approval `json:"approvals"`
-			More      bool              `json:"has_more"`
+			Approvals []serverdb.Approval `json:"approvals"`
+			More      bool                `json:"has_more"`
 		}
 		if err := json.Unmarshal(ans.body, &page); err != nil {
 			return nil, false, datadesk.Errorf(datadesk.Internal, "node %s sent an approval list that does not read", node.Name).WithCause(err)
@@ -223,8 +223,8 @@ func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]engine.
 
 // mergeApprovals orders the approvals of every node newest first, as one
 // queue does, and cuts the page.
-func mergeApprovals(list []engine.Approval, offset, limit int) ([]engine.Approval, bool) {
-	slices.SortStableFunc(list, func(a, b engine.Approval) int {
+func mergeApprovals(list []serverdb.Approval, offset, limit int) ([]serverdb.Approval, bool) {
+	slices.SortStableFunc(list, func(a, b serverdb.Approval) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 			return c
 		}
@@ -237,7 +237,7 @@ func mergeApprovals(list []engine.Approval, offset, limit int) ([]engine.Approva
 		return 0
 	})
 	if offset >= len(list) {
-		return []engine.Approval{}, false
+		return []serverdb.Approval{}, false
 	}
 	list = list[offset:]
 	if len(list) > limit {
@@ -249,7 +249,7 @@ func mergeApprovals(list []engine.Approval, offset, limit int) ([]engine.Approva
 // createSession starts a web session on the node that holds the user: on
 // this one, or through the other node's cluster route, since the proxy
 // sends the session cookie's requests to that node alone.
-func (s *Server) createSession(c *echo.Context, userID string) (string, *engine.Session, error) {
+func (s *Server) createSession(c *echo.Context, userID string) (string, *serverdb.Session, error) {
 	ctx := c.Request().Context()
 	if !s.clustered() {
 		return s.system.CreateSession(ctx, userID, s.cfg.Now(), SessionTTL)
@@ -269,7 +269,7 @@ func (s *Server) createSession(c *echo.Context, userID string) (string, *engine.
 	if err := json.Unmarshal(ans.body, &out); err != nil {
 		return "", nil, datadesk.Errorf(datadesk.Internal, "node %s sent a session that does not read", n.Name).WithCause(err)
 	}
-	return out.Token, &engine.Session{UserID: userID, CSRF: out.CSRF, ExpiresAt: out.ExpiresAt}, nil
+	return out.Token, &serverdb.Session{UserID: userID, CSRF: out.CSRF, ExpiresAt: out.ExpiresAt}, nil
 }
 
 type peerSession struct {

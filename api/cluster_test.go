@@ -14,7 +14,10 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"datadesk/api/serverdb"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/clickhouse"
 	"datadesk/engine/clickhousetest"
 	"datadesk/ingest"
 	"datadesk/internal/testenv"
@@ -35,7 +38,7 @@ func stopTestCluster() {
 	}
 }
 
-func testClickHouse(t *testing.T) *engine.ClickHouse {
+func testClickHouse(t *testing.T) *clickhouse.Cluster {
 	t.Helper()
 	testCluster.once.Do(func() { testCluster.c, testCluster.err = clickhousetest.Start(2) })
 	if errors.Is(testCluster.err, clickhousetest.ErrNoServer) {
@@ -45,7 +48,7 @@ func testClickHouse(t *testing.T) *engine.ClickHouse {
 		t.Fatal(testCluster.err)
 	}
 	c := testCluster.c
-	ch, err := engine.NewClickHouse(engine.ClickHouseConfig{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +69,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 	}
 	users, _ := rbac.OpenUsers(dir)
 	policy, _ := rbac.NewPolicy(rbac.DefaultPolicy)
-	system, err := engine.OpenSystem(ctx, eng)
+	system, err := serverdb.Open(ctx, eng.Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.MoveTable(ctx, remoteTable, engine.LocationClickHouse)
+	_, err = store.MoveTable(ctx, remoteTable, catalog.LocationClickHouse)
 	release()
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +225,6 @@ func xlsxRows(t *testing.T, body []byte) []byte {
 	return b.Bytes()
 }
 
-func clusterCount(ctx context.Context, ch *engine.ClickHouse, tableID string) (int64, error) {
-	return ch.Count(ctx, &engine.Table{ID: tableID})
+func clusterCount(ctx context.Context, ch *clickhouse.Cluster, tableID string) (int64, error) {
+	return ch.Count(ctx, &catalog.Table{ID: tableID})
 }

@@ -9,6 +9,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
 )
@@ -77,8 +78,8 @@ func (s *Server) exportTable(c *echo.Context) error {
 // tableSource is a whole stored table to export, its rows counted first
 // (a workbook declares its sheets' ranges before the rows) by the same plan
 // as files.query_table.
-func tableSource(ctx context.Context, store *engine.Store, t *engine.Table) (exports.Source, error) {
-	p, err := store.Plan(ctx, engine.Query{FileID: t.ID})
+func tableSource(ctx context.Context, store *engine.Store, t *catalog.Table) (exports.Source, error) {
+	p, err := store.Plan(ctx, catalog.Query{FileID: t.ID})
 	if err != nil {
 		return exports.Source{}, err
 	}

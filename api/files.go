@@ -18,6 +18,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
 )
@@ -53,14 +54,14 @@ type tableSummary struct {
 
 // tableSchema is a table's schema with its import report.
 type tableSchema struct {
-	ID         string          `json:"id"`
-	FileID     string          `json:"file_id"`
-	Name       string          `json:"name"`
-	RowCount   int64           `json:"row_count"`
-	Columns    []engine.Column `json:"columns"`
-	Report     engine.Report   `json:"import_report"`
-	RowsURL    string          `json:"rows_url"`
-	PreviewURL string          `json:"preview_url"`
+	ID         string           `json:"id"`
+	FileID     string           `json:"file_id"`
+	Name       string           `json:"name"`
+	RowCount   int64            `json:"row_count"`
+	Columns    []catalog.Column `json:"columns"`
+	Report     catalog.Report   `json:"import_report"`
+	RowsURL    string           `json:"rows_url"`
+	PreviewURL string           `json:"preview_url"`
 	// SourceTableID and Query are a derived view's provenance.
 	SourceTableID string          `json:"source_table_id,omitempty"`
 	Query         json.RawMessage `json:"query,omitempty"`
@@ -70,7 +71,7 @@ type tableSchema struct {
 
 // describe returns a file's descriptor with a signed download URL for its
 // owner.
-func (s *Server) describe(owner string, f *engine.File) fileDescriptor {
+func (s *Server) describe(owner string, f *catalog.File) fileDescriptor {
 	d := fileDescriptor{
 		ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256,
 		CreatedAt: f.CreatedAt, ChatSession: f.ChatSession,
@@ -89,7 +90,7 @@ func (s *Server) describe(owner string, f *engine.File) fileDescriptor {
 
 func previewURL(tableID string) string { return "/v1/tables/" + tableID + "/rows" }
 
-func schemaOf(t *engine.Table) tableSchema {
+func schemaOf(t *catalog.Table) tableSchema {
 	ts := tableSchema{ID: t.ID, FileID: t.FileID, Name: t.Name, RowCount: t.RowCount, Columns: t.Columns,
 		Report: t.Report, RowsURL: previewURL(t.ID), PreviewURL: previewURL(t.ID), SourceTableID: t.SourceTableID, Location: t.Location}
 	if t.Query != "" {
@@ -206,7 +207,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 		Filename: filename, ContentType: res.ContentType, ChatSession: caller(c).ChatSession,
 		TempPath: tmp, Tables: res.Tables,
 		// The policy decides again on what the upload turned out to hold.
-		Admit: func(tables []engine.Table) error {
+		Admit: func(tables []catalog.Table) error {
 			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
 		},
 	})
@@ -222,7 +223,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 
 // uploadAttrs are an upload's attributes once ingested: its bytes and
 // format, its tables' rows summed and their widest header.
-func uploadAttrs(filename string, size int64, tables []engine.Table) rbac.Attrs {
+func uploadAttrs(filename string, size int64, tables []catalog.Table) rbac.Attrs {
 	a := rbac.Attrs{Tool: rbac.ActionUpload, Bytes: size, Format: strings.TrimPrefix(strings.ToLower(filepath.Ext(filename)), ".")}
 	for _, t := range tables {
 		a.Rows += int(t.RowCount)
@@ -378,7 +379,7 @@ func (s *Server) getTable(c *echo.Context) error {
 }
 
 func (s *Server) tableRows(c *echo.Context) error {
-	req := engine.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
+	req := catalog.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
 	if v := c.QueryParam("offset"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -388,8 +389,8 @@ func (s *Server) tableRows(c *echo.Context) error {
 	}
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > engine.MaxPageSize {
-			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", engine.MaxPageSize).WithField("limit")
+		if err != nil || n < 1 || n > catalog.MaxPageSize {
+			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", catalog.MaxPageSize).WithField("limit")
 		}
 		req.Limit = n
 	}

@@ -16,6 +16,8 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 	"datadesk/exports"
 )
 
@@ -243,12 +245,12 @@ type newTable struct {
 	xlsx         bool
 	// counted are the columns' counts over the converted rows, for the
 	// engine (engine.TableSource.Counted).
-	counted []engine.ColumnStats
+	counted []typing.Stats
 }
 
 var declaredTypes = map[string]string{
-	"text": engine.TypeText, "number": engine.TypeDouble, "boolean": engine.TypeBoolean,
-	"date": engine.TypeDate, "datetime": engine.TypeTimestamp,
+	"text": typing.TypeText, "number": typing.TypeDouble, "boolean": typing.TypeBoolean,
+	"date": typing.TypeDate, "datetime": typing.TypeTimestamp,
 }
 
 // buildTable reads columns and rows, honouring declared types and inferring
@@ -282,7 +284,7 @@ func buildTable(columns []any, rows rowList, xlsx bool) (*newTable, error) {
 			}
 		}
 	}
-	derived := engine.ColumnKeys(t.labels)
+	derived := typing.ColumnKeys(t.labels)
 	for i := range t.keys {
 		if t.keys[i] == "" {
 			t.keys[i] = derived[i]
@@ -303,7 +305,7 @@ func buildTable(columns []any, rows rowList, xlsx bool) (*newTable, error) {
 	if err := t.decideTypes(declared); err != nil {
 		return nil, err
 	}
-	t.counted = make([]engine.ColumnStats, len(t.keys))
+	t.counted = make([]typing.Stats, len(t.keys))
 	err := t.each(func(text []string, typed []any) error {
 		for i := range text {
 			if typed[i] != nil {
@@ -346,7 +348,7 @@ func (t *newTable) cells(r int, row any, vals []any) error {
 // numeric column, their texts trimmed.
 type columnShapes struct {
 	strs, nums, bools int
-	texts, numbers    engine.ColumnStats
+	texts, numbers    typing.Stats
 }
 
 // decideTypes reads the rows once and gives each column its type: the
@@ -386,10 +388,10 @@ func (t *newTable) decideTypes(declared []string) error {
 		} else {
 			typ = declaredTypes[typ]
 		}
-		if typ == engine.TypeDouble {
+		if typ == typing.TypeDouble {
 			// Numbers are stored exactly: whole numbers as integers, others
 			// as decimals where they fit.
-			if ft, _, _ := shapes[i].numbers.Decide(t.keys[i], engine.Hint{Type: engine.TypeDouble}); ft != "" {
+			if ft := typing.Decide(&shapes[i].numbers, t.keys[i], typing.Hint{Type: typing.TypeDouble}).Type; ft != "" {
 				typ = ft
 			}
 		}
@@ -402,13 +404,13 @@ func (t *newTable) decideTypes(declared []string) error {
 func inferDeclared(key string, sh *columnShapes) string {
 	switch {
 	case sh.strs+sh.nums+sh.bools == 0:
-		return engine.TypeText
+		return typing.TypeText
 	case sh.bools > 0 && sh.strs+sh.nums == 0:
-		return engine.TypeBoolean
+		return typing.TypeBoolean
 	case sh.bools > 0:
-		return engine.TypeText
+		return typing.TypeText
 	}
-	typ, _, _ := sh.texts.Decide(key, engine.Hint{NoNumbers: sh.strs > 0})
+	typ := typing.Decide(&sh.texts, key, typing.Hint{NoNumbers: sh.strs > 0}).Type
 	return typ
 }
 
@@ -454,20 +456,20 @@ func convertCell(v any, typ string) (string, any, error) {
 	case bool:
 		text = strconv.FormatBool(x)
 	}
-	if typ == engine.TypeText {
+	if typ == typing.TypeText {
 		return text, text, nil
 	}
 	if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
 		return "", nil, nil
 	}
 	switch typ {
-	case engine.TypeInteger:
+	case typing.TypeInteger:
 		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
 		if err != nil {
 			return "", nil, fmt.Errorf("%q is not a whole number", text)
 		}
 		return text, n, nil
-	case engine.TypeDecimal, engine.TypeDouble:
+	case typing.TypeDecimal, typing.TypeDouble:
 		if _, isBool := v.(bool); isBool {
 			return "", nil, fmt.Errorf("%s is not a number", text)
 		}
@@ -476,7 +478,7 @@ func convertCell(v any, typ string) (string, any, error) {
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return "", nil, fmt.Errorf("%q is not a number", text)
 		}
-		if typ == engine.TypeDouble && !exactDouble(text, f) {
+		if typ == typing.TypeDouble && !exactDouble(text, f) {
 			// A double column would round it; the caller asked for a
 			// number, so it is refused rather than changed.
 			return "", nil, fmt.Errorf("%s has more digits than a number keeps (15 to 17 significant digits) and would be stored as %s; declare the column as text to keep it as written",
@@ -488,18 +490,18 @@ func convertCell(v any, typ string) (string, any, error) {
 			return text, json.Number(strconv.FormatFloat(f, 'f', -1, 64)), nil
 		}
 		return text, json.Number(text), nil
-	case engine.TypeBoolean:
+	case typing.TypeBoolean:
 		if !strings.EqualFold(text, "true") && !strings.EqualFold(text, "false") {
 			return "", nil, fmt.Errorf("%q is not true or false", text)
 		}
 		return strings.ToLower(text), strings.EqualFold(text, "true"), nil
-	case engine.TypeDate:
+	case typing.TypeDate:
 		d, err := time.Parse("2006-01-02", text)
 		if err != nil {
 			return "", nil, fmt.Errorf("%q is not a date (YYYY-MM-DD)", text)
 		}
 		return text, d, nil
-	case engine.TypeTimestamp:
+	case typing.TypeTimestamp:
 		d, err := parseDatetime(text)
 		if err != nil {
 			return "", nil, err
@@ -521,9 +523,9 @@ func exactDouble(text string, f float64) bool {
 }
 
 func (t *newTable) source(name string) engine.TableSource {
-	hints := make([]engine.Hint, len(t.types))
+	hints := make([]typing.Hint, len(t.types))
 	for i, typ := range t.types {
-		hints[i] = engine.Hint{Type: typ}
+		hints[i] = typing.Hint{Type: typ}
 	}
 	// A JSON null is an empty cell; "" stays empty text.
 	return engine.TableSource{Name: name, Header: t.labels, Keys: t.keys, Hints: hints, Counted: t.counted,
@@ -539,9 +541,9 @@ func (t *newTable) source(name string) engine.TableSource {
 }
 
 func (t *newTable) exportSource() exports.Source {
-	cols := make([]engine.Column, len(t.keys))
+	cols := make([]catalog.Column, len(t.keys))
 	for i := range cols {
-		cols[i] = engine.Column{Key: t.keys[i], Label: t.labels[i], Type: t.types[i]}
+		cols[i] = catalog.Column{Key: t.keys[i], Label: t.labels[i], Type: t.types[i]}
 	}
 	return exports.Source{Columns: cols, Count: int64(t.rows.Len()), Rows: func(yield func([]any) error) error {
 		return t.each(func(_ []string, typed []any) error { return yield(typed) })

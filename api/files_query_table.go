@@ -3,14 +3,14 @@ package api
 import (
 	"context"
 
-	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/rbac"
 )
 
 // toolFilesQueryTable runs files.query_table: plan against the caller's
 // catalog, one statement under the query timeout, and for show=true a view.
 func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, error) {
-	var q engine.Query
+	var q catalog.Query
 	if err := bindArguments(args, &q); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"datadesk/engine"
+	"datadesk/engine/catalog"
 )
 
 // readArgs are files.read's arguments.
@@ -48,7 +48,7 @@ type listedTable struct {
 	ColumnCount int    `json:"column_count"`
 }
 
-func (s *Server) listed(owner string, f *engine.File) listedFile {
+func (s *Server) listed(owner string, f *catalog.File) listedFile {
 	// The media type without its parameters: a charset is the download's
 	// business, not the model's.
 	ct, _, _ := strings.Cut(f.ContentType, ";")
@@ -71,7 +71,7 @@ type readFile struct {
 	Preview *preview `json:"preview,omitempty"`
 }
 
-func (s *Server) previewOf(owner string, f *engine.File) *preview {
+func (s *Server) previewOf(owner string, f *catalog.File) *preview {
 	d := s.describe(owner, f)
 	if strings.HasPrefix(f.ContentType, "image/") {
 		return &preview{Type: "image", URL: d.DownloadURL, ContentTyp: f.ContentType}

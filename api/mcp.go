@@ -22,7 +22,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"datadesk"
-	"datadesk/engine"
+	"datadesk/api/serverdb"
+	"datadesk/engine/catalog"
 	"datadesk/rbac"
 )
 
@@ -38,7 +39,7 @@ const (
 	// context whole. mcpMaxPageBytes bounds it in bytes too: a page of a
 	// wide table is cut short to fit, and says where the next one starts.
 	mcpMaxPage      = 200
-	mcpDefaultPage  = engine.DefaultPageSize
+	mcpDefaultPage  = catalog.DefaultPageSize
 	mcpMaxPageBytes = 256 << 10
 	// mcpMaxBatch bounds the messages of one JSON-RPC batch (protocol
 	// versions before 2025-06-18 allow batches), and mcpMaxRequestAnswers
@@ -342,7 +343,7 @@ func mcpError(err error) *mcp.CallToolResult {
 }
 
 // approvalText tells the model what a pending call means and what to do.
-func approvalText(a *engine.Approval) string {
+func approvalText(a *serverdb.Approval) string {
 	return fmt.Sprintf("%s needs approval (%s) and did not run yet. Approval id: %s. It waits until %s for a person "+
 		"allowed to approve, on the approvals page (/approvals) or with POST /v1/approvals/%s/approve. "+
 		"Once approved, call %s with approval_id %q to get the result.",
@@ -434,7 +435,7 @@ func mustMarshal(v any) string {
 func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.RawMessage) *mcp.CallToolResult {
 	start := s.cfg.Now()
 	args, err := decodeMCPArguments(raw)
-	var a *engine.Approval
+	var a *serverdb.Approval
 	if err == nil {
 		a, err = s.approvalFor(ctx, who, args)
 	}
@@ -448,7 +449,7 @@ func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.
 	}
 	a = s.approvalView(who, a)
 	switch a.Status {
-	case engine.ApprovalDone:
+	case serverdb.ApprovalDone:
 		if err := spend(ctx, len(a.Result)); err != nil {
 			return mcpError(err)
 		}
@@ -459,11 +460,11 @@ func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.
 		res := mcpResult(a.Tool, a.Result)
 		res.Content = append([]mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Approved by %s and run.", a.DecidedBy)}}, res.Content...)
 		return res
-	case engine.ApprovalFailed:
+	case serverdb.ApprovalFailed:
 		return mcpError(datadesk.Errorf(datadesk.Code(a.ErrorCode), "approved, but the call failed: %s", a.ErrorMsg))
 	}
 	text := fmt.Sprintf("Approval %s of %s is %s.", a.ID, a.Tool, a.Status)
-	if a.Status == engine.ApprovalPending || a.Status == engine.ApprovalRunning {
+	if a.Status == serverdb.ApprovalPending || a.Status == serverdb.ApprovalRunning {
 		text += " Ask again later."
 	}
 	return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": map[string]any{"id": a.ID, "tool": a.Tool,
@@ -473,7 +474,7 @@ func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.
 
 // approvalFor returns the approval args name if who may see it.
 // Errors: invalid, not_found.
-func (s *Server) approvalFor(ctx context.Context, who datadesk.Caller, args map[string]any) (*engine.Approval, error) {
+func (s *Server) approvalFor(ctx context.Context, who datadesk.Caller, args map[string]any) (*serverdb.Approval, error) {
 	id, _ := args["approval_id"].(string)
 	if id == "" {
 		return nil, datadesk.Errorf(datadesk.Invalid, "approval_id is required: the id a tool answered with").WithField("approval_id")
@@ -521,7 +522,7 @@ func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri stri
 
 // tablePageAt reads datadesk://tables/{id}?offset=&limit=.
 // Errors: forbidden, invalid, not_found.
-func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri string) (*engine.Page, error) {
+func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri string) (*catalog.Page, error) {
 	d := s.policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{})
 	if !d.Allowed() {
 		return nil, datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, rbac.ActionRead, d.Reason)
@@ -534,7 +535,7 @@ func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri strin
 	if !datadesk.ValidID(id) {
 		return nil, datadesk.Errorf(datadesk.NotFound, "no table at %q", uri)
 	}
-	req := engine.PageRequest{Limit: mcpDefaultPage}
+	req := catalog.PageRequest{Limit: mcpDefaultPage}
 	q := u.Query()
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -561,7 +562,7 @@ func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri strin
 // fitPage encodes a page of rows in at most max bytes: past it, the page
 // keeps the rows that fit and says more follow. Errors: too_large when
 // not even its first row fits.
-func fitPage(page *engine.Page, max int) ([]byte, error) {
+func fitPage(page *catalog.Page, max int) ([]byte, error) {
 	raw, err := json.Marshal(page)
 	if err != nil || len(raw) <= max {
 		return raw, err

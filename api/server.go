@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -68,7 +69,7 @@ type Config struct {
 // Deps are the domain services the server calls.
 type Deps struct {
 	Engine *engine.Engine
-	System *engine.System
+	System *serverdb.DB
 	Ingest *ingest.Ingester
 	Users  *rbac.Users
 	Policy *rbac.Policy
@@ -82,7 +83,7 @@ type Server struct {
 	ingest *ingest.Ingester
 	users  *rbac.Users
 	policy *rbac.Policy
-	system *engine.System
+	system *serverdb.DB
 	audit  *rbac.Audit
 	echo   *echo.Echo
 	tools  map[string]*tool

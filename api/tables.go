@@ -14,6 +14,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
 )
@@ -166,7 +167,7 @@ func (s *Server) putLabels(c *echo.Context) error {
 	if who.ActorName != "" {
 		author = who.ActorName + " for " + who.Name
 	}
-	l, err := store.SetLabels(c.Request().Context(), id, engine.Labels{Title: in.Title, Caption: in.Caption, Columns: in.Columns,
+	l, err := store.SetLabels(c.Request().Context(), id, catalog.Labels{Title: in.Title, Caption: in.Caption, Columns: in.Columns,
 		Notes: in.Notes, Author: author, UpdatedAt: s.cfg.Now().UTC()})
 	if err != nil {
 		return err
@@ -188,7 +189,7 @@ func (s *Server) getLabels(c *echo.Context) error {
 }
 
 // labelSheet puts AI labels on a sheet of their own, marked as such.
-func labelSheet(l *engine.Labels) exports.Sheet {
+func labelSheet(l *catalog.Labels) exports.Sheet {
 	rows := [][]string{
 		{"Written by an AI, not part of the data: " + l.Author + ", " + l.UpdatedAt.Format("2006-01-02 15:04 UTC")},
 		{"title", l.Title},

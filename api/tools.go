@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -187,7 +188,7 @@ func (s *Server) callTool(c *echo.Context) error {
 type outcome struct {
 	result   any
 	raw      []byte // result as JSON, within maxToolAnswer
-	approval *engine.Approval
+	approval *serverdb.Approval
 	decision rbac.Decision
 	decided  bool
 	err      error

@@ -15,7 +15,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/engine"
+	"datadesk/api/serverdb"
 )
 
 //go:embed web/*.tmpl web/style.css
@@ -220,7 +220,7 @@ func (s *Server) decideApprovalForm(approve bool) echo.HandlerFunc {
 		}
 		msg := "Rejected " + a.ID + "."
 		switch {
-		case a.Status == engine.ApprovalDenied:
+		case a.Status == serverdb.ApprovalDenied:
 			msg = "Not run: the policy now denies " + a.ID + " (" + a.ErrorMsg + ")."
 		case approve:
 			msg = "Approved " + a.ID + "."

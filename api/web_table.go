@@ -16,6 +16,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
 )
@@ -38,19 +39,19 @@ type pageCell struct {
 // sort. The page, its export and its column summary read it alike.
 type tableView struct {
 	Columns []pageColumn
-	Filters []engine.Filter
+	Filters []catalog.Filter
 	// filterCol maps each filter to the column it came from.
 	filterCol []int
 	Search    string
 	Sort, Dir string
 }
 
-func viewOf(t *engine.Table, q url.Values) *tableView {
+func viewOf(t *catalog.Table, q url.Values) *tableView {
 	v := &tableView{Search: strings.TrimSpace(q.Get("q")), Sort: q.Get("sort"), Dir: q.Get("dir")}
 	v.Columns = make([]pageColumn, len(t.Columns))
 	for i, col := range t.Columns {
 		pc := pageColumn{Key: col.Key, Label: col.Label, Type: col.Type, Identifier: col.Identifier, Class: "text", Op: q.Get("o." + col.Key), Value: q.Get("f." + col.Key)}
-		if engine.Numeric(col.Type) {
+		if catalog.Numeric(col.Type) {
 			pc.Class = "num"
 		}
 		if pc.Label == "" {
@@ -69,8 +70,8 @@ func viewOf(t *engine.Table, q url.Values) *tableView {
 }
 
 // query is the view as a files.query_table query, all rows.
-func (v *tableView) query(tableID string) engine.Query {
-	return engine.Query{FileID: tableID, Filters: v.Filters, Search: v.Search, SortBy: v.Sort, Direction: v.Dir}
+func (v *tableView) query(tableID string) catalog.Query {
+	return catalog.Query{FileID: tableID, Filters: v.Filters, Search: v.Search, SortBy: v.Sort, Direction: v.Dir}
 }
 
 var filterField = regexp.MustCompile(`^filters\[(\d+)\]`)
@@ -102,7 +103,7 @@ func (v *tableView) place(err error) (string, bool) {
 // tableData is what the table page shows.
 type tableData struct {
 	page
-	Table                               *engine.Table
+	Table                               *catalog.Table
 	Columns                             []pageColumn
 	Rows                                [][]pageCell
 	Ops                                 []string
@@ -113,7 +114,7 @@ type tableData struct {
 	FirstURL, PrevURL, NextURL, LastURL string
 	HasPrev, HasNext                    bool
 	ExportXLSX, ExportCSV, ClearURL     string
-	Labels                              *engine.Labels
+	Labels                              *catalog.Labels
 	LabelsTime                          string
 	Chart                               template.HTML
 	ChartLabel, ChartValue              string
@@ -140,7 +141,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 	}
 	q := c.Request().URL.Query()
 	view := viewOf(t, q)
-	req := engine.PageRequest{Limit: webPageSize, Sort: view.Sort, Direction: view.Dir, Filters: view.Filters, Search: view.Search}
+	req := catalog.PageRequest{Limit: webPageSize, Sort: view.Sort, Direction: view.Dir, Filters: view.Filters, Search: view.Search}
 	req.Offset, _ = strconv.ParseInt(q.Get("offset"), 10, 64)
 	req.Offset = max(req.Offset, 0)
 	status := http.StatusOK
@@ -155,7 +156,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 			return s.pageError(c, err)
 		}
 		status, data.Problem = http.StatusBadRequest, problem
-		p = &engine.Page{Columns: t.Columns, Sort: req.Sort}
+		p = &catalog.Page{Columns: t.Columns, Sort: req.Sort}
 	}
 	data.Dir = p.Direction
 	s.fillTable(&data, t, view, q, p, req.Offset)
@@ -176,7 +177,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 
 // fillTable lays out a page of rows with its links: sorting, paging,
 // summaries and exports keep the filters, search and sort.
-func (s *Server) fillTable(d *tableData, t *engine.Table, view *tableView, q url.Values, p *engine.Page, offset int64) {
+func (s *Server) fillTable(d *tableData, t *catalog.Table, view *tableView, q url.Values, p *catalog.Page, offset int64) {
 	link := func(path string, mod func(url.Values)) string {
 		v := url.Values{}
 		for k, vals := range q {
@@ -266,8 +267,8 @@ func (s *Server) tableViewExport(c *echo.Context) error {
 
 // pageFilter reads a filter form field as query_table would: in takes a
 // comma-separated list, is_null true or false.
-func pageFilter(col engine.Column, op, value string) engine.Filter {
-	f := engine.Filter{Column: col.Key, Op: op, Value: value}
+func pageFilter(col catalog.Column, op, value string) catalog.Filter {
+	f := catalog.Filter{Column: col.Key, Op: op, Value: value}
 	switch op {
 	case "in":
 		var list []any
@@ -318,8 +319,8 @@ type topValue struct {
 // rows and non-empty values, the groups of its values (how many, and the
 // most frequent), and its first and last value in sort order.
 // Errors: invalid (summary: no such column), and the plans' errors.
-func summarize(ctx context.Context, store *engine.Store, t *engine.Table, view *tableView, key string) (*columnSummary, error) {
-	var col *engine.Column
+func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view *tableView, key string) (*columnSummary, error) {
+	var col *catalog.Column
 	for i := range t.Columns {
 		if t.Columns[i].Key == key {
 			col = &t.Columns[i]
@@ -328,7 +329,7 @@ func summarize(ctx context.Context, store *engine.Store, t *engine.Table, view *
 	if col == nil {
 		return nil, datadesk.Errorf(datadesk.Invalid, "no column %q to summarise", key).WithField("summary")
 	}
-	run := func(q engine.Query) (*engine.QueryResult, error) {
+	run := func(q catalog.Query) (*catalog.QueryResult, error) {
 		p, err := store.Plan(ctx, q)
 		if err != nil {
 			return nil, err
@@ -339,7 +340,7 @@ func summarize(ctx context.Context, store *engine.Store, t *engine.Table, view *
 	base.SortBy, base.Direction = "", ""
 	sum := &columnSummary{Key: col.Key, Label: col.Label}
 	counts := base
-	counts.Aggregates = []engine.Aggregate{{Op: "count", Name: "rows"}, {Op: "count", Column: col.Key, Name: "values"}}
+	counts.Aggregates = []catalog.Aggregate{{Op: "count", Name: "rows"}, {Op: "count", Column: col.Key, Name: "values"}}
 	res, err := run(counts)
 	if err != nil {
 		return nil, err
@@ -347,13 +348,13 @@ func summarize(ctx context.Context, store *engine.Store, t *engine.Table, view *
 	sum.Rows = int64Of(res.Aggregates["rows"])
 	sum.Nulls = sum.Rows - int64Of(res.Aggregates["values"])
 	present := base
-	present.Filters = append(append([]engine.Filter(nil), base.Filters...), engine.Filter{Column: col.Key, Op: "is_null", Value: false})
+	present.Filters = append(append([]catalog.Filter(nil), base.Filters...), catalog.Filter{Column: col.Key, Op: "is_null", Value: false})
 	countName := "count"
 	if strings.EqualFold(col.Key, countName) {
 		countName = "count_of_rows"
 	}
 	groups := present
-	groups.GroupBy, groups.Aggregates = []string{col.Key}, []engine.Aggregate{{Op: "count", Name: countName}}
+	groups.GroupBy, groups.Aggregates = []string{col.Key}, []catalog.Aggregate{{Op: "count", Name: countName}}
 	groups.SortBy, groups.Direction, groups.Limit = countName, "desc", summaryTop
 	if res, err = run(groups); err != nil {
 		return nil, err
@@ -384,8 +385,8 @@ func summarize(ctx context.Context, store *engine.Store, t *engine.Table, view *
 	return sum, nil
 }
 
-func viewOfColumn(c *engine.Column) string {
-	if engine.Numeric(c.Type) {
+func viewOfColumn(c *catalog.Column) string {
+	if catalog.Numeric(c.Type) {
 		return "num"
 	}
 	return "text"
@@ -407,18 +408,18 @@ func int64Of(v any) int64 {
 // barChart draws a grouped view's first numeric aggregate for the rows on
 // the page, each bar labelled by all of its group columns, as a
 // server-rendered SVG.
-func barChart(t *engine.Table, p *engine.Page) (template.HTML, string, string) {
+func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string) {
 	if t.SourceTableID == "" || !strings.Contains(t.Query, `"group_by"`) || len(p.Rows) == 0 {
 		return "", "", ""
 	}
-	var q engine.Query
+	var q catalog.Query
 	if json.Unmarshal([]byte(t.Query), &q) != nil || len(q.GroupBy) == 0 {
 		return "", "", ""
 	}
 	groups := min(len(q.GroupBy), len(t.Columns))
 	valueIdx := -1
 	for i := groups; i < len(t.Columns); i++ {
-		if engine.Numeric(t.Columns[i].Type) {
+		if catalog.Numeric(t.Columns[i].Type) {
 			valueIdx = i
 			break
 		}

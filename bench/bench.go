@@ -24,7 +24,11 @@ import (
 
 	"datadesk"
 	"datadesk/api"
+	"datadesk/api/serverdb"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/clickhouse"
+	"datadesk/engine/typing"
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -46,21 +50,31 @@ type Config struct {
 	HTTPCalls int
 	// ClickHouse, if set, makes the run measure the query_table paths on a
 	// table held by this cluster instead of the DuckDB paths.
-	ClickHouse *engine.ClickHouse
+	ClickHouse *clickhouse.Cluster
 	// Corpus is a folder of real workbooks (the shared sheetjs corpus);
 	// XLS ingest is measured on its largest .xls that has an XLSX twin.
 	// Empty or missing: that row is left out.
 	Corpus string
 	// Only, if set, measures these groups of paths alone: ingest, query,
-	// export, browse, http, nodes.
+	// export, browse, http, nodes, nodejs.
 	Only []string
+	// NodeModules is a folder whose node_modules holds @duckdb/node-api;
+	// when set, the nodejs paths compare query_table over HTTP with the
+	// same statements run by DuckDB in Node.
+	NodeModules string
 }
 
 // Groups of paths Config.Only may name.
-var Groups = []string{"ingest", "query", "export", "browse", "http", "nodes"}
+var Groups = []string{"ingest", "query", "export", "browse", "http", "nodes", "nodejs"}
 
-// runs reports whether group is measured.
-func (c Config) runs(group string) bool { return len(c.Only) == 0 || slices.Contains(c.Only, group) }
+// runs reports whether group is measured: the nodejs paths only when
+// NodeModules is set or they are named.
+func (c Config) runs(group string) bool {
+	if len(c.Only) == 0 {
+		return group != "nodejs" || c.NodeModules != ""
+	}
+	return slices.Contains(c.Only, group)
+}
 
 // Measure is one path's timings and peak memory.
 type Measure struct {
@@ -288,6 +302,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		{"browse", func() error { return r.browsePaths(table) }},
 		{"http", r.httpPaths},
 		{"nodes", r.nodePaths},
+		{"nodejs", func() error { return r.nodeJSPaths(table) }},
 	} {
 		if !cfg.runs(step.group) {
 			continue
@@ -369,7 +384,7 @@ func (r *runner) generate() error {
 			return nil
 		}}
 		for _, h := range Header {
-			src.Columns = append(src.Columns, engine.Column{Key: h, Label: h, Type: engine.TypeText})
+			src.Columns = append(src.Columns, catalog.Column{Key: h, Label: h, Type: typing.TypeText})
 		}
 		_, err := exports.WriteXLSX(w, src, exports.Options{})
 		return err
@@ -377,7 +392,7 @@ func (r *runner) generate() error {
 }
 
 // ingest stores a file the way an upload does.
-func (r *runner) ingest(name string) (*engine.File, error) {
+func (r *runner) ingest(name string) (*catalog.File, error) {
 	tmp, err := r.upload(name)
 	if err != nil {
 		return nil, err
@@ -406,7 +421,7 @@ func (r *runner) upload(name string) (string, error) {
 }
 
 // ingestUploaded reads an uploaded file and stores it.
-func (r *runner) ingestUploaded(name, tmp string) (*engine.File, error) {
+func (r *runner) ingestUploaded(name, tmp string) (*catalog.File, error) {
 	res, err := r.in.Read(r.ctx, tmp, name, r.store.IncomingDir())
 	if err != nil {
 		return nil, err
@@ -480,7 +495,7 @@ func (r *runner) bareXLSXIngest() error {
 }
 
 // tables stores the full table and its tenth for the later paths.
-func (r *runner) tables() (*engine.Table, *engine.Table, error) {
+func (r *runner) tables() (*catalog.Table, *catalog.Table, error) {
 	f, err := r.ingest("table.csv")
 	if err != nil {
 		return nil, nil, err
@@ -511,9 +526,9 @@ var queries = []struct{ name, args, hand string }{
 		`SELECT (SELECT count(*) FROM {t}), order_id, amount FROM {t} LIMIT 20 OFFSET {offset}`},
 }
 
-func (r *runner) queryPaths(t *engine.Table) error {
+func (r *runner) queryPaths(t *catalog.Table) error {
 	for _, q := range queries {
-		var query engine.Query
+		var query catalog.Query
 		dec := json.NewDecoder(strings.NewReader(q.args))
 		dec.UseNumber()
 		if err := dec.Decode(&query); err != nil {
@@ -539,14 +554,14 @@ func (r *runner) queryPaths(t *engine.Table) error {
 	return nil
 }
 
-func (r *runner) source(t *engine.Table) exports.Source {
+func (r *runner) source(t *catalog.Table) exports.Source {
 	return exports.Source{Columns: t.Columns, Count: t.RowCount, Rows: func(yield func([]any) error) error {
 		_, err := r.store.Scan(r.ctx, t.ID, yield)
 		return err
 	}}
 }
 
-func (r *runner) exportPaths(t, small *engine.Table) error {
+func (r *runner) exportPaths(t, small *catalog.Table) error {
 	out := filepath.Join(r.dir, "in", "out")
 	xlsx := &Result{Name: "XLSX export", Baseline: "bare excelize StreamWriter loop", Target: 1 / 0.85,
 		Note: "target: at least 0.85x the bare writer's speed"}
@@ -614,8 +629,8 @@ func (r *runner) exportPaths(t, small *engine.Table) error {
 	})
 }
 
-func (r *runner) browsePaths(t *engine.Table) error {
-	last := max(t.RowCount-engine.DefaultPageSize, 0)
+func (r *runner) browsePaths(t *catalog.Table) error {
+	last := max(t.RowCount-catalog.DefaultPageSize, 0)
 	for _, sortKey := range []string{"", "amount"} {
 		name := "browse: last page vs first, file order"
 		if sortKey != "" {
@@ -623,9 +638,9 @@ func (r *runner) browsePaths(t *engine.Table) error {
 		}
 		res := &Result{Name: name, Baseline: "the first page", Target: 1.5}
 		if err := r.pair(res,
-			func() error { _, err := r.store.Rows(r.ctx, t.ID, engine.PageRequest{Sort: sortKey}); return err },
+			func() error { _, err := r.store.Rows(r.ctx, t.ID, catalog.PageRequest{Sort: sortKey}); return err },
 			func() error {
-				_, err := r.store.Rows(r.ctx, t.ID, engine.PageRequest{Offset: last, Sort: sortKey})
+				_, err := r.store.Rows(r.ctx, t.ID, catalog.PageRequest{Offset: last, Sort: sortKey})
 				return err
 			}); err != nil {
 			return err
@@ -634,70 +649,121 @@ func (r *runner) browsePaths(t *engine.Table) error {
 	return nil
 }
 
-// httpPaths calls files.query_table over HTTP on loopback at 1, 4 and 16
-// concurrent callers.
-func (r *runner) httpPaths() error {
-	dir := filepath.Join(r.dir, "http")
+// httpTarget is a datadesk server on loopback holding one table of one
+// analyst's, called over HTTP.
+type httpTarget struct {
+	url, token string
+	file       *catalog.File
+	close      func()
+}
+
+// serveTable starts a server in a folder of its own under name, with the
+// input file csv uploaded by an analyst.
+func (r *runner) serveTable(name, csv string) (*httpTarget, error) {
+	dir := filepath.Join(r.dir, name)
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	fail := func(err error) (*httpTarget, error) { closeAll(); return nil, err }
 	users, err := rbac.OpenUsers(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	u, token, err := users.Add("bench", "analyst")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "1GB"})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer eng.Close()
-	system, err := engine.OpenSystem(r.ctx, eng)
+	closers = append(closers, func() { eng.Close() })
+	system, err := serverdb.Open(r.ctx, eng.Dir())
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	defer system.Close()
+	closers = append(closers, func() { system.Close() })
 	audit, err := rbac.OpenAudit(dir)
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	defer audit.Close()
+	closers = append(closers, func() { audit.Close() })
 	policy, err := rbac.NewPolicy(rbac.DefaultPolicy)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	srv, err := api.New(api.Config{SigningKey: []byte(strings.Repeat("b", 32)), DataDir: dir},
 		api.Deps{Engine: eng, System: system, Ingest: r.in, Users: users, Policy: policy, Audit: audit})
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	// The caller's table: a copy of the tenth-size input.
-	store, release, err := eng.Acquire(r.ctx, u.ID)
+	f, err := r.uploadAs(eng, u.ID, csv)
 	if err != nil {
-		return err
-	}
-	data, _ := os.ReadFile(r.path("tenth.csv"))
-	tmp := filepath.Join(store.IncomingDir(), "up")
-	os.WriteFile(tmp, data, 0o600)
-	res, err := r.in.Read(r.ctx, tmp, "tenth.csv", store.IncomingDir())
-	if err != nil {
-		release()
-		return err
-	}
-	f, err := store.AddFile(r.ctx, engine.NewFile{Filename: "tenth.csv", TempPath: tmp, Tables: res.Tables})
-	res.Close()
-	release()
-	if err != nil {
-		return err
+		return fail(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	hs := &http.Server{Handler: srv.Handler()}
 	go hs.Serve(ln)
-	defer hs.Close()
-	url := "http://" + ln.Addr().String() + "/v1/tools/files.query_table"
-	body := `{"arguments": {"file_id": "` + f.ID + `", "group_by": ["region"], "aggregates": [{"op": "count"}, {"op": "sum", "column": "amount"}]}}`
+	closers = append(closers, func() { hs.Close() })
+	return &httpTarget{url: "http://" + ln.Addr().String() + "/v1/tools/files.query_table", token: token, file: f, close: closeAll}, nil
+}
+
+// uploadAs stores a copy of input file name as owner's, as an upload would.
+func (r *runner) uploadAs(eng *engine.Engine, owner, name string) (*catalog.File, error) {
+	store, release, err := eng.Acquire(r.ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	tmp := filepath.Join(store.IncomingDir(), "up")
+	if err := copyFile(r.path(name), tmp); err != nil {
+		return nil, err
+	}
+	res, err := r.in.Read(r.ctx, tmp, name, store.IncomingDir())
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	return store.AddFile(r.ctx, engine.NewFile{Filename: name, TempPath: tmp, Tables: res.Tables})
+}
+
+// call makes one files.query_table call with args (the file id added) and
+// reads the whole answer.
+func (h *httpTarget) call(client *http.Client, args string) error {
+	body := `{"arguments": {"file_id": "` + h.file.ID + `", ` + strings.TrimPrefix(args, "{") + `}`
+	req, err := http.NewRequest("POST", h.url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+// httpPaths calls files.query_table over HTTP on loopback at 1, 4 and 16
+// concurrent callers.
+func (r *runner) httpPaths() error {
+	h, err := r.serveTable("http", "tenth.csv")
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	args := `{"group_by": ["region"], "aggregates": [{"op": "count"}, {"op": "sum", "column": "amount"}]}`
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 	for _, callers := range []int{1, 4, 16} {
 		var mu sync.Mutex
@@ -711,17 +777,8 @@ func (r *runner) httpPaths() error {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < per; i++ {
-					req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-					req.Header.Set("Authorization", "Bearer "+token)
 					t0 := time.Now()
-					resp, err := client.Do(req)
-					if err == nil {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						if resp.StatusCode != 200 {
-							err = fmt.Errorf("status %d", resp.StatusCode)
-						}
-					}
+					err := h.call(client, args)
 					d := time.Since(t0)
 					mu.Lock()
 					if err != nil && firstErr == nil {

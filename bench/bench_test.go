@@ -138,3 +138,26 @@ func serveForTest(args []string) error {
 	<-ctx.Done()
 	return nil
 }
+
+// TestNodeJSSmoke runs the comparison with DuckDB in Node on a small table,
+// where DATADESK_NODE_MODULES names a folder whose node_modules holds
+// @duckdb/node-api (make bench-node installs one); without it, the
+// comparison is an optional measure and the test skips.
+func TestNodeJSSmoke(t *testing.T) {
+	modules := os.Getenv("DATADESK_NODE_MODULES")
+	if modules == "" {
+		t.Skip("DATADESK_NODE_MODULES is not set")
+	}
+	rep, err := Run(context.Background(), Config{Rows: 3000, Repeat: 2, Results: t.TempDir(), Only: []string{"nodejs"}, NodeModules: modules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != len(queries) {
+		t.Fatalf("%d results, want %d", len(rep.Results), len(queries))
+	}
+	for _, r := range rep.Results {
+		if len(r.Base.Times) != 2 || len(r.Subject.Times) != 2 || r.Base.Median() <= 0 || r.Base.PeakMiB <= 0 {
+			t.Errorf("%s: %+v", r.Name, r)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/ingest"
 )
 
@@ -48,7 +49,7 @@ func (r *runner) runCluster() (*Report, error) {
 	move := &Result{Name: "move to the cluster", Baseline: "none", Note: fmt.Sprintf("%d rows, once", r.cfg.Rows)}
 	remote := &copied.Tables[0]
 	if err := timeIt(&move.Subject, func() error {
-		remote, err = r.store.MoveTable(r.ctx, remote.ID, engine.LocationClickHouse)
+		remote, err = r.store.MoveTable(r.ctx, remote.ID, catalog.LocationClickHouse)
 		return err
 	}); err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (r *runner) writeTableCSV() error {
 
 // clusterQueries measures each query on the remote table beside its
 // statements run directly, and beside the same query on the local table.
-func (r *runner) clusterQueries(local, remote *engine.Table) error {
+func (r *runner) clusterQueries(local, remote *catalog.Table) error {
 	for _, q := range queries {
 		query, err := benchQuery(q.args, r.cfg.Rows)
 		if err != nil {
@@ -131,8 +132,8 @@ func (r *runner) clusterQueries(local, remote *engine.Table) error {
 
 // benchQuery reads a query's arguments as the API does, keeping numbers
 // exact, with its offset kept inside the table.
-func benchQuery(args string, rows int) (engine.Query, error) {
-	var q engine.Query
+func benchQuery(args string, rows int) (catalog.Query, error) {
+	var q catalog.Query
 	dec := json.NewDecoder(strings.NewReader(args))
 	dec.UseNumber()
 	if err := dec.Decode(&q); err != nil && err != io.EOF {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"datadesk/engine"
+	"datadesk/engine/clickhouse"
 	"datadesk/engine/clickhousetest"
 	"datadesk/internal/testenv"
 )
@@ -23,7 +23,7 @@ func TestBenchClusterSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Stop)
-	ch, err := engine.NewClickHouse(engine.ClickHouseConfig{Nodes: cluster.Nodes, Cluster: cluster.Name, Database: cluster.Database})
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: cluster.Nodes, Cluster: cluster.Name, Database: cluster.Database})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/typing"
 	"datadesk/ingest"
 )
 
@@ -77,7 +78,7 @@ func BenchmarkCSVIngest(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if f.Tables[0].Columns[0].Type != engine.TypeText {
+				if f.Tables[0].Columns[0].Type != typing.TypeText {
 					b.Fatalf("order_id typed %s", f.Tables[0].Columns[0].Type)
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"datadesk/api"
+	"datadesk/api/serverdb"
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
@@ -92,7 +93,7 @@ func startNode(ctx context.Context, ecfg engine.Config, users *rbac.Users, polic
 	}
 	n.eng = eng
 	n.closes = append(n.closes, eng.Close)
-	system, err := engine.OpenSystem(ctx, eng)
+	system, err := serverdb.Open(ctx, eng.Dir())
 	if err != nil {
 		return n, err
 	}

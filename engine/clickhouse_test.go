@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // Extra columns of the equivalence table: sub-second timestamps, which
@@ -58,11 +60,11 @@ func equivCells(rows []oracleRow, rng *rand.Rand) [][]string {
 
 // equivQuery is randomQuery with, now and then, conditions and sorts on
 // the extra columns.
-func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
+func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) catalog.Query {
 	q := randomQuery(rng, rows)
 	cell := func(col int) string { return cells[rng.IntN(len(cells))][col] }
 	if rng.IntN(4) == 0 {
-		f := Filter{Column: "at", Op: []string{"eq", "ne", "gt", "gte", "lt", "lte", "contains", "is_null", "in"}[rng.IntN(9)]}
+		f := catalog.Filter{Column: "at", Op: []string{"eq", "ne", "gt", "gte", "lt", "lte", "contains", "is_null", "in"}[rng.IntN(9)]}
 		v := cell(7)
 		if v == "" || rng.IntN(3) == 0 {
 			v = "2024-01-01"
@@ -83,7 +85,7 @@ func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
 		q.Filters = append(q.Filters, f)
 	}
 	if rng.IntN(4) == 0 {
-		f := Filter{Column: "label", Op: []string{"eq", "ne", "contains", "in", "gt", "lt"}[rng.IntN(6)]}
+		f := catalog.Filter{Column: "label", Op: []string{"eq", "ne", "contains", "in", "gt", "lt"}[rng.IntN(6)]}
 		v := equivLabels[rng.IntN(len(equivLabels))]
 		if rng.IntN(2) == 0 {
 			v = strings.ToUpper(v)
@@ -102,7 +104,7 @@ func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
 	if rng.IntN(4) == 0 {
 		// Any op but contains: a double's text differs between the two
 		// (100.0 and 1e+20 in DuckDB, 100 and 1e20 in ClickHouse).
-		f := Filter{Column: "ratio", Op: []string{"eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"}[rng.IntN(8)]}
+		f := catalog.Filter{Column: "ratio", Op: []string{"eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"}[rng.IntN(8)]}
 		v := json.Number(cell(9))
 		if v == "" {
 			v = "0.5"
@@ -123,7 +125,7 @@ func equivQuery(rng *rand.Rand, rows []oracleRow, cells [][]string) Query {
 	// A grouped query without aggregates counts, and may sort by count.
 	if rng.IntN(5) == 0 && len(q.Aggregates) < 8 && (len(q.GroupBy) == 0 || len(q.Aggregates) > 0) {
 		op := []string{"sum", "avg", "min", "max", "count"}[rng.IntN(5)]
-		q.Aggregates = append(q.Aggregates, Aggregate{Op: op, Column: "ratio", Name: op + "_of_ratio"})
+		q.Aggregates = append(q.Aggregates, catalog.Aggregate{Op: op, Column: "ratio", Name: op + "_of_ratio"})
 	}
 	if rng.IntN(6) == 0 {
 		// Search every text column for a piece of a label, in any case.
@@ -155,7 +157,7 @@ func sameValue(a, b any) bool {
 }
 
 // sameResult compares two answers by value.
-func sameResult(a, b *QueryResult) string {
+func sameResult(a, b *catalog.QueryResult) string {
 	switch {
 	case a.MatchedRowCount != b.MatchedRowCount:
 		return fmt.Sprintf("matched %d vs %d", a.MatchedRowCount, b.MatchedRowCount)
@@ -199,7 +201,7 @@ func TestClickHouseEquivalence(t *testing.T) {
 	cells := equivCells(rows, rng)
 	e := newClusterEngine(t, ch, 0)
 	s := acquire(t, e, datadesk.NewID("u"))
-	add := func() *File {
+	add := func() *catalog.File {
 		f, err := s.AddFile(ctx, NewFile{Filename: "o.csv", TempPath: tempBytes(t, s, "x"),
 			Tables: []TableSource{rowsSource("o", equivHeader, cells)}})
 		if err != nil {
@@ -208,26 +210,22 @@ func TestClickHouseEquivalence(t *testing.T) {
 		return f
 	}
 	local, remote := add(), add()
-	if got := local.Tables[0].Columns[7].Type; got != TypeTimestamp {
+	if got := local.Tables[0].Columns[7].Type; got != typing.TypeTimestamp {
 		t.Fatalf("at typed %s, want timestamp", got)
 	}
-	if got := local.Tables[0].Columns[9].Type; got != TypeDouble {
+	if got := local.Tables[0].Columns[9].Type; got != typing.TypeDouble {
 		t.Fatalf("ratio typed %s, want double", got)
 	}
-	moved, err := s.MoveTable(ctx, remote.Tables[0].ID, LocationClickHouse)
+	moved, err := s.MoveTable(ctx, remote.Tables[0].ID, catalog.LocationClickHouse)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved.Location != LocationClickHouse {
+	if moved.Location != catalog.LocationClickHouse {
 		t.Fatalf("location %q after the move, want clickhouse", moved.Location)
 	}
-	var onShards []int64
-	for _, n := range ch.cfg.Nodes {
-		res, err := ch.allOn(ctx, []string{n}, "SELECT count() FROM "+ch.chLocal(moved))
-		if err != nil {
-			t.Fatal(err)
-		}
-		onShards = append(onShards, res[0][0].(int64))
+	onShards, err := ch.ShardRows(ctx, moved)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if onShards[0] == 0 || onShards[1] == 0 || onShards[0]+onShards[1] != int64(len(cells)) {
 		t.Errorf("rows per shard %v, want both shards used and %d in all", onShards, len(cells))
@@ -237,7 +235,7 @@ func TestClickHouseEquivalence(t *testing.T) {
 	for n := range queries {
 		q := equivQuery(rng, rows, cells)
 		qj, _ := json.Marshal(q)
-		run := func(fileID string) *QueryResult {
+		run := func(fileID string) *catalog.QueryResult {
 			q.FileID = fileID
 			p, err := s.Plan(ctx, q)
 			if err != nil {
@@ -261,11 +259,11 @@ func TestClickHouseEquivalence(t *testing.T) {
 	}
 	// Hints of queries that match nothing: text in another case or with
 	// other spaces, and a number against text.
-	for _, f := range []Filter{{Column: "label", Op: "eq", Value: "o' BRIEN"}, {Column: "label", Op: "in", Value: []any{"mi XeD", "x"}},
+	for _, f := range []catalog.Filter{{Column: "label", Op: "eq", Value: "o' BRIEN"}, {Column: "label", Op: "in", Value: []any{"mi XeD", "x"}},
 		{Column: "label", Op: "eq", Value: json.Number("12")}, {Column: "label", Op: "eq", Value: "ünïcodeäö"}} {
 		var hints []string
 		for _, id := range []string{local.ID, remote.ID} {
-			p, err := s.Plan(ctx, Query{FileID: id, Filters: []Filter{f}})
+			p, err := s.Plan(ctx, catalog.Query{FileID: id, Filters: []catalog.Filter{f}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,14 +278,14 @@ func TestClickHouseEquivalence(t *testing.T) {
 		}
 	}
 
-	for _, req := range []PageRequest{
+	for _, req := range []catalog.PageRequest{
 		{Limit: 7, Offset: 2990},
 		{Limit: 25, Offset: 100, Sort: "amount", Direction: "desc"},
 		{Limit: 40, Offset: 1500, Sort: "at"},
-		{Limit: 30, Sort: "label", Filters: []Filter{{Column: "region", Op: "eq", Value: "NORTH"}}},
-		{Limit: 50, Offset: 10, Sort: "day", Filters: []Filter{{Column: "note", Op: "contains", Value: "BOX"}}},
+		{Limit: 30, Sort: "label", Filters: []catalog.Filter{{Column: "region", Op: "eq", Value: "NORTH"}}},
+		{Limit: 50, Offset: 10, Sort: "day", Filters: []catalog.Filter{{Column: "note", Op: "contains", Value: "BOX"}}},
 		{Limit: 20, Offset: 5, Search: "o'b"},
-		{Limit: 30, Sort: "at", Direction: "desc", Search: "ÄÖ", Filters: []Filter{{Column: "amount", Op: "gt", Value: json.Number("10")}}},
+		{Limit: 30, Sort: "at", Direction: "desc", Search: "ÄÖ", Filters: []catalog.Filter{{Column: "amount", Op: "gt", Value: json.Number("10")}}},
 		{Limit: 10, Offset: 2000, Search: "e"},
 	} {
 		a, err := s.Rows(ctx, local.Tables[0].ID, req)
@@ -302,8 +300,8 @@ func TestClickHouseEquivalence(t *testing.T) {
 			t.Errorf("page %+v differs:\nduckdb     %d %v\nclickhouse %d %v", req, a.Total, a.Rows, b.Total, b.Rows)
 		}
 	}
-	for _, bad := range []PageRequest{{Limit: MaxPageSize + 1}, {Sort: "nope"}, {Sort: "qty", Direction: "up"},
-		{Filters: []Filter{{Column: "qty", Op: "gt", Value: "many"}}}, {Search: strings.Repeat("ä", MaxSearchChars+1)}} {
+	for _, bad := range []catalog.PageRequest{{Limit: catalog.MaxPageSize + 1}, {Sort: "nope"}, {Sort: "qty", Direction: "up"},
+		{Filters: []catalog.Filter{{Column: "qty", Op: "gt", Value: "many"}}}, {Search: strings.Repeat("ä", catalog.MaxSearchChars+1)}} {
 		_, errA := s.Rows(ctx, local.Tables[0].ID, bad)
 		_, errB := s.Rows(ctx, remote.Tables[0].ID, bad)
 		if datadesk.ErrorCode(errA) != datadesk.Invalid || datadesk.ErrorCode(errB) != datadesk.Invalid || errA.Error() != errB.Error() {
@@ -342,8 +340,8 @@ func TestClickHouseEquivalence(t *testing.T) {
 	for n := 0; n < 25; {
 		q := equivQuery(rng, rows, cells)
 		q.Show = true
-		views := make([]*View, 2)
-		for i, f := range []*File{local, remote} {
+		views := make([]*catalog.View, 2)
+		for i, f := range []*catalog.File{local, remote} {
 			q.FileID = f.ID
 			p, err := s.Plan(ctx, q)
 			if err != nil {
@@ -375,18 +373,18 @@ func TestClickHouseEquivalence(t *testing.T) {
 		t.Errorf("scan of the cluster's copy differs from DuckDB's")
 	}
 
-	back, err := s.MoveTable(ctx, remote.Tables[0].ID, LocationDuckDB)
+	back, err := s.MoveTable(ctx, remote.Tables[0].ID, catalog.LocationDuckDB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Location != LocationDuckDB {
+	if back.Location != catalog.LocationDuckDB {
 		t.Fatalf("location %q after moving back, want duckdb", back.Location)
 	}
 	if got := scanAll(back.ID); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("table moved back differs from the original")
 	}
-	ta, _ := s.sqlTypes(ctx, &local.Tables[0])
-	tb, _ := s.sqlTypes(ctx, back)
+	ta, _ := s.SQLTypes(ctx, &local.Tables[0])
+	tb, _ := s.SQLTypes(ctx, back)
 	if fmt.Sprint(ta) != fmt.Sprint(tb) {
 		t.Errorf("types after moving back %v, want %v", tb, ta)
 	}
@@ -397,7 +395,7 @@ func TestClickHouseEquivalence(t *testing.T) {
 
 // streamAll is every row Stream sends for q on the table of file id, one
 // line a row.
-func streamAll(t *testing.T, s *Store, id string, q Query) string {
+func streamAll(t *testing.T, s *Store, id string, q catalog.Query) string {
 	t.Helper()
 	q.FileID = id
 	p, err := s.Plan(context.Background(), q)
@@ -436,7 +434,7 @@ func TestClickHousePlacement(t *testing.T) {
 		}
 		return out
 	}
-	add := func(n int) *File {
+	add := func(n int) *catalog.File {
 		f, err := s.AddFile(ctx, NewFile{Filename: "p.csv", TempPath: tempBytes(t, s, "x"),
 			Tables: []TableSource{rowsSource("p", []string{"code", "n"}, rowsOf(n))}})
 		if err != nil {
@@ -445,21 +443,21 @@ func TestClickHousePlacement(t *testing.T) {
 		return f
 	}
 	big, small := add(150), add(20)
-	if got := big.Tables[0].Location; got != LocationClickHouse {
+	if got := big.Tables[0].Location; got != catalog.LocationClickHouse {
 		t.Errorf("150-row table is in %s, want clickhouse", got)
 	}
-	if got := small.Tables[0].Location; got != LocationDuckDB {
+	if got := small.Tables[0].Location; got != catalog.LocationDuckDB {
 		t.Errorf("20-row table is in %s, want duckdb", got)
 	}
 	stored, err := s.Table(ctx, big.ID)
-	if err != nil || stored.Location != LocationClickHouse {
+	if err != nil || stored.Location != catalog.LocationClickHouse {
 		t.Fatalf("catalog entry after reopen: %+v, %v", stored, err)
 	}
 	if n, err := ch.Count(ctx, stored); err != nil || n != 150 {
 		t.Fatalf("cluster holds %d rows (%v), want 150", n, err)
 	}
 
-	p, err := s.Plan(ctx, Query{FileID: big.ID, Filters: []Filter{{Column: "n", Op: "eq", Value: json.Number("1")}}, Show: true})
+	p, err := s.Plan(ctx, catalog.Query{FileID: big.ID, Filters: []catalog.Filter{{Column: "n", Op: "eq", Value: json.Number("1")}}, Show: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,10 +473,10 @@ func TestClickHousePlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	vt, err := s.Table(ctx, view.TableID)
-	if err != nil || vt.Location != LocationClickHouse || vt.RowCount != 50 || !view.Derived {
+	if err != nil || vt.Location != catalog.LocationClickHouse || vt.RowCount != 50 || !view.Derived {
 		t.Errorf("derived view %+v: table %+v, %v; want 50 rows on the cluster", view, vt, err)
 	}
-	whole, _ := s.Plan(ctx, Query{FileID: big.ID, Show: true})
+	whole, _ := s.Plan(ctx, catalog.Query{FileID: big.ID, Show: true})
 	if v, err := s.Show(ctx, whole, res); err != nil || v.TableID != stored.ID {
 		t.Errorf("show of the whole table: %+v, %v", v, err)
 	}
@@ -489,7 +487,7 @@ func TestClickHousePlacement(t *testing.T) {
 		code datadesk.Code
 	}{
 		{"s3", e, datadesk.Invalid},
-		{LocationClickHouse, newEngine(t), datadesk.Invalid},
+		{catalog.LocationClickHouse, newEngine(t), datadesk.Invalid},
 	} {
 		st := acquire(t, tc.e, datadesk.NewID("u"))
 		f, err := st.AddFile(ctx, NewFile{Filename: "q.csv", TempPath: tempBytes(t, st, "x"),
@@ -506,7 +504,7 @@ func TestClickHousePlacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := copied.Tables[0].Location; got != LocationClickHouse {
+	if got := copied.Tables[0].Location; got != catalog.LocationClickHouse {
 		t.Errorf("copy of a cluster table is in %s, want clickhouse", got)
 	}
 	scan := func(id string) string {
@@ -523,7 +521,7 @@ func TestClickHousePlacement(t *testing.T) {
 	if err := s.DeleteFile(ctx, big.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []*Table{stored, vt} {
+	for _, gone := range []*catalog.Table{stored, vt} {
 		if _, err := ch.Count(ctx, gone); err == nil {
 			t.Errorf("the cluster still holds %s of the deleted file", gone.ID)
 		}
@@ -563,7 +561,7 @@ func TestClickHouseIngestStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	lt, rt := &local.Tables[0], &remote.Tables[0]
-	if rt.Location != LocationClickHouse {
+	if rt.Location != catalog.LocationClickHouse {
 		t.Fatalf("600-row table is in %s, want clickhouse", rt.Location)
 	}
 	if fmt.Sprint(lt.Columns) != fmt.Sprint(rt.Columns) || fmt.Sprint(lt.Report.Columns) != fmt.Sprint(rt.Report.Columns) {
@@ -573,7 +571,7 @@ func TestClickHouseIngestStreams(t *testing.T) {
 	if err := rs.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'data' AND table_name = ?`, rt.ID).Scan(&n); err != nil || n != 0 {
 		t.Errorf("DuckDB holds %d tables named %s (%v), want none", n, rt.ID, err)
 	}
-	lTypes, err := ls.sqlTypes(ctx, lt)
+	lTypes, err := ls.SQLTypes(ctx, lt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,11 +587,11 @@ func TestClickHouseIngestStreams(t *testing.T) {
 	}
 
 	tables := func() int64 {
-		rows, err := ch.all(ctx, "SELECT count() FROM system.tables WHERE database = "+chLiteral(ch.cfg.Database))
+		names, err := ch.Tables(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rows[0][0].(int64)
+		return int64(len(names))
 	}
 	before := tables()
 	long := append(append([][]string(nil), cells[:150]...), []string{strings.Repeat("x", MaxCellChars+1)})
@@ -627,15 +625,15 @@ func TestClickHouseLongNamesAndValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Tables[0].Location != LocationClickHouse {
+	if f.Tables[0].Location != catalog.LocationClickHouse {
 		t.Fatalf("the table is in %s", f.Tables[0].Location)
 	}
 	key := f.Tables[0].Columns[0].Key
 	aggName := strings.Repeat("合計の名前", 9)
-	for _, q := range []Query{
-		{FileID: f.ID, Filters: []Filter{{Column: key, Op: "eq", Value: "007"}}, Limit: 5},
-		{FileID: f.ID, Filters: []Filter{{Column: key, Op: "contains", Value: strings.Repeat("x", 300<<10)}}},
-		{FileID: f.ID, GroupBy: []string{"n"}, Aggregates: []Aggregate{{Op: "count", Name: aggName}, {Op: "sum", Column: "n", Name: aggName + "2"}}, Show: true},
+	for _, q := range []catalog.Query{
+		{FileID: f.ID, Filters: []catalog.Filter{{Column: key, Op: "eq", Value: "007"}}, Limit: 5},
+		{FileID: f.ID, Filters: []catalog.Filter{{Column: key, Op: "contains", Value: strings.Repeat("x", 300<<10)}}},
+		{FileID: f.ID, GroupBy: []string{"n"}, Aggregates: []catalog.Aggregate{{Op: "count", Name: aggName}, {Op: "sum", Column: "n", Name: aggName + "2"}}, Show: true},
 		{FileID: f.ID, Columns: []string{key}, SortBy: key, Direction: "desc", Limit: 3},
 	} {
 		p, err := s.Plan(ctx, q)
@@ -653,7 +651,7 @@ func TestClickHouseLongNamesAndValues(t *testing.T) {
 				t.Errorf("show: %v", err)
 				continue
 			}
-			page, err := s.Rows(ctx, v.TableID, PageRequest{Limit: 10})
+			page, err := s.Rows(ctx, v.TableID, catalog.PageRequest{Limit: 10})
 			if err != nil || len(page.Rows) != 4 {
 				t.Errorf("the shown view: %v %v", page, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"datadesk/engine/clickhouse"
 	"datadesk/engine/clickhousetest"
 	"datadesk/internal/testenv"
 )
@@ -27,7 +28,7 @@ func stopTestCluster() {
 
 // testClickHouse returns a client of the local cluster, starting it on
 // first use; the test is skipped only when no server binary is installed.
-func testClickHouse(t testing.TB) *ClickHouse {
+func testClickHouse(t testing.TB) *clickhouse.Cluster {
 	t.Helper()
 	testCluster.once.Do(func() { testCluster.c, testCluster.err = clickhousetest.Start(2) })
 	if errors.Is(testCluster.err, clickhousetest.ErrNoServer) {
@@ -37,7 +38,7 @@ func testClickHouse(t testing.TB) *ClickHouse {
 		t.Fatal(testCluster.err)
 	}
 	c := testCluster.c
-	ch, err := NewClickHouse(ClickHouseConfig{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func testClickHouse(t testing.TB) *ClickHouse {
 }
 
 // newClusterEngine is newEngine with the cluster as its remote backend.
-func newClusterEngine(t *testing.T, ch *ClickHouse, minRows int64) *Engine {
+func newClusterEngine(t *testing.T, ch *clickhouse.Cluster, minRows int64) *Engine {
 	t.Helper()
 	e, err := New(Config{Dir: t.TempDir(), MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: minRows})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/typing"
 )
 
 func TestCompressionFor(t *testing.T) {
@@ -124,7 +125,7 @@ func TestCompressedColumnTypedLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := f.Tables[0].Columns[0]; c.Type != TypeDecimal {
+	if c := f.Tables[0].Columns[0]; c.Type != typing.TypeDecimal {
 		t.Errorf("code_id: %s (%s), want decimal", c.Type, c.Reason)
 	}
 }

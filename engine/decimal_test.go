@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // TestWideDecimalsKeepScale: numbers whose whole and decimal digits
@@ -25,7 +27,7 @@ func TestWideDecimalsKeepScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := f.Tables[0]
-	if tbl.Columns[0].Type != TypeDecimal {
+	if tbl.Columns[0].Type != typing.TypeDecimal {
 		t.Fatalf("type %s (%s), want decimal", tbl.Columns[0].Type, tbl.Columns[0].Reason)
 	}
 	var got []string
@@ -39,7 +41,7 @@ func TestWideDecimalsKeepScale(t *testing.T) {
 	if fmt.Sprint(got) != want {
 		t.Errorf("scanned %v, want %s", got, want)
 	}
-	p, err := s.Plan(context.Background(), Query{FileID: tbl.ID, Aggregates: []Aggregate{{Op: "sum", Column: "amount"}}})
+	p, err := s.Plan(context.Background(), catalog.Query{FileID: tbl.ID, Aggregates: []catalog.Aggregate{{Op: "sum", Column: "amount"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // The direct load reads a CSV or JSON file with DuckDB's reader once,
@@ -79,7 +82,7 @@ type directRead struct {
 // staged path, for a remote backend that takes large tables (their size
 // is known only after staging), a cell too long or a checked column that
 // decides otherwise than planned.
-func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource, r directRead) (t *Table, rows bool, err error) {
+func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource, r directRead) (t *catalog.Table, rows bool, err error) {
 	if s.remote != nil && s.remoteMinRows > 0 {
 		return nil, false, nil
 	}
@@ -126,7 +129,7 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *File, ordinal
 // planned is how the direct load reads one column: cast as d, checked,
 // or kept as text (d is then text) and screened.
 type planned struct {
-	d      decision
+	d      typing.Decision
 	screen screenKind
 	// sampled is how many values the sample holds, of a screened column.
 	sampled int64
@@ -166,15 +169,15 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 		c := &cols[i]
 		noNumbers := i < len(src.Hints) && src.Hints[i].NoNumbers
 		switch {
-		case d.checked():
+		case readChecked(d):
 			plan[i] = planned{d: d}
-		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n && c.decs == 0 && c.digits == c.n:
+		case d.Type == typing.TypeText && c.N > 0 && c.Ints+c.Decs+c.Lead == c.N && c.Decs == 0 && c.Digits == c.N:
 			// No sign and no point: a cheaper screen, of digits alone.
-			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.n, noNumbers: noNumbers, compression: compressionFor(vals[i])}
-		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead == c.n:
-			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.n, noNumbers: noNumbers}
-		case d.typ == TypeText && c.n > 0 && c.ints+c.decs+c.lead+c.long+c.digits+c.dateish+c.dates+c.stamps+c.zoned+c.forms == 0:
-			plan[i] = planned{d: textDecision(d), screen: screenText, sampled: c.n, compression: compressionFor(vals[i])}
+			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.N, noNumbers: noNumbers, compression: compressionFor(vals[i])}
+		case d.Type == typing.TypeText && c.N > 0 && c.Ints+c.Decs+c.Lead == c.N:
+			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.N, noNumbers: noNumbers}
+		case d.Type == typing.TypeText && c.N > 0 && c.Ints+c.Decs+c.Lead+c.Long+c.Digits+c.Dateish+c.Dates+c.Stamps+c.Zoned+c.Forms == 0:
+			plan[i] = planned{d: textDecision(d), screen: screenText, sampled: c.N, compression: compressionFor(vals[i])}
 		default:
 			// Written forms, day/month dates and times are cast by ALTER
 			// once all values are counted.
@@ -189,12 +192,12 @@ var errSampled = errors.New("engine: sampled")
 
 // sampleStats counts the shapes of the first rows of r, by column, and
 // returns the values it counted.
-func (s *Store) sampleStats(ctx context.Context, conn *sql.Conn, r directRead) ([]colStats, [][]string, error) {
-	cols := make([]colStats, r.width)
+func (s *Store) sampleStats(ctx context.Context, conn *sql.Conn, r directRead) ([]typing.Stats, [][]string, error) {
+	cols := make([]typing.Stats, r.width)
 	vals := make([][]string, r.width)
 	limit := sampleSize(r.width)
 	add := func(i int, v string) {
-		cols[i].add(v)
+		cols[i].Add(v)
 		vals[i] = append(vals[i], v)
 	}
 	if r.first != nil {
@@ -271,49 +274,49 @@ func compressionFor(vals []string) string {
 
 // textDecision keeps a column as text, to be decided over all its values
 // once stored.
-func textDecision(d decision) decision {
-	return decision{typ: TypeText, keepEmpty: d.keepEmpty}
+func textDecision(d typing.Decision) typing.Decision {
+	return typing.Decision{Type: typing.TypeText, KeepEmpty: d.KeepEmpty}
 }
 
-// checked reports whether a decision is cast while the file is read,
+// readChecked reports whether a decision is cast while the file is read,
 // with a check of every value: the types whose values the quick pass
 // settles alone.
-func (d decision) checked() bool {
-	switch d.typ {
-	case TypeInteger, TypeBoolean:
+func readChecked(d typing.Decision) bool {
+	switch d.Type {
+	case typing.TypeInteger, typing.TypeBoolean:
 		return true
-	case TypeDecimal:
-		return d.written == nil
-	case TypeDate:
-		return d.format == "" && !d.serial1904 && !strings.HasPrefix(d.reason, "date: spreadsheet")
+	case typing.TypeDecimal:
+		return d.Written == nil
+	case typing.TypeDate:
+		return d.Format == "" && !d.Serial1904 && !strings.HasPrefix(d.Reason, "date: spreadsheet")
 	}
 	return false
 }
 
 // checkSQL is true for a value of raw column x that the cast of d would
 // not store as the quick pass would count it.
-func (d decision) checkSQL(x string) string {
+func checkSQL(d typing.Decision, x string) string {
 	var ok string
-	switch d.typ {
-	case TypeInteger:
+	switch d.Type {
+	case typing.TypeInteger:
 		// quickIntPattern, as the round trip of the column's own cast (the
 		// same expression, computed once) and a length: cheaper than the
 		// pattern.
-		ok = "(strlen(" + x + ") <= 15 OR strlen(" + x + ") = 16 AND " + x + " < '0') AND " + d.castSQL(x) + "::VARCHAR = " + x
-	case TypeDecimal:
+		ok = "(strlen(" + x + ") <= 15 OR strlen(" + x + ") = 16 AND " + x + " < '0') AND " + castSQL(d, x) + "::VARCHAR = " + x
+	case typing.TypeDecimal:
 		// A value written as the cast prints it, all places shown, is of
 		// the pattern's shape; the pattern is tried on the others only.
 		// A value of the shape may still not fit the type's digits.
-		_, scale := decimalPS(d.sqlType)
-		cast := d.castSQL(x)
+		_, scale := catalog.DecimalParts(d.SQLType)
+		cast := castSQL(d, x)
 		ok = "strlen(" + x + ") <= 16 AND " + cast + " IS NOT NULL AND CASE WHEN " + cast + "::VARCHAR = " + x + " THEN true ELSE regexp_full_match(" + x + ", " +
 			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+strconv.Itoa(scale)+`}`) + ") END"
-	case TypeDate:
+	case typing.TypeDate:
 		// The round trip of quick code 6, without printing: four digits
 		// of a year from 1 (year 0 prints as 0001 BC), two of a month and
 		// a day, and a date the column's own cast reads.
-		ok = x + " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND " + x + " >= '0001' AND " + d.castSQL(x) + " IS NOT NULL"
-	case TypeBoolean:
+		ok = x + " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND " + x + " >= '0001' AND " + castSQL(d, x) + " IS NOT NULL"
+	case typing.TypeBoolean:
 		ok = "lower(" + trimSQL(x) + ") IN ('true', 'false')"
 	}
 	// A failed cast is NULL, and so would the check be: coalesce.
@@ -322,15 +325,15 @@ func (d decision) checkSQL(x string) string {
 
 // castSQL casts raw column x as d does, NULL where a value does not read:
 // an error would end the load's transaction, and the check marks it.
-func (d decision) castSQL(x string) string {
+func castSQL(d typing.Decision, x string) string {
 	v := "NULLIF(" + x + ", '')"
-	switch d.typ {
-	case TypeBoolean:
+	switch d.Type {
+	case typing.TypeBoolean:
 		return "TRY_CAST(lower(NULLIF(" + trimSQL(x) + ", '')) AS BOOLEAN)"
-	case TypeInteger:
+	case typing.TypeInteger:
 		return "TRY_CAST(" + v + " AS BIGINT)"
-	case TypeDecimal:
-		return "TRY_CAST(" + v + " AS " + d.sqlType + ")"
+	case typing.TypeDecimal:
+		return "TRY_CAST(" + v + " AS " + d.SQLType + ")"
 	}
 	return "TRY_CAST(" + v + " AS DATE)"
 }
@@ -353,7 +356,7 @@ const (
 // nor checked has none: it is classified once stored.
 func (p planned) facts() []fact {
 	switch {
-	case p.d.checked(), p.screen == screenText:
+	case readChecked(p.d), p.screen == screenText:
 		return []fact{factFail}
 	case p.screen == screenDigits:
 		return []fact{factFail, factLead}
@@ -382,8 +385,8 @@ func (p planned) factSQL(f fact, x string) string {
 		return lead
 	}
 	switch {
-	case p.d.checked():
-		return p.d.checkSQL(x)
+	case readChecked(p.d):
+		return checkSQL(p.d, x)
 	case p.screen == screenText:
 		// A projection computes every operand of AND and OR; a CASE tests
 		// the pattern only on values whose first bytes may start it (its
@@ -423,7 +426,7 @@ func factLayout(plan []planned) ([]factBit, []string) {
 		}
 		// The checks of numbers and dates bound a value's length; a
 		// boolean's trims it, and a failed screen leaves the column open.
-		if !p.d.checked() || p.d.typ == TypeBoolean {
+		if !readChecked(p.d) || p.d.Type == typing.TypeBoolean {
 			long = append(long, longSQL(raw))
 		}
 	}
@@ -440,19 +443,19 @@ func factLayout(plan []planned) ([]factBit, []string) {
 // Go. The table is created first, so that a column may have its
 // compression (planned.compression), then filled by one INSERT, which
 // keeps the file's order as CREATE TABLE AS does.
-func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, bits []string, r directRead) ([]string, RowStats, bool, error) {
+func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, keys []string, plan []planned, bits []string, r directRead) ([]string, RowStats, bool, error) {
 	defs := make([]string, len(plan))
 	sel := make([]string, len(plan))
 	for i, p := range plan {
 		raw := stageColumn(i + 1)
-		defs[i] = quoteIdent(keys[i]) + " " + p.d.sqlTypeName()
+		defs[i] = quoteIdent(keys[i]) + " " + sqlTypeName(p.d)
 		if p.compression != "" {
 			defs[i] += " USING COMPRESSION " + p.compression
 		}
-		if p.d.checked() {
-			sel[i] = p.d.castSQL(raw)
+		if readChecked(p.d) {
+			sel[i] = castSQL(p.d, raw)
 		} else {
-			sel[i] = p.d.exprOf(raw)
+			sel[i] = textCast(p.d, raw)
 		}
 	}
 	flags := flagNames(keys, (len(bits)+63)/64)
@@ -510,17 +513,17 @@ func (sum summary) count(col int, f fact) int64 { return sum.counts[factBit{col,
 // (One grouped scan of both costs more than the two: every row then
 // updates every aggregate through its group.) A screened column where
 // some value failed is marked screenNone.
-func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []string, plan []planned, layout []factBit, flags []string) (summary, error) {
+func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *catalog.Table, keys []string, plan []planned, layout []factBit, flags []string) (summary, error) {
 	table := `data.` + quoteIdent(t.ID)
 	aggs := []string{"count(*)"}
 	var checked []int
 	for i, p := range plan {
-		if !p.d.checked() {
+		if !readChecked(p.d) {
 			continue
 		}
 		k := quoteIdent(keys[i])
 		aggs = append(aggs, "count("+k+")")
-		if p.d.typ == TypeInteger || p.d.typ == TypeDecimal {
+		if p.d.Type == typing.TypeInteger || p.d.Type == typing.TypeDecimal {
 			aggs = append(aggs, "count_if("+k+" < 0)::BIGINT", "max(abs("+k+"))::VARCHAR")
 		}
 		checked = append(checked, i)
@@ -554,7 +557,7 @@ func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []
 	for _, i := range checked {
 		c := checkedSummary{values: num(rest[0]), maxAbs: "0"}
 		rest = rest[1:]
-		if typ := plan[i].d.typ; typ == TypeInteger || typ == TypeDecimal {
+		if typ := plan[i].d.Type; typ == typing.TypeInteger || typ == typing.TypeDecimal {
 			c.negative = num(rest[0])
 			if rest[1].Valid {
 				c.maxAbs = rest[1].String
@@ -569,7 +572,7 @@ func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *Table, keys []
 		if bit.f != factFail || n == 0 {
 			continue
 		}
-		if plan[bit.col].d.checked() {
+		if readChecked(plan[bit.col].d) {
 			sum.failed = append(sum.failed, bit.col)
 		} else {
 			plan[bit.col].screen = screenNone
@@ -601,9 +604,9 @@ func flagNames(keys []string, n int) []string {
 // a text column that decides a type. It returns false, having dropped t,
 // when a checked column decides otherwise than planned or a cell is too
 // long: the staged path then loads the file, or names the cell.
-func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src TableSource, keys []string, plan []planned, flags []string, sum summary) ([]decision, bool, error) {
+func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *catalog.Table, src TableSource, keys []string, plan []planned, flags []string, sum summary) ([]typing.Decision, bool, error) {
 	table := "data." + quoteIdent(t.ID)
-	drop := func() ([]decision, bool, error) {
+	drop := func() ([]typing.Decision, bool, error) {
 		if _, err := conn.ExecContext(ctx, `DROP TABLE `+table); err != nil {
 			return nil, false, classify(ctx, err)
 		}
@@ -617,7 +620,7 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 	if sum.count(-1, factLong) > 0 {
 		return drop()
 	}
-	cols := make([]colStats, len(plan))
+	cols := make([]typing.Stats, len(plan))
 	var open []string
 	var openAt []int
 	for i, p := range plan {
@@ -638,15 +641,15 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *Table, src 
 	for i, d := range decisions {
 		p := plan[i].d
 		switch {
-		case p.checked() && (d.typ != p.typ || d.sqlType != p.sqlType || !d.checked()):
+		case readChecked(p) && (d.Type != p.Type || d.SQLType != p.SQLType || !readChecked(d)):
 			return drop()
-		case !p.checked() && d.typ != TypeText && plan[i].compression != "":
+		case !readChecked(p) && d.Type != typing.TypeText && plan[i].compression != "":
 			// A column stored with a text compression cannot change type
 			// in place; it rarely happens (a failed screen).
 			return drop()
-		case !p.checked() && d.typ != TypeText:
+		case !readChecked(p) && d.Type != typing.TypeText:
 			k := quoteIdent(keys[i])
-			if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` ALTER COLUMN `+k+` SET DATA TYPE `+d.sqlTypeName()+` USING `+d.exprOf(k)); err != nil {
+			if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` ALTER COLUMN `+k+` SET DATA TYPE `+sqlTypeName(d)+` USING `+textCast(d, k)); err != nil {
 				return nil, false, classify(ctx, err)
 			}
 		}
@@ -673,26 +676,26 @@ const plainNumbersPattern = quickIntPattern + `|-?(0|[1-9][0-9]*)\.[0-9]+|0[0-9]
 // sample holds some) and how many of them are of each kind against the
 // others. n stands in for it, whole numbers counted as the sample's
 // values, which keeps those relations.
-func (p planned) stats(c checkedSummary, count func(fact) int64) (colStats, bool) {
-	if p.d.checked() {
+func (p planned) stats(c checkedSummary, count func(fact) int64) (typing.Stats, bool) {
+	if readChecked(p.d) {
 		whole, _, _ := strings.Cut(c.maxAbs, ".")
 		return checkedStats(p.d, c.values, c.negative, int64(len(whole))), true
 	}
 	switch p.screen {
 	case screenText:
-		return colStats{n: p.sampled}, true
+		return typing.Stats{N: p.sampled}, true
 	case screenNumbers, screenDigits:
 		// Every value passed the screen: one with a point is a decimal,
 		// one from "00" to below "1" has a leading zero, one with a minus
 		// sign is below zero.
 		decs, lead, negative := count(factPoint), count(factLead), count(factNegative)
 		if decs > 0 && lead == 0 && !p.noNumbers {
-			return colStats{}, false
+			return typing.Stats{}, false
 		}
 		n := p.sampled + decs + lead
-		return colStats{n: n, ints: p.sampled, decs: decs, lead: lead, digits: n - negative, trimmed: true}, true
+		return typing.Stats{N: n, Ints: p.sampled, Decs: decs, Lead: lead, Digits: n - negative, Trimmed: true}, true
 	}
-	return colStats{}, false
+	return typing.Stats{}, false
 }
 
 // checkedStats rebuilds the counts the quick pass makes of a checked
@@ -700,19 +703,19 @@ func (p planned) stats(c checkedSummary, count func(fact) int64) (colStats, bool
 // of them, negative below zero, the widest of intDigits whole digits.
 // A decimal's scale is the planned one: every value has at most that
 // many places, and the sample holds one with that many.
-func checkedStats(d decision, n, negative, intDigits int64) colStats {
-	switch d.typ {
-	case TypeInteger:
-		return colStats{n: n, ints: n, intDigits: intDigits, digits: n - negative, trimmed: true}
-	case TypeDecimal:
-		_, scale := decimalPS(d.sqlType)
+func checkedStats(d typing.Decision, n, negative, intDigits int64) typing.Stats {
+	switch d.Type {
+	case typing.TypeInteger:
+		return typing.Stats{N: n, Ints: n, IntDigits: intDigits, Digits: n - negative, Trimmed: true}
+	case typing.TypeDecimal:
+		_, scale := catalog.DecimalParts(d.SQLType)
 		// Some value is written with places: the sample's.
-		return colStats{n: n, decs: n, intDigits: intDigits, scale: int64(scale), digits: n - negative, trimmed: true}
-	case TypeDate:
-		return colStats{n: n, dates: n, stamps: n, trimmed: true}
+		return typing.Stats{N: n, Decs: n, IntDigits: intDigits, Scale: int64(scale), Digits: n - negative, Trimmed: true}
+	case typing.TypeDate:
+		return typing.Stats{N: n, Dates: n, Stamps: n, Trimmed: true}
 	}
-	return colStats{n: n, bools: n}
+	return typing.Stats{N: n, Bools: n}
 }
 
 // sqlTypeName is the SQL type the decision's expression gives.
-func (d decision) sqlTypeName() string { return duckDBType(d.typ, d.sqlType) }
+func sqlTypeName(d typing.Decision) string { return catalog.SQLTypeOf(d.Type, d.SQLType) }

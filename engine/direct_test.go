@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // directColumn is one column of a generated file: its value in row i of
@@ -109,7 +111,7 @@ func TestDirectSameAsStaged(t *testing.T) {
 		content := directFile(cols)
 		for _, format := range []string{"csv", "json"} {
 			t.Run(name+" "+format, func(t *testing.T) {
-				var got [3]*Table
+				var got [3]*catalog.Table
 				var rows [3]string
 				for i, way := range []string{"direct", "staged", "go"} {
 					var src TableSource
@@ -154,11 +156,11 @@ func TestDirectSameAsStaged(t *testing.T) {
 }
 
 // allRows returns every row of t, in file order, as text.
-func allRows(t *testing.T, s *Store, tb *Table) string {
+func allRows(t *testing.T, s *Store, tb *catalog.Table) string {
 	t.Helper()
 	var b strings.Builder
-	for off := int64(0); off < tb.RowCount; off += MaxPageSize {
-		p, err := s.Rows(context.Background(), tb.ID, PageRequest{Offset: off, Limit: MaxPageSize})
+	for off := int64(0); off < tb.RowCount; off += catalog.MaxPageSize {
+		p, err := s.Rows(context.Background(), tb.ID, catalog.PageRequest{Offset: off, Limit: catalog.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +231,7 @@ func TestDirectWideFile(t *testing.T) {
 		t.Fatalf("got %d columns, %d rows", len(got.Columns), got.RowCount)
 	}
 	// A late impossible date keeps its column text.
-	for i, want := range []string{TypeInteger, TypeText, TypeText, TypeText} {
+	for i, want := range []string{typing.TypeInteger, typing.TypeText, typing.TypeText, typing.TypeText} {
 		if c := got.Columns[i]; c.Type != want {
 			t.Errorf("column %s: %s (%s), want %s", c.Key, c.Type, c.Reason, want)
 		}
@@ -265,7 +267,7 @@ func TestDirectLoadKeepsFileOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := f.Tables[0]
-	if tb.RowCount != rows || tb.Columns[0].Type != TypeInteger {
+	if tb.RowCount != rows || tb.Columns[0].Type != typing.TypeInteger {
 		t.Fatalf("%d rows, line %s", tb.RowCount, tb.Columns[0].Type)
 	}
 	var misplaced int64
@@ -276,7 +278,7 @@ func TestDirectLoadKeepsFileOrder(t *testing.T) {
 	if misplaced != 0 {
 		t.Errorf("%d of %d rows out of file order", misplaced, rows)
 	}
-	p, err := s.Rows(context.Background(), tb.ID, PageRequest{Offset: rows - 2, Limit: 2})
+	p, err := s.Rows(context.Background(), tb.ID, catalog.PageRequest{Offset: rows - 2, Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +301,7 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 	for c := 1; c < 128; c++ {
 		values = append(values, string(rune(c))+"a", string(rune(c)))
 	}
-	for _, c := range currencySigns {
+	for _, c := range typing.CurrencySigns {
 		values = append(values, c+"5", c+" 5", c)
 	}
 	conn, err := s.db.Conn(ctx)
@@ -329,11 +331,11 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 		p    planned
 		want string // the pattern it stands for: true where a value fails
 	}{
-		{planned{d: decision{typ: TypeText}, screen: screenText}, x + " <> '' AND " + quickMaybeSQL(x)},
-		{planned{d: decision{typ: TypeText}, screen: screenDigits}, x + " <> '' AND NOT regexp_full_match(" + x + ", '[0-9]{1,15}')"},
-		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,2)"}}, decimal("DECIMAL(18,2)", "2")},
-		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(10,4)"}}, decimal("DECIMAL(10,4)", "4")},
-		{planned{d: decision{typ: TypeDecimal, sqlType: "DECIMAL(18,1)"}}, decimal("DECIMAL(18,1)", "1")},
+		{planned{d: typing.Decision{Type: typing.TypeText}, screen: screenText}, x + " <> '' AND " + quickMaybeSQL(x)},
+		{planned{d: typing.Decision{Type: typing.TypeText}, screen: screenDigits}, x + " <> '' AND NOT regexp_full_match(" + x + ", '[0-9]{1,15}')"},
+		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(18,2)"}}, decimal("DECIMAL(18,2)", "2")},
+		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(10,4)"}}, decimal("DECIMAL(10,4)", "4")},
+		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(18,1)"}}, decimal("DECIMAL(18,1)", "1")},
 	} {
 		got := tc.p.factSQL(factFail, x)
 		rows, err := conn.QueryContext(ctx, `SELECT c1, coalesce(`+got+`, false), coalesce(`+tc.want+`, false) FROM v WHERE coalesce(`+got+`, false) <> coalesce(`+tc.want+`, false)`)
@@ -346,7 +348,7 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 			if err := rows.Scan(&v, &g, &w); err != nil {
 				t.Fatal(err)
 			}
-			t.Errorf("%s screen %d: %q fails %v, its pattern %v", tc.p.d.sqlTypeName(), tc.p.screen, deref(v), g, w)
+			t.Errorf("%s screen %d: %q fails %v, its pattern %v", sqlTypeName(tc.p.d), tc.p.screen, deref(v), g, w)
 		}
 		rows.Close()
 	}
@@ -388,7 +390,7 @@ func TestReadersUnderKeyValueFolder(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, staged %v: %v", format, staged, err)
 			}
-			if tb := f.Tables[0]; len(tb.Columns) != 2 || tb.RowCount != 2 || tb.Columns[1].Type != TypeDecimal {
+			if tb := f.Tables[0]; len(tb.Columns) != 2 || tb.RowCount != 2 || tb.Columns[1].Type != typing.TypeDecimal {
 				t.Errorf("%s, staged %v: %d columns %v, %d rows", format, staged, len(tb.Columns), tb.Columns, tb.RowCount)
 			}
 		}
@@ -408,7 +410,7 @@ func TestScreenedDecimalsNeedThePass(t *testing.T) {
 		settled   bool
 	}{{false, 0, false}, {true, 0, true}, {false, 2, true}} {
 		counts[factLead] = tc.lead
-		p := planned{d: decision{typ: TypeText}, screen: screenNumbers, sampled: 10, noNumbers: tc.noNumbers}
+		p := planned{d: typing.Decision{Type: typing.TypeText}, screen: screenNumbers, sampled: 10, noNumbers: tc.noNumbers}
 		if _, ok := p.stats(checkedSummary{}, count); ok != tc.settled {
 			t.Errorf("no numbers %v, %d leading zeros: settled %v, want %v", tc.noNumbers, tc.lead, ok, tc.settled)
 		}

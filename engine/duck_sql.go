@@ -4,6 +4,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // The DuckDB dialect of a plan: every name quoted, every value a bound
@@ -21,7 +24,7 @@ const rowKey = "__row"
 func outAlias(i int) string { return `"o` + strconv.Itoa(i+1) + `"` }
 
 // duckCond compiles one condition with its bound values.
-func duckCond(c Cond) (string, []any) {
+func duckCond(c catalog.Cond) (string, []any) {
 	col := quoteIdent(c.Col.Key)
 	switch c.Op {
 	case "is_null":
@@ -30,14 +33,14 @@ func duckCond(c Cond) (string, []any) {
 		}
 		return col + " IS NOT NULL", nil
 	case "contains":
-		if c.Col.Type != TypeText {
+		if c.Col.Type != typing.TypeText {
 			col = "CAST(" + col + " AS VARCHAR)"
 		}
 		return "contains(lower(" + col + "), lower(?))", []any{c.Text}
 	}
 	lhs, place := duckOperand(&c.Col)
 	values := c.Values
-	if c.Col.Type == TypeInteger && allWhole(values) {
+	if c.Col.Type == typing.TypeInteger && allWhole(values) {
 		// A whole number compares with an integer column as an integer,
 		// which DuckDB pushes into its scan; as a double it would cast
 		// every value of the column first.
@@ -72,16 +75,16 @@ func allWhole(values []any) bool {
 }
 
 // duckOperand returns how a column and a bound value are compared.
-func duckOperand(c *Column) (lhs, place string) {
+func duckOperand(c *catalog.Column) (lhs, place string) {
 	col := quoteIdent(c.Key)
 	switch c.Type {
-	case TypeInteger, TypeDecimal, TypeDouble:
+	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
 		return col, "CAST(? AS DOUBLE)"
-	case TypeDate:
+	case typing.TypeDate:
 		return col, "CAST(? AS DATE)"
-	case TypeTimestamp:
+	case typing.TypeTimestamp:
 		return col, "CAST(? AS TIMESTAMP)"
-	case TypeBoolean:
+	case typing.TypeBoolean:
 		return col, "?"
 	}
 	return "lower(" + col + ")", "lower(?)"
@@ -89,7 +92,7 @@ func duckOperand(c *Column) (lhs, place string) {
 
 // duckWhere compiles conditions and a search to a WHERE clause ("" for
 // none) and its bound values.
-func duckWhere(conds []Cond, search *Search) (string, []any) {
+func duckWhere(conds []catalog.Cond, search *catalog.Search) (string, []any) {
 	var terms []string
 	var params []any
 	for _, c := range conds {
@@ -112,7 +115,7 @@ func duckWhere(conds []Cond, search *Search) (string, []any) {
 }
 
 // duckAgg compiles an aggregate.
-func duckAgg(a Agg) string {
+func duckAgg(a catalog.Agg) string {
 	if a.Op == "count" {
 		if a.Col == nil {
 			return "count(*)"
@@ -122,7 +125,7 @@ func duckAgg(a Agg) string {
 	return a.Op + "(" + quoteIdent(a.Col.Key) + ")"
 }
 
-func (p *Plan) duckFrom() string { return " FROM data." + quoteIdent(p.Table.ID) }
+func duckFrom(p *catalog.Plan) string { return " FROM data." + quoteIdent(p.Table.ID) }
 
 func duckDir(desc bool) string {
 	if desc {
@@ -134,7 +137,7 @@ func duckDir(desc bool) string {
 // duckGroupOrder is a grouped result's order over its output aliases (or
 // positions, with byPosition): the sort, then the group columns, which
 // are unique per group.
-func (p *Plan) duckGroupOrder(byPosition bool) string {
+func duckGroupOrder(p *catalog.Plan, byPosition bool) string {
 	out := func(i int) string {
 		if byPosition {
 			return strconv.Itoa(i + 1)
@@ -153,7 +156,7 @@ func (p *Plan) duckGroupOrder(byPosition bool) string {
 
 // duckRowOrder is an ungrouped result's order over the table's columns:
 // the sort, then file order.
-func (p *Plan) duckRowOrder() string {
+func duckRowOrder(p *catalog.Plan) string {
 	if p.Sort == nil {
 		return "rowid"
 	}
@@ -162,7 +165,7 @@ func (p *Plan) duckRowOrder() string {
 
 // duckGrouped is a grouped answer's statement: each row is a group of the
 // page, then the matched and group counts.
-func (p *Plan) duckGrouped() (string, []any) {
+func duckGrouped(p *catalog.Plan) (string, []any) {
 	where, params := duckWhere(p.Conds, p.Search)
 	var b strings.Builder
 	b.WriteString("SELECT ")
@@ -175,33 +178,33 @@ func (p *Plan) duckGrouped() (string, []any) {
 		b.WriteString(duckAgg(a) + " AS " + outAlias(len(p.Groups)+i) + ", ")
 	}
 	b.WriteString(`CAST(sum(count(*)) OVER () AS BIGINT) AS "matched", count(*) OVER () AS "groups"`)
-	b.WriteString(p.duckFrom() + where + " GROUP BY " + strings.Join(keys, ", "))
-	b.WriteString(" ORDER BY " + p.duckGroupOrder(false) + " LIMIT ? OFFSET ?")
+	b.WriteString(duckFrom(p) + where + " GROUP BY " + strings.Join(keys, ", "))
+	b.WriteString(" ORDER BY " + duckGroupOrder(p, false) + " LIMIT ? OFFSET ?")
 	return b.String(), append(params, p.Limit, p.Offset)
 }
 
 // duckGroupCounts counts matched rows and groups apart, for a grouped
 // page past the last group, which carries no counts of its own.
-func (p *Plan) duckGroupCounts() (string, []any) {
+func duckGroupCounts(p *catalog.Plan) (string, []any) {
 	where, params := duckWhere(p.Conds, p.Search)
 	keys := make([]string, len(p.Groups))
 	for i, g := range p.Groups {
 		keys[i] = quoteIdent(g.Key)
 	}
-	return `SELECT CAST(coalesce(sum(n), 0) AS BIGINT), count(*) FROM (SELECT count(*) AS n` + p.duckFrom() + where +
+	return `SELECT CAST(coalesce(sum(n), 0) AS BIGINT), count(*) FROM (SELECT count(*) AS n` + duckFrom(p) + where +
 		" GROUP BY " + strings.Join(keys, ", ") + ")", params
 }
 
 // duckUngrouped is an ungrouped answer's statement: one row of the matched
 // count and the aggregates, joined to the page's rows, if any.
-func (p *Plan) duckUngrouped() (string, []any) {
+func duckUngrouped(p *catalog.Plan) (string, []any) {
 	where, params := duckWhere(p.Conds, p.Search)
 	var b strings.Builder
 	b.WriteString(`SELECT count(*) AS "matched"`)
 	for i, a := range p.Aggs {
 		b.WriteString(", " + duckAgg(a) + " AS " + outAlias(i))
 	}
-	b.WriteString(p.duckFrom() + where)
+	b.WriteString(duckFrom(p) + where)
 	if p.Limit == 0 {
 		return b.String(), params
 	}
@@ -221,10 +224,10 @@ func (p *Plan) duckUngrouped() (string, []any) {
 	if p.Sort == nil && !p.Filtered() {
 		// Unfiltered, in file order: a stored table's row ids are its row
 		// positions, so the page is a range of them.
-		b.WriteString(p.duckFrom() + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`)
+		b.WriteString(duckFrom(p) + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`)
 		pageParams = []any{p.Offset, p.Offset + p.Limit}
 	} else {
-		b.WriteString(p.duckFrom() + where + " ORDER BY " + p.duckRowOrder() + " LIMIT ? OFFSET ?")
+		b.WriteString(duckFrom(p) + where + " ORDER BY " + duckRowOrder(p) + " LIMIT ? OFFSET ?")
 		pageParams = append(append([]any(nil), params...), p.Limit, p.Offset)
 	}
 	// The page is sorted again after the join, which keeps no order.
@@ -232,18 +235,18 @@ func (p *Plan) duckUngrouped() (string, []any) {
 	return b.String(), append(append([]any(nil), params...), pageParams...)
 }
 
-// SQL returns the one statement that answers the query on DuckDB, and its
+// duckSQL returns the one statement that answers the query on DuckDB, and its
 // bound values.
-func (p *Plan) SQL() (string, []any) {
+func duckSQL(p *catalog.Plan) (string, []any) {
 	if p.Grouped() {
-		return p.duckGrouped()
+		return duckGrouped(p)
 	}
-	return p.duckUngrouped()
+	return duckUngrouped(p)
 }
 
 // duckView is the statement of a derived result's whole rows, in order,
 // for a shown view: keys name its columns.
-func (p *Plan) duckView(keys []string) (string, []any) {
+func duckView(p *catalog.Plan, keys []string) (string, []any) {
 	where, params := duckWhere(p.Conds, p.Search)
 	var b strings.Builder
 	b.WriteString("SELECT ")
@@ -259,7 +262,7 @@ func (p *Plan) duckView(keys []string) (string, []any) {
 			}
 			b.WriteString(duckAgg(a) + " AS " + quoteIdent(keys[len(p.Groups)+i]))
 		}
-		b.WriteString(p.duckFrom() + where + " GROUP BY " + strings.Join(groups, ", ") + " ORDER BY " + p.duckGroupOrder(true))
+		b.WriteString(duckFrom(p) + where + " GROUP BY " + strings.Join(groups, ", ") + " ORDER BY " + duckGroupOrder(p, true))
 		return b.String(), params
 	}
 	for i, c := range p.Cols {
@@ -268,17 +271,17 @@ func (p *Plan) duckView(keys []string) (string, []any) {
 		}
 		b.WriteString(quoteIdent(c.Key))
 	}
-	b.WriteString(p.duckFrom() + where + " ORDER BY " + p.duckRowOrder())
+	b.WriteString(duckFrom(p) + where + " ORDER BY " + duckRowOrder(p))
 	return b.String(), params
 }
 
 // duckStream is the statement of every row an ungrouped plan matches, in
 // its order, with its columns.
-func (p *Plan) duckStream() (string, []any) {
+func duckStream(p *catalog.Plan) (string, []any) {
 	where, params := duckWhere(p.Conds, p.Search)
 	cols := make([]string, len(p.Cols))
 	for i, c := range p.Cols {
 		cols[i] = quoteIdent(c.Key)
 	}
-	return "SELECT " + strings.Join(cols, ", ") + p.duckFrom() + where + " ORDER BY " + p.duckRowOrder(), params
+	return "SELECT " + strings.Join(cols, ", ") + duckFrom(p) + where + " ORDER BY " + duckRowOrder(p), params
 }

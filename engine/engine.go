@@ -1,5 +1,9 @@
-// Package engine keeps each owner's catalog and tables in that owner's own
-// DuckDB database, and is the only package that speaks SQL.
+// Package engine is the DuckDB store: each owner's catalog and tables in
+// that owner's own DuckDB database, the load paths that type an upload as
+// it is stored (DuckDB's own reader with its types proved as it reads, or
+// text staged and classified in SQL), and the DuckDB dialect of the query
+// plan. Tables a configured catalog.Backend holds (the ClickHouse cluster)
+// are reached through that interface only.
 //
 // An Engine runs one DuckDB instance for the whole process (hub.go) and
 // attaches an owner's database file to it on demand; at most Config.MaxOpen
@@ -20,6 +24,7 @@ import (
 	"sync"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
 // Defaults for Config fields left zero.
@@ -54,7 +59,7 @@ type Config struct {
 	// Remote, if set, can hold big tables outside the owners' DuckDB
 	// files (a ClickHouse cluster); RemoteMinRows > 0 sends every new
 	// table of at least that many rows there.
-	Remote        Backend
+	Remote        catalog.Backend
 	RemoteMinRows int64
 }
 
@@ -380,3 +385,6 @@ func (e *Engine) Close() error {
 func (e *Engine) OwnerDir(owner string) string {
 	return filepath.Join(e.cfg.Dir, "owners", owner)
 }
+
+// Dir returns the data directory, which this engine holds locked.
+func (e *Engine) Dir() string { return e.cfg.Dir }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 func newEngine(t *testing.T) *Engine {
@@ -58,29 +60,29 @@ func TestInferTypes(t *testing.T) {
 	tests := []struct {
 		name   string
 		values []string
-		hint   Hint
+		hint   typing.Hint
 		want   string
 		ident  bool
 	}{
-		{"integers", []string{"1", "-20", "300", ""}, Hint{}, TypeInteger, false},
-		{"leading zeros", []string{"1", "00123"}, Hint{}, TypeText, true},
-		{"negative leading zero", []string{"5", "-007"}, Hint{}, TypeText, true},
-		{"decimal leading zero", []string{"5.5", "007.1"}, Hint{}, TypeText, true},
-		{"twenty digits", []string{"12345678901234567890"}, Hint{}, TypeText, true},
-		{"sixteen digits", []string{"1234567890123456"}, Hint{}, TypeText, true},
-		{"fifteen digits", []string{"123456789012345"}, Hint{}, TypeInteger, false},
-		{"decimals", []string{"1.50", "2", "-0.25"}, Hint{}, TypeDecimal, false},
-		{"booleans", []string{"true", "FALSE"}, Hint{}, TypeBoolean, false},
-		{"iso dates", []string{"2024-01-31", "1999-12-01"}, Hint{}, TypeDate, false},
-		{"iso timestamps", []string{"2024-01-31 10:00:00", "2024-01-31T11:30"}, Hint{}, TypeTimestamp, false},
-		{"day first", []string{"31/01/2024", "01/02/2024"}, Hint{}, TypeDate, false},
-		{"ambiguous", []string{"01/02/2024", "03/04/2024"}, Hint{}, TypeText, false},
-		{"phones", []string{"+44 20 7946 0958", "(555) 123-4567"}, Hint{}, TypeText, true},
-		{"mixed", []string{"1", "n/a"}, Hint{}, TypeText, false},
-		{"json strings", []string{"1", "2"}, Hint{NoNumbers: true}, TypeText, false},
-		{"serial dates", []string{"45306", "45307"}, Hint{DateSerial: true}, TypeDate, false},
-		{"serial times", []string{"45306.5"}, Hint{DateSerial: true}, TypeTimestamp, false},
-		{"empty", []string{"", ""}, Hint{}, TypeText, false},
+		{"integers", []string{"1", "-20", "300", ""}, typing.Hint{}, typing.TypeInteger, false},
+		{"leading zeros", []string{"1", "00123"}, typing.Hint{}, typing.TypeText, true},
+		{"negative leading zero", []string{"5", "-007"}, typing.Hint{}, typing.TypeText, true},
+		{"decimal leading zero", []string{"5.5", "007.1"}, typing.Hint{}, typing.TypeText, true},
+		{"twenty digits", []string{"12345678901234567890"}, typing.Hint{}, typing.TypeText, true},
+		{"sixteen digits", []string{"1234567890123456"}, typing.Hint{}, typing.TypeText, true},
+		{"fifteen digits", []string{"123456789012345"}, typing.Hint{}, typing.TypeInteger, false},
+		{"decimals", []string{"1.50", "2", "-0.25"}, typing.Hint{}, typing.TypeDecimal, false},
+		{"booleans", []string{"true", "FALSE"}, typing.Hint{}, typing.TypeBoolean, false},
+		{"iso dates", []string{"2024-01-31", "1999-12-01"}, typing.Hint{}, typing.TypeDate, false},
+		{"iso timestamps", []string{"2024-01-31 10:00:00", "2024-01-31T11:30"}, typing.Hint{}, typing.TypeTimestamp, false},
+		{"day first", []string{"31/01/2024", "01/02/2024"}, typing.Hint{}, typing.TypeDate, false},
+		{"ambiguous", []string{"01/02/2024", "03/04/2024"}, typing.Hint{}, typing.TypeText, false},
+		{"phones", []string{"+44 20 7946 0958", "(555) 123-4567"}, typing.Hint{}, typing.TypeText, true},
+		{"mixed", []string{"1", "n/a"}, typing.Hint{}, typing.TypeText, false},
+		{"json strings", []string{"1", "2"}, typing.Hint{NoNumbers: true}, typing.TypeText, false},
+		{"serial dates", []string{"45306", "45307"}, typing.Hint{DateSerial: true}, typing.TypeDate, false},
+		{"serial times", []string{"45306.5"}, typing.Hint{DateSerial: true}, typing.TypeTimestamp, false},
+		{"empty", []string{"", ""}, typing.Hint{}, typing.TypeText, false},
 	}
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
@@ -91,7 +93,7 @@ func TestInferTypes(t *testing.T) {
 				rows = append(rows, []string{v})
 			}
 			src := rowsSource("t", []string{"value"}, rows)
-			src.Hints = []Hint{tc.hint}
+			src.Hints = []typing.Hint{tc.hint}
 			f, err := s.AddFile(context.Background(), NewFile{Filename: "x.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{src}})
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +112,7 @@ func TestIdentifierNames(t *testing.T) {
 		"account": true, "account_balance": false, "number_of_items": false, "code_count": false, "quantity": false,
 		"paid": false, "cell_count": false,
 	} {
-		if got := hasIdentifierWord(key); got != want {
+		if got := typing.HasIdentifierWord(key); got != want {
 			t.Errorf("%s: got %v, want %v", key, got, want)
 		}
 	}
@@ -134,10 +136,10 @@ func TestPostcodesAfterSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := f.Tables[0]
-	if tbl.Columns[0].Type != TypeText {
+	if tbl.Columns[0].Type != typing.TypeText {
 		t.Fatalf("got %s, want text", tbl.Columns[0].Type)
 	}
-	p, err := s.Rows(context.Background(), tbl.ID, PageRequest{Offset: 25000, Limit: 3})
+	p, err := s.Rows(context.Background(), tbl.ID, catalog.PageRequest{Offset: 25000, Limit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +192,8 @@ func TestAcquireUnderChurn(t *testing.T) {
 					errs <- err
 					continue
 				}
-				p, err := s.Plan(ctx, Query{FileID: tables[i], Aggregates: []Aggregate{{Op: "sum", Column: "n"}}})
-				var res *QueryResult
+				p, err := s.Plan(ctx, catalog.Query{FileID: tables[i], Aggregates: []catalog.Aggregate{{Op: "sum", Column: "n"}}})
+				var res *catalog.QueryResult
 				if err == nil {
 					res, err = s.Run(ctx, p)
 				}

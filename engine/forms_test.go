@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // TestWrittenForms runs one table per written form: accepted (a number or
@@ -24,45 +26,45 @@ func TestWrittenForms(t *testing.T) {
 		reason     string   // a part of the report's reason
 		ident      bool
 	}{
-		{"scientific", "accepted as decimal", "yield", []string{"0.0175", "3.6e-05", "0.0231"}, TypeDecimal,
+		{"scientific", "accepted as decimal", "yield", []string{"0.0175", "3.6e-05", "0.0231"}, typing.TypeDecimal,
 			[]string{"0.017500", "0.000036", "0.023100"}, "scientific notation", false},
-		{"scientific", "accepted as double", "ratio", []string{"1.5E+03", "2.5e300"}, TypeDouble, []string{"1500", "2.5e+300"}, "written like", false},
-		{"scientific", "refused beyond a double", "ratio", []string{"1.5", "1e999"}, TypeText, nil, "1 of 2 values are not numbers", false},
-		{"scientific", "identifier name wins", "product_id", []string{"1.2E+05", "130000"}, TypeText, nil, "identifiers", true},
-		{"thousands", "accepted", "amount", []string{"1,234.56", "12.50", "1,000,000"}, TypeDecimal,
+		{"scientific", "accepted as double", "ratio", []string{"1.5E+03", "2.5e300"}, typing.TypeDouble, []string{"1500", "2.5e+300"}, "written like", false},
+		{"scientific", "refused beyond a double", "ratio", []string{"1.5", "1e999"}, typing.TypeText, nil, "1 of 2 values are not numbers", false},
+		{"scientific", "identifier name wins", "product_id", []string{"1.2E+05", "130000"}, typing.TypeText, nil, "identifiers", true},
+		{"thousands", "accepted", "amount", []string{"1,234.56", "12.50", "1,000,000"}, typing.TypeDecimal,
 			[]string{"1234.56", "12.50", "1000000.00"}, "thousands separators were dropped", false},
-		{"thousands", "accepted as integer", "people", []string{"1,234", "1,234,567"}, TypeInteger, []string{"1234", "1234567"}, "thousands separators", false},
-		{"thousands", "refused: bad groups", "amount", []string{"1,23", "1,234"}, TypeText, nil, "text", false},
-		{"thousands", "ambiguous", "amount", []string{"1,234", "5,678"}, TypeText, nil, "could be a thousands separator or a decimal comma", false},
-		{"thousands", "leading zero wins", "amount", []string{"1,234", "0012"}, TypeText, nil, "leading zero", true},
-		{"thousands", "more than 15 digits wins", "amount", []string{"1,234,567,890,123,456"}, TypeText, nil, "more than 15 significant digits", true},
-		{"currency", "accepted before", "price", []string{"$1,234.56", "$12.50", "-$3.00"}, TypeDecimal,
+		{"thousands", "accepted as integer", "people", []string{"1,234", "1,234,567"}, typing.TypeInteger, []string{"1234", "1234567"}, "thousands separators", false},
+		{"thousands", "refused: bad groups", "amount", []string{"1,23", "1,234"}, typing.TypeText, nil, "text", false},
+		{"thousands", "ambiguous", "amount", []string{"1,234", "5,678"}, typing.TypeText, nil, "could be a thousands separator or a decimal comma", false},
+		{"thousands", "leading zero wins", "amount", []string{"1,234", "0012"}, typing.TypeText, nil, "leading zero", true},
+		{"thousands", "more than 15 digits wins", "amount", []string{"1,234,567,890,123,456"}, typing.TypeText, nil, "more than 15 significant digits", true},
+		{"currency", "accepted before", "price", []string{"$1,234.56", "$12.50", "-$3.00"}, typing.TypeDecimal,
 			[]string{"1234.56", "12.50", "-3.00"}, "decimal: 3 values written like $1,234.56; the currency sign $ and thousands separators were dropped", false},
-		{"currency", "accepted after and ISO", "price", []string{"12.50 €", "3 €"}, TypeDecimal, []string{"12.50", "3.00"}, "currency sign €", false},
-		{"currency", "accepted ISO code", "price", []string{"USD 12.50", "USD 1,000"}, TypeDecimal, []string{"12.50", "1000.00"}, "USD", false},
-		{"currency", "refused: two currencies", "price", []string{"$12.50", "€3.00"}, TypeText, nil, "more than one currency", false},
-		{"currency", "ambiguous separators", "price", []string{"$1,234", "$5,678"}, TypeText, nil, "could be a thousands separator or a decimal comma", false},
-		{"percent", "ambiguous separators", "share", []string{"1,234%", "5,678%"}, TypeText, nil, "could be a thousands separator or a decimal comma", false},
-		{"accounting", "ambiguous separators", "balance", []string{"(1,234)", "5,678"}, TypeText, nil, "could be a thousands separator or a decimal comma", false},
-		{"percent", "accepted as fractions", "share", []string{"12%", "12.5%", "-3%"}, TypeDecimal, []string{"0.120", "0.125", "-0.030"}, "percentages are stored as fractions", false},
-		{"percent", "refused: mixed", "share", []string{"12%", "0.5"}, TypeText, nil, "percent sign and the others do not", false},
-		{"accounting", "accepted", "balance", []string{"(45.00)", "120.10", "($3.50)"}, TypeDecimal, []string{"-45.00", "120.10", "-3.50"}, "values in parentheses are negative", false},
-		{"accounting", "refused: sign inside", "balance", []string{"(-45.00)", "1"}, TypeText, nil, "not numbers", false},
-		{"day/month", "month first, short parts", "day", []string{"3/14/2025", "12/1/2025"}, TypeDate, []string{"2025-03-14", "2025-12-01"}, "month/day/year", false},
-		{"day/month", "day first, short parts", "day", []string{"14/3/2025", "1/12/2025"}, TypeDate, []string{"2025-03-14", "2025-12-01"}, "day/month/year", false},
-		{"day/month", "ambiguous, not an identifier", "day", []string{"3/4/2025", "1/2/2025"}, TypeText, nil, "cannot be told apart", false},
-		{"day/month", "refused: no such day", "day", []string{"31/31/2025", "1/2/2025"}, TypeText, nil, "codes", true},
-		{"day.month", "accepted", "day", []string{"1.2.2025", "31.12.2024"}, TypeDate, []string{"2025-02-01", "2024-12-31"}, "day.month.year", false},
-		{"day.month", "refused: no such month", "day", []string{"1.13.2025", "31.12.2024"}, TypeText, nil, "codes", true},
-		{"year/month", "refused: no such day", "day", []string{"2025/2/30", "2024/12/01"}, TypeText, nil, "codes", true},
-		{"year/month", "accepted", "day", []string{"2025/3/14", "2024/12/01"}, TypeDate, []string{"2025-03-14", "2024-12-01"}, "year/month/day", false},
-		{"time", "fractional seconds", "at", []string{"2024-03-01 10:00:00.123456", "2024-03-01T10:00"}, TypeTimestamp,
+		{"currency", "accepted after and ISO", "price", []string{"12.50 €", "3 €"}, typing.TypeDecimal, []string{"12.50", "3.00"}, "currency sign €", false},
+		{"currency", "accepted ISO code", "price", []string{"USD 12.50", "USD 1,000"}, typing.TypeDecimal, []string{"12.50", "1000.00"}, "USD", false},
+		{"currency", "refused: two currencies", "price", []string{"$12.50", "€3.00"}, typing.TypeText, nil, "more than one currency", false},
+		{"currency", "ambiguous separators", "price", []string{"$1,234", "$5,678"}, typing.TypeText, nil, "could be a thousands separator or a decimal comma", false},
+		{"percent", "ambiguous separators", "share", []string{"1,234%", "5,678%"}, typing.TypeText, nil, "could be a thousands separator or a decimal comma", false},
+		{"accounting", "ambiguous separators", "balance", []string{"(1,234)", "5,678"}, typing.TypeText, nil, "could be a thousands separator or a decimal comma", false},
+		{"percent", "accepted as fractions", "share", []string{"12%", "12.5%", "-3%"}, typing.TypeDecimal, []string{"0.120", "0.125", "-0.030"}, "percentages are stored as fractions", false},
+		{"percent", "refused: mixed", "share", []string{"12%", "0.5"}, typing.TypeText, nil, "percent sign and the others do not", false},
+		{"accounting", "accepted", "balance", []string{"(45.00)", "120.10", "($3.50)"}, typing.TypeDecimal, []string{"-45.00", "120.10", "-3.50"}, "values in parentheses are negative", false},
+		{"accounting", "refused: sign inside", "balance", []string{"(-45.00)", "1"}, typing.TypeText, nil, "not numbers", false},
+		{"day/month", "month first, short parts", "day", []string{"3/14/2025", "12/1/2025"}, typing.TypeDate, []string{"2025-03-14", "2025-12-01"}, "month/day/year", false},
+		{"day/month", "day first, short parts", "day", []string{"14/3/2025", "1/12/2025"}, typing.TypeDate, []string{"2025-03-14", "2025-12-01"}, "day/month/year", false},
+		{"day/month", "ambiguous, not an identifier", "day", []string{"3/4/2025", "1/2/2025"}, typing.TypeText, nil, "cannot be told apart", false},
+		{"day/month", "refused: no such day", "day", []string{"31/31/2025", "1/2/2025"}, typing.TypeText, nil, "codes", true},
+		{"day.month", "accepted", "day", []string{"1.2.2025", "31.12.2024"}, typing.TypeDate, []string{"2025-02-01", "2024-12-31"}, "day.month.year", false},
+		{"day.month", "refused: no such month", "day", []string{"1.13.2025", "31.12.2024"}, typing.TypeText, nil, "codes", true},
+		{"year/month", "refused: no such day", "day", []string{"2025/2/30", "2024/12/01"}, typing.TypeText, nil, "codes", true},
+		{"year/month", "accepted", "day", []string{"2025/3/14", "2024/12/01"}, typing.TypeDate, []string{"2025-03-14", "2024-12-01"}, "year/month/day", false},
+		{"time", "fractional seconds", "at", []string{"2024-03-01 10:00:00.123456", "2024-03-01T10:00"}, typing.TypeTimestamp,
 			[]string{"2024-03-01T10:00:00.123456", "2024-03-01T10:00:00"}, "ISO dates and times", false},
-		{"time", "zones to UTC", "at", []string{"2024-03-01T10:00:00.5Z", "2024-03-01 10:00:00+02:00", "2024-03-01 10:00:00-0530"}, TypeTimestamp,
+		{"time", "zones to UTC", "at", []string{"2024-03-01T10:00:00.5Z", "2024-03-01 10:00:00+02:00", "2024-03-01 10:00:00-0530"}, typing.TypeTimestamp,
 			[]string{"2024-03-01T10:00:00.5", "2024-03-01T08:00:00", "2024-03-01T15:30:00"}, "stored in UTC", false},
-		{"time", "refused: zone on some", "at", []string{"2024-03-01T10:00:00Z", "2024-03-01 10:00:00"}, TypeText, nil, "have a time zone and the others do not", false},
-		{"time", "refused: zone without seconds", "at", []string{"2024-03-01T10:00Z"}, TypeText, nil, "text", false},
-		{"time", "refused: nanoseconds", "at", []string{"2024-03-01T10:00:00.123456789"}, TypeText, nil, "text", false},
+		{"time", "refused: zone on some", "at", []string{"2024-03-01T10:00:00Z", "2024-03-01 10:00:00"}, typing.TypeText, nil, "have a time zone and the others do not", false},
+		{"time", "refused: zone without seconds", "at", []string{"2024-03-01T10:00Z"}, typing.TypeText, nil, "text", false},
+		{"time", "refused: nanoseconds", "at", []string{"2024-03-01T10:00:00.123456789"}, typing.TypeText, nil, "text", false},
 	}
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
@@ -85,7 +87,7 @@ func TestWrittenForms(t *testing.T) {
 			if tc.stored == nil {
 				tc.stored = tc.values // text keeps every value as written
 			}
-			p, err := s.Rows(ctx, f.Tables[0].ID, PageRequest{Limit: 100})
+			p, err := s.Rows(ctx, f.Tables[0].ID, catalog.PageRequest{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,13 +132,13 @@ func TestLateValues(t *testing.T) {
 				t.Fatal(err)
 			}
 			cols := f.Tables[0].Columns
-			if cols[0].Type != TypeText || !cols[0].Identifier {
+			if cols[0].Type != typing.TypeText || !cols[0].Identifier {
 				t.Errorf("postcode: got %s identifier=%v, want text identifier", cols[0].Type, cols[0].Identifier)
 			}
-			if cols[1].Type != TypeDecimal {
+			if cols[1].Type != typing.TypeDecimal {
 				t.Errorf("yield: got %s (%s), want decimal", cols[1].Type, cols[1].Reason)
 			}
-			p, err := s.Rows(ctx, f.Tables[0].ID, PageRequest{Offset: 25000, Limit: 1})
+			p, err := s.Rows(ctx, f.Tables[0].ID, catalog.PageRequest{Offset: 25000, Limit: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,31 +146,5 @@ func TestLateValues(t *testing.T) {
 				t.Errorf("got %s, want [09645 0.000036]", got)
 			}
 		})
-	}
-}
-
-// TestMayBeWrittenRulesOutOnlyText checks the cheap test before the
-// written-form pattern over every short string of the characters that
-// matter to both: it may let through what the pattern refuses, never the
-// reverse.
-func TestMayBeWrittenRulesOutOnlyText(t *testing.T) {
-	const alphabet = "0-eE/:1 .,%$(+)"
-	var walk func(v string)
-	walk = func(v string) {
-		if v != "" && v[0] != ' ' && writtenRE.MatchString(v) && !mayBeWritten(v) {
-			t.Errorf("%q is a written form, but mayBeWritten rules it out", v)
-		}
-		if len(v) == 5 {
-			return
-		}
-		for i := range len(alphabet) {
-			walk(v + alphabet[i:i+1])
-		}
-	}
-	walk("")
-	for _, v := range []string{"3.6e-05", "1E-3", "2024-01-05", "12:30", "3/4/2025", "1-2", "5 -3"} {
-		if got, want := mayBeWritten(v), writtenRE.MatchString(v); want && !got {
-			t.Errorf("%q: mayBeWritten %v, pattern %v", v, got, want)
-		}
 	}
 }

@@ -6,23 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
-
-// Labels are what an AI wrote about a table: a title, a caption, column
-// descriptions and notes. They are kept apart from the data and never
-// change a cell.
-type Labels struct {
-	Title   string            `json:"title,omitempty"`
-	Caption string            `json:"caption,omitempty"`
-	Columns map[string]string `json:"columns,omitempty"`
-	Notes   []string          `json:"notes,omitempty"`
-	// Author and UpdatedAt say who wrote them and when.
-	Author    string    `json:"author"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
 
 // Label limits.
 const (
@@ -32,14 +19,14 @@ const (
 
 // SetLabels stores a table's AI labels, replacing earlier ones. Errors:
 // not_found, invalid (an unknown column, a text too long).
-func (s *Store) SetLabels(ctx context.Context, tableID string, l Labels) (*Labels, error) {
+func (s *Store) SetLabels(ctx context.Context, tableID string, l catalog.Labels) (*catalog.Labels, error) {
 	t, err := s.Table(ctx, tableID)
 	if err != nil {
 		return nil, err
 	}
 	for k, v := range l.Columns {
-		if _, ok := t.column(k); !ok {
-			return nil, datadesk.Errorf(datadesk.Invalid, "labels for unknown column %q", k).WithField("columns." + k).WithAllowed(t.keys()...)
+		if _, ok := t.Lookup(k); !ok {
+			return nil, datadesk.Errorf(datadesk.Invalid, "labels for unknown column %q", k).WithField("columns." + k).WithAllowed(t.Keys()...)
 		}
 		if len(v) > maxLabelText {
 			return nil, datadesk.Errorf(datadesk.Invalid, "the description of %q is longer than %d bytes", k, maxLabelText).WithField("columns." + k)
@@ -70,7 +57,7 @@ func (s *Store) SetLabels(ctx context.Context, tableID string, l Labels) (*Label
 
 // Labels returns a table's AI labels, or nil when it has none.
 // Errors: not_found (table).
-func (s *Store) Labels(ctx context.Context, tableID string) (*Labels, error) {
+func (s *Store) Labels(ctx context.Context, tableID string) (*catalog.Labels, error) {
 	t, err := s.Table(ctx, tableID)
 	if err != nil {
 		return nil, err
@@ -83,7 +70,7 @@ func (s *Store) Labels(ctx context.Context, tableID string) (*Labels, error) {
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	var l Labels
+	var l catalog.Labels
 	if err := json.Unmarshal([]byte(raw), &l); err != nil {
 		return nil, fmt.Errorf("engine: labels of %s: %w", t.ID, err)
 	}

@@ -17,6 +17,8 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // MaxColumns caps the width of a table. A wider row is refused rather than
@@ -42,7 +44,7 @@ type TableSource struct {
 	Keys []string
 	// Hints carry what the format knows about a column beyond its text.
 	// It may be shorter than the table is wide.
-	Hints []Hint
+	Hints []typing.Hint
 	// Rows calls yield once for each data row, in file order. An empty
 	// string is an empty cell.
 	Rows func(yield func(row []string) error) (RowStats, error)
@@ -50,7 +52,7 @@ type TableSource struct {
 	// yields each data row with the kind of every cell (kinds may be
 	// shorter than the row; missing kinds are empty cells), and the column
 	// types are decided from the kinds as well as the texts.
-	Cells func(yield func(row []string, kinds []CellKind) error) (RowStats, error)
+	Cells func(yield func(row []string, kinds []typing.CellKind) error) (RowStats, error)
 	// CSV, if set, names a CSV file that DuckDB's own reader can stage
 	// instead of Rows; Rows stays the way for what that reader refuses to
 	// keep (rows wider than the header).
@@ -71,23 +73,7 @@ type TableSource struct {
 	// then created from the rows written out as CSV, so that a source too
 	// big to hold twice is never staged. Such a table stays in DuckDB
 	// whatever its size, and its text must be valid UTF-8.
-	Counted []ColumnStats
-}
-
-// ColumnStats counts the shapes of one column's values (an empty string is
-// an empty cell), as the engine does when it types a column.
-type ColumnStats struct{ c colStats }
-
-// Add counts one value.
-func (s *ColumnStats) Add(v string) { s.c.add(v) }
-
-// Decide returns the type the engine gives a column of these values: its
-// key, the counted values and what the format knows (DecideColumn over
-// counts).
-func (s *ColumnStats) Decide(key string, h Hint) (typ string, identifier bool, reason string) {
-	st := s.c
-	d := decide(&st, key, h)
-	return d.typ, d.identifier, d.reason
+	Counted []typing.Stats
 }
 
 // RowStats is what a source reports after streaming its rows.
@@ -95,24 +81,9 @@ type RowStats struct {
 	// Rejected counts rows the source could not read; Rejects lists the
 	// first few.
 	Rejected int64
-	Rejects  []Reject
+	Rejects  []catalog.Reject
 	// Notes are remarks found while reading, for the import report.
 	Notes []string
-}
-
-// Hint is what a file format knows about a column.
-type Hint struct {
-	// NoNumbers keeps a column from becoming numeric or boolean, for formats
-	// whose cells say they are text (JSON strings).
-	NoNumbers bool
-	// DateSerial marks a column whose numeric cells have a date format
-	// (spreadsheets store dates as day numbers).
-	DateSerial bool
-	// Date1904 says day numbers count from 1904-01-01, not 1899-12-30.
-	Date1904 bool
-	// Type, when set, is the type the column must have (one of the Type
-	// constants); a value that does not read as it fails the load.
-	Type string
 }
 
 // load decides each column's type from all of its values and creates the
@@ -121,7 +92,7 @@ type Hint struct {
 // proved as it is read (direct.go), or else staged as text and classified
 // in SQL (stage.go, sqlclassify.go); every other source streams its rows
 // through Go into a staging table.
-func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
+func (s *Store) load(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource) (*catalog.Table, error) {
 	stage := "dd_stage_" + strconv.Itoa(ordinal)
 	var (
 		st  stagedTable
@@ -178,16 +149,16 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *File, ordinal int, 
 // commits); instead its rows are written to a CSV file in the incoming
 // directory and the typed table is created straight from DuckDB's reader
 // of it, so that DuckDB holds the typed rows only.
-func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource) (*Table, error) {
+func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource) (*catalog.Table, error) {
 	width := len(src.Header)
 	if err := checkWidth(src, width); err != nil {
 		return nil, err
 	}
 	labels, keys := columnNames(src, width)
-	cols := make([]colStats, width)
+	cols := make([]typing.Stats, width)
 	for i := range cols {
 		if i < len(src.Counted) {
-			cols[i] = src.Counted[i].c
+			cols[i] = src.Counted[i]
 		}
 	}
 	decisions := decideColumns(src, keys, cols, nil)
@@ -203,7 +174,7 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *File, ordina
 	sel := make([]string, len(decisions))
 	names := make([]string, width)
 	for i, d := range decisions {
-		sel[i] = d.expr(i+1) + " AS " + quoteIdent(keys[i])
+		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
 		names[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
 	}
 	// Empty text is written quoted and an empty cell unquoted, which
@@ -294,9 +265,9 @@ type stagedTable struct {
 	rows  int64
 	width int
 	stats RowStats
-	cols  []colStats
+	cols  []typing.Stats
 	// kinds, for spreadsheet sources, counts each column's cell kinds.
-	kinds []kindCounts
+	kinds []typing.KindCounts
 }
 
 // stageRows appends the source's rows with the Appender into a staging
@@ -308,8 +279,8 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 		width  = min(len(src.Header), MaxColumns)
 		staged = 0 // columns the staging table has
 		stats  RowStats
-		cols   = make([]colStats, MaxColumns)
-		kinds  []kindCounts
+		cols   = make([]typing.Stats, MaxColumns)
+		kinds  []typing.KindCounts
 	)
 	// The staging table has one VARCHAR column per column seen so far; a
 	// row wider than any before adds columns, which is rare (a header
@@ -328,7 +299,7 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 		return nil
 	}
 	if src.Cells != nil {
-		kinds = make([]kindCounts, MaxColumns)
+		kinds = make([]typing.KindCounts, MaxColumns)
 	}
 	execConn := func(q string) error { _, err := conn.ExecContext(ctx, q); return err }
 	if err := widen(execConn, max(width, 1)); err != nil {
@@ -376,7 +347,7 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 				case i >= len(row) || null != nil && null[i]:
 					vals[i] = nil
 				case row[i] != "" || null != nil:
-					cols[i].add(row[i])
+					cols[i].Add(row[i])
 					vals[i] = row[i]
 				default:
 					vals[i] = nil
@@ -391,9 +362,9 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 			return ap.AppendRow(vals...)
 		}
 		if src.Cells != nil {
-			stats, srcErr = src.Cells(func(row []string, k []CellKind) error {
+			stats, srcErr = src.Cells(func(row []string, k []typing.CellKind) error {
 				for i := 0; i < len(row) && i < len(k) && i < MaxColumns; i++ {
-					kinds[i].add(k[i], row[i])
+					kinds[i].Add(k[i], row[i])
 				}
 				return appendRow(row, nil)
 			})
@@ -414,7 +385,7 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 
 // finish decides the types of a staged table and creates the typed table
 // and its catalog rows.
-func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int, src TableSource, stage string, st stagedTable) (*Table, error) {
+func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource, stage string, st stagedTable) (*catalog.Table, error) {
 	if err := checkWidth(src, st.width); err != nil {
 		return nil, err
 	}
@@ -423,7 +394,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *File, ordinal int
 	t := newTable(f, ordinal, src, st.rows)
 	sel := make([]string, len(decisions))
 	for i, d := range decisions {
-		sel[i] = d.expr(i+1) + " AS " + quoteIdent(keys[i])
+		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
 	}
 	setColumns(t, labels, keys, decisions)
 	remote, err := s.storeTyped(ctx, conn, t, stage, strings.Join(sel, ", "))
@@ -453,41 +424,41 @@ func columnNames(src TableSource, width int) (labels, keys []string) {
 	labels = make([]string, width)
 	for i, l := range src.Header {
 		if i < width {
-			labels[i] = CleanLabel(l)
+			labels[i] = typing.CleanLabel(l)
 		}
 	}
 	keys = make([]string, width)
 	for i, l := range labels {
-		keys[i] = keyOf(l)
+		keys[i] = typing.Key(l)
 	}
 	for i, k := range src.Keys {
 		if i < len(keys) && k != "" {
 			keys[i] = k
 		}
 	}
-	return labels, uniqueKeys(keys)
+	return labels, typing.UniqueKeys(keys)
 }
 
 // decideColumns decides every column's type from its counts (and, for
 // spreadsheets, its cell kinds).
-func decideColumns(src TableSource, keys []string, cols []colStats, kinds []kindCounts) []decision {
-	hints := make([]Hint, len(keys))
+func decideColumns(src TableSource, keys []string, cols []typing.Stats, kinds []typing.KindCounts) []typing.Decision {
+	hints := make([]typing.Hint, len(keys))
 	copy(hints, src.Hints)
-	decisions := make([]decision, len(keys))
+	decisions := make([]typing.Decision, len(keys))
 	for i := range decisions {
 		if kinds != nil {
-			decisions[i] = decideCells(&kinds[i], &cols[i], keys[i], hints[i])
+			decisions[i] = typing.DecideCells(&kinds[i], &cols[i], keys[i], hints[i])
 			continue
 		}
-		decisions[i] = decide(&cols[i], keys[i], hints[i])
-		decisions[i].keepEmpty = src.RowsWithNulls != nil || src.JSON != nil
-		decisions[i].trimmed = cols[i].trimmed
+		decisions[i] = typing.Decide(&cols[i], keys[i], hints[i])
+		decisions[i].KeepEmpty = src.RowsWithNulls != nil || src.JSON != nil
+		decisions[i].Trimmed = cols[i].Trimmed
 	}
 	return decisions
 }
 
-func newTable(f *File, ordinal int, src TableSource, rows int64) *Table {
-	return &Table{
+func newTable(f *catalog.File, ordinal int, src TableSource, rows int64) *catalog.Table {
+	return &catalog.Table{
 		ID:        datadesk.NewID("t"),
 		FileID:    f.ID,
 		Name:      datadesk.CleanName(src.Name),
@@ -497,16 +468,16 @@ func newTable(f *File, ordinal int, src TableSource, rows int64) *Table {
 	}
 }
 
-func setColumns(t *Table, labels, keys []string, decisions []decision) {
+func setColumns(t *catalog.Table, labels, keys []string, decisions []typing.Decision) {
 	t.Columns = t.Columns[:0]
 	for i, d := range decisions {
-		t.Columns = append(t.Columns, Column{Key: keys[i], Label: labels[i], Type: d.typ, Identifier: d.identifier, Reason: d.reason})
+		t.Columns = append(t.Columns, catalog.Column{Key: keys[i], Label: labels[i], Type: d.Type, Identifier: d.Identifier, Reason: d.Reason})
 	}
 }
 
 // record writes the import report and the catalog rows of a loaded table.
-func (s *Store) record(ctx context.Context, conn *sql.Conn, t *Table, src TableSource, stats RowStats, remote Backend) error {
-	t.Report = Report{
+func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, src TableSource, stats RowStats, remote catalog.Backend) error {
+	t.Report = catalog.Report{
 		Table:        src.Name,
 		RowsRead:     t.RowCount + stats.Rejected,
 		RowsStored:   t.RowCount,
@@ -515,7 +486,7 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *Table, src TableS
 		Notes:        append(slices.Clone(src.Notes), stats.Notes...),
 	}
 	for _, c := range t.Columns {
-		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
+		t.Report.Columns = append(t.Report.Columns, catalog.ColumnReport(c))
 	}
 	return s.recordLoaded(ctx, conn, t, remote)
 }
@@ -526,7 +497,7 @@ func CountRows(src TableSource) (int, error) {
 	n := 0
 	var err error
 	if src.Cells != nil {
-		_, err = src.Cells(func([]string, []CellKind) error { n++; return nil })
+		_, err = src.Cells(func([]string, []typing.CellKind) error { n++; return nil })
 	} else {
 		_, err = src.rows(func([]string, []bool) error { n++; return nil })
 	}
@@ -544,8 +515,8 @@ func (src TableSource) rows(yield func(row []string, null []bool) error) (RowSta
 
 // writeCatalog records a new table and its columns, inside the transaction
 // open on conn. kind is sheet for a file's own tables, view for derived ones.
-func writeCatalog(ctx context.Context, conn *sql.Conn, t *Table, kind string) error {
-	t.Location = LocationDuckDB
+func writeCatalog(ctx context.Context, conn *sql.Conn, t *catalog.Table, kind string) error {
+	t.Location = catalog.LocationDuckDB
 	report, err := json.Marshal(t.Report)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -579,12 +550,12 @@ func sourceName(src TableSource) string {
 
 // copyTable makes a copy of a stored table the first table of file f, inside
 // the transaction open on conn; no row leaves the database.
-func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *File, sourceID string) (*Table, error) {
+func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *catalog.File, sourceID string) (*catalog.Table, error) {
 	src, err := s.Table(ctx, sourceID)
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{ID: datadesk.NewID("t"), FileID: f.ID, Name: strings.TrimSuffix(f.Filename, filepath.Ext(f.Filename)),
+	t := &catalog.Table{ID: datadesk.NewID("t"), FileID: f.ID, Name: strings.TrimSuffix(f.Filename, filepath.Ext(f.Filename)),
 		RowCount: src.RowCount, Columns: src.Columns, CreatedAt: f.CreatedAt}
 	if r, err := s.remoteOf(src); err != nil {
 		return nil, err
@@ -594,9 +565,9 @@ func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *File, sourceID
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT * FROM data.`+quoteIdent(src.ID)+` ORDER BY rowid`); err != nil {
 		return nil, classify(ctx, err)
 	}
-	t.Report = Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
+	t.Report = catalog.Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
 	for _, c := range t.Columns {
-		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
+		t.Report.Columns = append(t.Report.Columns, catalog.ColumnReport(c))
 	}
 	if err := writeCatalog(ctx, conn, t, "sheet"); err != nil {
 		return nil, err

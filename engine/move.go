@@ -11,6 +11,8 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // MoveTable moves a table's rows to location to (LocationDuckDB or
@@ -19,13 +21,13 @@ import (
 // change and the old copy go, so a failure at any point leaves the table
 // whole where it was. Queries, pages and exports follow the catalog.
 // Errors: not_found, invalid (to, or no cluster configured), timeout.
-func (s *Store) MoveTable(ctx context.Context, id, to string) (*Table, error) {
+func (s *Store) MoveTable(ctx context.Context, id, to string) (*catalog.Table, error) {
 	t, err := s.Table(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if to != LocationDuckDB && to != LocationClickHouse {
-		return nil, datadesk.Errorf(datadesk.Invalid, "unknown location %q", to).WithField("to").WithAllowed(LocationDuckDB, LocationClickHouse)
+	if to != catalog.LocationDuckDB && to != catalog.LocationClickHouse {
+		return nil, datadesk.Errorf(datadesk.Invalid, "unknown location %q", to).WithField("to").WithAllowed(catalog.LocationDuckDB, catalog.LocationClickHouse)
 	}
 	if t.SourceTableID != "" {
 		return nil, datadesk.Errorf(datadesk.Invalid, "table %s is a query's view; move the table it came from", t.ID).WithField("table_id")
@@ -33,10 +35,10 @@ func (s *Store) MoveTable(ctx context.Context, id, to string) (*Table, error) {
 	if t.Location == to {
 		return t, nil
 	}
-	if s.remote == nil || (to != LocationDuckDB && s.remote.Name() != to) || (t.Location != LocationDuckDB && s.remote.Name() != t.Location) {
-		return nil, datadesk.Errorf(datadesk.Invalid, "no %s cluster is configured on this server", LocationClickHouse).WithField("to")
+	if s.remote == nil || (to != catalog.LocationDuckDB && s.remote.Name() != to) || (t.Location != catalog.LocationDuckDB && s.remote.Name() != t.Location) {
+		return nil, datadesk.Errorf(datadesk.Invalid, "no %s cluster is configured on this server", catalog.LocationClickHouse).WithField("to")
 	}
-	if to == LocationDuckDB {
+	if to == catalog.LocationDuckDB {
 		err = s.moveIn(ctx, t)
 	} else {
 		err = s.moveOut(ctx, t)
@@ -49,8 +51,8 @@ func (s *Store) MoveTable(ctx context.Context, id, to string) (*Table, error) {
 
 // moveOut copies a DuckDB table to the remote backend, then points the
 // catalog there and drops the DuckDB copy in one transaction.
-func (s *Store) moveOut(ctx context.Context, t *Table) error {
-	types, err := s.sqlTypes(ctx, t)
+func (s *Store) moveOut(ctx context.Context, t *catalog.Table) error {
+	types, err := s.SQLTypes(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func (s *Store) moveOut(ctx context.Context, t *Table) error {
 	for _, c := range t.Columns {
 		sel = append(sel, `CAST(`+quoteIdent(c.Key)+` AS VARCHAR)`)
 	}
-	err = s.remote.Put(ctx, t, types, func(w RowWriter) error {
+	err = s.remote.Put(ctx, t, types, func(w catalog.RowWriter) error {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM data.`+quoteIdent(t.ID)+` ORDER BY rowid`)
 		if err != nil {
 			return classify(ctx, err)
@@ -88,7 +90,7 @@ func (s *Store) moveOut(ctx context.Context, t *Table) error {
 	return nil
 }
 
-func (s *Store) checkCount(ctx context.Context, t *Table) error {
+func (s *Store) checkCount(ctx context.Context, t *catalog.Table) error {
 	n, err := s.remote.Count(ctx, t)
 	if err != nil {
 		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
@@ -101,8 +103,8 @@ func (s *Store) checkCount(ctx context.Context, t *Table) error {
 	return nil
 }
 
-// sqlTypes returns the DuckDB types of a table's columns in catalog order.
-func (s *Store) sqlTypes(ctx context.Context, t *Table) ([]string, error) {
+// SQLTypes returns the DuckDB types of a table's columns in catalog order.
+func (s *Store) SQLTypes(ctx context.Context, t *catalog.Table) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_catalog = current_database() AND table_schema = 'data' AND table_name = ?`, t.ID)
 	if err != nil {
@@ -135,7 +137,7 @@ func (s *Store) sqlTypes(ctx context.Context, t *Table) ([]string, error) {
 // staging table of text, in row order, casting each column to its type;
 // the catalog changes in the same transaction, and the remote copy goes
 // after the commit.
-func (s *Store) moveIn(ctx context.Context, t *Table) error {
+func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 	types, err := s.remote.SQLTypes(ctx, t)
 	if err != nil {
 		return err
@@ -183,7 +185,7 @@ func (s *Store) moveIn(ctx context.Context, t *Table) error {
 		if _, err := conn.ExecContext(ctx, `DROP TABLE `+stage); err != nil {
 			return classify(ctx, err)
 		}
-		_, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, LocationDuckDB, t.ID)
+		_, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, catalog.LocationDuckDB, t.ID)
 		return classify(ctx, err)
 	})
 	if err != nil {
@@ -213,7 +215,7 @@ func duckText(v any, typ string) driver.Value {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	if typ == TypeDate || typ == TypeTimestamp {
+	if typ == typing.TypeDate || typ == typing.TypeTimestamp {
 		return fmt.Sprint(JSONValue(v, typ))
 	}
 	return fmt.Sprint(v)
@@ -222,7 +224,7 @@ func duckText(v any, typ string) driver.Value {
 // placeLarge moves the new tables of f that have at least remoteMinRows
 // rows to the remote backend. A failed move leaves the table in DuckDB,
 // whole, and is logged: the upload has succeeded either way.
-func (s *Store) placeLarge(ctx context.Context, f *File) {
+func (s *Store) placeLarge(ctx context.Context, f *catalog.File) {
 	if s.remote == nil || s.remoteMinRows <= 0 {
 		return
 	}
@@ -241,10 +243,10 @@ func (s *Store) placeLarge(ctx context.Context, f *File) {
 
 // remoteTables returns the tables among ids whose rows are on the remote
 // backend.
-func (s *Store) remoteTables(ctx context.Context, ids []string) []*Table {
-	var out []*Table
+func (s *Store) remoteTables(ctx context.Context, ids []string) []*catalog.Table {
+	var out []*catalog.Table
 	for _, id := range ids {
-		if t, err := s.Table(ctx, id); err == nil && t.Location != LocationDuckDB && s.remote != nil {
+		if t, err := s.Table(ctx, id); err == nil && t.Location != catalog.LocationDuckDB && s.remote != nil {
 			out = append(out, t)
 		}
 	}
@@ -253,7 +255,7 @@ func (s *Store) remoteTables(ctx context.Context, ids []string) []*Table {
 
 // dropRemote removes deleted tables' rows from the remote backend; a
 // failure leaves unreachable rows there and is logged.
-func (s *Store) dropRemote(ctx context.Context, tables []*Table) {
+func (s *Store) dropRemote(ctx context.Context, tables []*catalog.Table) {
 	for _, t := range tables {
 		if err := s.remote.Drop(ctx, t); err != nil {
 			s.logger.Error("drop a deleted table on the cluster", "table", t.ID, "err", err)
@@ -263,13 +265,13 @@ func (s *Store) dropRemote(ctx context.Context, tables []*Table) {
 
 // showOn stores a derived result of a table held by r as a new table on r,
 // next to its source, and records it in the owner's catalog.
-func (s *Store) showOn(ctx context.Context, r Backend, p *Plan, t *Table) (*View, error) {
+func (s *Store) showOn(ctx context.Context, r catalog.Backend, p *catalog.Plan, t *catalog.Table) (*catalog.View, error) {
 	n, err := r.Derive(ctx, p, t)
 	if err != nil {
 		return nil, err
 	}
 	t.RowCount = n
-	t.Report = Report{Table: t.Name, RowsRead: n, RowsStored: n, Notes: []string{"derived by a query of table " + p.Table.ID}}
+	t.Report = catalog.Report{Table: t.Name, RowsRead: n, RowsStored: n, Notes: []string{"derived by a query of table " + p.Table.ID}}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
 		if err := writeCatalog(ctx, conn, t, "view"); err != nil {
 			return err
@@ -281,19 +283,19 @@ func (s *Store) showOn(ctx context.Context, r Backend, p *Plan, t *Table) (*View
 		_ = r.Drop(context.WithoutCancel(ctx), t)
 		return nil, err
 	}
-	return &View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: n}, nil
+	return &catalog.View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: n}, nil
 }
 
 // copyOn makes t a copy of src on the backend that holds src, and records
 // it in the catalog inside the transaction open on conn. If that
 // transaction rolls back later, the copy stays on the backend unreferenced.
-func (s *Store) copyOn(ctx context.Context, conn *sql.Conn, r Backend, src, t *Table) (*Table, error) {
+func (s *Store) copyOn(ctx context.Context, conn *sql.Conn, r catalog.Backend, src, t *catalog.Table) (*catalog.Table, error) {
 	if err := r.Copy(ctx, src, t); err != nil {
 		return nil, err
 	}
-	t.Report = Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
+	t.Report = catalog.Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
 	for _, c := range t.Columns {
-		t.Report.Columns = append(t.Report.Columns, ColumnReport(c))
+		t.Report.Columns = append(t.Report.Columns, catalog.ColumnReport(c))
 	}
 	err := writeCatalog(ctx, conn, t, "sheet")
 	if err == nil {
@@ -306,4 +308,18 @@ func (s *Store) copyOn(ctx context.Context, conn *sql.Conn, r Backend, src, t *T
 	}
 	t.Location = r.Name()
 	return t, nil
+}
+
+// remoteOf returns the backend holding t's rows, or nil when they are in
+// the owner's DuckDB file. A table on a backend this server is not
+// configured for is an internal error: the data exists, the server cannot
+// reach it.
+func (s *Store) remoteOf(t *catalog.Table) (catalog.Backend, error) {
+	if t.Location == "" || t.Location == catalog.LocationDuckDB {
+		return nil, nil
+	}
+	if s.remote == nil || s.remote.Name() != t.Location {
+		return nil, fmt.Errorf("engine: table %s lives on %s, which is not configured", t.ID, t.Location)
+	}
+	return s.remote, nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // TestNoReservedNames stores a table whose columns are named like the
@@ -43,12 +45,12 @@ func TestNoReservedNames(t *testing.T) {
 					t.Errorf("column %d: key %q collides", i, c.Key)
 				}
 				seen[k] = true
-				if want := CleanLabel(header[i]); c.Label != want {
+				if want := typing.CleanLabel(header[i]); c.Label != want {
 					t.Errorf("column %d: label %q, want %q", i, c.Label, want)
 				}
 			}
 			for _, off := range []int64{0, 50, 110} {
-				p, err := s.Rows(ctx, tbl.ID, PageRequest{Offset: off, Limit: 10})
+				p, err := s.Rows(ctx, tbl.ID, catalog.PageRequest{Offset: off, Limit: 10})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,16 +58,16 @@ func TestNoReservedNames(t *testing.T) {
 					t.Errorf("page at %d: first row %s of %d rows, want %s of 10", off, got, len(p.Rows), want)
 				}
 			}
-			p, err := s.Rows(ctx, tbl.ID, PageRequest{Offset: 100, Limit: 5, Sort: tbl.Columns[0].Key, Direction: "desc"})
+			p, err := s.Rows(ctx, tbl.ID, catalog.PageRequest{Offset: 100, Limit: 5, Sort: tbl.Columns[0].Key, Direction: "desc"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := fmt.Sprint(p.Rows[0][0]); got != "r020" {
 				t.Errorf("sorted page: got %s, want r020", got)
 			}
-			for _, q := range []Query{
+			for _, q := range []catalog.Query{
 				{FileID: tbl.ID, Limit: 3, Offset: 60},
-				{FileID: tbl.ID, Limit: 3, Offset: 60, Filters: []Filter{{Column: tbl.Columns[1].Key, Op: "gte", Value: "0"}}},
+				{FileID: tbl.ID, Limit: 3, Offset: 60, Filters: []catalog.Filter{{Column: tbl.Columns[1].Key, Op: "gte", Value: "0"}}},
 			} {
 				plan, err := s.Plan(ctx, q)
 				if err != nil {
@@ -80,8 +82,8 @@ func TestNoReservedNames(t *testing.T) {
 				}
 			}
 			// A shown view whose aggregates are named like the engine's own.
-			plan, err := s.Plan(ctx, Query{FileID: tbl.ID, GroupBy: []string{tbl.Columns[3].Key},
-				Aggregates: []Aggregate{{Op: "count", Name: "rowid"}, {Op: "count", Name: "__row"}}, Show: true})
+			plan, err := s.Plan(ctx, catalog.Query{FileID: tbl.ID, GroupBy: []string{tbl.Columns[3].Key},
+				Aggregates: []catalog.Aggregate{{Op: "count", Name: "rowid"}, {Op: "count", Name: "__row"}}, Show: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +95,7 @@ func TestNoReservedNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vp, err := s.Rows(ctx, v.TableID, PageRequest{})
+			vp, err := s.Rows(ctx, v.TableID, catalog.PageRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +125,7 @@ func TestLabelsLoseInvisibleCharacters(t *testing.T) {
 		"👩\u200d💻 team":              "👩\u200d💻 team",
 		" tab\tand space ":           "taband space",
 	} {
-		if got := CleanLabel(in); got != want {
+		if got := typing.CleanLabel(in); got != want {
 			t.Errorf("CleanLabel(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+
+	"datadesk/engine/catalog"
 )
 
 // storeTyped creates the typed table t from the staging table with the
@@ -14,9 +16,9 @@ import (
 // copy made first; the rows are counted on arrival. It returns the
 // backend that holds the rows, nil for the owner's DuckDB file. A failure
 // leaves nothing on the backend.
-func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *Table, stage, sel string) (Backend, error) {
+func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, stage, sel string) (catalog.Backend, error) {
 	typed := `SELECT ` + sel + ` FROM ` + quoteIdent(stage)
-	var r Backend
+	var r catalog.Backend
 	if s.remote != nil && s.remoteMinRows > 0 && t.RowCount >= s.remoteMinRows {
 		r = s.remote
 		if err := s.putTyped(ctx, conn, t, typed); err != nil {
@@ -36,7 +38,7 @@ func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *Table, stage,
 
 // putTyped stores the rows of the typed query as table t on the remote
 // backend, each value as DuckDB's text of it, as a move does.
-func (s *Store) putTyped(ctx context.Context, conn *sql.Conn, t *Table, typed string) error {
+func (s *Store) putTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, typed string) error {
 	types, err := describeTypes(ctx, conn, typed)
 	if err != nil {
 		return err
@@ -45,7 +47,7 @@ func (s *Store) putTyped(ctx context.Context, conn *sql.Conn, t *Table, typed st
 	for i, c := range t.Columns {
 		text[i] = `CAST(` + quoteIdent(c.Key) + ` AS VARCHAR)`
 	}
-	err = s.remote.Put(ctx, t, types, func(w RowWriter) error {
+	err = s.remote.Put(ctx, t, types, func(w catalog.RowWriter) error {
 		rows, err := conn.QueryContext(ctx, `SELECT `+strings.Join(text, ", ")+` FROM (`+typed+`) AS typed`)
 		if err != nil {
 			return classify(ctx, err)
@@ -61,7 +63,7 @@ func (s *Store) putTyped(ctx context.Context, conn *sql.Conn, t *Table, typed st
 }
 
 // writeText sends rows of width text columns to w, NULL as nil.
-func writeText(ctx context.Context, rows *sql.Rows, width int, w RowWriter) error {
+func writeText(ctx context.Context, rows *sql.Rows, width int, w catalog.RowWriter) error {
 	vals := make([]sql.NullString, width)
 	ptrs := make([]any, width)
 	for i := range vals {
@@ -116,7 +118,7 @@ func describeTypes(ctx context.Context, conn *sql.Conn, query string) ([]string,
 // recordLoaded writes the catalog rows of a table just loaded, inside the
 // transaction open on conn, with the location of the backend r that holds
 // its rows (nil for DuckDB). A failure drops the rows from r.
-func (s *Store) recordLoaded(ctx context.Context, conn *sql.Conn, t *Table, r Backend) error {
+func (s *Store) recordLoaded(ctx context.Context, conn *sql.Conn, t *catalog.Table, r catalog.Backend) error {
 	err := writeCatalog(ctx, conn, t, "sheet")
 	if err == nil && r != nil {
 		_, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, r.Name(), t.ID)
@@ -132,7 +134,7 @@ func (s *Store) recordLoaded(ctx context.Context, conn *sql.Conn, t *Table, r Ba
 // dropLoaded removes from the remote backend the rows of tables loaded in
 // a transaction that then rolled back: nothing of a failed upload stays
 // on the cluster.
-func (s *Store) dropLoaded(ctx context.Context, tables []Table) {
+func (s *Store) dropLoaded(ctx context.Context, tables []catalog.Table) {
 	for i := range tables {
 		t := &tables[i]
 		if s.remote == nil || t.Location != s.remote.Name() {

@@ -6,114 +6,26 @@ import (
 	"encoding/json"
 	"flag"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/catalog/plantest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// planTable is the table the golden plans are made against.
-var planTable = &Table{ID: "t_golden", FileID: "f_x", Name: "orders", RowCount: 1000, Columns: []Column{
-	{Key: "id", Type: TypeText, Identifier: true},
-	{Key: "region", Type: TypeText},
-	{Key: "qty", Type: TypeInteger},
-	{Key: "amount", Type: TypeDecimal},
-	{Key: "day", Type: TypeDate},
-	{Key: "flag", Type: TypeBoolean},
-	{Key: "note", Type: TypeText},
-}}
 
 // TestPlanGolden turns each testdata/plans/*.json query into its statement
 // and bound values and compares them with the .sql.golden beside it; run
 // with -update to rewrite the golden files after a deliberate change.
 func TestPlanGolden(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "plans", "*.json"))
-	if len(files) == 0 {
-		t.Fatal("no plans")
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var q Query
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.UseNumber()
-			if err := dec.Decode(&q); err != nil {
-				t.Fatal(err)
-			}
-			p, err := PlanFor(planTable, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sql, params := p.SQL()
-			pj, _ := json.Marshal(params)
-			got := strings.ReplaceAll(sql, " FROM ", "\n FROM ") + "\n-- params: " + string(pj) + "\n"
-			golden := strings.TrimSuffix(f, ".json") + ".sql.golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("got\n%s\nwant\n%s", got, want)
-			}
-		})
-	}
-}
-
-// TestPlanGoldenClickHouse compiles the same plans to ClickHouse SQL and
-// compares them with the .ch.sql.golden files beside them.
-func TestPlanGoldenClickHouse(t *testing.T) {
-	ch := &ClickHouse{cfg: ClickHouseConfig{Cluster: "datadesk", Database: "datadesk"}}
-	files, _ := filepath.Glob(filepath.Join("testdata", "plans", "*.json"))
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var q Query
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.UseNumber()
-			if err := dec.Decode(&q); err != nil {
-				t.Fatal(err)
-			}
-			p, err := PlanFor(planTable, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stmts, err := ch.Statements(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := strings.ReplaceAll(strings.Join(stmts, ";\n"), " FROM ", "\n FROM ") + "\n"
-			golden := strings.TrimSuffix(f, ".json") + ".ch.sql.golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("got\n%s\nwant\n%s", got, want)
-			}
-		})
-	}
+	plantest.Golden(t, filepath.Join("testdata", "plans"), ".sql.golden", *update, func(p *catalog.Plan) (string, error) {
+		sql, params := duckSQL(p)
+		pj, _ := json.Marshal(params)
+		return strings.ReplaceAll(sql, " FROM ", "\n FROM ") + "\n-- params: " + string(pj) + "\n", nil
+	})
 }
 
 // TestDebugLogsSQL: at debug level each query logs the statement it ran
@@ -131,7 +43,7 @@ func TestDebugLogsSQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := s.Plan(context.Background(), Query{FileID: f.ID, Filters: []Filter{{Column: "region", Op: "eq", Value: "North"}}})
+		p, err := s.Plan(context.Background(), catalog.Query{FileID: f.ID, Filters: []catalog.Filter{{Column: "region", Op: "eq", Value: "North"}}})
 		if err != nil {
 			t.Fatal(err)
 		}

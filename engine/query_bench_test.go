@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"datadesk"
-	"strings"
+	"datadesk/engine/catalog"
 )
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
@@ -23,7 +24,7 @@ func benchRows() int {
 	return 1_000_000
 }
 
-func benchTable(b *testing.B, rows int) (*Store, *Table) {
+func benchTable(b *testing.B, rows int) (*Store, *catalog.Table) {
 	b.Helper()
 	e, err := New(Config{Dir: b.TempDir(), MemoryLimit: "2GB"})
 	if err != nil {
@@ -84,7 +85,7 @@ func BenchmarkQueryTable(b *testing.B) {
 	for _, size := range []int{1000, benchRows()} {
 		s, t := benchTable(b, size)
 		for name, args := range benchQueries {
-			var q Query
+			var q catalog.Query
 			dec := json.NewDecoder(stringsReader(args))
 			dec.UseNumber()
 			if err := dec.Decode(&q); err != nil {
@@ -96,7 +97,7 @@ func BenchmarkQueryTable(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sql, params := p.SQL()
+				sql, params := duckSQL(p)
 				for b.Loop() {
 					rows, err := s.db.QueryContext(context.Background(), sql, params...)
 					if err != nil {
@@ -134,7 +135,7 @@ func BenchmarkQueryTable(b *testing.B) {
 func BenchmarkBrowse(b *testing.B) {
 	rows := benchRows()
 	s, t := benchTable(b, rows)
-	last := int64(rows - DefaultPageSize)
+	last := int64(rows - catalog.DefaultPageSize)
 	for _, sort := range []string{"", "amount"} {
 		name := "file-order"
 		if sort != "" {
@@ -146,7 +147,7 @@ func BenchmarkBrowse(b *testing.B) {
 		}{{"first", 0}, {"last", last}} {
 			b.Run(fmt.Sprintf("rows=%d/%s/%s", rows, name, page.name), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := s.Rows(context.Background(), t.ID, PageRequest{Offset: page.offset, Sort: sort}); err != nil {
+					if _, err := s.Rows(context.Background(), t.ID, catalog.PageRequest{Offset: page.offset, Sort: sort}); err != nil {
 						b.Fatal(err)
 					}
 				}

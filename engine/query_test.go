@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // oracleRow is one row of the generated table as plain Go values; nil
@@ -177,31 +179,31 @@ func compare(k string, a, b any) int {
 	panic(fmt.Sprintf("%T", a))
 }
 
-var colTypes = map[string]string{"id": TypeText, "region": TypeText, "qty": TypeInteger, "amount": TypeDecimal, "day": TypeDate, "flag": TypeBoolean, "note": TypeText}
+var colTypes = map[string]string{"id": typing.TypeText, "region": typing.TypeText, "qty": typing.TypeInteger, "amount": typing.TypeDecimal, "day": typing.TypeDate, "flag": typing.TypeBoolean, "note": typing.TypeText}
 
 // matches is the oracle's reading of one filter.
-func matches(r oracleRow, f Filter) bool {
+func matches(r oracleRow, f catalog.Filter) bool {
 	v := r.value(f.Column)
 	typ := colTypes[f.Column]
 	if f.Op == "is_null" {
 		return (v == nil) == f.Value.(bool)
 	}
 	if f.Op == "contains" {
-		return v != nil && strings.Contains(strings.ToLower(textForm(f.Column, v)), strings.ToLower(textOf(f.Value)))
+		return v != nil && strings.Contains(strings.ToLower(textForm(f.Column, v)), strings.ToLower(catalog.ValueText(f.Value)))
 	}
 	cmp := func(want any) (int, bool) {
 		if v == nil {
 			return 0, false
 		}
 		switch typ {
-		case TypeText:
-			return strings.Compare(strings.ToLower(v.(string)), strings.ToLower(textOf(want))), true
-		case TypeInteger, TypeDecimal:
-			w, _ := strconv.ParseFloat(textOf(want), 64)
+		case typing.TypeText:
+			return strings.Compare(strings.ToLower(v.(string)), strings.ToLower(catalog.ValueText(want))), true
+		case typing.TypeInteger, typing.TypeDecimal:
+			w, _ := strconv.ParseFloat(catalog.ValueText(want), 64)
 			return compare("", num(f.Column, v), w), true
-		case TypeDate:
+		case typing.TypeDate:
 			return strings.Compare(v.(string), want.(string)), true
-		case TypeBoolean:
+		case typing.TypeBoolean:
 			return compare("", v, want), true
 		}
 		panic(typ)
@@ -239,7 +241,7 @@ func matches(r oracleRow, f Filter) bool {
 
 // aggValue is the oracle's aggregate over rows, in the JSON form the
 // engine answers with.
-func aggValue(rows []oracleRow, a Aggregate) any {
+func aggValue(rows []oracleRow, a catalog.Aggregate) any {
 	if a.Op == "count" {
 		n := 0
 		for _, r := range rows {
@@ -335,7 +337,7 @@ type oracleAnswer struct {
 	hasMore    bool
 }
 
-func oracle(all []oracleRow, q Query) oracleAnswer {
+func oracle(all []oracleRow, q catalog.Query) oracleAnswer {
 	var m []oracleRow
 	var idx []int
 	for i, r := range all {
@@ -364,7 +366,7 @@ func oracle(all []oracleRow, q Query) oracleAnswer {
 	if len(q.GroupBy) > 0 {
 		aggs := q.Aggregates
 		if len(aggs) == 0 {
-			aggs = []Aggregate{{Op: "count"}}
+			aggs = []catalog.Aggregate{{Op: "count"}}
 		}
 		type group struct {
 			key  []any
@@ -441,7 +443,7 @@ func oracle(all []oracleRow, q Query) oracleAnswer {
 		ans.groupCount = int64(len(outs))
 		limit := q.Limit
 		if limit == 0 {
-			limit = defaultGroupPage
+			limit = catalog.DefaultGroupPage
 		}
 		for i := q.Offset; i < len(outs) && i < q.Offset+limit; i++ {
 			ans.rows = append(ans.rows, outs[i].vals)
@@ -486,7 +488,7 @@ func oracle(all []oracleRow, q Query) oracleAnswer {
 	return ans
 }
 
-func groupNames(groupBy []string, aggs []Aggregate) []string {
+func groupNames(groupBy []string, aggs []catalog.Aggregate) []string {
 	names := append([]string(nil), groupBy...)
 	for _, a := range aggs {
 		n := a.Name
@@ -502,8 +504,8 @@ func groupNames(groupBy []string, aggs []Aggregate) []string {
 }
 
 // randomQuery makes a valid query over the generated table.
-func randomQuery(rng *rand.Rand, rows []oracleRow) Query {
-	q := Query{}
+func randomQuery(rng *rand.Rand, rows []oracleRow) catalog.Query {
+	q := catalog.Query{}
 	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
 	sample := func(k string) any {
 		for range 20 {
@@ -528,7 +530,7 @@ func randomQuery(rng *rand.Rand, rows []oracleRow) Query {
 		if k != "flag" {
 			ops = append(ops, "gt", "gte", "lt", "lte")
 		}
-		f := Filter{Column: k, Op: pick(ops)}
+		f := catalog.Filter{Column: k, Op: pick(ops)}
 		switch f.Op {
 		case "is_null":
 			f.Value = rng.IntN(2) == 0
@@ -539,7 +541,7 @@ func randomQuery(rng *rand.Rand, rows []oracleRow) Query {
 			}
 			f.Value = list
 		case "contains":
-			s := textOf(sample(k))
+			s := catalog.ValueText(sample(k))
 			if len(s) > 2 {
 				s = s[rng.IntN(len(s)/2) : len(s)-rng.IntN(len(s)/2)]
 			}
@@ -562,7 +564,7 @@ func randomQuery(rng *rand.Rand, rows []oracleRow) Query {
 		}
 	}
 	for range rng.IntN(4) {
-		a := Aggregate{Op: pick([]string{"count", "sum", "avg", "min", "max"})}
+		a := catalog.Aggregate{Op: pick([]string{"count", "sum", "avg", "min", "max"})}
 		if a.Op != "count" || rng.IntN(2) == 0 {
 			a.Column = pick([]string{"qty", "amount"})
 		}
@@ -571,7 +573,7 @@ func randomQuery(rng *rand.Rand, rows []oracleRow) Query {
 		}
 		dup := false
 		for _, n := range groupNames(q.GroupBy, append(q.Aggregates, a))[:len(q.GroupBy)+len(q.Aggregates)] {
-			if n == groupNames(nil, []Aggregate{a})[0] {
+			if n == groupNames(nil, []catalog.Aggregate{a})[0] {
 				dup = true
 			}
 		}
@@ -699,12 +701,12 @@ func TestDeepOffsetFileOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		q     Query
+		q     catalog.Query
 		first string
 	}{
-		{Query{FileID: f.ID, Limit: 20, Offset: 100000}, "0100000"},
-		{Query{FileID: f.ID, Limit: 5, Offset: 40000, Filters: []Filter{{Column: "v", Op: "eq", Value: json.Number("3")}}}, fmt.Sprintf("%07d", 3+7*40000)},
-		{Query{FileID: f.ID, Limit: 20, Offset: 100000, SortBy: "v"}, ""},
+		{catalog.Query{FileID: f.ID, Limit: 20, Offset: 100000}, "0100000"},
+		{catalog.Query{FileID: f.ID, Limit: 5, Offset: 40000, Filters: []catalog.Filter{{Column: "v", Op: "eq", Value: json.Number("3")}}}, fmt.Sprintf("%07d", 3+7*40000)},
+		{catalog.Query{FileID: f.ID, Limit: 20, Offset: 100000, SortBy: "v"}, ""},
 	} {
 		p, err := s.Plan(context.Background(), tc.q)
 		if err != nil {
@@ -750,14 +752,14 @@ func TestBrowsePagesFromEitherEnd(t *testing.T) {
 	for _, dir := range []string{"asc", "desc"} {
 		var all [][]any
 		for off := int64(0); off < 237; off += 10 {
-			p, err := s.Rows(context.Background(), f.ID, PageRequest{Offset: off, Limit: 10, Sort: "v", Direction: dir})
+			p, err := s.Rows(context.Background(), f.ID, catalog.PageRequest{Offset: off, Limit: 10, Sort: "v", Direction: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
 			all = append(all, p.Rows...)
 		}
 		// The same order, all at once from the start.
-		whole, err := s.Rows(context.Background(), f.ID, PageRequest{Limit: 1000, Sort: "v", Direction: dir})
+		whole, err := s.Rows(context.Background(), f.ID, catalog.PageRequest{Limit: 1000, Sort: "v", Direction: dir})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,13 +3,15 @@ package engine
 import (
 	"context"
 	"time"
+
+	"datadesk/engine/catalog"
 )
 
 // Scan streams every row of a table in file order to fn, as Go values:
 // string, int64, float64, Decimal (as json.Number through JSONValue's
 // rules kept raw here), bool, time.Time for dates and timestamps, or nil.
 // Errors: not_found, timeout, and whatever fn returns.
-func (s *Store) Scan(ctx context.Context, tableID string, fn func(row []any) error) (*Table, error) {
+func (s *Store) Scan(ctx context.Context, tableID string, fn func(row []any) error) (*catalog.Table, error) {
 	t, err := s.Table(ctx, tableID)
 	if err != nil {
 		return nil, err

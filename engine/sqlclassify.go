@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"datadesk/engine/typing"
 )
 
 // The SQL pass counts the value shapes of every staging column in one
@@ -17,17 +19,8 @@ import (
 // at most three patterns, and split into parts by regexp_extract; the
 // counts are count_if and CASE aggregates (FILTER clauses copy the input once each) over those parts.
 
-// spaceChars are the characters trimmed from a value before it is
-// classified and cast, in Go and in SQL alike. ASCII only: DuckDB's trim
-// removes bytes, and the bytes of a wider space would eat into other
-// characters (the first byte of U+2000 is the first byte of €).
-const spaceChars = " \t\n\v\f\r"
-
 // trimSQL trims a staging column as trimValue does.
-func trimSQL(col string) string { return "trim(" + col + ", " + quoteString(spaceChars) + ")" }
-
-// trimValue trims a value as trimSQL does.
-func trimValue(v string) string { return strings.Trim(v, spaceChars) }
+func trimSQL(col string) string { return "trim(" + col + ", " + quoteString(typing.SpaceChars) + ")" }
 
 // Patterns of the SQL pass, each the exact counterpart of a Go test in
 // classify.go.
@@ -44,13 +37,13 @@ const (
 )
 
 // sqlCounts counts the shapes of staging columns 1..width of table stage.
-func sqlCounts(ctx context.Context, conn *sql.Conn, stage string, width int) ([]colStats, error) {
+func sqlCounts(ctx context.Context, conn *sql.Conn, stage string, width int) ([]typing.Stats, error) {
 	return sqlCountsFrom(ctx, conn, quoteIdent(stage), width)
 }
 
 // sqlCountsFrom counts the shapes of columns c1..cwidth of from, a table
 // or a subquery the engine built.
-func sqlCountsFrom(ctx context.Context, conn *sql.Conn, from string, width int) ([]colStats, error) {
+func sqlCountsFrom(ctx context.Context, conn *sql.Conn, from string, width int) ([]typing.Stats, error) {
 	q := countsSQL(from, width)
 	// One row: per column, the fixed counts then a histogram of currencies.
 	per := len(sqlCountNames) + 1
@@ -62,7 +55,7 @@ func sqlCountsFrom(ctx context.Context, conn *sql.Conn, from string, width int) 
 	if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
 		return nil, classify(ctx, err)
 	}
-	out := make([]colStats, width)
+	out := make([]typing.Stats, width)
 	for i := range out {
 		m := map[string]int64{}
 		for j, name := range sqlCountNames {
@@ -101,7 +94,7 @@ func countsSQL(from string, width int) string {
 		kinds = append(kinds, x+", "+kindSQL(x)+" AS "+k)
 		parts = append(parts, x+", "+k+
 			", CASE WHEN "+k+" = 'n' THEN regexp_extract("+x+", "+quoteString(plainNumberPattern)+", ['sg', 'ip', 'dt', 'fr']) END AS np"+n+
-			", CASE WHEN "+k+" = 'w' THEN regexp_extract("+x+", "+quoteString(writtenPattern)+", "+sqlList(writtenParts)+") END AS wp"+n+
+			", CASE WHEN "+k+" = 'w' THEN regexp_extract("+x+", "+quoteString(typing.WrittenPattern)+", "+sqlList(typing.WrittenParts)+") END AS wp"+n+
 			", CASE WHEN "+k+" <> 'o' THEN regexp_full_match("+x+", "+quoteString(digitishPattern)+") END AS dg"+n)
 		flags = append(flags, flagsSQL(n))
 		aggs = append(aggs, aggsSQL(n)...)
@@ -130,8 +123,8 @@ func sqlList(names []string) string {
 func kindSQL(x string) string {
 	var isoCodes []string
 	firsts := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "+", "-", ".", "("}
-	for _, c := range currencySigns {
-		if isoCode(c) {
+	for _, c := range typing.CurrencySigns {
+		if typing.IsoCode(c) {
 			isoCodes = append(isoCodes, c)
 		} else {
 			firsts = append(firsts, c)
@@ -140,7 +133,7 @@ func kindSQL(x string) string {
 	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN NULL" +
 		" WHEN NOT (left(" + x + ", 1) IN " + sqlTuple(firsts) + " OR left(" + x + ", 3) IN " + sqlTuple(isoCodes) + ") THEN 'o'" +
 		" WHEN regexp_full_match(" + x + ", '[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)') THEN 'n'" +
-		" WHEN regexp_full_match(" + x + ", " + quoteString(writtenPattern) + ") THEN 'w'" +
+		" WHEN regexp_full_match(" + x + ", " + quoteString(typing.WrittenPattern) + ") THEN 'w'" +
 		" WHEN regexp_full_match(" + x + ", " + quoteString(dateishPattern) + ") THEN 'd'" +
 		" ELSE 'x' END"
 }
@@ -176,7 +169,7 @@ func flagsSQL(n string) string {
 		" AND NOT (" + has("lp2") + " AND " + wp + ".cp = '') AND NOT (" + has("cp") + " AND " + has("cs") + ")" +
 		" AND NOT (" + has("pct") + " AND " + cur + " <> '') AND NOT (" + has("m1") + " AND " + has("m2") + ")" +
 		" AND NOT (" + paren + " AND (" + has("m1") + " OR " + has("m2") + ")) AND NOT (" + has("m2") + " AND " + wp + ".cp = '')" +
-		" AND (" + wp + ".exp = '' OR (NOT " + grouped + " AND abs(" + exp + ") <= " + strconv.Itoa(maxExponent) + "))" +
+		" AND (" + wp + ".exp = '' OR (NOT " + grouped + " AND abs(" + exp + ") <= " + strconv.Itoa(typing.MaxExponent) + "))" +
 		" AND (" + paren + " OR " + cur + " <> '' OR " + has("pct") + " OR " + grouped + " OR " + has("exp") + "))"
 	wsig := "length(ltrim(" + digits + " || " + wp + ".frac, '0'))"
 	wleadRaw := "(length(" + wp + ".int) > 1 AND left(" + wp + ".int, 1) = '0')"
@@ -241,21 +234,21 @@ func aggsSQL(n string) []string {
 }
 
 // statsFromCounts fills a colStats from counts, as counts() reports them.
-func statsFromCounts(m map[string]int64) colStats {
-	c := colStats{
-		n: m["n"], ints: m["int"], decs: m["dec"], lead: m["lead"], long: m["long"], bools: m["bool"],
-		dates: m["date"], stamps: m["ts"], dmy: m["dmy"], mdy: m["mdy"], dmydot: m["dmydot"],
-		ymdslash: m["ymdslash"], serial: m["serial"], serialInt: m["serialint"], digits: m["digitish"],
-		intDigits: m["intdigits"], scale: m["scale"],
-		forms: m["form"], sci: m["sci"], grouped: m["grouped"], ambiguous: m["ambiguous"], points: m["point"],
-		percent: m["pct"], paren: m["paren"], zoned: m["tsz"], dateish: m["dateish"],
+func statsFromCounts(m map[string]int64) typing.Stats {
+	c := typing.Stats{
+		N: m["n"], Ints: m["int"], Decs: m["dec"], Lead: m["lead"], Long: m["long"], Bools: m["bool"],
+		Dates: m["date"], Stamps: m["ts"], DMY: m["dmy"], MDY: m["mdy"], DMYDot: m["dmydot"],
+		YMDSlash: m["ymdslash"], Serial: m["serial"], SerialInt: m["serialint"], Digits: m["digitish"],
+		IntDigits: m["intdigits"], Scale: m["scale"],
+		Forms: m["form"], Sci: m["sci"], Grouped: m["grouped"], Ambiguous: m["ambiguous"], Points: m["point"],
+		Percent: m["pct"], Paren: m["paren"], Zoned: m["tsz"], Dateish: m["dateish"],
 	}
 	for k, v := range m {
 		if s, ok := strings.CutPrefix(k, "cur:"); ok && v > 0 {
-			if c.currencies == nil {
-				c.currencies = map[string]int64{}
+			if c.Currencies == nil {
+				c.Currencies = map[string]int64{}
 			}
-			c.currencies[s] = v
+			c.Currencies[s] = v
 		}
 	}
 	return c
@@ -284,7 +277,7 @@ const (
 // true and false care, and those are trimmed.
 func quickSQL(x string) string {
 	var spaces []string
-	for _, c := range spaceChars {
+	for _, c := range typing.SpaceChars {
 		spaces = append(spaces, strconv.Itoa(int(c)))
 	}
 	a := "ascii(" + x + ")"
@@ -315,14 +308,14 @@ var quickMaybePattern = maybePattern()
 func maybePattern() string {
 	var isoCodes []string
 	class := "0-9"
-	for _, c := range currencySigns {
-		if isoCode(c) {
+	for _, c := range typing.CurrencySigns {
+		if typing.IsoCode(c) {
 			isoCodes = append(isoCodes, c)
 		} else {
 			class += regexp.QuoteMeta(c)
 		}
 	}
-	for _, c := range spaceChars + "+.(" {
+	for _, c := range typing.SpaceChars + "+.(" {
 		class += `\x{` + strconv.FormatInt(int64(c), 16) + `}`
 	}
 	class += `\-`
@@ -341,23 +334,23 @@ type quickCounts struct {
 // settle returns the counts decide needs when the quick pass alone fixes
 // the decision, or false when the column needs the full count. The
 // counts left out are ones decide does not reach for these columns.
-func (q quickCounts) settle() (colStats, bool) {
+func (q quickCounts) settle() (typing.Stats, bool) {
 	c := q.codes
 	n := c[quickInt] + c[quickBool] + c[quickText] + c[quickDecimal] + c[quickLead] + c[quickDate] + c[quickOther]
 	switch {
 	case c[quickOther] > 0:
-		return colStats{}, false
+		return typing.Stats{}, false
 	case c[quickInt]+c[quickDecimal]+c[quickLead] == n:
 		// Numbers and dates of the quick pass have no space around them
 		// (true and false may).
-		return colStats{n: n, ints: c[quickInt], decs: c[quickDecimal], lead: c[quickLead], intDigits: q.intDigits, scale: q.scale,
-			digits: n - q.negative, trimmed: true}, true
+		return typing.Stats{N: n, Ints: c[quickInt], Decs: c[quickDecimal], Lead: c[quickLead], IntDigits: q.intDigits, Scale: q.scale,
+			Digits: n - q.negative, Trimmed: true}, true
 	case c[quickBool]+c[quickText] == n:
-		return colStats{n: n, bools: c[quickBool]}, true
+		return typing.Stats{N: n, Bools: c[quickBool]}, true
 	case c[quickDate] == n:
-		return colStats{n: n, dates: n, stamps: n, trimmed: true}, true
+		return typing.Stats{N: n, Dates: n, Stamps: n, Trimmed: true}, true
 	}
-	return colStats{}, false
+	return typing.Stats{}, false
 }
 
 // quickPass runs the quick pass over columns cols of table, one
@@ -393,7 +386,7 @@ func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string)
 }
 
 // classifyStaged counts the shapes of staging columns 1..width in SQL.
-func classifyStaged(ctx context.Context, conn *sql.Conn, stage string, width int) ([]colStats, error) {
+func classifyStaged(ctx context.Context, conn *sql.Conn, stage string, width int) ([]typing.Stats, error) {
 	cols := make([]string, width)
 	for i := range cols {
 		cols[i] = stageColumn(i + 1)
@@ -404,12 +397,12 @@ func classifyStaged(ctx context.Context, conn *sql.Conn, stage string, width int
 // classifyColumns counts the shapes of text columns cols of table in SQL:
 // the quick pass for every column, and the full count for the columns it
 // leaves open.
-func classifyColumns(ctx context.Context, conn *sql.Conn, table string, cols []string) ([]colStats, error) {
+func classifyColumns(ctx context.Context, conn *sql.Conn, table string, cols []string) ([]typing.Stats, error) {
 	quick, err := quickPass(ctx, conn, table, cols)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]colStats, len(cols))
+	out := make([]typing.Stats, len(cols))
 	for i, q := range quick {
 		if st, ok := q.settle(); ok {
 			out[i] = st

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/typing"
 )
 
 // shapeValues are values at the edges of every shape the classifiers
@@ -40,18 +41,18 @@ func TestSameCountsBothPaths(t *testing.T) {
 			if _, err := conn.ExecContext(ctx, `DELETE FROM shapes`); err != nil {
 				t.Fatal(err)
 			}
-			var goStats colStats
+			var goStats typing.Stats
 			for _, v := range group {
 				if _, err := conn.ExecContext(ctx, `INSERT INTO shapes VALUES (?)`, v); err != nil {
 					t.Fatal(err)
 				}
-				goStats.add(v)
+				goStats.Add(v)
 			}
 			sqlStats, err := sqlCounts(ctx, conn, "shapes", 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, got := goStats.counts(), sqlStats[0].counts()
+			want, got := goStats.Counts(), sqlStats[0].Counts()
 			maps.DeleteFunc(want, func(_ string, v int64) bool { return v == 0 })
 			maps.DeleteFunc(got, func(_ string, v int64) bool { return v == 0 })
 			if maps.Equal(got, want) {
@@ -71,8 +72,8 @@ func TestSameCountsBothPaths(t *testing.T) {
 			}
 			// Value by value, to name the ones that differ.
 			for _, v := range group {
-				var one colStats
-				one.add(v)
+				var one typing.Stats
+				one.Add(v)
 				if _, err := conn.ExecContext(ctx, `DELETE FROM shapes`); err != nil {
 					t.Fatal(err)
 				}
@@ -83,7 +84,7 @@ func TestSameCountsBothPaths(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				w, g := one.counts(), sq[0].counts()
+				w, g := one.Counts(), sq[0].Counts()
 				maps.DeleteFunc(w, func(_ string, v int64) bool { return v == 0 })
 				maps.DeleteFunc(g, func(_ string, v int64) bool { return v == 0 })
 				if !maps.Equal(g, w) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
 // CSVFile is a CSV file as ingest found it, for DuckDB's reader: UTF-8,
@@ -244,7 +245,7 @@ func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, st
 			if !ok {
 				reason = "the row could not be read"
 			}
-			stats.Rejects = append(stats.Rejects, Reject{Line: line, Reason: reason})
+			stats.Rejects = append(stats.Rejects, catalog.Reject{Line: line, Reason: reason})
 		}
 	}
 	if err := rows.Err(); err != nil {

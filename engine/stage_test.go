@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
 // csvSourceOf reads a CSV file for both paths: the row stream (Go) and the
@@ -109,8 +110,8 @@ func TestSameDecisionsBothPaths(t *testing.T) {
 	ctx := context.Background()
 	for name, content := range sameDecisionFiles(t) {
 		t.Run(name, func(t *testing.T) {
-			var got [2]*Table
-			var rows [2]*Page
+			var got [2]*catalog.Table
+			var rows [2]*catalog.Page
 			for i, viaSQL := range []bool{false, true} {
 				path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
 				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -121,7 +122,7 @@ func TestSameDecisionsBothPaths(t *testing.T) {
 					t.Fatalf("via SQL %v: %v", viaSQL, err)
 				}
 				got[i] = &f.Tables[0]
-				if rows[i], err = s.Rows(ctx, got[i].ID, PageRequest{Limit: MaxPageSize}); err != nil {
+				if rows[i], err = s.Rows(ctx, got[i].ID, catalog.PageRequest{Limit: catalog.MaxPageSize}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -324,8 +325,8 @@ func TestSameDecisionsBothPathsJSON(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			var got [2]*Table
-			var rows [2]*Page
+			var got [2]*catalog.Table
+			var rows [2]*catalog.Page
 			for i, viaSQL := range []bool{false, true} {
 				src, _ := jsonSourceOf(t, s.IncomingDir(), content, viaSQL)
 				path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
@@ -337,7 +338,7 @@ func TestSameDecisionsBothPathsJSON(t *testing.T) {
 					t.Fatalf("via SQL %v: %v", viaSQL, err)
 				}
 				got[i] = &f.Tables[0]
-				if rows[i], err = s.Rows(ctx, got[i].ID, PageRequest{Limit: MaxPageSize}); err != nil {
+				if rows[i], err = s.Rows(ctx, got[i].ID, catalog.PageRequest{Limit: catalog.MaxPageSize}); err != nil {
 					t.Fatal(err)
 				}
 			}

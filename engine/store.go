@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"datadesk/engine/catalog"
 )
 
 // Store is one owner's database: the catalog of their files and tables, the
@@ -32,7 +34,7 @@ type Store struct {
 	tables *tableCache
 
 	// remote holds tables whose catalog location is not DuckDB.
-	remote        Backend
+	remote        catalog.Backend
 	remoteMinRows int64
 
 	// staged makes CSV and JSON files DuckDB can read take the staged

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
 // Stream sends every row a row plan matches to fn, in the plan's order and
@@ -11,7 +12,7 @@ import (
 // what a page shows. Values are as Scan gives them. Run the plan with
 // limit 0 first to learn how many rows will come.
 // Errors: invalid (a grouped plan), timeout, and whatever fn returns.
-func (s *Store) Stream(ctx context.Context, p *Plan, fn func(row []any) error) error {
+func (s *Store) Stream(ctx context.Context, p *catalog.Plan, fn func(row []any) error) error {
 	if p.Grouped() {
 		return datadesk.Errorf(datadesk.Invalid, "a grouped query has no rows to stream").WithField("group_by")
 	}
@@ -20,7 +21,7 @@ func (s *Store) Stream(ctx context.Context, p *Plan, fn func(row []any) error) e
 	} else if r != nil {
 		return r.Stream(ctx, p, fn)
 	}
-	q, params := p.duckStream()
+	q, params := duckStream(p)
 	rows, err := s.db.QueryContext(ctx, q, params...)
 	if err != nil {
 		return classify(ctx, err)

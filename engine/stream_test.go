@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
 // TestStreamMatchesPages: streaming a filtered, searched, sorted plan gives
@@ -26,7 +27,7 @@ func TestStreamMatchesPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	tid := f.Tables[0].ID
-	filters := []Filter{{Column: "amount", Op: "gte", Value: json.Number("20")}}
+	filters := []catalog.Filter{{Column: "amount", Op: "gte", Value: json.Number("20")}}
 	tests := []struct {
 		name   string
 		search string
@@ -39,11 +40,11 @@ func TestStreamMatchesPages(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			page, err := s.Rows(context.Background(), tid, PageRequest{Limit: MaxPageSize, Filters: filters, Search: tc.search, Sort: tc.sort, Direction: tc.dir})
+			page, err := s.Rows(context.Background(), tid, catalog.PageRequest{Limit: catalog.MaxPageSize, Filters: filters, Search: tc.search, Sort: tc.sort, Direction: tc.dir})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := s.Plan(context.Background(), Query{FileID: tid, Filters: filters, Search: tc.search, SortBy: tc.sort, Direction: tc.dir})
+			p, err := s.Plan(context.Background(), catalog.Query{FileID: tid, Filters: filters, Search: tc.search, SortBy: tc.sort, Direction: tc.dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,11 +80,11 @@ func TestSearchErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Rows(context.Background(), f.Tables[0].ID, PageRequest{Search: "x"})
+	_, err = s.Rows(context.Background(), f.Tables[0].ID, catalog.PageRequest{Search: "x"})
 	if e := datadesk.AsError(err); e.Code != datadesk.Invalid || e.Field != "search" {
 		t.Errorf("search of a table without text: %v", err)
 	}
-	p, err := s.Plan(context.Background(), Query{FileID: f.Tables[0].ID, GroupBy: []string{"a"}})
+	p, err := s.Plan(context.Background(), catalog.Query{FileID: f.Tables[0].ID, GroupBy: []string{"a"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"container/list"
 	"sync"
+
+	"datadesk/engine/catalog"
 )
 
 // tableCache holds one owner's catalog entries by table id and by file id
@@ -10,17 +12,17 @@ import (
 // clears the cache.
 type tableCache struct {
 	mu     sync.RWMutex
-	tables map[string]*Table
+	tables map[string]*catalog.Table
 }
 
-func (c *tableCache) get(id string) (*Table, bool) {
+func (c *tableCache) get(id string) (*catalog.Table, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t, ok := c.tables[id]
 	return t, ok
 }
 
-func (c *tableCache) put(id string, t *Table) {
+func (c *tableCache) put(id string, t *catalog.Table) {
 	c.mu.Lock()
 	c.tables[id] = t
 	c.mu.Unlock()
@@ -61,7 +63,7 @@ func (c *tableCaches) of(owner string) *tableCache {
 		c.lru.MoveToFront(el)
 		return el.Value.(*ownerCache).cache
 	}
-	oc := &ownerCache{owner: owner, cache: &tableCache{tables: map[string]*Table{}}}
+	oc := &ownerCache{owner: owner, cache: &tableCache{tables: map[string]*catalog.Table{}}}
 	c.owners[owner] = c.lru.PushFront(oc)
 	for c.lru.Len() > c.max {
 		last := c.lru.Back()

@@ -9,20 +9,22 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // Show makes a query's result displayable. The unfiltered original is shown
 // as it is; a derived result becomes a new table of the owner, with the
 // source and the query kept as its provenance; a result without rows makes
 // nothing and returns nil.
-func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, error) {
+func (s *Store) Show(ctx context.Context, p *catalog.Plan, res *catalog.QueryResult) (*catalog.View, error) {
 	if !p.Derived() {
-		return &View{TableID: p.Table.ID, FileID: p.Table.FileID, RowCount: p.Table.RowCount}, nil
+		return &catalog.View{TableID: p.Table.ID, FileID: p.Table.FileID, RowCount: p.Table.RowCount}, nil
 	}
 	if res.MatchedRowCount == 0 {
 		return nil, nil
 	}
-	var cols []Column
+	var cols []catalog.Column
 	if p.Grouped() {
 		cols = append(cols, p.Groups...)
 		for _, a := range p.Aggs {
@@ -30,7 +32,7 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 			if a.Col != nil {
 				reason += " of " + a.Col.Key
 			}
-			cols = append(cols, Column{Key: a.Name, Label: a.Name, Type: AggType(a), Reason: reason})
+			cols = append(cols, catalog.Column{Key: a.Name, Label: a.Name, Type: catalog.AggType(a), Reason: reason})
 		}
 	} else {
 		cols = slices.Clone(p.Cols)
@@ -41,7 +43,7 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	for i, c := range cols {
 		keys[i] = c.Key
 	}
-	keys = uniqueKeys(keys)
+	keys = typing.UniqueKeys(keys)
 	for i := range cols {
 		cols[i].Key = keys[i]
 	}
@@ -49,8 +51,8 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	sel, params := p.duckView(keys)
-	t := &Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
+	sel, params := duckView(p, keys)
+	t := &catalog.Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
 	if r, err := s.remoteOf(p.Table); err != nil {
 		return nil, err
@@ -64,11 +66,11 @@ func (s *Store) Show(ctx context.Context, p *Plan, res *QueryResult) (*View, err
 		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(t.ID)).Scan(&t.RowCount); err != nil {
 			return classify(ctx, err)
 		}
-		t.Report = Report{Table: t.Name, RowsRead: t.RowCount, RowsStored: t.RowCount, Notes: []string{"derived by a query of table " + p.Table.ID}}
+		t.Report = catalog.Report{Table: t.Name, RowsRead: t.RowCount, RowsStored: t.RowCount, Notes: []string{"derived by a query of table " + p.Table.ID}}
 		return writeCatalog(ctx, conn, t, "view")
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: t.RowCount}, nil
+	return &catalog.View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: t.RowCount}, nil
 }

@@ -11,7 +11,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // Excel's number limits.
@@ -145,7 +146,7 @@ const (
 
 // xlsxCell turns one value of column c into what the stream writer takes.
 // note is set when the value had to be written as text.
-func (s *cellStyles) xlsxCell(v any, c *engine.Column) (cell any, note string, err error) {
+func (s *cellStyles) xlsxCell(v any, c *catalog.Column) (cell any, note string, err error) {
 	switch x := v.(type) {
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -174,7 +175,7 @@ func (s *cellStyles) xlsxCell(v any, c *engine.Column) (cell any, note string, e
 			return textCell(x, c.Type), noteEarlyDates, nil
 		}
 		style := s.date
-		if c.Type == engine.TypeTimestamp {
+		if c.Type == typing.TypeTimestamp {
 			style = s.ts
 			if x.Nanosecond() >= 1e6 {
 				style = s.tsMillis
@@ -219,8 +220,8 @@ func textCell(v any, typ string) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case time.Time:
-		if typ == engine.TypeTimestamp {
-			return x.Format(engine.TimestampLayout)
+		if typ == typing.TypeTimestamp {
+			return x.Format(catalog.TimestampLayout)
 		}
 		return x.Format("2006-01-02")
 	}

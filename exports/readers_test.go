@@ -15,20 +15,21 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 	"datadesk/internal/testenv"
 )
 
 // edgeColumns and edgeRows hold the values readers get wrong: dates from
 // year 1 to 9999, decimals with trailing zeros, negative zero, numbers
 // Excel would round, NaN, and text that looks like a number or a formula.
-var edgeColumns = []engine.Column{
-	{Key: "day", Label: "Day", Type: engine.TypeDate},
-	{Key: "at", Label: "At", Type: engine.TypeTimestamp},
-	{Key: "price", Label: "Price", Type: engine.TypeDecimal},
-	{Key: "ratio", Label: "Ratio", Type: engine.TypeDouble},
-	{Key: "count", Label: "Count", Type: engine.TypeInteger},
-	{Key: "note", Label: "Note", Type: engine.TypeText},
+var edgeColumns = []catalog.Column{
+	{Key: "day", Label: "Day", Type: typing.TypeDate},
+	{Key: "at", Label: "At", Type: typing.TypeTimestamp},
+	{Key: "price", Label: "Price", Type: typing.TypeDecimal},
+	{Key: "ratio", Label: "Ratio", Type: typing.TypeDouble},
+	{Key: "count", Label: "Count", Type: typing.TypeInteger},
+	{Key: "note", Label: "Note", Type: typing.TypeText},
 }
 
 func wall(s string) time.Time {

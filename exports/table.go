@@ -13,6 +13,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 )
 
 // Spreadsheet limits.
@@ -30,7 +31,7 @@ const (
 // Source is a table to write: its columns and its rows, streamed. Row values
 // are string, int64, float64, json.Number, bool, time.Time or nil.
 type Source struct {
-	Columns []engine.Column
+	Columns []catalog.Column
 	// Count is how many rows Rows yields. A workbook declares each
 	// sheet's range before its rows, from Count; WriteXLSX fails when
 	// Rows yields another number.
@@ -82,7 +83,7 @@ type TruncatedCell struct {
 
 // headerLabels are the column labels, or the keys when labels repeat
 // (case-insensitively): Excel tables need unique headers.
-func headerLabels(cols []engine.Column) []string {
+func headerLabels(cols []catalog.Column) []string {
 	labels := make([]string, len(cols))
 	seen := map[string]bool{}
 	unique := true

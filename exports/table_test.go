@@ -11,18 +11,19 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
-var testColumns = []engine.Column{
-	{Key: "id", Label: "Order ID", Type: engine.TypeText, Identifier: true},
-	{Key: "big_id", Label: "Big ID", Type: engine.TypeText, Identifier: true},
-	{Key: "amount", Label: "Amount", Type: engine.TypeDecimal},
-	{Key: "qty", Label: "Qty", Type: engine.TypeInteger},
-	{Key: "day", Label: "Day", Type: engine.TypeDate},
-	{Key: "at", Label: "At", Type: engine.TypeTimestamp},
-	{Key: "ok", Label: "OK", Type: engine.TypeBoolean},
-	{Key: "name", Label: "Name", Type: engine.TypeText},
+var testColumns = []catalog.Column{
+	{Key: "id", Label: "Order ID", Type: typing.TypeText, Identifier: true},
+	{Key: "big_id", Label: "Big ID", Type: typing.TypeText, Identifier: true},
+	{Key: "amount", Label: "Amount", Type: typing.TypeDecimal},
+	{Key: "qty", Label: "Qty", Type: typing.TypeInteger},
+	{Key: "day", Label: "Day", Type: typing.TypeDate},
+	{Key: "at", Label: "At", Type: typing.TypeTimestamp},
+	{Key: "ok", Label: "OK", Type: typing.TypeBoolean},
+	{Key: "name", Label: "Name", Type: typing.TypeText},
 }
 
 func day(s string) time.Time {

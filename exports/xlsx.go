@@ -8,7 +8,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // WriteXLSX writes the table as a workbook: a styled, frozen and filtered
@@ -202,14 +203,14 @@ func (x *xlsxWriter) row(row []any) error {
 
 // colWidth is a column's width in characters: room for its label and its
 // type's usual values.
-func colWidth(c engine.Column, label string) float64 {
+func colWidth(c catalog.Column, label string) float64 {
 	w := float64(utf8.RuneCountInString(label)) + 4
 	switch c.Type {
-	case engine.TypeTimestamp:
+	case typing.TypeTimestamp:
 		w = max(w, 20)
-	case engine.TypeDate:
+	case typing.TypeDate:
 		w = max(w, 12)
-	case engine.TypeText:
+	case typing.TypeText:
 		w = max(w, 14)
 		if c.Identifier {
 			w = max(w, 16)

@@ -12,15 +12,16 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
-var benchColumns = []engine.Column{
-	{Key: "id", Type: engine.TypeText, Identifier: true}, {Key: "zip", Type: engine.TypeText, Identifier: true},
-	{Key: "region", Type: engine.TypeText}, {Key: "category", Type: engine.TypeText},
-	{Key: "qty", Type: engine.TypeInteger}, {Key: "amount", Type: engine.TypeDouble},
-	{Key: "price", Type: engine.TypeDouble}, {Key: "day", Type: engine.TypeDate},
-	{Key: "ok", Type: engine.TypeBoolean}, {Key: "note", Type: engine.TypeText},
+var benchColumns = []catalog.Column{
+	{Key: "id", Type: typing.TypeText, Identifier: true}, {Key: "zip", Type: typing.TypeText, Identifier: true},
+	{Key: "region", Type: typing.TypeText}, {Key: "category", Type: typing.TypeText},
+	{Key: "qty", Type: typing.TypeInteger}, {Key: "amount", Type: typing.TypeDouble},
+	{Key: "price", Type: typing.TypeDouble}, {Key: "day", Type: typing.TypeDate},
+	{Key: "ok", Type: typing.TypeBoolean}, {Key: "note", Type: typing.TypeText},
 }
 
 var regionNames = []string{"North", "South", "East", "West", "Central"}

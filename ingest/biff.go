@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/encoding/traditionalchinese"
 
 	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // BIFF record types read here (Microsoft's [MS-XLS] names them).
@@ -416,7 +417,7 @@ func (r *sstReader) str() (string, bool) {
 type biffCell struct {
 	row, col int
 	text     string
-	kind     engine.CellKind
+	kind     typing.CellKind
 }
 
 // sheetCells reads the cells of the sheet whose BOF is at offset, sorted by
@@ -483,9 +484,9 @@ func (wb *biffBook) cellRecord(rec biffRecord, segs [][]byte, cells []biffCell) 
 	}
 	row, col, xf := int(binary.LittleEndian.Uint16(d)), int(binary.LittleEndian.Uint16(d[2:])), int(binary.LittleEndian.Uint16(d[4:]))
 	// at(col)(text, kind) adds a cell in this record's row.
-	at := func(col int) func(string, engine.CellKind) {
-		return func(text string, kind engine.CellKind) {
-			if kind != engine.KindEmpty {
+	at := func(col int) func(string, typing.CellKind) {
+		return func(text string, kind typing.CellKind) {
+			if kind != typing.KindEmpty {
 				cells = append(cells, biffCell{row, col, text, kind})
 			}
 		}
@@ -565,9 +566,9 @@ func continued(stream, data []byte, pos int) ([][]byte, int) {
 }
 
 // number renders a number under the format of style xf.
-func (wb *biffBook) number(v float64, xf int) (string, engine.CellKind) {
+func (wb *biffBook) number(v float64, xf int) (string, typing.CellKind) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "", engine.KindEmpty
+		return "", typing.KindEmpty
 	}
 	fk := fmtNumber
 	if xf >= 0 && xf < len(wb.xfKinds) {
@@ -591,40 +592,40 @@ func rkNumber(rk uint32) float64 {
 	return v
 }
 
-func boolErr(v byte, isErr bool) (string, engine.CellKind) {
+func boolErr(v byte, isErr bool) (string, typing.CellKind) {
 	if !isErr {
-		return boolText(v != 0), engine.KindBool
+		return boolText(v != 0), typing.KindBool
 	}
 	if s, ok := biffErrors[v]; ok {
-		return s, engine.KindError
+		return s, typing.KindError
 	}
-	return "#N/A", engine.KindError
+	return "#N/A", typing.KindError
 }
 
 // rows streams a sheet's rows.
 func (wb *biffBook) rows(filename string, sh biffSheet) sheetRows {
-	return func(yield func(int, []string, []engine.CellKind) error) error {
+	return func(yield func(int, []string, []typing.CellKind) error) error {
 		cells, err := wb.sheetCells(sh.offset)
 		if err != nil {
 			return damagedSheet(filename, sh.name, err)
 		}
 		var (
 			texts []string
-			kinds []engine.CellKind
+			kinds []typing.CellKind
 		)
 		for i := 0; i < len(cells); {
 			row := cells[i].row
 			texts, kinds = texts[:0], kinds[:0]
 			for ; i < len(cells) && cells[i].row == row; i++ {
 				c := cells[i]
-				if c.kind == engine.KindEmpty {
+				if c.kind == typing.KindEmpty {
 					continue
 				}
 				if c.col >= engine.MaxColumns {
 					return tooWide(filename, sh.name, row+1, c.col+1)
 				}
 				for len(texts) <= c.col {
-					texts, kinds = append(texts, ""), append(kinds, engine.KindEmpty)
+					texts, kinds = append(texts, ""), append(kinds, typing.KindEmpty)
 				}
 				texts[c.col], kinds[c.col] = c.text, c.kind
 			}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // TestBIFFDamaged reads corpus workbook streams with bytes changed, cut
@@ -160,7 +160,7 @@ func TestBIFFRecords(t *testing.T) {
 		t.Fatalf("globals: 1904 %v, sheets %+v", wb.date1904, wb.sheets)
 	}
 	var got []string
-	err = wb.rows("t.xls", wb.sheets[0])(func(row int, texts []string, kinds []engine.CellKind) error {
+	err = wb.rows("t.xls", wb.sheets[0])(func(row int, texts []string, kinds []typing.CellKind) error {
 		var cells []string
 		for i, v := range texts {
 			cells = append(cells, kindLetters[kinds[i]]+":"+v)

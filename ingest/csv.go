@@ -17,6 +17,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 )
 
 // maxRejectSamples is how many rejected rows a report lists by line.
@@ -209,7 +210,7 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
 				stats.Rejected++
 				if len(stats.Rejects) < maxRejectSamples {
-					stats.Rejects = append(stats.Rejects, engine.Reject{Line: int64(pe.Line), Reason: pe.Err.Error()})
+					stats.Rejects = append(stats.Rejects, catalog.Reject{Line: int64(pe.Line), Reason: pe.Err.Error()})
 				}
 				continue
 			}

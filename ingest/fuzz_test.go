@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"datadesk"
-	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // Fuzz targets for the readers, through Ingester.Read, the entry point
@@ -69,7 +69,7 @@ func readAll(dir, ext string, data []byte) string {
 		var err error
 		switch {
 		case src.Cells != nil:
-			_, err = src.Cells(func([]string, []engine.CellKind) error { return count() })
+			_, err = src.Cells(func([]string, []typing.CellKind) error { return count() })
 		case src.RowsWithNulls != nil:
 			_, err = src.RowsWithNulls(func([]string, []bool) error { return count() })
 		default:

@@ -19,6 +19,8 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -58,7 +60,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // ingest reads a file the way an upload does and stores it.
-func (fx *fixture) ingest(path, filename string) (*engine.File, error) {
+func (fx *fixture) ingest(path, filename string) (*catalog.File, error) {
 	tmp := filepath.Join(fx.store.IncomingDir(), datadesk.NewID("up"))
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -76,7 +78,7 @@ func (fx *fixture) ingest(path, filename string) (*engine.File, error) {
 	return fx.store.AddFile(context.Background(), engine.NewFile{Filename: filename, ContentType: res.ContentType, TempPath: tmp, Tables: res.Tables})
 }
 
-func (fx *fixture) ingestBytes(filename string, content []byte) (*engine.File, error) {
+func (fx *fixture) ingestBytes(filename string, content []byte) (*catalog.File, error) {
 	p := filepath.Join(fx.t.TempDir(), filename)
 	if err := os.WriteFile(p, content, 0o600); err != nil {
 		fx.t.Fatal(err)
@@ -85,7 +87,7 @@ func (fx *fixture) ingestBytes(filename string, content []byte) (*engine.File, e
 }
 
 func (fx *fixture) rows(tableID string) [][]any {
-	p, err := fx.store.Rows(context.Background(), tableID, engine.PageRequest{Limit: engine.MaxPageSize})
+	p, err := fx.store.Rows(context.Background(), tableID, catalog.PageRequest{Limit: catalog.MaxPageSize})
 	if err != nil {
 		fx.t.Fatal(err)
 	}
@@ -205,10 +207,10 @@ func TestLabelsKept(t *testing.T) {
 	if c[0].Label != "Order ID" || c[1].Label != "Order Date" || c[0].Key != "order_id" {
 		t.Errorf("got %+v", c)
 	}
-	if c[0].Type != engine.TypeText || !c[0].Identifier {
+	if c[0].Type != typing.TypeText || !c[0].Identifier {
 		t.Errorf("order id: got %s identifier=%v, want text identifier", c[0].Type, c[0].Identifier)
 	}
-	if c[1].Type != engine.TypeDate {
+	if c[1].Type != typing.TypeDate {
 		t.Errorf("order date: got %s, want date", c[1].Type)
 	}
 }
@@ -231,20 +233,20 @@ func TestPostcodesLeadingZeroAfterSample(t *testing.T) {
 	if tb.RowCount != 25500 {
 		t.Errorf("rows: got %d, want 25500", tb.RowCount)
 	}
-	if c := tb.Columns[1]; c.Type != engine.TypeText || !strings.Contains(c.Reason, "500 values with leading zeros") {
+	if c := tb.Columns[1]; c.Type != typing.TypeText || !strings.Contains(c.Reason, "500 values with leading zeros") {
 		t.Errorf("postcode: got %s (%s), want text for 500 leading zeros", c.Type, c.Reason)
 	}
-	if c := tb.Columns[2]; c.Type != engine.TypeDecimal {
+	if c := tb.Columns[2]; c.Type != typing.TypeDecimal {
 		t.Errorf("amount: got %s, want decimal", c.Type)
 	}
-	p, err := fx.store.Rows(context.Background(), tb.ID, engine.PageRequest{Offset: 25000, Limit: 1})
+	p, err := fx.store.Rows(context.Background(), tb.ID, catalog.PageRequest{Offset: 25000, Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := p.Rows[0][1]; got != "01000" {
 		t.Errorf("got %v, want 01000", got)
 	}
-	p, _ = fx.store.Rows(context.Background(), tb.ID, engine.PageRequest{Limit: 1})
+	p, _ = fx.store.Rows(context.Background(), tb.ID, catalog.PageRequest{Limit: 1})
 	if got := p.Rows[0][1]; got != "10000" {
 		t.Errorf("got %v, want 10000 as text", got)
 	}
@@ -257,7 +259,7 @@ func TestTwentyDigitIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := f.Tables[0].Columns[0]
-	if c.Type != engine.TypeText || !c.Identifier {
+	if c.Type != typing.TypeText || !c.Identifier {
 		t.Fatalf("got %s identifier=%v, want text identifier", c.Type, c.Identifier)
 	}
 	if got := fx.rows(f.Tables[0].ID); got[0][0] != "12345678901234567890" {
@@ -500,7 +502,7 @@ func TestXLSX1904Dates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := f.Tables[0].Columns[0]; c.Type != engine.TypeDate {
+	if c := f.Tables[0].Columns[0]; c.Type != typing.TypeDate {
 		t.Fatalf("type %s (%s)", c.Type, c.Reason)
 	}
 	if got := fx.rows(f.Tables[0].ID)[0][0]; got != "2024-01-01" {

@@ -14,6 +14,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // JSON comes in three shapes: an array of records ([{...}, ...] or, with a
@@ -143,7 +144,7 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 	src := engine.TableSource{Name: name}
 	for _, c := range cols {
 		src.Header = append(src.Header, c.label)
-		h := engine.Hint{}
+		h := typing.Hint{}
 		switch c.declared {
 		case "text":
 			h.NoNumbers = true

@@ -10,6 +10,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 )
 
 // jsonBothPaths are JSON files both readers take; fast says whether
@@ -51,7 +52,7 @@ func TestJSONSameDecisionsBothPaths(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range jsonBothPaths {
 		t.Run(tc.name, func(t *testing.T) {
-			var got [2]*engine.Table
+			var got [2]*catalog.Table
 			var rows [2][][]any
 			for i, fast := range []bool{false, true} {
 				tmp := filepath.Join(fx.store.IncomingDir(), datadesk.NewID("up"))

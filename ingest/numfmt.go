@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // fmtKind is what a number format makes of the number under it.
@@ -125,9 +125,9 @@ var (
 // from a day later) or, in the 1904 system, from 1904-01-01; fractions are
 // times of day, kept to the millisecond. A day number outside 0 to
 // 9999-12-31 stays a number.
-func numberCell(v float64, fk fmtKind, date1904 bool) (string, engine.CellKind) {
+func numberCell(v float64, fk fmtKind, date1904 bool) (string, typing.CellKind) {
 	if fk == fmtNumber || v < 0 || v >= maxSerial+1 || math.IsNaN(v) {
-		return formatNumber(v), engine.KindNumber
+		return formatNumber(v), typing.KindNumber
 	}
 	days := math.Floor(v)
 	ms := math.Round((v - days) * 86400000)
@@ -144,11 +144,11 @@ func numberCell(v float64, fk fmtKind, date1904 bool) (string, engine.CellKind) 
 	t := base.AddDate(0, 0, int(days)).Add(time.Duration(ms) * time.Millisecond)
 	switch {
 	case days == 0:
-		return clockText(t), engine.KindTime
+		return clockText(t), typing.KindTime
 	case ms == 0 && fk != fmtDateTime:
-		return t.Format("2006-01-02"), engine.KindDate
+		return t.Format("2006-01-02"), typing.KindDate
 	}
-	return t.Format("2006-01-02") + "T" + clockText(t), engine.KindDateTime
+	return t.Format("2006-01-02") + "T" + clockText(t), typing.KindDateTime
 }
 
 // clockText is a time of day, with milliseconds when there are any.
@@ -174,7 +174,7 @@ func formatNumber(v float64) string {
 }
 
 // isoCell reads a cell an XLSX file stores as an ISO 8601 date (t="d").
-func isoCell(v string) (string, engine.CellKind) {
+func isoCell(v string) (string, typing.CellKind) {
 	for _, l := range []string{"2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02", "15:04:05.999999999"} {
 		t, err := time.Parse(l, v)
 		if err != nil {
@@ -183,26 +183,26 @@ func isoCell(v string) (string, engine.CellKind) {
 		t = t.Round(time.Millisecond)
 		switch {
 		case l == "2006-01-02":
-			return t.Format("2006-01-02"), engine.KindDate
+			return t.Format("2006-01-02"), typing.KindDate
 		case strings.HasPrefix(l, "15"):
-			return clockText(t), engine.KindTime
+			return clockText(t), typing.KindTime
 		case t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0:
-			return t.Format("2006-01-02"), engine.KindDate
+			return t.Format("2006-01-02"), typing.KindDate
 		}
-		return t.Format("2006-01-02") + "T" + clockText(t), engine.KindDateTime
+		return t.Format("2006-01-02") + "T" + clockText(t), typing.KindDateTime
 	}
-	return v, engine.KindText
+	return v, typing.KindText
 }
 
 // isoSerial turns a date or date-time read by isoCell back into a day
 // number, so that the cell's number format can decide how it shows.
-func isoSerial(text string, kind engine.CellKind, date1904 bool) (float64, bool) {
+func isoSerial(text string, kind typing.CellKind, date1904 bool) (float64, bool) {
 	var t time.Time
 	var err error
 	switch kind {
-	case engine.KindDate:
+	case typing.KindDate:
 		t, err = time.Parse("2006-01-02", text)
-	case engine.KindDateTime:
+	case typing.KindDateTime:
 		t, err = time.Parse("2006-01-02T15:04:05.999", text)
 	default:
 		return 0, false

@@ -3,7 +3,7 @@ package ingest
 import (
 	"testing"
 
-	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // TestFormatKind classifies number formats as xlrd's formatting.py and
@@ -61,25 +61,25 @@ func TestNumberCell(t *testing.T) {
 		fk       fmtKind
 		date1904 bool
 		text     string
-		kind     engine.CellKind
+		kind     typing.CellKind
 	}{
-		{44105, fmtDate, false, "2020-10-01", engine.KindDate},
-		{1, fmtDate, false, "1900-01-01", engine.KindDate},
-		{59, fmtDate, false, "1900-02-28", engine.KindDate},
-		{61, fmtDate, false, "1900-03-01", engine.KindDate},
-		{43830, fmtDate, true, "2024-01-01", engine.KindDate},
-		{44105.35416666667, fmtDateTime, false, "2020-10-01T08:30:00", engine.KindDateTime},
-		{44105, fmtDateTime, false, "2020-10-01T00:00:00", engine.KindDateTime},
-		{44105, fmtTime, false, "2020-10-01", engine.KindDate},
-		{44105.5000011574, fmtDateTime, false, "2020-10-01T12:00:00.1", engine.KindDateTime},
-		{0.354166666666667, fmtTime, false, "08:30:00", engine.KindTime},
-		{0.99999999999, fmtTime, false, "1900-01-01", engine.KindDate},
-		{-1.5, fmtDate, false, "-1.5", engine.KindNumber},
-		{2958466, fmtDate, false, "2958466", engine.KindNumber},
-		{0.1, fmtNumber, false, "0.1", engine.KindNumber},
-		{45717.395833333336, fmtNumber, false, "45717.395833333336", engine.KindNumber},
-		{1e-25, fmtNumber, false, "1e-25", engine.KindNumber},
-		{-0.0, fmtNumber, false, "0", engine.KindNumber},
+		{44105, fmtDate, false, "2020-10-01", typing.KindDate},
+		{1, fmtDate, false, "1900-01-01", typing.KindDate},
+		{59, fmtDate, false, "1900-02-28", typing.KindDate},
+		{61, fmtDate, false, "1900-03-01", typing.KindDate},
+		{43830, fmtDate, true, "2024-01-01", typing.KindDate},
+		{44105.35416666667, fmtDateTime, false, "2020-10-01T08:30:00", typing.KindDateTime},
+		{44105, fmtDateTime, false, "2020-10-01T00:00:00", typing.KindDateTime},
+		{44105, fmtTime, false, "2020-10-01", typing.KindDate},
+		{44105.5000011574, fmtDateTime, false, "2020-10-01T12:00:00.1", typing.KindDateTime},
+		{0.354166666666667, fmtTime, false, "08:30:00", typing.KindTime},
+		{0.99999999999, fmtTime, false, "1900-01-01", typing.KindDate},
+		{-1.5, fmtDate, false, "-1.5", typing.KindNumber},
+		{2958466, fmtDate, false, "2958466", typing.KindNumber},
+		{0.1, fmtNumber, false, "0.1", typing.KindNumber},
+		{45717.395833333336, fmtNumber, false, "45717.395833333336", typing.KindNumber},
+		{1e-25, fmtNumber, false, "1e-25", typing.KindNumber},
+		{-0.0, fmtNumber, false, "0", typing.KindNumber},
 	}
 	for _, tc := range tests {
 		text, kind := numberCell(tc.v, tc.fk, tc.date1904)

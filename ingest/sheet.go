@@ -8,12 +8,13 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // sheetRows streams the non-empty rows of one sheet in order: the row's
 // 1-based number, each cell's text and kind. The slices are reused between
 // calls. The spreadsheet readers (XLSX and XLS) both give one.
-type sheetRows func(yield func(row int, texts []string, kinds []engine.CellKind) error) error
+type sheetRows func(yield func(row int, texts []string, kinds []typing.CellKind) error) error
 
 // errStop ends a stream early once what was wanted is found.
 var errStop = errors.New("stop")
@@ -24,7 +25,7 @@ var errStop = errors.New("stop")
 func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget) (src engine.TableSource, ok bool, err error) {
 	var header []string
 	headerRow := 0
-	err = rows(func(row int, texts []string, kinds []engine.CellKind) error {
+	err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
 		if emptyRow(texts) {
 			return nil
 		}
@@ -38,14 +39,14 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget) (sr
 		return src, false, nil
 	}
 	src = engine.TableSource{Name: sheet, Header: header}
-	src.Cells = func(yield func([]string, []engine.CellKind) error) (stats engine.RowStats, err error) {
+	src.Cells = func(yield func([]string, []typing.CellKind) error) (stats engine.RowStats, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = damagedSheet(filename, sheet, fmt.Errorf("panic: %v", r))
 			}
 		}()
 		skipped, last := 0, headerRow
-		err = rows(func(row int, texts []string, kinds []engine.CellKind) error {
+		err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
 			if row <= headerRow {
 				return nil
 			}

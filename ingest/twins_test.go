@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	"datadesk"
-	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // kindLetters name cell kinds in test output.
-var kindLetters = map[engine.CellKind]string{
-	engine.KindText: "s", engine.KindNumber: "n", engine.KindDate: "d", engine.KindDateTime: "dt",
-	engine.KindTime: "t", engine.KindBool: "b", engine.KindError: "e",
+var kindLetters = map[typing.CellKind]string{
+	typing.KindText: "s", typing.KindNumber: "n", typing.KindDate: "d", typing.KindDateTime: "dt",
+	typing.KindTime: "t", typing.KindBool: "b", typing.KindError: "e",
 }
 
 // sheetDump is a sheet as ingest reads it: its name, header, and every
@@ -39,10 +39,10 @@ func dumpWorkbook(t *testing.T, in *Ingester, path string) ([]sheetDump, error) 
 	var out []sheetDump
 	for _, src := range res.Tables {
 		d := sheetDump{name: src.Name, header: src.Header}
-		_, err := src.Cells(func(row []string, kinds []engine.CellKind) error {
+		_, err := src.Cells(func(row []string, kinds []typing.CellKind) error {
 			cells := make([]string, len(row))
 			for i, v := range row {
-				if i < len(kinds) && kinds[i] != engine.KindEmpty {
+				if i < len(kinds) && kinds[i] != typing.KindEmpty {
 					cells[i] = kindLetters[kinds[i]] + ":" + v
 				}
 			}

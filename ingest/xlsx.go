@@ -13,6 +13,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/typing"
 )
 
 // checkZip refuses archives that are damaged, are not workbooks, or expand
@@ -355,7 +356,7 @@ func attrNS(se xml.StartElement, name string) string {
 // its reference (or follows the one before); a style attribute that is
 // empty or unknown means the default style.
 func (wb *xlsxBook) rows(filename string, sh xlsxSheet) sheetRows {
-	return func(yield func(int, []string, []engine.CellKind) error) error {
+	return func(yield func(int, []string, []typing.CellKind) error) error {
 		f := wb.parts[strings.ToLower(sh.part)]
 		if f == nil {
 			return nil
@@ -407,7 +408,7 @@ func (wb *xlsxBook) rows(filename string, sh xlsxSheet) sheetRows {
 type sheetXML struct {
 	wb       *xlsxBook
 	texts    []string
-	kinds    []engine.CellKind
+	kinds    []typing.CellKind
 	row, col int
 	cell     xlsxCell
 	inCell   bool
@@ -466,23 +467,23 @@ func (sx *sheetXML) end(t xml.EndElement) {
 	case "c":
 		sx.inCell = false
 		text, kind := sx.wb.cellValue(sx.cell, sx.v.String(), sx.is.String())
-		if kind == engine.KindEmpty || sx.col < 1 {
+		if kind == typing.KindEmpty || sx.col < 1 {
 			return
 		}
 		for len(sx.texts) < sx.col {
-			sx.texts, sx.kinds = append(sx.texts, ""), append(sx.kinds, engine.KindEmpty)
+			sx.texts, sx.kinds = append(sx.texts, ""), append(sx.kinds, typing.KindEmpty)
 		}
 		sx.texts[sx.col-1], sx.kinds[sx.col-1] = text, kind
 	}
 }
 
 // cellValue turns a cell's stored value into its text and kind.
-func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, engine.CellKind) {
+func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, typing.CellKind) {
 	switch c.typ {
 	case "s":
 		i, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || i < 0 || i >= len(wb.strings) {
-			return "", engine.KindEmpty
+			return "", typing.KindEmpty
 		}
 		return textCell(wb.strings[i])
 	case "inlineStr":
@@ -491,14 +492,14 @@ func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, engine.Cell
 		return textCell(unescapeXstring(v))
 	case "b":
 		if v == "" {
-			return "", engine.KindEmpty
+			return "", typing.KindEmpty
 		}
-		return boolText(v == "1" || v == "true"), engine.KindBool
+		return boolText(v == "1" || v == "true"), typing.KindBool
 	case "e":
-		return v, engine.KindError
+		return v, typing.KindError
 	case "d":
 		if v == "" {
-			return "", engine.KindEmpty
+			return "", typing.KindEmpty
 		}
 		text, kind := isoCell(v)
 		if serial, ok := isoSerial(text, kind, wb.date1904); ok && wb.styleKind(c.style) != fmtNumber {
@@ -546,11 +547,11 @@ func unescapeXstring(s string) string {
 	return b.String()
 }
 
-func textCell(s string) (string, engine.CellKind) {
+func textCell(s string) (string, typing.CellKind) {
 	if s == "" {
-		return "", engine.KindEmpty
+		return "", typing.KindEmpty
 	}
-	return s, engine.KindText
+	return s, typing.KindText
 }
 
 // refColumn is the 1-based column of a cell reference such as "AB12", or 0.

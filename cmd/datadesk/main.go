@@ -30,8 +30,10 @@ import (
 
 	"datadesk"
 	"datadesk/api"
+	"datadesk/api/serverdb"
 	"datadesk/bench"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/ingest"
 	"datadesk/rbac"
 )
@@ -287,7 +289,7 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 		return nil, nil, err
 	}
 	closers = append(closers, eng.Close)
-	system, err := engine.OpenSystem(context.Background(), eng)
+	system, err := serverdb.Open(context.Background(), eng.Dir())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -626,7 +628,7 @@ func ingestFile(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reports := make([]engine.Report, 0, len(f.Tables))
+	reports := make([]catalog.Report, 0, len(f.Tables))
 	for _, t := range f.Tables {
 		reports = append(reports, t.Report)
 	}
@@ -651,6 +653,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	maxOpen := fs.Int("max-open", engine.DefaultMaxOpen, "with --owners: the server's --max-open")
 	memoryLimit := fs.String("memory-limit", engine.DefaultMemoryLimit, "with --owners: the server's --memory-limit")
 	only := fs.String("only", "", "measure only these groups of paths, comma-separated: "+strings.Join(bench.Groups, ", "))
+	nodeModules := fs.String("node-modules", os.Getenv("DATADESK_NODE_MODULES"),
+		"folder whose node_modules holds @duckdb/node-api: compare query_table over HTTP with DuckDB in Node (the nodejs paths)")
 	cf := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -683,7 +687,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\nwritten to %s\n", filepath.Join(*out, "owners.md"))
 		return nil
 	}
-	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus, Only: splitList(*only)}
+	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus, Only: splitList(*only),
+		NodeModules: *nodeModules}
 	switch *backend {
 	case "duckdb":
 	case "clickhouse":

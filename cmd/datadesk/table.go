@@ -13,6 +13,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/clickhouse"
 )
 
 // clusterFlags say where the ClickHouse cluster for big tables is. The
@@ -37,12 +38,12 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 }
 
 // client returns the configured cluster's client, nil when none is.
-func (f clusterFlags) client() (*engine.ClickHouse, error) {
+func (f clusterFlags) client() (*clickhouse.Cluster, error) {
 	nodes := splitList(*f.nodes)
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	return engine.NewClickHouse(engine.ClickHouseConfig{Nodes: nodes, Cluster: *f.cluster, Database: *f.db,
+	return clickhouse.New(clickhouse.Config{Nodes: nodes, Cluster: *f.cluster, Database: *f.db,
 		User: *f.user, Password: os.Getenv("DATADESK_CLICKHOUSE_PASSWORD")})
 }
 

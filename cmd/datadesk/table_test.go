@@ -13,6 +13,8 @@ import (
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/clickhouse"
 	"datadesk/engine/clickhousetest"
 	"datadesk/internal/testenv"
 )
@@ -90,11 +92,11 @@ func TestTableMoveBothWays(t *testing.T) {
 			t.Fatalf("move to %s printed %s", to, out.String())
 		}
 	}
-	move(engine.LocationClickHouse)
+	move(catalog.LocationClickHouse)
 	if got := scanWithCluster(t, dir, tableID, cluster); got != original {
 		t.Errorf("rows on the cluster differ from the original")
 	}
-	move(engine.LocationDuckDB)
+	move(catalog.LocationDuckDB)
 	if got := scan(); got != original {
 		t.Errorf("rows moved back differ from the original")
 	}
@@ -107,7 +109,7 @@ func TestTableMoveBothWays(t *testing.T) {
 
 func scanWithCluster(t *testing.T, dir, tableID string, c *clickhousetest.Cluster) string {
 	t.Helper()
-	ch, err := engine.NewClickHouse(engine.ClickHouseConfig{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package clickhouse
 
 import (
 	"context"
@@ -11,18 +11,19 @@ import (
 	"strings"
 	"time"
 
-	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // Run answers a checked plan on the cluster with the semantics of
 // Store.Run. Errors: timeout when ctx ends first.
-func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
+func (c *Cluster) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult, error) {
 	counts, page, err := c.chStatements(p)
 	if err != nil {
 		return nil, err
 	}
-	res := &QueryResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount,
-		Offset: p.Offset, SQL: counts, Schema: schemaPage(p.Table, p.Query.SchemaOffset)}
+	res := &catalog.QueryResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount,
+		Offset: p.Offset, SQL: counts, Schema: catalog.NewSchemaPage(p.Table, p.Query.SchemaOffset)}
 	if page != "" {
 		res.SQL += ";\n" + page
 	}
@@ -31,7 +32,7 @@ func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 		return nil, err
 	}
 	if len(head) != 1 {
-		return nil, fmt.Errorf("engine: clickhouse: %d count rows, want 1", len(head))
+		return nil, fmt.Errorf("clickhouse: %d count rows, want 1", len(head))
 	}
 	res.MatchedRowCount = head[0][0].(int64)
 	total := res.MatchedRowCount
@@ -71,17 +72,17 @@ func (c *ClickHouse) Run(ctx context.Context, p *Plan) (*QueryResult, error) {
 			}
 		}
 	}
-	res.page(p, total)
+	res.Finish(p, total)
 	return res, nil
 }
 
 // all runs a small SELECT and returns its rows as Go values (chValue).
-func (c *ClickHouse) all(ctx context.Context, stmt string) ([][]any, error) {
+func (c *Cluster) all(ctx context.Context, stmt string) ([][]any, error) {
 	return c.allOn(ctx, c.cfg.Nodes, stmt)
 }
 
 // allOn is all on the first of nodes that answers.
-func (c *ClickHouse) allOn(ctx context.Context, nodes []string, stmt string) ([][]any, error) {
+func (c *Cluster) allOn(ctx context.Context, nodes []string, stmt string) ([][]any, error) {
 	r, err := c.queryOn(ctx, nodes, stmt, true)
 	if err != nil {
 		return nil, err
@@ -118,7 +119,7 @@ func chValue(f *string, typ string) (any, error) {
 	case strings.HasPrefix(typ, "Int"), strings.HasPrefix(typ, "UInt"):
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("engine: clickhouse: %s value %q: %w", typ, s, err)
+			return nil, fmt.Errorf("clickhouse: %s value %q: %w", typ, s, err)
 		}
 		return n, nil
 	case strings.HasPrefix(typ, "Float"):
@@ -132,7 +133,7 @@ func chValue(f *string, typ string) (any, error) {
 		}
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, fmt.Errorf("engine: clickhouse: %s value %q: %w", typ, s, err)
+			return nil, fmt.Errorf("clickhouse: %s value %q: %w", typ, s, err)
 		}
 		return x, nil
 	case strings.HasPrefix(typ, "Decimal"):
@@ -145,14 +146,14 @@ func chValue(f *string, typ string) (any, error) {
 // the same cell read from DuckDB.
 func chJSONValue(v any, typ string) any {
 	switch typ {
-	case TypeBoolean:
+	case typing.TypeBoolean:
 		if n, ok := v.(int64); ok {
 			return n != 0
 		}
-	case TypeTimestamp:
+	case typing.TypeTimestamp:
 		if s, ok := v.(string); ok {
 			if t, err := parseDuckTimestamp(s); err == nil {
-				return JSONValue(t, typ)
+				return catalog.JSONValue(t, typ)
 			}
 		}
 	}
@@ -164,42 +165,18 @@ func parseDuckTimestamp(s string) (time.Time, error) {
 	return time.Parse("2006-01-02 15:04:05.999999999", s)
 }
 
-// Rows returns a page for browsing, with Store.Rows's checks and order.
-// Errors: invalid (offset, limit, sort, direction, filters, search),
-// timeout.
-func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page, error) {
-	if req.Limit == 0 {
-		req.Limit = DefaultPageSize
-	}
-	if req.Limit < 1 || req.Limit > MaxPageSize {
-		return nil, datadesk.Errorf(datadesk.Invalid, "limit must be between 1 and %d", MaxPageSize).WithField("limit")
-	}
-	if req.Offset < 0 {
-		return nil, datadesk.Errorf(datadesk.Invalid, "offset must be 0 or more").WithField("offset")
-	}
-	conds, search, err := CheckFilters(t, req.Filters, req.Search)
-	if err != nil {
-		return nil, err
-	}
-	where := chWhere(conds, search)
+// Rows returns a checked page for browsing, in Store.Rows's order.
+// Errors: timeout.
+func (c *Cluster) Rows(ctx context.Context, p *catalog.PagePlan) (*catalog.Page, error) {
+	t := p.Table
+	where := chWhere(p.Conds, p.Search)
 	order := chRowKey
-	if req.Sort != "" {
-		col, ok := t.column(req.Sort)
-		if !ok {
-			return nil, datadesk.Errorf(datadesk.Invalid, "unknown sort column %q", req.Sort).WithField("sort").WithAllowed(t.keys()...)
-		}
+	if p.Sort != nil {
 		dir := "ASC"
-		switch strings.ToLower(req.Direction) {
-		case "", "asc":
-		case "desc":
+		if p.Desc {
 			dir = "DESC"
-		default:
-			return nil, datadesk.Errorf(datadesk.Invalid, "direction must be asc or desc").WithField("direction").WithAllowed("asc", "desc")
 		}
-		order = chOrder(chCol(col.Key), col.Type == TypeDecimal, dir) + ", " + chRowKey
-		req.Direction = strings.ToLower(dir)
-	} else {
-		req.Direction = ""
+		order = chOrder(chCol(p.Sort.Key), p.Sort.Type == typing.TypeDecimal, dir) + ", " + chRowKey
 	}
 	total := t.RowCount
 	if where != "" {
@@ -210,7 +187,7 @@ func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page
 		total = head[0][0].(int64)
 	}
 	rows, err := c.all(ctx, "SELECT "+chColumns(t)+" FROM "+c.chTable(t)+where+" ORDER BY "+order+
-		" LIMIT "+strconv.FormatInt(req.Offset, 10)+", "+strconv.Itoa(req.Limit))
+		" LIMIT "+strconv.FormatInt(p.Offset, 10)+", "+strconv.Itoa(p.Limit))
 	if err != nil {
 		return nil, err
 	}
@@ -219,14 +196,10 @@ func (c *ClickHouse) Rows(ctx context.Context, t *Table, req PageRequest) (*Page
 			r[i] = chJSONValue(r[i], t.Columns[i].Type)
 		}
 	}
-	if rows == nil {
-		rows = [][]any{}
-	}
-	return &Page{TableID: t.ID, Columns: t.Columns, Rows: rows, Total: total, Offset: req.Offset, Limit: req.Limit,
-		Sort: req.Sort, Direction: req.Direction, HasMore: req.Offset+int64(len(rows)) < total}, nil
+	return p.Page(rows, total), nil
 }
 
-func chColumns(t *Table) string {
+func chColumns(t *catalog.Table) string {
 	cols := make([]string, len(t.Columns))
 	for i, col := range t.Columns {
 		cols[i] = chCol(col.Key)
@@ -237,7 +210,7 @@ func chColumns(t *Table) string {
 // Scan streams every row in file order, with the values Store.Scan gives:
 // dates and timestamps as time.Time, booleans as bool, decimals as
 // json.Number. A stream cut short is an error, never a short export.
-func (c *ClickHouse) Scan(ctx context.Context, t *Table, fn func(row []any) error) error {
+func (c *Cluster) Scan(ctx context.Context, t *catalog.Table, fn func(row []any) error) error {
 	types := make([]string, len(t.Columns))
 	for i, col := range t.Columns {
 		types[i] = col.Type
@@ -248,7 +221,7 @@ func (c *ClickHouse) Scan(ctx context.Context, t *Table, fn func(row []any) erro
 // scanRows runs stmt and sends each row to fn with the values Store.Scan
 // gives for the catalog types; fewer or more rows than want is an error,
 // so that an export is never cut short unnoticed.
-func (c *ClickHouse) scanRows(ctx context.Context, stmt string, types []string, want int64, what string, fn func(row []any) error) error {
+func (c *Cluster) scanRows(ctx context.Context, stmt string, types []string, want int64, what string, fn func(row []any) error) error {
 	r, err := c.query(ctx, stmt, false)
 	if err != nil {
 		return err
@@ -279,7 +252,7 @@ func (c *ClickHouse) scanRows(ctx context.Context, stmt string, types []string, 
 		n++
 	}
 	if n != want {
-		return fmt.Errorf("engine: clickhouse: %s gave %d rows, want %d", what, n, want)
+		return fmt.Errorf("clickhouse: %s gave %d rows, want %d", what, n, want)
 	}
 	return nil
 }
@@ -289,18 +262,18 @@ func chScanValue(v any, typ string) (any, error) {
 	switch {
 	case v == nil:
 		return nil, nil
-	case typ == TypeBoolean:
+	case typ == typing.TypeBoolean:
 		return v.(int64) != 0, nil
-	case typ == TypeDate && isText:
+	case typ == typing.TypeDate && isText:
 		return time.Parse("2006-01-02", s)
-	case typ == TypeTimestamp && isText:
+	case typ == typing.TypeTimestamp && isText:
 		return parseDuckTimestamp(s)
 	}
 	return v, nil
 }
 
 // Count returns how many rows the cluster holds for t.
-func (c *ClickHouse) Count(ctx context.Context, t *Table) (int64, error) {
+func (c *Cluster) Count(ctx context.Context, t *catalog.Table) (int64, error) {
 	rows, err := c.all(ctx, "SELECT count() FROM "+c.chTable(t))
 	if err != nil {
 		return 0, err
@@ -309,7 +282,7 @@ func (c *ClickHouse) Count(ctx context.Context, t *Table) (int64, error) {
 }
 
 // SQLTypes returns the DuckDB types of t's columns, read from the cluster.
-func (c *ClickHouse) SQLTypes(ctx context.Context, t *Table) ([]string, error) {
+func (c *Cluster) SQLTypes(ctx context.Context, t *catalog.Table) ([]string, error) {
 	rows, err := c.all(ctx, "SELECT name, type FROM system.columns WHERE database = "+chLiteral(c.cfg.Database)+
 		" AND table = "+chLiteral(t.ID))
 	if err != nil {
@@ -323,7 +296,7 @@ func (c *ClickHouse) SQLTypes(ctx context.Context, t *Table) ([]string, error) {
 	for i, col := range t.Columns {
 		ct, ok := byName[col.Key]
 		if !ok {
-			return nil, fmt.Errorf("engine: clickhouse: table %s has no column %q", t.ID, col.Key)
+			return nil, fmt.Errorf("clickhouse: table %s has no column %q", t.ID, col.Key)
 		}
 		out[i] = duckType(col.Type, ct)
 	}
@@ -334,7 +307,7 @@ func (c *ClickHouse) SQLTypes(ctx context.Context, t *Table) ([]string, error) {
 // inserts the rows write gives, numbering them in order. The insert is
 // synchronous: when Put returns, every shard has its rows. A table left by
 // an earlier attempt is replaced.
-func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write func(w RowWriter) error) error {
+func (c *Cluster) Put(ctx context.Context, t *catalog.Table, sqlTypes []string, write func(w catalog.RowWriter) error) error {
 	if err := c.execAll(ctx, "CREATE DATABASE IF NOT EXISTS "+chIdent(c.cfg.Database)); err != nil {
 		return err
 	}
@@ -375,7 +348,7 @@ func (c *ClickHouse) Put(ctx context.Context, t *Table, sqlTypes []string, write
 // create makes t's part on every shard and the Distributed table over
 // them, with the row number first and then the columns of the given
 // ClickHouse types.
-func (c *ClickHouse) create(ctx context.Context, t *Table, types []string) error {
+func (c *Cluster) create(ctx context.Context, t *catalog.Table, types []string) error {
 	cols := []string{chRowKey + " UInt64"}
 	for i, col := range t.Columns {
 		cols = append(cols, chCol(col.Key)+" "+types[i])
@@ -396,7 +369,7 @@ func (c *ClickHouse) create(ctx context.Context, t *Table, types []string) error
 // Derive stores the whole result of plan p, in its order, as the new table
 // t on the cluster, without its rows leaving the cluster, and returns how
 // many rows it has. t's columns are the result's columns.
-func (c *ClickHouse) Derive(ctx context.Context, p *Plan, t *Table) (int64, error) {
+func (c *Cluster) Derive(ctx context.Context, p *catalog.Plan, t *catalog.Table) (int64, error) {
 	q, err := c.chSelect(p)
 	if err != nil {
 		return 0, err
@@ -439,7 +412,7 @@ func (c *ClickHouse) Derive(ctx context.Context, p *Plan, t *Table) (int64, erro
 }
 
 // Copy makes dst a copy of src on the cluster; no row leaves it.
-func (c *ClickHouse) Copy(ctx context.Context, src, dst *Table) error {
+func (c *Cluster) Copy(ctx context.Context, src, dst *catalog.Table) error {
 	rows, err := c.all(ctx, "SELECT name, type FROM system.columns WHERE database = "+chLiteral(c.cfg.Database)+
 		" AND table = "+chLiteral(src.ID)+" AND name != "+chLiteral(chRowKey))
 	if err != nil {
@@ -452,7 +425,7 @@ func (c *ClickHouse) Copy(ctx context.Context, src, dst *Table) error {
 	types := make([]string, len(dst.Columns))
 	for i, col := range dst.Columns {
 		if types[i] = byName[col.Key]; types[i] == "" {
-			return fmt.Errorf("engine: clickhouse: table %s has no column %q", src.ID, col.Key)
+			return fmt.Errorf("clickhouse: table %s has no column %q", src.ID, col.Key)
 		}
 	}
 	if err := c.create(ctx, dst, types); err != nil {
@@ -465,7 +438,7 @@ func (c *ClickHouse) Copy(ctx context.Context, src, dst *Table) error {
 		resp.Body.Close()
 		var n int64
 		if n, err = c.Count(ctx, dst); err == nil && n != src.RowCount {
-			err = fmt.Errorf("engine: clickhouse: copy of %s has %d rows, want %d", src.ID, n, src.RowCount)
+			err = fmt.Errorf("clickhouse: copy of %s has %d rows, want %d", src.ID, n, src.RowCount)
 		}
 	}
 	if err != nil {
@@ -475,7 +448,7 @@ func (c *ClickHouse) Copy(ctx context.Context, src, dst *Table) error {
 }
 
 // Drop removes t from every shard.
-func (c *ClickHouse) Drop(ctx context.Context, t *Table) error {
+func (c *Cluster) Drop(ctx context.Context, t *catalog.Table) error {
 	for _, s := range []string{"DROP TABLE IF EXISTS " + c.chTable(t), "DROP TABLE IF EXISTS " + c.chLocal(t)} {
 		if err := c.execAll(ctx, s); err != nil {
 			return err
@@ -486,7 +459,7 @@ func (c *ClickHouse) Drop(ctx context.Context, t *Table) error {
 
 // Statements returns the ClickHouse statements that answer a plan, for
 // logs and benchmarks.
-func (c *ClickHouse) Statements(p *Plan) ([]string, error) {
+func (c *Cluster) Statements(p *catalog.Plan) ([]string, error) {
 	counts, page, err := c.chStatements(p)
 	if err != nil {
 		return nil, err
@@ -500,7 +473,7 @@ func (c *ClickHouse) Statements(p *Plan) ([]string, error) {
 // Drain runs statements on the cluster, as compiled by Statements, reads
 // every row without decoding it and returns how many there were: the
 // baseline of a benchmark.
-func (c *ClickHouse) Drain(ctx context.Context, stmts ...string) (int, error) {
+func (c *Cluster) Drain(ctx context.Context, stmts ...string) (int, error) {
 	n := 0
 	for _, s := range stmts {
 		r, err := c.query(ctx, s, true)
@@ -519,4 +492,34 @@ func (c *ClickHouse) Drain(ctx context.Context, stmts ...string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// ShardRows returns how many rows of t each node holds in its local part,
+// in the order of Config.Nodes. Errors: unavailable when a node does not
+// answer.
+func (c *Cluster) ShardRows(ctx context.Context, t *catalog.Table) ([]int64, error) {
+	out := make([]int64, len(c.cfg.Nodes))
+	for i, n := range c.cfg.Nodes {
+		res, err := c.allOn(ctx, []string{n}, "SELECT count() FROM "+c.chLocal(t))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = res[0][0].(int64)
+	}
+	return out, nil
+}
+
+// Tables returns the names of the tables in the cluster's database, as
+// the first node that answers sees them: a Distributed table and its
+// local part for each table held here.
+func (c *Cluster) Tables(ctx context.Context) ([]string, error) {
+	rows, err := c.all(ctx, "SELECT name FROM system.tables WHERE database = "+chLiteral(c.cfg.Database)+" ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r[0].(string)
+	}
+	return out, nil
 }

@@ -1,4 +1,9 @@
-package engine
+// Package serverdb is the server's own database, apart from every owner's:
+// calls waiting for a person's approval (with their arguments, their
+// decision and their result) and web sessions. The API's approval and
+// sign-in handlers are its only users. It runs in a small DuckDB instance
+// of its own, so that no owner's statement can reach it.
+package serverdb
 
 import (
 	"context"
@@ -10,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,11 +26,11 @@ import (
 	"datadesk"
 )
 
-// System is the server's own database: calls waiting for approval and web
+// DB is the server's own database: calls waiting for approval and web
 // sessions. It lives in the data directory beside the owners' databases; a
 // pending call's large arguments are files of their own under
 // Dir/approvals/, so the queue stays small however big the calls are.
-type System struct {
+type DB struct {
 	db      *sql.DB
 	argsDir string
 	// mu makes each approval's state change a single step, so that two
@@ -77,32 +83,53 @@ var systemDDL = []string{
 	`UPDATE approvals SET arguments = '' WHERE status <> 'pending' AND arguments <> ''`,
 }
 
-// System database limits: it holds small rows (approvals' summaries and
-// sessions), and its instance is its own, so that no owner's statement can
-// reach it.
-const (
-	systemMemoryLimit = "64MB"
-	systemThreads     = 1
-	systemMaxTemp     = "256MB"
-)
+// dsn opens the database at path in a small instance of its own: it holds
+// small rows (approvals' summaries and sessions), and no owner's statement
+// can reach it.
+func dsn(path string) string {
+	q := url.Values{}
+	q.Set("enable_external_access", "false")
+	q.Set("autoload_known_extensions", "false")
+	q.Set("autoinstall_known_extensions", "false")
+	q.Set("threads", "1")
+	q.Set("memory_limit", "64MB")
+	q.Set("max_temp_directory_size", "256MB")
+	q.Set("lock_configuration", "true")
+	return path + "?" + q.Encode()
+}
 
-// OpenSystem opens (or creates) the system database of eng's data
-// directory, in a small DuckDB instance of its own beside eng's.
-func OpenSystem(ctx context.Context, eng *Engine) (*System, error) {
-	cfg := Config{MemoryLimit: systemMemoryLimit, Threads: systemThreads, MaxTempSize: systemMaxTemp}
-	connector, err := duckdb.NewConnector(dsn(cfg, filepath.Join(eng.cfg.Dir, "system.duckdb")), nil)
-	if err != nil {
-		return nil, fmt.Errorf("engine: system database: %w", err)
+// dbError turns a database or context error into the project's error
+// model: a deadline or a cancelled request is a timeout.
+func dbError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
 	}
-	s := &System{db: sql.OpenDB(connector), argsDir: filepath.Join(eng.cfg.Dir, "approvals")}
+	var de *datadesk.Error
+	switch {
+	case errors.As(err, &de):
+		return err
+	case errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
+		return datadesk.Errorf(datadesk.Timeout, "the operation took longer than allowed").WithCause(err)
+	}
+	return fmt.Errorf("serverdb: %w", err)
+}
+
+// Open opens (or creates) the server's database in data directory dir,
+// in a small DuckDB instance of its own.
+func Open(ctx context.Context, dir string) (*DB, error) {
+	connector, err := duckdb.NewConnector(dsn(filepath.Join(dir, "system.duckdb")), nil)
+	if err != nil {
+		return nil, fmt.Errorf("serverdb: %w", err)
+	}
+	s := &DB{db: sql.OpenDB(connector), argsDir: filepath.Join(dir, "approvals")}
 	if err := os.MkdirAll(s.argsDir, 0o700); err != nil {
 		s.db.Close()
-		return nil, fmt.Errorf("engine: system database: %w", err)
+		return nil, fmt.Errorf("serverdb: %w", err)
 	}
 	for _, stmt := range systemDDL {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			s.db.Close()
-			return nil, fmt.Errorf("engine: system database: %w", err)
+			return nil, fmt.Errorf("serverdb: %w", err)
 		}
 	}
 	s.mu.Lock()
@@ -116,7 +143,7 @@ func OpenSystem(ctx context.Context, eng *Engine) (*System, error) {
 }
 
 // Close closes the system database.
-func (s *System) Close() error { return s.db.Close() }
+func (s *DB) Close() error { return s.db.Close() }
 
 // Approval statuses.
 const (
@@ -180,7 +207,7 @@ const summaryColumns = `id, tool, user_id, user_name, role, actor_id, actor_name
 // AddApproval stores a call that waits for approval, within the user's
 // quota; arguments larger than InlineArgsMax are written to a file of their
 // own first. Errors: too_large, naming the limit that was reached.
-func (s *System) AddApproval(ctx context.Context, a *Approval, q PendingQuota) error {
+func (s *DB) AddApproval(ctx context.Context, a *Approval, q PendingQuota) error {
 	a.Bytes = int64(len(a.Arguments))
 	if q.CallBytes > 0 && a.Bytes > q.CallBytes {
 		return datadesk.Errorf(datadesk.TooLarge, "a call waiting for approval may carry at most %d bytes of arguments; this one has %d",
@@ -196,7 +223,7 @@ func (s *System) AddApproval(ctx context.Context, a *Approval, q PendingQuota) e
 	err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(args_bytes), 0)::BIGINT FROM approvals
 		WHERE user_id = ? AND status = 'pending' AND expires_at >= ?`, a.UserID, a.CreatedAt).Scan(&calls, &bytes)
 	if err != nil {
-		return classify(ctx, err)
+		return dbError(ctx, err)
 	}
 	switch {
 	case q.Calls > 0 && calls >= q.Calls:
@@ -220,18 +247,18 @@ func (s *System) AddApproval(ctx context.Context, a *Approval, q PendingQuota) e
 		a.CreatedAt, a.ExpiresAt, a.Bytes, a.Rows, a.ArgumentsApart)
 	if err != nil {
 		os.Remove(s.argsPath(a.ID))
-		return classify(ctx, err)
+		return dbError(ctx, err)
 	}
 	return nil
 }
 
-func (s *System) argsPath(id string) string { return filepath.Join(s.argsDir, id+".json") }
+func (s *DB) argsPath(id string) string { return filepath.Join(s.argsDir, id+".json") }
 
 // writeFileAtomic writes path through a synced temporary file and a rename.
 func writeFileAtomic(path string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
-		return fmt.Errorf("engine: %w", err)
+		return fmt.Errorf("serverdb: %w", err)
 	}
 	_, err = f.Write(b)
 	if err == nil {
@@ -245,24 +272,24 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("engine: %w", err)
+		return fmt.Errorf("serverdb: %w", err)
 	}
 	return nil
 }
 
 // sweep drops the arguments of calls that can no longer run: decided or
 // expired ones. The caller holds s.mu.
-func (s *System) sweep(ctx context.Context, now time.Time) error {
+func (s *DB) sweep(ctx context.Context, now time.Time) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM approvals WHERE args_apart AND (status <> 'pending' OR expires_at < ?)`, now)
 	if err != nil {
-		return classify(ctx, err)
+		return dbError(ctx, err)
 	}
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return classify(ctx, err)
+			return dbError(ctx, err)
 		}
 		ids = append(ids, id)
 	}
@@ -273,16 +300,16 @@ func (s *System) sweep(ctx context.Context, now time.Time) error {
 		}
 	}
 	_, err = s.db.ExecContext(ctx, `UPDATE approvals SET arguments = '' WHERE arguments <> '' AND (status <> 'pending' OR expires_at < ?)`, now)
-	return classify(ctx, err)
+	return dbError(ctx, err)
 }
 
 // dropArguments forgets a call's arguments once it cannot run any more.
-func (s *System) dropArguments(ctx context.Context, id string) error {
+func (s *DB) dropArguments(ctx context.Context, id string) error {
 	if err := os.Remove(s.argsPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("engine: %w", err)
+		return fmt.Errorf("serverdb: %w", err)
 	}
 	_, err := s.db.ExecContext(context.WithoutCancel(ctx), `UPDATE approvals SET arguments = '', args_apart = false WHERE id = ?`, id)
-	return classify(ctx, err)
+	return dbError(ctx, err)
 }
 
 func scanApproval(row interface{ Scan(...any) error }, now time.Time, extra ...any) (*Approval, error) {
@@ -306,7 +333,7 @@ func scanApproval(row interface{ Scan(...any) error }, now time.Time, extra ...a
 
 // Approval returns one approval with its result, and its arguments when
 // they are kept inline. Errors: not_found.
-func (s *System) Approval(ctx context.Context, id string, now time.Time) (*Approval, error) {
+func (s *DB) Approval(ctx context.Context, id string, now time.Time) (*Approval, error) {
 	var args string
 	var result sql.NullString
 	a, err := scanApproval(s.db.QueryRowContext(ctx, `SELECT `+summaryColumns+`, arguments, result FROM approvals WHERE id = ?`, id), now,
@@ -315,7 +342,7 @@ func (s *System) Approval(ctx context.Context, id string, now time.Time) (*Appro
 		return nil, datadesk.Errorf(datadesk.NotFound, "no approval with id %q", id).WithField("id")
 	}
 	if err != nil {
-		return nil, classify(ctx, err)
+		return nil, dbError(ctx, err)
 	}
 	if args != "" {
 		a.Arguments = json.RawMessage(args)
@@ -329,7 +356,7 @@ func (s *System) Approval(ctx context.Context, id string, now time.Time) (*Appro
 // ApprovalArguments returns a pending call's arguments, from the queue or
 // from their file. Errors: conflict when they are gone (the call was
 // decided or expired).
-func (s *System) ApprovalArguments(ctx context.Context, a *Approval) (json.RawMessage, error) {
+func (s *DB) ApprovalArguments(ctx context.Context, a *Approval) (json.RawMessage, error) {
 	if a.Arguments != nil {
 		return a.Arguments, nil
 	}
@@ -341,7 +368,7 @@ func (s *System) ApprovalArguments(ctx context.Context, a *Approval) (json.RawMe
 		return nil, datadesk.Errorf(datadesk.Conflict, "approval %s no longer holds its arguments", a.ID).WithField("id")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, fmt.Errorf("serverdb: %w", err)
 	}
 	return b, nil
 }
@@ -356,7 +383,7 @@ type ApprovalFilter struct {
 // Approvals lists a page of approvals' summaries, newest first, and
 // whether more follow. Arguments and results are never read here, so a
 // page costs the same whatever the calls carry.
-func (s *System) Approvals(ctx context.Context, f ApprovalFilter, now time.Time) ([]Approval, bool, error) {
+func (s *DB) Approvals(ctx context.Context, f ApprovalFilter, now time.Time) ([]Approval, bool, error) {
 	where, params := `(? = '' OR user_id = ?)`, []any{f.UserID, f.UserID}
 	switch f.Status {
 	case "":
@@ -373,19 +400,19 @@ func (s *System) Approvals(ctx context.Context, f ApprovalFilter, now time.Time)
 	q := `SELECT ` + summaryColumns + ` FROM approvals WHERE ` + where + ` ORDER BY created_at DESC, id LIMIT ? OFFSET ?`
 	rows, err := s.db.QueryContext(ctx, q, append(params, f.Limit+1, f.Offset)...)
 	if err != nil {
-		return nil, false, classify(ctx, err)
+		return nil, false, dbError(ctx, err)
 	}
 	defer rows.Close()
 	out := []Approval{}
 	for rows.Next() {
 		a, err := scanApproval(rows, now)
 		if err != nil {
-			return nil, false, classify(ctx, err)
+			return nil, false, dbError(ctx, err)
 		}
 		out = append(out, *a)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, classify(ctx, err)
+		return nil, false, dbError(ctx, err)
 	}
 	more := len(out) > f.Limit
 	if more {
@@ -398,7 +425,7 @@ func (s *System) Approvals(ctx context.Context, f ApprovalFilter, now time.Time)
 // or denied, in one step under a lock, so a call is claimed at most once.
 // A call that will not run forgets its arguments. Errors: not_found,
 // conflict (already decided, or expired).
-func (s *System) DecideApproval(ctx context.Context, id, by, status string, now time.Time) (*Approval, error) {
+func (s *DB) DecideApproval(ctx context.Context, id, by, status string, now time.Time) (*Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, err := s.Approval(ctx, id, now)
@@ -411,7 +438,7 @@ func (s *System) DecideApproval(ctx context.Context, id, by, status string, now 
 	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
 		status, by, now, id)
 	if err != nil {
-		return nil, classify(ctx, err)
+		return nil, dbError(ctx, err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, datadesk.Errorf(datadesk.Conflict, "approval %s was decided meanwhile", id).WithField("id")
@@ -428,12 +455,12 @@ func (s *System) DecideApproval(ctx context.Context, id, by, status string, now 
 // FinishApproval records the outcome of a decided call: done with its
 // result, failed with an error code, or denied with the policy's reason;
 // its arguments are dropped.
-func (s *System) FinishApproval(ctx context.Context, id, status string, result json.RawMessage, code, msg string) error {
+func (s *DB) FinishApproval(ctx context.Context, id, status string, result json.RawMessage, code, msg string) error {
 	res := sql.NullString{String: string(result), Valid: result != nil}
 	_, err := s.db.ExecContext(context.WithoutCancel(ctx), `UPDATE approvals SET status = ?, result = ?, error_code = ?, error_message = ? WHERE id = ?`,
 		status, res, code, msg, id)
 	if err != nil {
-		return classify(ctx, err)
+		return dbError(ctx, err)
 	}
 	return s.dropArguments(ctx, id)
 }
@@ -459,19 +486,19 @@ func tokenHash(token string) string {
 // CreateSession starts a session for a user and returns its cookie token,
 // `<user id>.<secret>`: the id lets a proxy route the session's requests
 // to the user's node. Only the token's hash is stored.
-func (s *System) CreateSession(ctx context.Context, userID string, now time.Time, ttl time.Duration) (string, *Session, error) {
+func (s *DB) CreateSession(ctx context.Context, userID string, now time.Time, ttl time.Duration) (string, *Session, error) {
 	token := userID + "." + randomToken()
 	sess := &Session{UserID: userID, CSRF: randomToken(), ExpiresAt: now.Add(ttl)}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions VALUES (?, ?, ?, ?, ?, false)`, tokenHash(token), userID, sess.CSRF, now, sess.ExpiresAt)
 	if err != nil {
-		return "", nil, classify(ctx, err)
+		return "", nil, dbError(ctx, err)
 	}
 	return token, sess, nil
 }
 
 // Session returns the live session of a cookie token.
 // Errors: unauthenticated (unknown, expired or signed out).
-func (s *System) Session(ctx context.Context, token string, now time.Time) (*Session, error) {
+func (s *DB) Session(ctx context.Context, token string, now time.Time) (*Session, error) {
 	var sess Session
 	var revoked bool
 	err := s.db.QueryRowContext(ctx, `SELECT user_id, csrf, expires_at, revoked FROM sessions WHERE token_hash = ?`, tokenHash(token)).
@@ -480,7 +507,7 @@ func (s *System) Session(ctx context.Context, token string, now time.Time) (*Ses
 	case errors.Is(err, sql.ErrNoRows) || err == nil && revoked:
 		return nil, datadesk.Errorf(datadesk.Unauthenticated, "the session has ended; sign in again")
 	case err != nil:
-		return nil, classify(ctx, err)
+		return nil, dbError(ctx, err)
 	case now.After(sess.ExpiresAt):
 		return nil, datadesk.Errorf(datadesk.Unauthenticated, "the session expired; sign in again")
 	}
@@ -488,7 +515,7 @@ func (s *System) Session(ctx context.Context, token string, now time.Time) (*Ses
 }
 
 // RevokeSession ends a session.
-func (s *System) RevokeSession(ctx context.Context, token string) error {
+func (s *DB) RevokeSession(ctx context.Context, token string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET revoked = true WHERE token_hash = ?`, tokenHash(token))
-	return classify(ctx, err)
+	return dbError(ctx, err)
 }

@@ -14,79 +14,8 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
-
-// File is a stored file as the catalog knows it.
-type File struct {
-	ID          string    `json:"id"`
-	Filename    string    `json:"filename"`
-	ContentType string    `json:"content_type"`
-	Size        int64     `json:"size"`
-	SHA256      string    `json:"sha256"`
-	ChatSession string    `json:"chat_session_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	// Tables are the tables ingested from the file, in sheet order.
-	Tables []Table `json:"tables,omitempty"`
-}
-
-// Table is a stored table: one sheet of a workbook, or a whole CSV or JSON
-// file.
-type Table struct {
-	ID        string    `json:"id"`
-	FileID    string    `json:"file_id"`
-	Name      string    `json:"name"`
-	Ordinal   int       `json:"ordinal"`
-	RowCount  int64     `json:"row_count"`
-	Columns   []Column  `json:"columns"`
-	Report    Report    `json:"-"`
-	CreatedAt time.Time `json:"created_at"`
-	// SourceTableID and Query are set for a view derived by a query: the
-	// table it came from and the query's arguments as JSON.
-	SourceTableID string `json:"source_table_id,omitempty"`
-	Query         string `json:"query,omitempty"`
-	// Location says where the rows live: duckdb (the owner's file) or
-	// clickhouse (the cluster).
-	Location string `json:"location"`
-}
-
-// Column describes one column of a stored table.
-type Column struct {
-	// Key is the column's name in queries: cleaned, unique case-insensitively.
-	Key string `json:"key"`
-	// Label is the header as the file had it.
-	Label string `json:"label"`
-	// Type is one of text, integer, decimal, double, boolean, date, timestamp.
-	Type string `json:"type"`
-	// Identifier marks text columns of codes, ids, postcodes or phone numbers.
-	Identifier bool   `json:"identifier"`
-	Reason     string `json:"reason"`
-}
-
-// Report is what an ingest did to one table.
-type Report struct {
-	Table        string         `json:"table"`
-	RowsRead     int64          `json:"rows_read"`
-	RowsStored   int64          `json:"rows_stored"`
-	RowsRejected int64          `json:"rows_rejected"`
-	Rejects      []Reject       `json:"rejects,omitempty"`
-	Columns      []ColumnReport `json:"columns"`
-	Notes        []string       `json:"notes,omitempty"`
-}
-
-// ColumnReport is one column's type decision.
-type ColumnReport struct {
-	Key        string `json:"key"`
-	Label      string `json:"label"`
-	Type       string `json:"type"`
-	Identifier bool   `json:"identifier,omitempty"`
-	Reason     string `json:"reason"`
-}
-
-// Reject is a row that could not be stored, with why.
-type Reject struct {
-	Line   int64  `json:"line"`
-	Reason string `json:"reason"`
-}
 
 // NewFile is a file to add: its bytes, already written and synced to a
 // temporary path, and the tables read from them.
@@ -102,13 +31,13 @@ type NewFile struct {
 	CopyOf string
 	// Admit, if set, sees the loaded tables before anything commits; an
 	// error from it leaves nothing of the file.
-	Admit func(tables []Table) error
+	Admit func(tables []catalog.Table) error
 }
 
 // AddFile stores a file and ingests its tables. The tables and the catalog
 // rows commit in one transaction; on any error nothing of the file remains.
 // Errors: invalid or too_large from the table sources, timeout when ctx ends.
-func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
+func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) {
 	// The bytes are hashed while the tables load: the load is DuckDB's
 	// work, mostly on its own threads.
 	type hashed struct {
@@ -122,7 +51,7 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*File, error) {
 		h.size, h.sum, h.err = hashFile(nf.TempPath)
 		hashing <- h
 	}()
-	f := &File{
+	f := &catalog.File{
 		ID:          datadesk.NewID("f"),
 		Filename:    nf.Filename,
 		ContentType: nf.ContentType,
@@ -205,7 +134,7 @@ func syncDir(dir string) error {
 
 // Files returns the owner's files, newest first. A non-empty chatSession
 // keeps only that session's files; limit <= 0 means all.
-func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]File, error) {
+func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]catalog.File, error) {
 	q := `SELECT id, filename, content_type, size, sha256, chat_session_id, created_at FROM dd_files`
 	var args []any
 	if chatSession != "" {
@@ -222,9 +151,9 @@ func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]Fil
 		return nil, classify(ctx, err)
 	}
 	defer rows.Close()
-	var out []File
+	var out []catalog.File
 	for rows.Next() {
-		var f File
+		var f catalog.File
 		if err := rows.Scan(&f.ID, &f.Filename, &f.ContentType, &f.Size, &f.SHA256, &f.ChatSession, &f.CreatedAt); err != nil {
 			return nil, classify(ctx, err)
 		}
@@ -242,8 +171,8 @@ func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]Fil
 }
 
 // File returns one file with its tables. Errors: not_found.
-func (s *Store) File(ctx context.Context, id string) (*File, error) {
-	var f File
+func (s *Store) File(ctx context.Context, id string) (*catalog.File, error) {
+	var f catalog.File
 	err := s.db.QueryRowContext(ctx, `SELECT id, filename, content_type, size, sha256, chat_session_id, created_at
 		FROM dd_files WHERE id = ?`, id).Scan(&f.ID, &f.Filename, &f.ContentType, &f.Size, &f.SHA256, &f.ChatSession, &f.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -262,7 +191,7 @@ func errFileNotFound(id string) error {
 	return datadesk.Errorf(datadesk.NotFound, "no file with id %q", id).WithField("file_id")
 }
 
-func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
+func (s *Store) tablesOf(ctx context.Context, fileID string) ([]catalog.Table, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE file_id = ? AND kind = 'sheet' ORDER BY ordinal`, fileID)
 	if err != nil {
 		return nil, classify(ctx, err)
@@ -277,7 +206,7 @@ func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
 		ids = append(ids, id)
 	}
 	rows.Close()
-	out := make([]Table, 0, len(ids))
+	out := make([]catalog.Table, 0, len(ids))
 	for _, id := range ids {
 		t, err := s.Table(ctx, id)
 		if err != nil {
@@ -290,7 +219,7 @@ func (s *Store) tablesOf(ctx context.Context, fileID string) ([]Table, error) {
 
 // Table returns a table by its id or, given a file id, the file's first
 // table. The result is shared and must not be changed. Errors: not_found.
-func (s *Store) Table(ctx context.Context, id string) (*Table, error) {
+func (s *Store) Table(ctx context.Context, id string) (*catalog.Table, error) {
 	if t, ok := s.tables.get(id); ok {
 		return t, nil
 	}
@@ -304,8 +233,8 @@ func (s *Store) Table(ctx context.Context, id string) (*Table, error) {
 
 func (s *Store) forgetTables() { s.tables.clear() }
 
-func (s *Store) readTable(ctx context.Context, id string) (*Table, error) {
-	var t Table
+func (s *Store) readTable(ctx context.Context, id string) (*catalog.Table, error) {
+	var t catalog.Table
 	var report string
 	var source, query, location sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at, location FROM dd_tables
@@ -313,7 +242,7 @@ func (s *Store) readTable(ctx context.Context, id string) (*Table, error) {
 		Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &source, &query, &t.CreatedAt, &location)
 	t.SourceTableID, t.Query, t.Location = source.String, query.String, location.String
 	if t.Location == "" {
-		t.Location = LocationDuckDB
+		t.Location = catalog.LocationDuckDB
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, datadesk.Errorf(datadesk.NotFound, "no table with id %q", id).WithField("file_id")
@@ -331,7 +260,7 @@ func (s *Store) readTable(ctx context.Context, id string) (*Table, error) {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c Column
+		var c catalog.Column
 		if err := rows.Scan(&c.Key, &c.Label, &c.Type, &c.Identifier, &c.Reason); err != nil {
 			return nil, classify(ctx, err)
 		}
@@ -399,7 +328,7 @@ func (s *Store) allTablesOf(ctx context.Context, fileID string) ([]string, error
 }
 
 // Open opens a file's original bytes. Errors: not_found.
-func (s *Store) Open(ctx context.Context, id string) (*File, *os.File, error) {
+func (s *Store) Open(ctx context.Context, id string) (*catalog.File, *os.File, error) {
 	f, err := s.File(ctx, id)
 	if err != nil {
 		return nil, nil, err

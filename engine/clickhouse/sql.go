@@ -1,10 +1,13 @@
-package engine
+package clickhouse
 
 import (
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // The ClickHouse dialect of a plan. A table on the cluster keeps every
@@ -22,14 +25,14 @@ const chRowKey = "__row"
 // chType is the ClickHouse column type for a DuckDB column type.
 func chType(catalogType, sqlType string) string {
 	switch catalogType {
-	case TypeInteger:
+	case typing.TypeInteger:
 		return "Nullable(Int64)"
-	case TypeDecimal:
-		p, s := decimalPS(sqlType)
+	case typing.TypeDecimal:
+		p, s := catalog.DecimalParts(sqlType)
 		return "Nullable(Decimal(" + strconv.Itoa(p) + ", " + strconv.Itoa(s) + "))"
-	case TypeDouble:
+	case typing.TypeDouble:
 		return "Nullable(Float64)"
-	case TypeBoolean:
+	case typing.TypeBoolean:
 		return "Nullable(UInt8)"
 	}
 	return "Nullable(String)"
@@ -38,56 +41,16 @@ func chType(catalogType, sqlType string) string {
 // duckType is the DuckDB column type for a ClickHouse column holding a
 // column of catalogType.
 func duckType(catalogType, chType string) string {
-	p, s := decimalPS(chType)
-	return duckDBType(catalogType, "DECIMAL("+strconv.Itoa(p)+","+strconv.Itoa(s)+")")
-}
-
-// duckDBType is the DuckDB column type of a column of catalogType;
-// decimal is the DECIMAL it has when it is one.
-func duckDBType(catalogType, decimal string) string {
-	switch catalogType {
-	case TypeInteger:
-		return "BIGINT"
-	case TypeDecimal:
-		return decimal
-	case TypeDouble:
-		return "DOUBLE"
-	case TypeBoolean:
-		return "BOOLEAN"
-	case TypeDate:
-		return "DATE"
-	case TypeTimestamp:
-		return "TIMESTAMP"
-	}
-	return "VARCHAR"
-}
-
-// decimalPS reads precision and scale from DECIMAL(18,2) or
-// Nullable(Decimal(18, 2)); 18,0 when absent.
-func decimalPS(t string) (int, int) {
-	i := strings.LastIndex(t, "(")
-	j := strings.Index(t, ")")
-	if i < 0 || j < i {
-		return 18, 0
-	}
-	parts := strings.Split(t[i+1:j], ",")
-	if len(parts) != 2 {
-		return 18, 0
-	}
-	p, err1 := strconv.Atoi(strings.TrimSpace(parts[0]))
-	s, err2 := strconv.Atoi(strings.TrimSpace(parts[1]))
-	if err1 != nil || err2 != nil {
-		return 18, 0
-	}
-	return p, s
+	p, s := catalog.DecimalParts(chType)
+	return catalog.SQLTypeOf(catalogType, "DECIMAL("+strconv.Itoa(p)+","+strconv.Itoa(s)+")")
 }
 
 // chTable names the Distributed table of t; chLocal its part on a shard.
-func (c *ClickHouse) chTable(t *Table) string {
+func (c *Cluster) chTable(t *catalog.Table) string {
 	return chIdent(c.cfg.Database) + "." + chIdent(t.ID)
 }
 
-func (c *ClickHouse) chLocal(t *Table) string {
+func (c *Cluster) chLocal(t *catalog.Table) string {
 	return chIdent(c.cfg.Database) + "." + chIdent(t.ID+"_local")
 }
 
@@ -106,16 +69,16 @@ func chNumber(f float64) string {
 
 // chOperand returns how a column and a checked value compare, matching
 // operand: numbers as Float64, text in lower case.
-func chOperand(c *Column, v any) (lhs, rhs string) {
+func chOperand(c *catalog.Column, v any) (lhs, rhs string) {
 	col := chCol(c.Key)
 	switch c.Type {
-	case TypeInteger, TypeDecimal, TypeDouble:
+	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
 		return "toFloat64(" + col + ")", chNumber(v.(float64))
-	case TypeDate:
+	case typing.TypeDate:
 		return col, chLiteral(v.(string))
-	case TypeTimestamp:
+	case typing.TypeTimestamp:
 		return col, chLiteral(canonicalTimestamp(v.(string)))
-	case TypeBoolean:
+	case typing.TypeBoolean:
 		if v.(bool) {
 			return col, "1"
 		}
@@ -137,19 +100,19 @@ func canonicalTimestamp(s string) string {
 
 // chText is a column as DuckDB's CAST(... AS VARCHAR) writes it, for
 // contains.
-func chText(c *Column) string {
+func chText(c *catalog.Column) string {
 	col := chCol(c.Key)
 	switch c.Type {
-	case TypeInteger, TypeDecimal, TypeDouble:
+	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
 		return "toString(" + col + ")"
-	case TypeBoolean:
+	case typing.TypeBoolean:
 		return "if(isNull(" + col + "), NULL, if(" + col + " = 1, 'true', 'false'))"
 	}
 	return col
 }
 
 // chCond compiles one checked condition, with DuckDB's semantics.
-func chCond(cond Cond) string {
+func chCond(cond catalog.Cond) string {
 	c := &cond.Col
 	col := chCol(c.Key)
 	switch cond.Op {
@@ -181,7 +144,7 @@ func chCond(cond Cond) string {
 }
 
 // chWhere compiles conditions and a search to a WHERE clause, "" for none.
-func chWhere(conds []Cond, search *Search) string {
+func chWhere(conds []catalog.Cond, search *catalog.Search) string {
 	var terms []string
 	for _, c := range conds {
 		terms = append(terms, chCond(c))
@@ -202,7 +165,7 @@ func chWhere(conds []Cond, search *Search) string {
 // chAgg compiles an aggregate with DuckDB's results: NULL over no values
 // (ClickHouse gives 0 over an empty set), integer sums exact past 64 bits,
 // averages as Float64.
-func chAgg(a Agg) string {
+func chAgg(a catalog.Agg) string {
 	if a.Op == "count" {
 		if a.Col == nil {
 			return "count()"
@@ -214,7 +177,7 @@ func chAgg(a Agg) string {
 	switch {
 	case a.Op == "avg":
 		arg = "toFloat64(" + col + ")"
-	case a.Op == "sum" && a.Col.Type == TypeInteger:
+	case a.Op == "sum" && a.Col.Type == typing.TypeInteger:
 		arg = "toDecimal128(" + col + ", 0)"
 	}
 	return "if(count(" + col + ") = 0, NULL, " + a.Op + "(" + arg + "))"
@@ -230,7 +193,7 @@ type chSelect struct {
 	aggs  []string // ungrouped aggregates
 }
 
-func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
+func (c *Cluster) chSelect(p *catalog.Plan) (*chSelect, error) {
 	where := chWhere(p.Conds, p.Search)
 	q := &chSelect{from: " FROM " + c.chTable(p.Table) + where, where: where}
 	dir := "ASC"
@@ -248,10 +211,10 @@ func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
 		}
 		q.group = " GROUP BY " + strings.Join(keys, ", ")
 		if p.Sort != nil {
-			q.order = append(q.order, chOrder(q.sel[p.Sort.Out], p.chDecimal(p.Sort.Out), dir))
+			q.order = append(q.order, chOrder(q.sel[p.Sort.Out], chDecimal(p, p.Sort.Out), dir))
 		}
 		for i, k := range keys {
-			q.order = append(q.order, chOrder(k, p.chDecimal(i), "ASC"))
+			q.order = append(q.order, chOrder(k, chDecimal(p, i), "ASC"))
 		}
 		return q, nil
 	}
@@ -262,7 +225,7 @@ func (c *ClickHouse) chSelect(p *Plan) (*chSelect, error) {
 		q.sel = append(q.sel, chCol(rc.Key))
 	}
 	if p.Sort != nil {
-		q.order = append(q.order, chOrder(chCol(p.Sort.Col.Key), p.Sort.Col.Type == TypeDecimal, dir))
+		q.order = append(q.order, chOrder(chCol(p.Sort.Col.Key), p.Sort.Col.Type == typing.TypeDecimal, dir))
 	}
 	q.order = append(q.order, chRowKey+" ASC")
 	return q, nil
@@ -275,7 +238,7 @@ func (q *chSelect) whole() string {
 
 // chStatements compiles a plan into two statements: one row of counts
 // (matched rows, then groups or the aggregates) and the page, if any.
-func (c *ClickHouse) chStatements(p *Plan) (counts, page string, err error) {
+func (c *Cluster) chStatements(p *catalog.Plan) (counts, page string, err error) {
 	q, err := c.chSelect(p)
 	if err != nil {
 		return "", "", err
@@ -309,10 +272,10 @@ func chOrder(expr string, decimal bool, dir string) string {
 
 // chDecimal reports whether output i of a grouped plan is a Decimal on
 // the cluster: a decimal column, or a sum (integer sums are Decimal128).
-func (p *Plan) chDecimal(i int) bool {
+func chDecimal(p *catalog.Plan, i int) bool {
 	if i < len(p.Groups) {
-		return p.Groups[i].Type == TypeDecimal
+		return p.Groups[i].Type == typing.TypeDecimal
 	}
 	a := p.Aggs[i-len(p.Groups)]
-	return a.Op == "sum" || (a.Op == "min" || a.Op == "max") && a.Col.Type == TypeDecimal
+	return a.Op == "sum" || (a.Op == "min" || a.Op == "max") && a.Col.Type == typing.TypeDecimal
 }

@@ -1,4 +1,4 @@
-package engine
+package clickhouse
 
 import (
 	"encoding/binary"
@@ -8,6 +8,9 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // binRowWriter writes rows in ClickHouse's RowBinary format, each led by
@@ -16,18 +19,18 @@ import (
 // last place for values such as 22.9017, and a move must lose nothing.
 type binRowWriter struct {
 	w      io.Writer
-	cols   []Column
+	cols   []catalog.Column
 	scales []int // decimal scale per column
 	wide   []bool
 	n      uint64
 	b      []byte
 }
 
-func newBinRowWriter(w io.Writer, cols []Column, sqlTypes []string) *binRowWriter {
+func newBinRowWriter(w io.Writer, cols []catalog.Column, sqlTypes []string) *binRowWriter {
 	bw := &binRowWriter{w: w, cols: cols, scales: make([]int, len(cols)), wide: make([]bool, len(cols))}
 	for i, c := range cols {
-		if c.Type == TypeDecimal {
-			p, s := decimalPS(sqlTypes[i])
+		if c.Type == typing.TypeDecimal {
+			p, s := catalog.DecimalParts(sqlTypes[i])
 			bw.scales[i], bw.wide[i] = s, p > 18
 		}
 	}
@@ -45,7 +48,7 @@ func (w *binRowWriter) Write(row []*string) error {
 		}
 		w.b = append(w.b, 0)
 		if err := w.value(i, *v); err != nil {
-			return fmt.Errorf("engine: row %d, column %q: %w", w.n, w.cols[i].Key, err)
+			return fmt.Errorf("clickhouse: row %d, column %q: %w", w.n, w.cols[i].Key, err)
 		}
 	}
 	if len(w.b) >= 1<<20 {
@@ -56,25 +59,25 @@ func (w *binRowWriter) Write(row []*string) error {
 
 func (w *binRowWriter) value(i int, s string) error {
 	switch w.cols[i].Type {
-	case TypeInteger:
+	case typing.TypeInteger:
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return err
 		}
 		w.b = binary.LittleEndian.AppendUint64(w.b, uint64(n))
-	case TypeDouble:
+	case typing.TypeDouble:
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return err
 		}
 		w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(f))
-	case TypeBoolean:
+	case typing.TypeBoolean:
 		if s == "true" {
 			w.b = append(w.b, 1)
 		} else {
 			w.b = append(w.b, 0)
 		}
-	case TypeDecimal:
+	case typing.TypeDecimal:
 		d, err := scaledDecimal(s, w.scales[i])
 		if err != nil {
 			return err

@@ -1,8 +1,11 @@
-package engine
+package catalog
 
 import (
 	"context"
-	"fmt"
+	"strconv"
+	"strings"
+
+	"datadesk/engine/typing"
 )
 
 // Where a table's rows live, as its catalog entry says.
@@ -22,7 +25,7 @@ type Backend interface {
 	Name() string
 	// Run answers a checked files.query_table plan.
 	Run(ctx context.Context, p *Plan) (*QueryResult, error)
-	// Near returns up to maxHintValues distinct values of text column c
+	// Near returns up to MaxHintValues distinct values of text column c
 	// of t, sorted, for a hint: text equal to value as a number (kind
 	// "number"), text equal to it ignoring case and spaces ("text"), or
 	// any values ("any").
@@ -30,7 +33,7 @@ type Backend interface {
 	// Stream sends every row a row plan matches, as Store.Stream does.
 	Stream(ctx context.Context, p *Plan, fn func(row []any) error) error
 	// Rows returns a page for browsing.
-	Rows(ctx context.Context, t *Table, req PageRequest) (*Page, error)
+	Rows(ctx context.Context, p *PagePlan) (*Page, error)
 	// Scan streams every row in file order, as Store.Scan does.
 	Scan(ctx context.Context, t *Table, fn func(row []any) error) error
 	// Put creates table t and stores the rows that write produces; cols
@@ -57,16 +60,42 @@ type RowWriter interface {
 	Write(row []*string) error
 }
 
-// remoteOf returns the backend holding t's rows, or nil when they are in
-// the owner's DuckDB file. A table on a backend this server is not
-// configured for is an internal error: the data exists, the server cannot
-// reach it.
-func (s *Store) remoteOf(t *Table) (Backend, error) {
-	if t.Location == "" || t.Location == LocationDuckDB {
-		return nil, nil
+// SQLTypeOf is the DuckDB column type of a column of catalogType;
+// decimal is the DECIMAL it has when it is one.
+func SQLTypeOf(catalogType, decimal string) string {
+	switch catalogType {
+	case typing.TypeInteger:
+		return "BIGINT"
+	case typing.TypeDecimal:
+		return decimal
+	case typing.TypeDouble:
+		return "DOUBLE"
+	case typing.TypeBoolean:
+		return "BOOLEAN"
+	case typing.TypeDate:
+		return "DATE"
+	case typing.TypeTimestamp:
+		return "TIMESTAMP"
 	}
-	if s.remote == nil || s.remote.Name() != t.Location {
-		return nil, fmt.Errorf("engine: table %s lives on %s, which is not configured", t.ID, t.Location)
+	return "VARCHAR"
+}
+
+// DecimalParts reads precision and scale from DECIMAL(18,2) or
+// Nullable(Decimal(18, 2)); 18,0 when absent.
+func DecimalParts(t string) (int, int) {
+	i := strings.LastIndex(t, "(")
+	j := strings.Index(t, ")")
+	if i < 0 || j < i {
+		return 18, 0
 	}
-	return s.remote, nil
+	parts := strings.Split(t[i+1:j], ",")
+	if len(parts) != 2 {
+		return 18, 0
+	}
+	p, err1 := strconv.Atoi(strings.TrimSpace(parts[0]))
+	s, err2 := strconv.Atoi(strings.TrimSpace(parts[1]))
+	if err1 != nil || err2 != nil {
+		return 18, 0
+	}
+	return p, s
 }

@@ -1,42 +1,45 @@
-package engine
+package typing
 
 import (
 	"strings"
 	"time"
 )
 
-// colStats counts, over every value of a column, how many have each shape
+// Stats counts, over every value of a column, how many have each shape
 // that type inference cares about. Values are classified in Go as rows
 // stream in, so deciding types costs no extra scan of the table.
-type colStats struct {
-	n, ints, decs, lead, long, bools    int64
-	dates, stamps, dmy, mdy, dmydot     int64
-	ymdslash, serial, serialInt, digits int64
-	intDigits, scale                    int64
+type Stats struct {
+	N, Ints, Decs, Lead, Long, Bools    int64
+	Dates, Stamps, DMY, MDY, DMYDot     int64
+	YMDSlash, Serial, SerialInt, Digits int64
+	IntDigits, Scale                    int64
 	// Written forms (forms.go): values read only once a currency sign,
 	// percent sign, thousands separators or parentheses are dropped, or in
 	// scientific notation.
-	forms, sci, grouped, ambiguous, points int64
-	percent, paren                         int64
-	currencies                             map[string]int64
-	// zoned counts dates and times with a zone; dateish, values that are
+	Forms, Sci, Grouped, Ambiguous, Points int64
+	Percent, Paren                         int64
+	Currencies                             map[string]int64
+	// Zoned counts dates and times with a zone; Dateish, values that are
 	// dates in some day/month order.
-	zoned, dateish int64
-	// trimmed says no value needs trimming before its cast (the SQL quick
+	Zoned, Dateish int64
+	// Trimmed says no value needs trimming before its cast (the SQL quick
 	// pass proved it), which spares the cast a trim of every value.
-	trimmed bool
+	Trimmed bool
 }
 
-func (c *colStats) counts() map[string]int64 {
+// Counts returns the counts by name, as Decide and the SQL pass read them:
+// "n" values, "int" whole numbers, "lead" leading zeros, "cur:$" values
+// with that currency sign, and so on.
+func (c *Stats) Counts() map[string]int64 {
 	m := map[string]int64{
-		"n": c.n, "int": c.ints, "dec": c.decs, "lead": c.lead, "long": c.long, "bool": c.bools,
-		"date": c.dates, "ts": c.stamps, "dmy": c.dmy, "mdy": c.mdy, "dmydot": c.dmydot,
-		"ymdslash": c.ymdslash, "serial": c.serial, "serialint": c.serialInt, "digitish": c.digits,
-		"intdigits": c.intDigits, "scale": c.scale,
-		"form": c.forms, "sci": c.sci, "grouped": c.grouped, "ambiguous": c.ambiguous, "point": c.points,
-		"pct": c.percent, "paren": c.paren, "tsz": c.zoned, "dateish": c.dateish,
+		"n": c.N, "int": c.Ints, "dec": c.Decs, "lead": c.Lead, "long": c.Long, "bool": c.Bools,
+		"date": c.Dates, "ts": c.Stamps, "dmy": c.DMY, "mdy": c.MDY, "dmydot": c.DMYDot,
+		"ymdslash": c.YMDSlash, "serial": c.Serial, "serialint": c.SerialInt, "digitish": c.Digits,
+		"intdigits": c.IntDigits, "scale": c.Scale,
+		"form": c.Forms, "sci": c.Sci, "grouped": c.Grouped, "ambiguous": c.Ambiguous, "point": c.Points,
+		"pct": c.Percent, "paren": c.Paren, "tsz": c.Zoned, "dateish": c.Dateish,
 	}
-	for s, k := range c.currencies {
+	for s, k := range c.Currencies {
 		m["cur:"+s] = k
 	}
 	return m
@@ -54,22 +57,22 @@ func isDigits(s string) bool {
 	return true
 }
 
-// add classifies one value; v is trimmed, and empty values are not counted.
-func (c *colStats) add(v string) {
-	v = trimValue(v)
+// Add classifies one value; v is trimmed, and empty values are not counted.
+func (c *Stats) Add(v string) {
+	v = TrimValue(v)
 	if v == "" {
 		return
 	}
-	c.n++
+	c.N++
 	if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
-		c.bools++
+		c.Bools++
 	}
 	if !c.number(v) {
 		c.written(v)
 	}
 	c.date(v)
 	if isDigitish(v) {
-		c.digits++
+		c.Digits++
 	}
 }
 
@@ -78,7 +81,7 @@ func (c *colStats) add(v string) {
 // significant digits; so that every stored number prints back as written.
 // It reports whether v was a number in that form (or an identifier-like
 // digit string), so that written forms are tried only on the rest.
-func (c *colStats) number(v string) bool {
+func (c *Stats) number(v string) bool {
 	body, neg, plus := v, false, false
 	switch v[0] {
 	case '-':
@@ -93,14 +96,14 @@ func (c *colStats) number(v string) bool {
 	}
 	sig := len(strings.TrimLeft(intPart+frac, "0"))
 	if sig > maxSignificant {
-		c.long++
+		c.Long++
 		return true
 	}
 	if intPart == "" {
 		return true
 	}
 	if len(intPart) > 1 && intPart[0] == '0' {
-		c.lead++
+		c.Lead++
 		return true
 	}
 	if plus {
@@ -108,16 +111,16 @@ func (c *colStats) number(v string) bool {
 	}
 	if !hasDot {
 		if !(neg && intPart == "0") {
-			c.ints++
-			c.intDigits = max(c.intDigits, int64(len(intPart)))
+			c.Ints++
+			c.IntDigits = max(c.IntDigits, int64(len(intPart)))
 			if !neg {
-				c.serialInt++
+				c.SerialInt++
 			}
 		}
 	} else if frac != "" {
-		c.decs++
-		c.intDigits = max(c.intDigits, int64(len(intPart)))
-		c.scale = max(c.scale, int64(len(frac)))
+		c.Decs++
+		c.IntDigits = max(c.IntDigits, int64(len(intPart)))
+		c.Scale = max(c.Scale, int64(len(frac)))
 	}
 	if !neg && (!hasDot || frac != "") && len(intPart) <= 7 {
 		var days int64
@@ -125,14 +128,14 @@ func (c *colStats) number(v string) bool {
 			days = days*10 + int64(intPart[i]-'0')
 		}
 		if days <= 2958465 { // 9999-12-31
-			c.serial++
+			c.Serial++
 		}
 	}
 	return true
 }
 
 // date counts the date shapes, each checked for a real calendar date.
-func (c *colStats) date(v string) {
+func (c *Stats) date(v string) {
 	if len(v) < 8 || len(v) > 40 || v[0] < '0' || v[0] > '9' {
 		return
 	}
@@ -142,14 +145,14 @@ func (c *colStats) date(v string) {
 		}
 		switch {
 		case len(v) == 10:
-			c.dates++
-			c.stamps++
+			c.Dates++
+			c.Stamps++
 		case v[10] == ' ' || v[10] == 'T':
 			switch ok, zoned := timeShape(v[11:]); {
 			case ok && zoned:
-				c.zoned++
+				c.Zoned++
 			case ok:
-				c.stamps++
+				c.Stamps++
 			}
 		}
 		return
@@ -172,26 +175,26 @@ func (c *colStats) date(v string) {
 	switch {
 	case sep == '/' && len(a) == 4 && len(b) <= 2 && len(y) <= 2:
 		if validDate(a, b, y) {
-			c.ymdslash++
+			c.YMDSlash++
 			dateish = true
 		}
 	case len(a) <= 2 && len(b) <= 2 && len(y) == 4 && sep == '/':
 		if validDate(y, b, a) {
-			c.dmy++
+			c.DMY++
 			dateish = true
 		}
 		if validDate(y, a, b) {
-			c.mdy++
+			c.MDY++
 			dateish = true
 		}
 	case len(a) <= 2 && len(b) <= 2 && len(y) == 4:
 		if validDate(y, b, a) {
-			c.dmydot++
+			c.DMYDot++
 			dateish = true
 		}
 	}
 	if dateish {
-		c.dateish++
+		c.Dateish++
 	}
 }
 
@@ -285,3 +288,12 @@ func isDigitish(v string) bool {
 	}
 	return true
 }
+
+// SpaceChars are the characters trimmed from a value before it is
+// classified and cast, in Go and in SQL alike. ASCII only: DuckDB's trim
+// removes bytes, and the bytes of a wider space would eat into other
+// characters (the first byte of U+2000 is the first byte of €).
+const SpaceChars = " \t\n\v\f\r"
+
+// TrimValue trims a value as trimSQL does.
+func TrimValue(v string) string { return strings.Trim(v, SpaceChars) }

@@ -1,4 +1,4 @@
-package engine
+package typing
 
 import "testing"
 
@@ -37,15 +37,15 @@ func TestDecideCells(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var k kindCounts
-			var st colStats
+			var k KindCounts
+			var st Stats
 			for _, c := range tc.cells {
-				k.add(c.kind, c.text)
-				st.add(c.text)
+				k.Add(c.kind, c.text)
+				st.Add(c.text)
 			}
-			d := decideCells(&k, &st, tc.key, Hint{})
-			if d.typ != tc.typ || d.reason != tc.reason {
-				t.Errorf("got %s %q, want %s %q", d.typ, d.reason, tc.typ, tc.reason)
+			d := DecideCells(&k, &st, tc.key, Hint{})
+			if d.Type != tc.typ || d.Reason != tc.reason {
+				t.Errorf("got %s %q, want %s %q", d.Type, d.Reason, tc.typ, tc.reason)
 			}
 		})
 	}

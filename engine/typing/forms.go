@@ -1,4 +1,4 @@
-package engine
+package typing
 
 import (
 	"fmt"
@@ -13,19 +13,19 @@ import (
 // every value reads as a number in one unambiguous form; what was dropped
 // to read it is named in the import report.
 
-// currencySigns are the signs and ISO 4217 codes read as a currency; one
+// CurrencySigns are the signs and ISO 4217 codes read as a currency; one
 // column may use only one of them.
-var currencySigns = []string{
+var CurrencySigns = []string{
 	"$", "€", "£", "¥",
 	"USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "HKD", "SGD", "SEK", "NOK", "DKK",
 	"PLN", "CZK", "HUF", "INR", "BRL", "MXN", "ZAR", "KRW", "TRY", "ILS", "AED", "SAR",
 }
 
-// isoCode reports whether a currency is an ISO code rather than a sign.
-func isoCode(c string) bool { return len(c) == 3 && c[0] >= 'A' && c[0] <= 'Z' }
+// IsoCode reports whether a currency is an ISO code rather than a sign.
+func IsoCode(c string) bool { return len(c) == 3 && c[0] >= 'A' && c[0] <= 'Z' }
 
-// maxExponent keeps scientific notation within a double's range.
-const maxExponent = 300
+// MaxExponent keeps scientific notation within a double's range.
+const MaxExponent = 300
 
 // writtenNumber is one value read as a number in a written form.
 type writtenNumber struct {
@@ -47,22 +47,22 @@ func (w writtenNumber) form() bool {
 	return w.currency != "" || w.percent || w.paren || w.grouped || w.sci
 }
 
-// writtenPattern is the grammar of a number in a written form; the same
+// WrittenPattern is the grammar of a number in a written form; the same
 // pattern (RE2, as Go and DuckDB both speak it) reads values in Go and in
-// the SQL pass, and writtenParts names its groups. The checks in
+// the SQL pass, and WrittenParts names its groups. The checks in
 // readWritten, mirrored in writtenSQL, then refuse what the pattern lets
 // through: unbalanced parentheses, two signs, two currencies, a currency
 // with a percent sign, exponents beyond maxExponent.
 var (
-	writtenPattern = `^(\()? *(-)? *(` + currencyAlternatives() + `)? *(\()? *(-)?([0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]{1,3}))? *(` +
+	WrittenPattern = `^(\()? *(-)? *(` + currencyAlternatives() + `)? *(\()? *(-)?([0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]{1,3}))? *(` +
 		currencyAlternatives() + `)? *(%)? *(\))?$`
-	writtenParts = []string{"lp", "m1", "cp", "lp2", "m2", "int", "frac", "exp", "cs", "pct", "rp"}
-	writtenRE    = regexp.MustCompile(writtenPattern)
+	WrittenParts = []string{"lp", "m1", "cp", "lp2", "m2", "int", "frac", "exp", "cs", "pct", "rp"}
+	writtenRE    = regexp.MustCompile(WrittenPattern)
 )
 
 func currencyAlternatives() string {
-	alts := make([]string, len(currencySigns))
-	for i, c := range currencySigns {
+	alts := make([]string, len(CurrencySigns))
+	for i, c := range CurrencySigns {
 		alts[i] = regexp.QuoteMeta(c)
 	}
 	return strings.Join(alts, "|")
@@ -82,7 +82,7 @@ func mayBeWritten(v string) bool {
 	case b == '-', b == '(', b == '$':
 		return true
 	case b >= 'A' && b <= 'Z':
-		return len(v) >= 3 && slices.Contains(currencySigns, v[:3])
+		return len(v) >= 3 && slices.Contains(CurrencySigns, v[:3])
 	}
 	return strings.HasPrefix(v, "€") || strings.HasPrefix(v, "£") || strings.HasPrefix(v, "¥")
 }
@@ -98,7 +98,7 @@ func readWritten(v string) (writtenNumber, bool) {
 	if m == nil {
 		return w, false
 	}
-	g := func(name string) string { return m[1+slices.Index(writtenParts, name)] }
+	g := func(name string) string { return m[1+slices.Index(WrittenParts, name)] }
 	lp, lp2, rp, m1, m2 := g("lp") != "", g("lp2") != "", g("rp") != "", g("m1") != "", g("m2") != ""
 	cp, cs, intPart, frac, exp := g("cp"), g("cs"), g("int"), g("frac"), g("exp")
 	w.paren, w.percent, w.currency = lp || lp2, g("pct") != "", cp+cs
@@ -137,7 +137,7 @@ func smallInt(s string) (int, bool) {
 		return 0, false
 	}
 	n := atoi(s)
-	if n > maxExponent {
+	if n > MaxExponent {
 		return 0, false
 	}
 	if neg {
@@ -148,150 +148,150 @@ func smallInt(s string) (int, bool) {
 
 // written counts a value that is not a plain number but may be one in a
 // written form. It returns false when the value is no number at all.
-func (c *colStats) written(v string) bool {
+func (c *Stats) written(v string) bool {
 	w, ok := readWritten(v)
 	if !ok || !w.form() {
 		return false
 	}
 	switch {
 	case w.sig > maxSignificant:
-		c.long++
+		c.Long++
 		return true
 	case w.lead:
-		c.lead++
+		c.Lead++
 		return true
 	}
-	c.forms++
+	c.Forms++
 	if w.sci {
-		c.sci++
+		c.Sci++
 	}
 	if w.grouped {
-		c.grouped++
+		c.Grouped++
 	}
 	if w.ambiguous {
-		c.ambiguous++
+		c.Ambiguous++
 	}
 	if w.point {
-		c.points++
+		c.Points++
 	}
 	if w.percent {
-		c.percent++
+		c.Percent++
 	}
 	if w.paren {
-		c.paren++
+		c.Paren++
 	}
 	if w.currency != "" {
-		if c.currencies == nil {
-			c.currencies = map[string]int64{}
+		if c.Currencies == nil {
+			c.Currencies = map[string]int64{}
 		}
-		c.currencies[w.currency]++
+		c.Currencies[w.currency]++
 	}
-	c.intDigits = max(c.intDigits, int64(w.intDigits))
-	c.scale = max(c.scale, int64(w.scale))
+	c.IntDigits = max(c.IntDigits, int64(w.intDigits))
+	c.Scale = max(c.Scale, int64(w.scale))
 	return true
 }
 
-// writtenForm is what the cast of a column in a written form removes.
-type writtenForm struct {
-	currency string
-	percent  bool
-	paren    bool
-	grouped  bool
-	sci      bool
+// WrittenForm is what the cast of a column in a written form removes.
+type WrittenForm struct {
+	Currency string
+	Percent  bool
+	Paren    bool
+	Grouped  bool
+	Sci      bool
 }
 
-// decideWritten decides a column whose values are all numbers, some of them
+// DecideWritten decides a column whose values are all numbers, some of them
 // in a written form: a number when the form is one and unambiguous, else
 // text with the reason.
-func decideWritten(c map[string]int64, n int64) decision {
+func DecideWritten(c map[string]int64, n int64) Decision {
 	var signs []string
-	for _, s := range currencySigns {
+	for _, s := range CurrencySigns {
 		if c["cur:"+s] > 0 {
 			signs = append(signs, s)
 		}
 	}
 	switch {
 	case len(signs) > 1:
-		return decision{typ: TypeText, reason: "text: the values are in more than one currency (" + strings.Join(signs, ", ") + ")"}
+		return Decision{Type: TypeText, Reason: "text: the values are in more than one currency (" + strings.Join(signs, ", ") + ")"}
 	case c["pct"] > 0 && c["pct"] < n:
-		return decision{typ: TypeText, reason: fmt.Sprintf("text: %d of %d values have a percent sign and the others do not", c["pct"], n)}
+		return Decision{Type: TypeText, Reason: fmt.Sprintf("text: %d of %d values have a percent sign and the others do not", c["pct"], n)}
 	case c["grouped"] > 0 && c["ambiguous"] == c["grouped"] && c["dec"]+c["point"] == 0:
-		return decision{typ: TypeText, reason: "text: " + plural(c["ambiguous"], "value like 1,234 could be", "values like 1,234 could be") +
+		return Decision{Type: TypeText, Reason: "text: " + plural(c["ambiguous"], "value like 1,234 could be", "values like 1,234 could be") +
 			" a thousands separator or a decimal comma (1234 or 1.234)"}
 	}
-	f := writtenForm{percent: c["pct"] > 0, paren: c["paren"] > 0, grouped: c["grouped"] > 0, sci: c["sci"] > 0}
+	f := WrittenForm{Percent: c["pct"] > 0, Paren: c["paren"] > 0, Grouped: c["grouped"] > 0, Sci: c["sci"] > 0}
 	if len(signs) == 1 {
-		f.currency = signs[0]
+		f.Currency = signs[0]
 	}
 	intDigits, scale := c["intdigits"], c["scale"]
-	if f.percent {
+	if f.Percent {
 		// Percentages are stored as fractions, as spreadsheets store them:
 		// 12.5% is 0.125.
 		intDigits, scale = max(intDigits-2, 1), scale+2
 	}
-	d := decision{written: &f}
+	d := Decision{Written: &f}
 	switch {
-	case scale == 0 && !f.sci && intDigits <= 18:
-		d.typ = TypeInteger
+	case scale == 0 && !f.Sci && intDigits <= 18:
+		d.Type = TypeInteger
 	case scale > 0 && intDigits+scale <= 18:
-		d.typ, d.sqlType = TypeDecimal, fmt.Sprintf("DECIMAL(18,%d)", scale)
+		d.Type, d.SQLType = TypeDecimal, fmt.Sprintf("DECIMAL(18,%d)", scale)
 	default:
-		d.typ = TypeDouble
+		d.Type = TypeDouble
 	}
-	d.reason = fmt.Sprintf("%s: %s written like %s", d.typ, plural(c["form"], "value", "values"), f.example(scale > 0))
+	d.Reason = fmt.Sprintf("%s: %s written like %s", d.Type, plural(c["form"], "value", "values"), f.example(scale > 0))
 	if dropped := f.dropped(); dropped != "" {
-		d.reason += "; " + dropped
+		d.Reason += "; " + dropped
 	}
 	return d
 }
 
 // example shows the form, as a person would recognise it.
-func (f writtenForm) example(fraction bool) string {
+func (f WrittenForm) example(fraction bool) string {
 	num := "1234"
-	if f.grouped {
+	if f.Grouped {
 		num = "1,234"
 	}
-	if fraction || f.percent {
+	if fraction || f.Percent {
 		num += ".56"
 	}
 	switch {
-	case f.sci:
+	case f.Sci:
 		num = "1.2e-05"
-		if f.grouped {
+		if f.Grouped {
 			num = "1,234.56 and 1.2e-05"
 		}
-	case f.percent:
+	case f.Percent:
 		num = "12.5%"
-		if f.grouped {
+		if f.Grouped {
 			num = "1,234.5%"
 		}
 	}
-	if f.currency != "" {
-		if isoCode(f.currency) {
-			num = f.currency + " " + num
+	if f.Currency != "" {
+		if IsoCode(f.Currency) {
+			num = f.Currency + " " + num
 		} else {
-			num = f.currency + num
+			num = f.Currency + num
 		}
 	}
-	if f.paren {
-		num += " and (" + strings.TrimPrefix(num, f.currency) + ")"
+	if f.Paren {
+		num += " and (" + strings.TrimPrefix(num, f.Currency) + ")"
 	}
 	return num
 }
 
 // dropped says what reading the form removed.
-func (f writtenForm) dropped() string {
+func (f WrittenForm) dropped() string {
 	var parts []string
-	if f.currency != "" {
-		parts = append(parts, "the currency sign "+f.currency)
+	if f.Currency != "" {
+		parts = append(parts, "the currency sign "+f.Currency)
 	}
-	if f.grouped {
+	if f.Grouped {
 		parts = append(parts, "thousands separators")
 	}
 	var out string
 	if len(parts) > 0 {
 		out = strings.Join(parts, " and ") + " were dropped"
-		if len(parts) == 1 && !f.grouped {
+		if len(parts) == 1 && !f.Grouped {
 			out = parts[0] + " was dropped"
 		}
 	}
@@ -301,38 +301,14 @@ func (f writtenForm) dropped() string {
 		}
 		out += s
 	}
-	if f.paren {
+	if f.Paren {
 		add("values in parentheses are negative")
 	}
-	if f.percent {
+	if f.Percent {
 		add("percentages are stored as fractions (12.5% is 0.125)")
 	}
-	if f.sci {
+	if f.Sci {
 		add("scientific notation was read as numbers")
 	}
 	return out
 }
-
-// cleanSQL returns the SQL that turns trimmed text v in the form into a
-// plain number's text. Only constants from currencySigns go into it.
-func (f writtenForm) cleanSQL(v string) string {
-	out := v
-	if f.currency != "" {
-		out = "replace(" + out + ", " + quoteString(f.currency) + ", '')"
-	}
-	if f.grouped {
-		out = "replace(" + out + ", ',', '')"
-	}
-	if f.percent {
-		out = "replace(" + out + ", '%', '')"
-	}
-	if f.paren {
-		out = "(CASE WHEN contains(" + v + ", '(') THEN '-' ELSE '' END || replace(replace(" + out + ", '(', ''), ')', ''))"
-	}
-	if f.currency != "" || f.paren {
-		out = "replace(" + out + ", ' ', '')"
-	}
-	return out
-}
-
-func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -1,7 +1,6 @@
-package engine
+package catalog
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/engine/typing"
 )
 
 // Limits of files.query_table, as its schema states them.
@@ -20,7 +20,7 @@ const (
 	MaxQueryRows     = 20
 	MaxQueryOffset   = 100000
 	SchemaPageSize   = 50
-	defaultGroupPage = 20
+	DefaultGroupPage = 20
 )
 
 // Query is a files.query_table call's arguments, already checked against
@@ -154,25 +154,15 @@ func (p *Plan) OutType(i int) string {
 func AggType(a Agg) string {
 	switch a.Op {
 	case "count":
-		return TypeInteger
+		return typing.TypeInteger
 	case "avg":
-		return TypeDouble
+		return typing.TypeDouble
 	}
 	return a.Col.Type
 }
 
 func qerr(field, format string, args ...any) *datadesk.Error {
 	return datadesk.Errorf(datadesk.Invalid, format, args...).WithField(field)
-}
-
-// Plan checks q against the owner's catalog and returns its plan.
-// Errors: not_found (file_id), invalid (any argument, naming it).
-func (s *Store) Plan(ctx context.Context, q Query) (*Plan, error) {
-	t, err := s.Table(ctx, q.FileID)
-	if err != nil {
-		return nil, err
-	}
-	return PlanFor(t, q)
 }
 
 // PlanFor checks q against table t. Errors: invalid, naming the argument.
@@ -211,7 +201,7 @@ func PlanFor(t *Table, q Query) (*Plan, error) {
 		return nil, err
 	}
 	if p.Grouped() && p.Limit == 0 {
-		p.Limit = defaultGroupPage
+		p.Limit = DefaultGroupPage
 	}
 	return p, nil
 }
@@ -223,7 +213,7 @@ func (t *Table) resolve(field, key string) (*Column, error) {
 			return &t.Columns[i], nil
 		}
 	}
-	return nil, qerr(field, "unknown column %q; valid keys: %s", key, strings.Join(t.keys(), ", ")).WithAllowed(t.keys()...)
+	return nil, qerr(field, "unknown column %q; valid keys: %s", key, strings.Join(t.Keys(), ", ")).WithAllowed(t.Keys()...)
 }
 
 // checkGroups resolves the group columns and the aggregates, with a
@@ -353,7 +343,7 @@ func CheckFilters(t *Table, filters []Filter, search string) ([]Cond, *Search, e
 	}
 	s := &Search{Text: search}
 	for _, c := range t.Columns {
-		if c.Type == TypeText {
+		if c.Type == typing.TypeText {
 			s.Cols = append(s.Cols, c)
 		}
 	}
@@ -404,10 +394,10 @@ func checkFilter(field string, c *Column, f Filter) (Cond, error) {
 	}
 	switch f.Op {
 	case "contains":
-		cond.Text = textOf(f.Value)
+		cond.Text = ValueText(f.Value)
 		return cond, nil
 	case "eq", "ne", "gt", "gte", "lt", "lte":
-		if c.Type == TypeBoolean && f.Op != "eq" && f.Op != "ne" {
+		if c.Type == typing.TypeBoolean && f.Op != "eq" && f.Op != "ne" {
 			return cond, qerr(field+".op", "%s does not apply to boolean column %q; use eq or ne", f.Op, c.Key)
 		}
 		pv, err := CondValue(vfield, c, f.Value)
@@ -422,7 +412,7 @@ func checkFilter(field string, c *Column, f Filter) (Cond, error) {
 
 // Numeric reports whether a column type holds numbers.
 func Numeric(typ string) bool {
-	return typ == TypeInteger || typ == TypeDecimal || typ == TypeDouble
+	return typ == typing.TypeInteger || typ == typing.TypeDecimal || typ == typing.TypeDouble
 }
 
 func numericKeys(t *Table) []string {
@@ -435,7 +425,9 @@ func numericKeys(t *Table) []string {
 	return out
 }
 
-func textOf(v any) string {
+// ValueText is a filter value as text: strings as they are, numbers as
+// written in the call, booleans as true or false.
+func ValueText(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
@@ -460,7 +452,7 @@ func CondValue(field string, c *Column, v any) (any, error) {
 		return nil, qerr(field, "value is null; to match empty cells use op is_null")
 	}
 	switch c.Type {
-	case TypeInteger, TypeDecimal, TypeDouble:
+	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
 		var s string
 		switch x := v.(type) {
 		case json.Number:
@@ -475,7 +467,7 @@ func CondValue(field string, c *Column, v any) (any, error) {
 			return nil, bad()
 		}
 		return f, nil
-	case TypeDate:
+	case typing.TypeDate:
 		s, ok := v.(string)
 		if !ok {
 			return nil, bad()
@@ -484,7 +476,7 @@ func CondValue(field string, c *Column, v any) (any, error) {
 			return nil, qerr(field, "value %q cannot be read as a date for column %q; use YYYY-MM-DD", s, c.Key)
 		}
 		return s, nil
-	case TypeTimestamp:
+	case typing.TypeTimestamp:
 		s, ok := v.(string)
 		if !ok {
 			return nil, bad()
@@ -498,7 +490,7 @@ func CondValue(field string, c *Column, v any) (any, error) {
 			}
 		}
 		return nil, qerr(field, "value %q cannot be read as a timestamp for column %q; use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS", s, c.Key)
-	case TypeBoolean:
+	case typing.TypeBoolean:
 		switch x := v.(type) {
 		case bool:
 			return x, nil
@@ -509,7 +501,7 @@ func CondValue(field string, c *Column, v any) (any, error) {
 		}
 		return nil, bad()
 	}
-	return textOf(v), nil
+	return ValueText(v), nil
 }
 
 func jsonText(v any) string {

@@ -1,4 +1,4 @@
-package engine
+package typing
 
 import (
 	"fmt"
@@ -42,14 +42,15 @@ var kindNames = [numKinds][2]string{
 // reportOrder is the order kinds are listed in a reason.
 var reportOrder = []CellKind{KindDate, KindDateTime, KindTime, KindNumber, KindBool, KindError, KindText}
 
-// kindCounts counts the kinds of one column's cells, keeping the first text
+// KindCounts counts the kinds of one column's cells, keeping the first text
 // of each kind to show in the report.
-type kindCounts struct {
+type KindCounts struct {
 	n     [numKinds]int64
 	first [numKinds]string
 }
 
-func (k *kindCounts) add(kind CellKind, text string) {
+// Add counts one cell of kind with its text.
+func (k *KindCounts) Add(kind CellKind, text string) {
 	if kind == KindEmpty || kind >= numKinds || strings.TrimSpace(text) == "" {
 		return
 	}
@@ -61,7 +62,7 @@ func (k *kindCounts) add(kind CellKind, text string) {
 
 // only reports whether every counted cell has one of the given kinds, and
 // at least one cell was counted.
-func (k *kindCounts) only(kinds ...CellKind) bool {
+func (k *KindCounts) only(kinds ...CellKind) bool {
 	var in, total int64
 	for kind := KindText; kind < numKinds; kind++ {
 		total += k.n[kind]
@@ -72,37 +73,37 @@ func (k *kindCounts) only(kinds ...CellKind) bool {
 	return total > 0 && in == total
 }
 
-// decideCells picks the type of a spreadsheet column from its kinds and its
+// DecideCells picks the type of a spreadsheet column from its kinds and its
 // texts. Cells of one kind keep the rules ingest has for text (numbers by
 // their digits, text that reads as numbers or dates as those); dates,
 // date-times and booleans are what their cells say; any other mix is text
 // whose every cell reads as a person sees it, and the reason names the
 // kinds that were mixed.
-func decideCells(k *kindCounts, st *colStats, key string, h Hint) decision {
+func DecideCells(k *KindCounts, st *Stats, key string, h Hint) Decision {
 	if h.Type != "" {
-		return decide(st, key, h)
+		return Decide(st, key, h)
 	}
 	switch {
 	case k.only(KindDate):
-		return decision{typ: TypeDate, reason: fmt.Sprintf("date: all %d cells are dates", k.n[KindDate])}
+		return Decision{Type: TypeDate, Reason: fmt.Sprintf("date: all %d cells are dates", k.n[KindDate])}
 	case k.only(KindDate, KindDateTime):
-		return decision{typ: TypeTimestamp, reason: fmt.Sprintf("timestamp: all %d cells are dates or date-times", k.n[KindDate]+k.n[KindDateTime])}
+		return Decision{Type: TypeTimestamp, Reason: fmt.Sprintf("timestamp: all %d cells are dates or date-times", k.n[KindDate]+k.n[KindDateTime])}
 	case k.only(KindBool):
-		return decision{typ: TypeBoolean, reason: fmt.Sprintf("boolean: all %d cells are TRUE or FALSE", k.n[KindBool])}
+		return Decision{Type: TypeBoolean, Reason: fmt.Sprintf("boolean: all %d cells are TRUE or FALSE", k.n[KindBool])}
 	case k.only(KindNumber), k.only(KindText):
-		return decide(st, key, Hint{})
+		return Decide(st, key, Hint{})
 	case k.only(KindNumber, KindText):
 		// Numbers stored as text beside numbers are still numbers when
 		// every text reads as one.
-		if d := decide(st, key, Hint{}); d.typ != TypeText || d.identifier {
+		if d := Decide(st, key, Hint{}); d.Type != TypeText || d.Identifier {
 			return d
 		}
 	}
-	return decision{typ: TypeText, identifier: hasIdentifierWord(key) && k.only(KindNumber, KindText), reason: "text: " + k.mix()}
+	return Decision{Type: TypeText, Identifier: HasIdentifierWord(key) && k.only(KindNumber, KindText), Reason: "text: " + k.mix()}
 }
 
 // mix describes the kinds of a column: `24 dates and 1 text value ("Total")`.
-func (k *kindCounts) mix() string {
+func (k *KindCounts) mix() string {
 	var parts []string
 	for _, kind := range reportOrder {
 		n := k.n[kind]
@@ -132,4 +133,19 @@ func shorten(s string) string {
 		return s
 	}
 	return string(r[:max-1]) + "…"
+}
+
+// Hint is what a file format knows about a column.
+type Hint struct {
+	// NoNumbers keeps a column from becoming numeric or boolean, for formats
+	// whose cells say they are text (JSON strings).
+	NoNumbers bool
+	// DateSerial marks a column whose numeric cells have a date format
+	// (spreadsheets store dates as day numbers).
+	DateSerial bool
+	// Date1904 says day numbers count from 1904-01-01, not 1899-12-30.
+	Date1904 bool
+	// Type, when set, is the type the column must have (one of the Type
+	// constants); a value that does not read as it fails the load.
+	Type string
 }

@@ -1,4 +1,4 @@
-package engine
+package serverdb
 
 import (
 	"context"
@@ -13,18 +13,14 @@ import (
 	"datadesk"
 )
 
-func openSystem(t *testing.T) (*System, string) {
+func openSystem(t *testing.T) (*DB, string) {
 	t.Helper()
 	dir := t.TempDir()
-	e, err := New(Config{Dir: dir, MemoryLimit: "128MB"})
+	s, err := Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenSystem(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(); e.Close() })
+	t.Cleanup(func() { s.Close() })
 	return s, dir
 }
 

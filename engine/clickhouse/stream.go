@@ -1,33 +1,34 @@
-package engine
+package clickhouse
 
 import (
 	"context"
 	"strconv"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
-// Near returns up to maxHintValues distinct values of text column c for a
+// Near returns up to MaxHintValues distinct values of text column c for a
 // hint, as Store's DuckDB look-up finds them: kind "number" is text equal
 // to value as a number, "text" is text equal to it ignoring case and
 // spaces (RE2's \s, as DuckDB's regexp_replace), "any" is any value.
-func (c *ClickHouse) Near(ctx context.Context, t *Table, col *Column, kind, value string) ([]string, error) {
+func (c *Cluster) Near(ctx context.Context, t *catalog.Table, col *catalog.Column, kind, value string) ([]string, error) {
 	id := chCol(col.Key)
 	var cond string
 	switch kind {
-	case nearNumber:
+	case catalog.NearNumber:
 		f, err := strconv.ParseFloat(value, 64)
 		if err != nil {
 			return nil, nil
 		}
 		cond = "toFloat64OrNull(" + id + ") = " + chNumber(f)
-	case nearText:
+	case catalog.NearText:
 		space := chLiteral(`\s+`)
 		cond = "replaceRegexpAll(lowerUTF8(" + id + "), " + space + ", '') = replaceRegexpAll(lowerUTF8(" + chLiteral(value) + "), " + space + ", '')"
 	default:
 		cond = id + " IS NOT NULL"
 	}
-	rows, err := c.all(ctx, "SELECT DISTINCT "+id+" FROM "+c.chTable(t)+" WHERE "+cond+" ORDER BY "+id+" LIMIT "+strconv.Itoa(maxHintValues))
+	rows, err := c.all(ctx, "SELECT DISTINCT "+id+" FROM "+c.chTable(t)+" WHERE "+cond+" ORDER BY "+id+" LIMIT "+strconv.Itoa(catalog.MaxHintValues))
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +46,7 @@ func (c *ClickHouse) Near(ctx context.Context, t *Table, col *Column, kind, valu
 // matching rows are counted first: a stream cut short is an error, never
 // a short export.
 // Errors: invalid (a grouped plan), timeout, and whatever fn returns.
-func (c *ClickHouse) Stream(ctx context.Context, p *Plan, fn func(row []any) error) error {
+func (c *Cluster) Stream(ctx context.Context, p *catalog.Plan, fn func(row []any) error) error {
 	if p.Grouped() {
 		return datadesk.Errorf(datadesk.Invalid, "a grouped query has no rows to stream").WithField("group_by")
 	}

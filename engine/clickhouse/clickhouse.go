@@ -1,4 +1,4 @@
-package engine
+package clickhouse
 
 import (
 	"bufio"
@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
-// ClickHouseConfig says where a ClickHouse cluster is and how to reach it.
-type ClickHouseConfig struct {
+// Config says where a ClickHouse cluster is and how to reach it.
+type Config struct {
 	// Nodes are the base URLs of the HTTP interface of every shard, such
 	// as http://10.0.0.5:8123. Each holds a local part of every table; the
 	// first reachable one answers queries through the Distributed table.
@@ -34,41 +35,41 @@ type ClickHouseConfig struct {
 	Client *http.Client
 }
 
-// ClickHouse keeps big tables on a ClickHouse cluster: each table is a
+// Cluster keeps big tables on a ClickHouse cluster: each table is a
 // MergeTree table on every shard and a Distributed table over them,
 // sharded by a hash of the row number. It talks to the servers over their
 // HTTP interface. ClickHouse 18.16 has no bound parameters over HTTP, so
 // every statement is compiled from a checked plan with identifiers quoted
 // and values written as escaped literals (chLiteral).
-type ClickHouse struct {
-	cfg ClickHouseConfig
+type Cluster struct {
+	cfg Config
 }
 
-// NewClickHouse returns a client of the cluster cfg describes. It does not
+// New returns a client of the cluster cfg describes. It does not
 // connect; Ping does.
-func NewClickHouse(cfg ClickHouseConfig) (*ClickHouse, error) {
+func New(cfg Config) (*Cluster, error) {
 	if len(cfg.Nodes) == 0 {
-		return nil, fmt.Errorf("engine: clickhouse: no nodes")
+		return nil, fmt.Errorf("clickhouse: no nodes")
 	}
 	if cfg.Cluster == "" || cfg.Database == "" {
-		return nil, fmt.Errorf("engine: clickhouse: cluster and database are required")
+		return nil, fmt.Errorf("clickhouse: cluster and database are required")
 	}
 	for _, n := range cfg.Nodes {
 		if u, err := url.Parse(n); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("engine: clickhouse: node %q is not an http(s) URL", n)
+			return nil, fmt.Errorf("clickhouse: node %q is not an http(s) URL", n)
 		}
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
-	return &ClickHouse{cfg: cfg}, nil
+	return &Cluster{cfg: cfg}, nil
 }
 
 // Name reports where tables of this backend live, as the catalog says.
-func (c *ClickHouse) Name() string { return LocationClickHouse }
+func (c *Cluster) Name() string { return catalog.LocationClickHouse }
 
 // Ping checks that every node answers.
-func (c *ClickHouse) Ping(ctx context.Context) error {
+func (c *Cluster) Ping(ctx context.Context) error {
 	for _, n := range c.cfg.Nodes {
 		if err := c.execOn(ctx, n, "SELECT 1"); err != nil {
 			return err
@@ -81,7 +82,7 @@ func (c *ClickHouse) Ping(ctx context.Context) error {
 // cancelled request does not leave a query running there.
 const chQueryTimeout = 300 * time.Second
 
-func (c *ClickHouse) request(ctx context.Context, node, query string, body io.Reader, settings url.Values) (*http.Response, error) {
+func (c *Cluster) request(ctx context.Context, node, query string, body io.Reader, settings url.Values) (*http.Response, error) {
 	v := url.Values{}
 	for k, vs := range settings {
 		v[k] = vs
@@ -102,7 +103,7 @@ func (c *ClickHouse) request(ctx context.Context, node, query string, body io.Re
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(node, "/")+"/?"+v.Encode(), body)
 	if err != nil {
-		return nil, fmt.Errorf("engine: clickhouse: %w", err)
+		return nil, fmt.Errorf("clickhouse: %w", err)
 	}
 	if c.cfg.User != "" {
 		req.SetBasicAuth(c.cfg.User, c.cfg.Password)
@@ -114,7 +115,7 @@ func (c *ClickHouse) request(ctx context.Context, node, query string, body io.Re
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		return nil, chClassify(ctx, fmt.Errorf("engine: clickhouse %s: status %d: %s", node, resp.StatusCode, strings.TrimSpace(string(msg))))
+		return nil, chClassify(ctx, fmt.Errorf("clickhouse: %s: status %d: %s", node, resp.StatusCode, strings.TrimSpace(string(msg))))
 	}
 	return resp, nil
 }
@@ -128,10 +129,10 @@ func chClassify(ctx context.Context, err error) error {
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return datadesk.Errorf(datadesk.Timeout, "the operation took longer than allowed").WithCause(err)
 	}
-	return fmt.Errorf("engine: clickhouse: %w", err)
+	return fmt.Errorf("clickhouse: %w", err)
 }
 
-func (c *ClickHouse) execOn(ctx context.Context, node, stmt string) error {
+func (c *Cluster) execOn(ctx context.Context, node, stmt string) error {
 	resp, err := c.request(ctx, node, stmt, nil, nil)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (c *ClickHouse) execOn(ctx context.Context, node, stmt string) error {
 
 // execAll runs one statement on every node, for DDL: without ZooKeeper
 // there is no ON CLUSTER, so each shard gets its own.
-func (c *ClickHouse) execAll(ctx context.Context, stmt string) error {
+func (c *Cluster) execAll(ctx context.Context, stmt string) error {
 	for _, n := range c.cfg.Nodes {
 		if err := c.execOn(ctx, n, stmt); err != nil {
 			return err
@@ -164,12 +165,12 @@ type chResult struct {
 // answer on the server, so that an error in the middle of a query is a
 // status code and not text after the rows; streams (exports, moves) check
 // their row counts instead.
-func (c *ClickHouse) query(ctx context.Context, stmt string, wait bool) (*chResult, error) {
+func (c *Cluster) query(ctx context.Context, stmt string, wait bool) (*chResult, error) {
 	return c.queryOn(ctx, c.cfg.Nodes, stmt, wait)
 }
 
 // queryOn is query on the first of nodes that answers.
-func (c *ClickHouse) queryOn(ctx context.Context, nodes []string, stmt string, wait bool) (*chResult, error) {
+func (c *Cluster) queryOn(ctx context.Context, nodes []string, stmt string, wait bool) (*chResult, error) {
 	settings := url.Values{}
 	if wait {
 		settings.Set("wait_end_of_query", "1")
@@ -210,7 +211,7 @@ func (r *chResult) next() ([]*string, error) {
 		return nil, err
 	}
 	if len(fields) != len(r.types) {
-		return nil, fmt.Errorf("engine: clickhouse: row of %d fields, want %d: %.200q", len(fields), len(r.types), strings.Join(fields, "\t"))
+		return nil, fmt.Errorf("clickhouse: row of %d fields, want %d: %.200q", len(fields), len(r.types), strings.Join(fields, "\t"))
 	}
 	out := make([]*string, len(fields))
 	for i, f := range fields {

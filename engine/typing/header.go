@@ -1,21 +1,21 @@
-package engine
+package typing
 
 import (
-	"datadesk"
-
 	"strconv"
 	"strings"
 	"unicode"
+
+	"datadesk"
 )
 
 // maxKeyRunes bounds the length of a column key.
 const maxKeyRunes = 64
 
-// engineNames are the names the engine itself uses beside a table's
+// ReservedKeys are the names the engine itself uses beside a table's
 // columns: DuckDB's rowid, the hidden row number that file order and paging
 // rest on (a column of that name would hide it), and the row number a
 // query carries. No column key may be one of them.
-var engineNames = []string{"rowid", rowKey}
+var ReservedKeys = []string{"rowid", "__row"}
 
 // ColumnKeys turns header labels into column keys: lower case, letters and
 // digits joined by underscores, control characters dropped, a blank label
@@ -25,20 +25,20 @@ var engineNames = []string{"rowid", rowKey}
 func ColumnKeys(labels []string) []string {
 	keys := make([]string, len(labels))
 	for i, l := range labels {
-		keys[i] = keyOf(l)
+		keys[i] = Key(l)
 	}
-	return uniqueKeys(keys)
+	return UniqueKeys(keys)
 }
 
-// uniqueKeys makes keys safe to be column names: control characters (NUL
+// UniqueKeys makes keys safe to be column names: control characters (NUL
 // among them, which DuckDB cannot parse) dropped, a blank key named
 // column_N by its position, and a key equal to an engine name or to an
 // earlier key, case-insensitively, given a numeric suffix. Keys are
 // otherwise kept as they are.
-func uniqueKeys(in []string) []string {
+func UniqueKeys(in []string) []string {
 	keys := make([]string, len(in))
 	seen := map[string]bool{}
-	for _, n := range engineNames {
+	for _, n := range ReservedKeys {
 		seen[n] = true
 	}
 	for i, k := range in {
@@ -61,7 +61,10 @@ func uniqueKeys(in []string) []string {
 	return keys
 }
 
-func keyOf(label string) string {
+// Key turns one header label into a column key: lower case letters and
+// digits, every other run of characters one underscore, at most
+// maxKeyRunes long.
+func Key(label string) string {
 	var b strings.Builder
 	pendingSep := false
 	n := 0

@@ -1,0 +1,109 @@
+package engine
+
+// The casts a typing decision becomes: SQL built from constants and column
+// positions only, never from a value.
+
+import (
+	"strings"
+
+	"datadesk/engine/typing"
+)
+
+// stageCast returns the SQL that turns staging column i (1-based) into the
+// decided type. Only constants and the column's position go into it.
+func stageCast(d typing.Decision, i int) string { return textCast(d, stageColumn(i)) }
+
+// textCast returns the SQL that turns text column raw into the decided type.
+func textCast(d typing.Decision, raw string) string {
+	v := "NULLIF(" + trimSQL(raw) + ", '')"
+	if d.Trimmed {
+		v = "NULLIF(" + raw + ", '')"
+	}
+	switch d.Type {
+	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
+		return numberCast(d, v)
+	case typing.TypeBoolean:
+		return "CAST(lower(" + v + ") AS BOOLEAN)"
+	case typing.TypeDate:
+		switch {
+		case d.Format != "":
+			return "CAST(strptime(" + v + ", '" + d.Format + "') AS DATE)"
+		case strings.HasPrefix(d.Reason, "date: spreadsheet"):
+			return serialDate(v, d.Serial1904)
+		}
+		return "CAST(" + v + " AS DATE)"
+	case typing.TypeTimestamp:
+		if strings.HasPrefix(d.Reason, "timestamp: spreadsheet") {
+			return serialTimestamp(v, d.Serial1904)
+		}
+		if d.UTC {
+			return "timezone('UTC', CAST(" + v + " AS TIMESTAMPTZ))"
+		}
+		return "CAST(" + v + " AS TIMESTAMP)"
+	}
+	if d.KeepEmpty {
+		return raw
+	}
+	return "NULLIF(" + raw + ", '')"
+}
+
+// numberCast casts trimmed text v to the decided numeric type, through the
+// written form's cleaning when there is one.
+func numberCast(d typing.Decision, v string) string {
+	sqlType := map[string]string{typing.TypeInteger: "BIGINT", typing.TypeDecimal: d.SQLType, typing.TypeDouble: "DOUBLE"}[d.Type]
+	if d.Written == nil {
+		return "CAST(" + v + " AS " + sqlType + ")"
+	}
+	clean := cleanSQL(*d.Written, v)
+	if !d.Written.Percent {
+		return "CAST(" + clean + " AS " + sqlType + ")"
+	}
+	if d.Type == typing.TypeDecimal {
+		// Exact: the percentage at the final scale, times 0.01.
+		wide := strings.Replace(d.SQLType, "DECIMAL(18,", "DECIMAL(38,", 1)
+		return "CAST(CAST(" + clean + " AS " + wide + ") * 0.01 AS " + d.SQLType + ")"
+	}
+	return "(CAST(" + clean + " AS DOUBLE) / 100)"
+}
+
+// Spreadsheet day numbers count from 1899-12-30 (day 1 is 1900-01-01, and
+// Lotus's phantom 1900-02-29 is day 60, so days before it start a day later)
+// or, in the 1904 system, from 1904-01-01.
+func serialDate(v string, date1904 bool) string {
+	if date1904 {
+		return "(DATE '1904-01-01' + CAST(floor(CAST(" + v + " AS DOUBLE)) AS INTEGER))"
+	}
+	return "(CASE WHEN CAST(" + v + " AS DOUBLE) < 61 THEN DATE '1899-12-31' ELSE DATE '1899-12-30' END + CAST(floor(CAST(" + v + " AS DOUBLE)) AS INTEGER))"
+}
+
+func serialTimestamp(v string, date1904 bool) string {
+	base := "CASE WHEN CAST(" + v + " AS DOUBLE) < 61 THEN TIMESTAMP '1899-12-31' ELSE TIMESTAMP '1899-12-30' END"
+	if date1904 {
+		base = "TIMESTAMP '1904-01-01'"
+	}
+	return "(" + base + " + to_microseconds(CAST(round(CAST(" + v + " AS DOUBLE) * 86400000000) AS BIGINT)))"
+}
+
+// cleanSQL returns the SQL that turns trimmed text v in the form into a
+// plain number's text. Only constants from currencySigns go into it.
+func cleanSQL(f typing.WrittenForm, v string) string {
+	out := v
+	if f.Currency != "" {
+		out = "replace(" + out + ", " + quoteString(f.Currency) + ", '')"
+	}
+	if f.Grouped {
+		out = "replace(" + out + ", ',', '')"
+	}
+	if f.Percent {
+		out = "replace(" + out + ", '%', '')"
+	}
+	if f.Paren {
+		out = "(CASE WHEN contains(" + v + ", '(') THEN '-' ELSE '' END || replace(replace(" + out + ", '(', ''), ')', ''))"
+	}
+	if f.Currency != "" || f.Paren {
+		out = "replace(" + out + ", ' ', '')"
+	}
+	return out
+}
+
+func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -1,0 +1,103 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"datadesk/engine/typing"
+)
+
+// MaxHintValues bounds the near values a hint shows.
+const MaxHintValues = 3
+
+// How a hint looks for a filter's value in a text column.
+const (
+	// NearNumber finds text that equals the value as a number.
+	NearNumber = "number"
+	// NearText finds text equal to the value ignoring case and spaces.
+	NearText = "text"
+	// NearAny finds any value, as a sample of the column's form.
+	NearAny = "any"
+)
+
+// NearFunc returns up to MaxHintValues distinct values of column c of t,
+// sorted, that match value the way kind says (NearNumber, NearText,
+// NearAny; value is unused for NearAny).
+type NearFunc func(ctx context.Context, t *Table, c *Column, kind, value string) ([]string, error)
+
+// NoMatchHint says, for a query that matched nothing, how a filter on a text
+// column may have missed: a JSON number against text (an id 12345 stored
+// as "00012345"), or text that differs from stored values only in spaces.
+// Each eq or in filter is checked alone against the whole table, with
+// small limits, through near (the table's DuckDB file or its backend);
+// the first finding is the hint.
+func NoMatchHint(ctx context.Context, p *Plan, near NearFunc) (string, error) {
+	for _, f := range p.Query.Filters {
+		if f.Op != "eq" && f.Op != "in" {
+			continue
+		}
+		var c *Column
+		for i := range p.Table.Columns {
+			if p.Table.Columns[i].Key == f.Column {
+				c = &p.Table.Columns[i]
+			}
+		}
+		if c == nil || c.Type != typing.TypeText {
+			continue
+		}
+		values := []any{f.Value}
+		if list, ok := f.Value.([]any); ok {
+			values = list
+		}
+		h, err := hintFor(ctx, p.Table, c, values, near)
+		if err != nil || h != "" {
+			return h, err
+		}
+	}
+	return "", nil
+}
+
+// hintFor looks for a filter's values in another form: numbers as text
+// that equals them as a number, else the column's form; text as stored
+// text that differs only in case and spaces.
+func hintFor(ctx context.Context, t *Table, c *Column, values []any, near NearFunc) (string, error) {
+	var number json.Number
+	for _, v := range values {
+		switch x := v.(type) {
+		case json.Number:
+			number = x
+			found, err := near(ctx, t, c, NearNumber, x.String())
+			if err != nil || len(found) > 0 {
+				verb := "equal"
+				if len(found) == 1 {
+					verb = "equals"
+				}
+				return fmt.Sprintf("%s is text; %s matched nothing, but %s %s it as a number: filter on the text.",
+					c.Key, x, quoteList(found), verb), err
+			}
+		case string:
+			found, err := near(ctx, t, c, NearText, x)
+			if err != nil || len(found) > 0 {
+				return fmt.Sprintf("no %s equals %q; near values (ignoring case and spaces): %s.", c.Key, x, quoteList(found)), err
+			}
+		}
+	}
+	if number == "" {
+		return "", nil
+	}
+	sample, err := near(ctx, t, c, NearAny, "")
+	if err != nil || len(sample) == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("%s is text; values look like %s. Send the value as text in that form.", c.Key, quoteList(sample[:1])), nil
+}
+
+func quoteList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,83 @@
+// Package plantest runs the golden plans every dialect is tested against:
+// each query in a folder of JSON files, planned against the table in the
+// folder's table.json, compiled by a dialect and compared with the golden
+// file beside the query.
+package plantest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"datadesk/engine/catalog"
+)
+
+// Golden plans every query dir/*.json against dir/table.json, compiles it
+// with compile, and compares the text with the file beside the query named
+// with suffix (".sql.golden"); with update, it writes that file first.
+func Golden(t *testing.T, dir, suffix string, update bool, compile func(p *catalog.Plan) (string, error)) {
+	t.Helper()
+	table, err := readTable(filepath.Join(dir, "table.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	n := 0
+	for _, f := range files {
+		if filepath.Base(f) == "table.json" {
+			continue
+		}
+		n++
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q catalog.Query
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&q); err != nil {
+				t.Fatal(err)
+			}
+			p, err := catalog.PlanFor(table, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := compile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := strings.TrimSuffix(f, ".json") + suffix
+			if update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatalf("no plans in %s", dir)
+	}
+}
+
+func readTable(path string) (*catalog.Table, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var t catalog.Table
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}

@@ -1,0 +1,94 @@
+package catalog
+
+import "datadesk/engine/typing"
+
+// QueryResult is files.query_table's answer: small, exact, and safe to put
+// in a model's context. It carries what the next call needs and no more.
+type QueryResult struct {
+	FileID          string         `json:"file_id"`
+	TableID         string         `json:"table_id"`
+	SourceRowCount  int64          `json:"source_row_count"`
+	MatchedRowCount int64          `json:"matched_row_count"`
+	GroupCount      *int64         `json:"group_count,omitempty"`
+	Aggregates      map[string]any `json:"aggregates,omitempty"`
+	Columns         []string       `json:"columns,omitempty"`
+	Rows            [][]any        `json:"rows,omitempty"`
+	Offset          int            `json:"offset,omitempty"`
+	// HasMore says whether rows or groups follow this page. A count or
+	// aggregates, which return no rows, have no page and leave it out.
+	HasMore *bool      `json:"has_more,omitempty"`
+	Schema  SchemaPage `json:"schema"`
+	// Hint says what to try when nothing matched and a near form exists.
+	Hint string `json:"hint,omitempty"`
+	// SQL is the statement that ran, for logs; the model does not need it.
+	SQL  string `json:"-"`
+	View *View  `json:"view,omitempty"`
+}
+
+// SchemaPage is a page of a table's columns, for wide tables.
+type SchemaPage struct {
+	Columns []SchemaColumn `json:"columns"`
+	Offset  int            `json:"offset,omitempty"`
+	// Total is the table's column count, given when the page does not
+	// hold every column.
+	Total   int  `json:"total,omitempty"`
+	HasMore bool `json:"has_more,omitempty"`
+}
+
+// SchemaColumn is a column as a query answer shows it: what the next call
+// needs. The reasons for its type stay in the table's schema.
+type SchemaColumn struct {
+	Key string `json:"key"`
+	// Label is the header, given only where the key is not simply the
+	// header written as a key ("Price/Earnings" is price_earnings).
+	Label      string `json:"label,omitempty"`
+	Type       string `json:"type"`
+	Identifier bool   `json:"identifier,omitempty"`
+}
+
+func schemaColumn(c Column) SchemaColumn {
+	sc := SchemaColumn{Key: c.Key, Type: c.Type, Identifier: c.Identifier}
+	if c.Label != "" && typing.Key(c.Label) != c.Key {
+		sc.Label = c.Label
+	}
+	return sc
+}
+
+// View is what show=true displays: the original table or a derived one.
+type View struct {
+	TableID  string `json:"table_id"`
+	FileID   string `json:"file_id"`
+	Derived  bool   `json:"derived"`
+	RowCount int64  `json:"row_count"`
+	// PreviewURL is filled in by the API, which knows its routes.
+	PreviewURL string `json:"preview_url,omitempty"`
+}
+
+// Finish completes an answer of total rows or groups: a page of rows or
+// groups says whether more follow; a count or aggregate answer carries no
+// rows and says nothing about more.
+func (res *QueryResult) Finish(p *Plan, total int64) {
+	if p.Grouped() || p.Limit > 0 {
+		more := int64(p.Offset+len(res.Rows)) < total
+		res.HasMore = &more
+		return
+	}
+	res.Rows, res.Columns, res.Offset = nil, nil, 0
+}
+
+// NewSchemaPage is the page of t's columns that starts at offset, with
+// the total and whether more follow when it does not hold them all.
+func NewSchemaPage(t *Table, offset int) SchemaPage {
+	sp := SchemaPage{Offset: offset, Columns: []SchemaColumn{}}
+	if offset < len(t.Columns) {
+		end := min(offset+SchemaPageSize, len(t.Columns))
+		for _, c := range t.Columns[offset:end] {
+			sp.Columns = append(sp.Columns, schemaColumn(c))
+		}
+		sp.HasMore = end < len(t.Columns)
+	}
+	if offset > 0 || sp.HasMore {
+		sp.Total = len(t.Columns)
+	}
+	return sp
+}

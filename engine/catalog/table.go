@@ -1,0 +1,75 @@
+package catalog
+
+import "time"
+
+// File is a stored file as the catalog knows it.
+type File struct {
+	ID          string    `json:"id"`
+	Filename    string    `json:"filename"`
+	ContentType string    `json:"content_type"`
+	Size        int64     `json:"size"`
+	SHA256      string    `json:"sha256"`
+	ChatSession string    `json:"chat_session_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	// Tables are the tables ingested from the file, in sheet order.
+	Tables []Table `json:"tables,omitempty"`
+}
+
+// Table is a stored table: one sheet of a workbook, or a whole CSV or JSON
+// file.
+type Table struct {
+	ID        string    `json:"id"`
+	FileID    string    `json:"file_id"`
+	Name      string    `json:"name"`
+	Ordinal   int       `json:"ordinal"`
+	RowCount  int64     `json:"row_count"`
+	Columns   []Column  `json:"columns"`
+	Report    Report    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	// SourceTableID and Query are set for a view derived by a query: the
+	// table it came from and the query's arguments as JSON.
+	SourceTableID string `json:"source_table_id,omitempty"`
+	Query         string `json:"query,omitempty"`
+	// Location says where the rows live: duckdb (the owner's file) or
+	// clickhouse (the cluster).
+	Location string `json:"location"`
+}
+
+// Column describes one column of a stored table.
+type Column struct {
+	// Key is the column's name in queries: cleaned, unique case-insensitively.
+	Key string `json:"key"`
+	// Label is the header as the file had it.
+	Label string `json:"label"`
+	// Type is one of text, integer, decimal, double, boolean, date, timestamp.
+	Type string `json:"type"`
+	// Identifier marks text columns of codes, ids, postcodes or phone numbers.
+	Identifier bool   `json:"identifier"`
+	Reason     string `json:"reason"`
+}
+
+// Report is what an ingest did to one table.
+type Report struct {
+	Table        string         `json:"table"`
+	RowsRead     int64          `json:"rows_read"`
+	RowsStored   int64          `json:"rows_stored"`
+	RowsRejected int64          `json:"rows_rejected"`
+	Rejects      []Reject       `json:"rejects,omitempty"`
+	Columns      []ColumnReport `json:"columns"`
+	Notes        []string       `json:"notes,omitempty"`
+}
+
+// ColumnReport is one column's type decision.
+type ColumnReport struct {
+	Key        string `json:"key"`
+	Label      string `json:"label"`
+	Type       string `json:"type"`
+	Identifier bool   `json:"identifier,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// Reject is a row that could not be stored, with why.
+type Reject struct {
+	Line   int64  `json:"line"`
+	Reason string `json:"reason"`
+}

@@ -1,0 +1,89 @@
+package datadesk_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// layers orders the module's packages: a package imports only packages of
+// lower layers, never one beside or above it. A package missing here fails
+// the test, so a new one gets a place.
+var layers = [][]string{
+	{"datadesk", "datadesk/cluster", "datadesk/internal/testenv", "datadesk/engine/clickhousetest"},
+	{"datadesk/engine/typing", "datadesk/rbac", "datadesk/cluster/haproxytest"},
+	{"datadesk/engine/catalog", "datadesk/api/serverdb"},
+	{"datadesk/engine", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
+	{"datadesk/ingest", "datadesk/exports"},
+	{"datadesk/api"},
+	{"datadesk/bench"},
+	{"datadesk/cmd/datadesk"},
+}
+
+// forbidden lists, per package, what must not be among its dependencies,
+// direct or not: value typing and the catalog speak no SQL, and the
+// ClickHouse backend sees the catalog and the plan, never the DuckDB store.
+var forbidden = map[string][]string{
+	"datadesk/engine/typing":     {"database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine/catalog", "datadesk/engine"},
+	"datadesk/engine/catalog":    {"database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine"},
+	"datadesk/engine/clickhouse": {"datadesk/engine", "github.com/duckdb/duckdb-go/v2", "database/sql"},
+	"datadesk/api/serverdb":      {"datadesk/engine", "datadesk/engine/catalog"},
+	"datadesk/engine":            {"datadesk/engine/clickhouse", "datadesk/api", "datadesk/api/serverdb"},
+}
+
+type listed struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func TestPackageLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps=false", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	layer := map[string]int{}
+	for i, ps := range layers {
+		for _, p := range ps {
+			layer[p] = i
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	seen := 0
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		at, ok := layer[p.ImportPath]
+		if !ok {
+			t.Errorf("%s has no layer; give it one in layers", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if l, ok := layer[imp]; ok && l >= at {
+				t.Errorf("%s (layer %d) imports %s (layer %d)", p.ImportPath, at, imp, l)
+			} else if !ok && strings.HasPrefix(imp, "datadesk/") {
+				t.Errorf("%s imports %s, which has no layer", p.ImportPath, imp)
+			}
+		}
+		deps := map[string]bool{}
+		for _, d := range p.Deps {
+			deps[d] = true
+		}
+		if p.ImportPath == "datadesk/engine" && !deps["github.com/duckdb/duckdb-go/v2"] {
+			t.Fatal("go list reports no dependencies of datadesk/engine; the checks below would see nothing")
+		}
+		for _, f := range forbidden[p.ImportPath] {
+			if deps[f] {
+				t.Errorf("%s depends on %s", p.ImportPath, f)
+			}
+		}
+	}
+	if seen < len(layer) {
+		t.Errorf("go list saw %d packages, the layers name %d", seen, len(layer))
+	}
+}
