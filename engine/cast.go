@@ -41,10 +41,28 @@ func textCast(d typing.Decision, raw string) string {
 		}
 		return "CAST(" + v + " AS TIMESTAMP)"
 	}
-	if d.KeepEmpty {
-		return raw
+	return textValue(raw, d.KeepEmpty)
+}
+
+// textValue is text column raw as stored text: a cell of only spaces is
+// empty, and spaces around a value go. Only a value whose first or last
+// byte is a space or control character (below '!') is trimmed. With
+// keepEmpty, empty text stays apart from an empty cell.
+func textValue(raw string, keepEmpty bool) string {
+	edge := "(" + raw + " < '!' OR right(" + raw + ", 1) < '!')"
+	trimmed := "NULLIF(" + trimSQL(raw) + ", '')"
+	if keepEmpty {
+		return "CASE WHEN " + raw + " = '' THEN " + raw + " WHEN " + edge + " THEN " + trimmed + " ELSE " + raw + " END"
 	}
-	return "NULLIF(" + raw + ", '')"
+	return "CASE WHEN " + edge + " THEN " + trimmed + " ELSE NULLIF(" + raw + ", '') END"
+}
+
+// edgeSQL is 1 for a value of raw column x of only spaces, 2 for one with
+// spaces around it, else 0: what textValue changes, counted for the
+// import report.
+func edgeSQL(x string) string {
+	return "CASE WHEN " + x + " <> '' AND (" + x + " < '!' OR right(" + x + ", 1) < '!') THEN CASE WHEN " + trimSQL(x) + " = '' THEN 1 WHEN " +
+		trimSQL(x) + " <> " + x + " THEN 2 ELSE 0 END ELSE 0 END"
 }
 
 // numberCast casts trimmed text v to the decided numeric type, through the

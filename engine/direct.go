@@ -348,6 +348,8 @@ const (
 	factPoint                // a decimal point
 	factLead                 // a leading zero
 	factLong                 // longer than a cell may be, in bytes (of the table: any column whose check bounds no length)
+	factBlank                // only spaces: stored empty
+	factPadded               // text with spaces around it: stored trimmed
 )
 
 // facts returns the facts the load finds of the column's values: what
@@ -355,15 +357,21 @@ const (
 // values tell cheaply (see summarize). A text column neither screened
 // nor checked has none: it is classified once stored.
 func (p planned) facts() []fact {
+	var out []fact
 	switch {
 	case readChecked(p.d), p.screen == screenText:
-		return []fact{factFail}
+		out = []fact{factFail}
 	case p.screen == screenDigits:
-		return []fact{factFail, factLead}
+		out = []fact{factFail, factLead}
 	case p.screen == screenNumbers:
-		return []fact{factFail, factNegative, factPoint, factLead}
+		out = []fact{factFail, factNegative, factPoint, factLead}
 	}
-	return nil
+	// What storing changes of the values, for the import report.
+	out = append(out, factBlank)
+	if !readChecked(p.d) {
+		out = append(out, factPadded)
+	}
+	return out
 }
 
 // factSQL is the SQL of fact f of a value of raw column x: true, false or
@@ -372,6 +380,10 @@ func (p planned) facts() []fact {
 // of values that pass.
 func (p planned) factSQL(f fact, x string) string {
 	switch f {
+	case factBlank:
+		return "(" + edgeSQL(x) + " = 1)"
+	case factPadded:
+		return "(" + edgeSQL(x) + " = 2)"
 	case factNegative:
 		return "(" + x + " < '0' AND " + x + " <> '')"
 	case factPoint:
@@ -636,6 +648,10 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *catalog.Tab
 	}
 	for j, i := range openAt {
 		cols[i] = stored[j]
+	}
+	for i := range cols {
+		// The stored text is trimmed: what it lost was counted as read.
+		cols[i].Blank, cols[i].Padded = sum.count(i, factBlank), sum.count(i, factPadded)
 	}
 	decisions := decideColumns(src, keys, cols, nil)
 	for i, d := range decisions {

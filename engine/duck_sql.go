@@ -33,10 +33,7 @@ func duckCond(c catalog.Cond) (string, []any) {
 		}
 		return col + " IS NOT NULL", nil
 	case "contains":
-		if c.Col.Type != typing.TypeText {
-			col = "CAST(" + col + " AS VARCHAR)"
-		}
-		return "contains(lower(" + col + "), lower(?))", []any{c.Text}
+		return "contains(lower(" + duckTextOf(&c.Col) + "), lower(?))", []any{c.Text}
 	}
 	lhs, place := duckOperand(&c.Col)
 	values := c.Values
@@ -59,6 +56,20 @@ func duckCond(c catalog.Cond) (string, []any) {
 	}
 	sym := map[string]string{"eq": " = ", "ne": " IS DISTINCT FROM ", "gt": " > ", "gte": " >= ", "lt": " < ", "lte": " <= "}[c.Op]
 	return lhs + sym + place, values
+}
+
+// duckTextOf is column c as text, as text filters read it: a decimal as
+// written, without the zeros that pad it to the column's scale (33.93911,
+// not 33.93911000).
+func duckTextOf(c *catalog.Column) string {
+	col := quoteIdent(c.Key)
+	switch c.Type {
+	case typing.TypeText:
+		return col
+	case typing.TypeDecimal:
+		return "regexp_replace(CAST(" + col + " AS VARCHAR), '[.]0*$|([.][0-9]*[1-9])0+$', '\\1')"
+	}
+	return "CAST(" + col + " AS VARCHAR)"
 }
 
 // allWhole reports whether every value is a whole number a double holds
@@ -164,7 +175,8 @@ func duckRowOrder(p *catalog.Plan) string {
 }
 
 // duckGrouped is a grouped answer's statement: each row is a group of the
-// page, then the matched and group counts.
+// page, then the matched count, the group count and how many groups have
+// an empty group column.
 func duckGrouped(p *catalog.Plan) (string, []any) {
 	where, params := duckWhere(p.Conds, p.Search)
 	var b strings.Builder
@@ -177,7 +189,8 @@ func duckGrouped(p *catalog.Plan) (string, []any) {
 	for i, a := range p.Aggs {
 		b.WriteString(duckAgg(a) + " AS " + outAlias(len(p.Groups)+i) + ", ")
 	}
-	b.WriteString(`CAST(sum(count(*)) OVER () AS BIGINT) AS "matched", count(*) OVER () AS "groups"`)
+	b.WriteString(`CAST(sum(count(*)) OVER () AS BIGINT) AS "matched", count(*) OVER () AS "groups", `)
+	b.WriteString(`CAST(sum(CASE WHEN ` + anyNull(keys) + ` THEN 1 ELSE 0 END) OVER () AS BIGINT) AS "empty"`)
 	b.WriteString(duckFrom(p) + where + " GROUP BY " + strings.Join(keys, ", "))
 	b.WriteString(" ORDER BY " + duckGroupOrder(p, false) + " LIMIT ? OFFSET ?")
 	return b.String(), append(params, p.Limit, p.Offset)
@@ -191,8 +204,17 @@ func duckGroupCounts(p *catalog.Plan) (string, []any) {
 	for i, g := range p.Groups {
 		keys[i] = quoteIdent(g.Key)
 	}
-	return `SELECT CAST(coalesce(sum(n), 0) AS BIGINT), count(*) FROM (SELECT count(*) AS n` + duckFrom(p) + where +
-		" GROUP BY " + strings.Join(keys, ", ") + ")", params
+	return `SELECT CAST(coalesce(sum(n), 0) AS BIGINT), count(*), count(*) FILTER (WHERE e) FROM (SELECT count(*) AS n, ` +
+		anyNull(keys) + ` AS e` + duckFrom(p) + where + " GROUP BY " + strings.Join(keys, ", ") + ")", params
+}
+
+// anyNull is the condition that one of the quoted columns is NULL.
+func anyNull(cols []string) string {
+	terms := make([]string, len(cols))
+	for i, c := range cols {
+		terms[i] = c + " IS NULL"
+	}
+	return strings.Join(terms, " OR ")
 }
 
 // duckUngrouped is an ungrouped answer's statement: one row of the matched

@@ -454,6 +454,9 @@ func decideColumns(src TableSource, keys []string, cols []typing.Stats, kinds []
 		decisions[i].KeepEmpty = src.RowsWithNulls != nil || src.JSON != nil
 		decisions[i].Trimmed = cols[i].Trimmed
 	}
+	for i := range decisions {
+		decisions[i].Blank, decisions[i].Padded = cols[i].Blank, cols[i].Padded
+	}
 	return decisions
 }
 
@@ -471,7 +474,11 @@ func newTable(f *catalog.File, ordinal int, src TableSource, rows int64) *catalo
 func setColumns(t *catalog.Table, labels, keys []string, decisions []typing.Decision) {
 	t.Columns = t.Columns[:0]
 	for i, d := range decisions {
-		t.Columns = append(t.Columns, catalog.Column{Key: keys[i], Label: labels[i], Type: d.Type, Identifier: d.Identifier, Reason: d.Reason})
+		c := catalog.Column{Key: keys[i], Label: labels[i], Type: d.Type, Identifier: d.Identifier, Reason: d.Reason, Blank: d.Blank}
+		if d.Type == typing.TypeText {
+			c.Trimmed = d.Padded
+		}
+		t.Columns = append(t.Columns, c)
 	}
 }
 
@@ -486,9 +493,33 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, sr
 		Notes:        append(slices.Clone(src.Notes), stats.Notes...),
 	}
 	for _, c := range t.Columns {
-		t.Report.Columns = append(t.Report.Columns, catalog.ColumnReport(c))
+		t.Report.Columns = append(t.Report.Columns, catalog.ReportOf(c))
 	}
+	t.Report.Notes = append(t.Report.Notes, spaceNotes(t.Columns)...)
 	return s.recordLoaded(ctx, conn, t, remote)
+}
+
+// spaceNotes say, for the import report, which columns had cells of only
+// spaces (stored empty) and text values with spaces around them (stored
+// trimmed).
+func spaceNotes(cols []catalog.Column) []string {
+	var blank, trimmed []string
+	for _, c := range cols {
+		if c.Blank > 0 {
+			blank = append(blank, fmt.Sprintf("%s (%d)", c.Key, c.Blank))
+		}
+		if c.Trimmed > 0 {
+			trimmed = append(trimmed, fmt.Sprintf("%s (%d)", c.Key, c.Trimmed))
+		}
+	}
+	var out []string
+	if len(blank) > 0 {
+		out = append(out, "cells of only spaces are stored empty: "+strings.Join(blank, ", "))
+	}
+	if len(trimmed) > 0 {
+		out = append(out, "spaces around text values were trimmed: "+strings.Join(trimmed, ", "))
+	}
+	return out
 }
 
 // CountRows reads a source's rows through Go and returns how many it
@@ -567,7 +598,7 @@ func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *catalog.File, 
 	}
 	t.Report = catalog.Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
 	for _, c := range t.Columns {
-		t.Report.Columns = append(t.Report.Columns, catalog.ColumnReport(c))
+		t.Report.Columns = append(t.Report.Columns, catalog.ReportOf(c))
 	}
 	if err := writeCatalog(ctx, conn, t, "sheet"); err != nil {
 		return nil, err

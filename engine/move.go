@@ -295,7 +295,7 @@ func (s *Store) copyOn(ctx context.Context, conn *sql.Conn, r catalog.Backend, s
 	}
 	t.Report = catalog.Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}
 	for _, c := range t.Columns {
-		t.Report.Columns = append(t.Report.Columns, catalog.ColumnReport(c))
+		t.Report.Columns = append(t.Report.Columns, catalog.ReportOf(c))
 	}
 	err := writeCatalog(ctx, conn, t, "sheet")
 	if err == nil {

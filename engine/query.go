@@ -7,23 +7,34 @@ import (
 	"datadesk/engine/catalog"
 )
 
-// Run executes a plan. Errors: timeout when ctx ends first.
+// Run executes a plan; when filters matched nothing, the answer's hint
+// says how one may have missed. Errors: timeout when ctx ends first.
 func (s *Store) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult, error) {
-	if r, err := s.remoteOf(p.Table); err != nil {
+	run, near := s.runDuck, s.near
+	r, err := s.remoteOf(p.Table)
+	if err != nil {
 		return nil, err
-	} else if r != nil {
-		res, err := r.Run(ctx, p)
-		if err != nil {
+	}
+	if r != nil {
+		run, near = r.Run, r.Near
+	}
+	res, err := run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		s.logger.Debug("query", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
+	}
+	if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
+		if res.Hint, err = catalog.NoMatchHint(ctx, p, near, run); err != nil {
 			return nil, err
 		}
-		s.logger.Debug("query", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
-		if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
-			if res.Hint, err = catalog.NoMatchHint(ctx, p, r.Near); err != nil {
-				return nil, err
-			}
-		}
-		return res, nil
 	}
+	return res, nil
+}
+
+// runDuck answers a plan over a table in the owner's DuckDB file.
+func (s *Store) runDuck(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult, error) {
 	q, params := duckSQL(p)
 	s.logger.Debug("query", "table", p.Table.ID, "sql", q, "params", params)
 	res := &catalog.QueryResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount,
@@ -41,11 +52,6 @@ func (s *Store) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult,
 	if p.Grouped() {
 		total = *res.GroupCount
 	}
-	if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
-		if res.Hint, err = catalog.NoMatchHint(ctx, p, s.near); err != nil {
-			return nil, err
-		}
-	}
 	res.Finish(p, total)
 	return res, nil
 }
@@ -56,26 +62,28 @@ func (s *Store) runGrouped(ctx context.Context, p *catalog.Plan, res *catalog.Qu
 	res.Columns = p.OutNames()
 	res.Rows = [][]any{}
 	width := len(res.Columns)
-	var matched, groups int64
-	err := s.scan(ctx, q, params, width+2, func(vals []any) {
+	var matched, groups, empty int64
+	err := s.scan(ctx, q, params, width+3, func(vals []any) {
 		out := make([]any, width)
 		for i, v := range vals[:width] {
 			out[i] = JSONValue(v, p.OutType(i))
 		}
 		res.Rows = append(res.Rows, out)
-		matched, groups = toInt64(vals[width]), toInt64(vals[width+1])
+		matched, groups, empty = toInt64(vals[width]), toInt64(vals[width+1]), toInt64(vals[width+2])
 	})
 	if err != nil {
 		return err
 	}
 	if len(res.Rows) == 0 && p.Offset > 0 {
 		cq, cparams := duckGroupCounts(p)
-		err = s.scan(ctx, cq, cparams, 2, func(vals []any) { matched, groups = toInt64(vals[0]), toInt64(vals[1]) })
+		err = s.scan(ctx, cq, cparams, 3, func(vals []any) {
+			matched, groups, empty = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2])
+		})
 		if err != nil {
 			return err
 		}
 	}
-	res.MatchedRowCount, res.GroupCount = matched, &groups
+	res.MatchedRowCount, res.GroupCount, res.EmptyGroups = matched, &groups, empty
 	return nil
 }
 

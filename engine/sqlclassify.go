@@ -79,7 +79,7 @@ func sqlCountsFrom(ctx context.Context, conn *sql.Conn, from string, width int) 
 var sqlCountNames = []string{
 	"n", "int", "dec", "lead", "long", "bool", "date", "ts", "tsz", "dmy", "mdy", "dmydot", "ymdslash", "dateish",
 	"serial", "serialint", "digitish", "intdigits", "scale",
-	"form", "sci", "grouped", "ambiguous", "point", "pct", "paren",
+	"form", "sci", "grouped", "ambiguous", "point", "pct", "paren", "blank", "padded",
 }
 
 // countsSQL builds the statement of the SQL pass: four projections (trim,
@@ -89,10 +89,10 @@ func countsSQL(from string, width int) string {
 	var trims, kinds, parts, flags, aggs []string
 	for i := 1; i <= width; i++ {
 		n := strconv.Itoa(i)
-		x, k := "x"+n, "k"+n
-		trims = append(trims, trimSQL(stageColumn(i))+" AS "+x)
-		kinds = append(kinds, x+", "+kindSQL(x)+" AS "+k)
-		parts = append(parts, x+", "+k+
+		x, k, e := "x"+n, "k"+n, "e"+n
+		trims = append(trims, trimSQL(stageColumn(i))+" AS "+x+", "+edgeSQL(stageColumn(i))+" AS "+e)
+		kinds = append(kinds, x+", "+e+", "+kindSQL(x)+" AS "+k)
+		parts = append(parts, x+", "+k+", "+e+
 			", CASE WHEN "+k+" = 'n' THEN regexp_extract("+x+", "+quoteString(plainNumberPattern)+", ['sg', 'ip', 'dt', 'fr']) END AS np"+n+
 			", CASE WHEN "+k+" = 'w' THEN regexp_extract("+x+", "+quoteString(typing.WrittenPattern)+", "+sqlList(typing.WrittenParts)+") END AS wp"+n+
 			", CASE WHEN "+k+" <> 'o' THEN regexp_full_match("+x+", "+quoteString(digitishPattern)+") END AS dg"+n)
@@ -182,7 +182,7 @@ func flagsSQL(n string) string {
 		return "(" + d + " AND regexp_full_match(" + x + ", " + quoteString(pattern) + ") AND try_strptime(" + x + ", " + quoteString(format) + ") IS NOT NULL)"
 	}
 	return strings.Join([]string{
-		x, k, "dg" + n, np + ".ip AS ip" + n, np + ".fr AS fr" + n, np + ".sg AS sg" + n,
+		x, k, "e" + n, "dg" + n, np + ".ip AS ip" + n, np + ".fr AS fr" + n, np + ".sg AS sg" + n,
 		col("("+k+" = 'n' AND "+nsig+" > 15)", "nlong"),
 		col(nlead, "nlead"),
 		col(nint, "nint"),
@@ -229,6 +229,7 @@ func aggsSQL(n string) []string {
 		maxOf("length("+v("fr")+")", v("ndec"), v("wscale"), wok),
 		f(wok), f(wok + " AND " + v("wsci")), f(wok + " AND " + v("wgrp")), f(wok + " AND " + v("wamb")),
 		f(wok + " AND " + v("wpoint")), f(wok + " AND " + v("wpct")), f(wok + " AND " + v("wparen")),
+		f(v("e") + " = 1"), f(v("e") + " = 2"),
 		"histogram(CASE WHEN " + wok + " AND " + v("cur") + " <> '' THEN " + v("cur") + " END)",
 	}
 }
@@ -242,6 +243,7 @@ func statsFromCounts(m map[string]int64) typing.Stats {
 		IntDigits: m["intdigits"], Scale: m["scale"],
 		Forms: m["form"], Sci: m["sci"], Grouped: m["grouped"], Ambiguous: m["ambiguous"], Points: m["point"],
 		Percent: m["pct"], Paren: m["paren"], Zoned: m["tsz"], Dateish: m["dateish"],
+		Blank: m["blank"], Padded: m["padded"],
 	}
 	for k, v := range m {
 		if s, ok := strings.CutPrefix(k, "cur:"); ok && v > 0 {
@@ -326,6 +328,9 @@ func maybePattern() string {
 type quickCounts struct {
 	codes            [quickCodes]int64
 	intDigits, scale int64
+	// blank and padded count cells of only spaces and values with spaces
+	// around them (edgeSQL).
+	blank, padded int64
 	// negative counts the whole and decimal numbers with a minus sign:
 	// the others are digitish, which decide asks of text columns.
 	negative int64
@@ -368,10 +373,11 @@ func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string)
 		aggs = append(aggs,
 			"coalesce(max(CASE WHEN q = 1 THEN length(x) - (ascii(x) = 45)::INT WHEN q = 4 THEN strpos(x, '.') - 1 - (ascii(x) = 45)::INT END), 0)",
 			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)",
-			"CAST(coalesce(count_if(q IN (1, 4) AND ascii(x) = 45), 0) AS BIGINT)")
-		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x" +
+			"CAST(coalesce(count_if(q IN (1, 4) AND ascii(x) = 45), 0) AS BIGINT)",
+			"CAST(coalesce(count_if(e = 1), 0) AS BIGINT)", "CAST(coalesce(count_if(e = 2), 0) AS BIGINT)")
+		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x, " + edgeSQL("x") + " AS e" +
 			" FROM (SELECT " + col + " AS x FROM " + table + "))"
-		vals := make([]int64, quickCodes+3)
+		vals := make([]int64, quickCodes+5)
 		ptrs := make([]any, len(vals))
 		for j := range vals {
 			ptrs[j] = &vals[j]
@@ -381,6 +387,7 @@ func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string)
 		}
 		copy(out[i].codes[:], vals[:quickCodes])
 		out[i].intDigits, out[i].scale, out[i].negative = vals[quickCodes], vals[quickCodes+1], vals[quickCodes+2]
+		out[i].blank, out[i].padded = vals[quickCodes+3], vals[quickCodes+4]
 	}
 	return out, nil
 }
@@ -406,14 +413,16 @@ func classifyColumns(ctx context.Context, conn *sql.Conn, table string, cols []s
 	for i, q := range quick {
 		if st, ok := q.settle(); ok {
 			out[i] = st
-			continue
+		} else {
+			// The full count runs over the open columns only, one at a
+			// time.
+			full, err := sqlCountsFrom(ctx, conn, "(SELECT "+cols[i]+" AS "+stageColumn(1)+" FROM "+table+")", 1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = full[0]
 		}
-		// The full count runs over the open columns only, one at a time.
-		full, err := sqlCountsFrom(ctx, conn, "(SELECT "+cols[i]+" AS "+stageColumn(1)+" FROM "+table+")", 1)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = full[0]
+		out[i].Blank, out[i].Padded = q.blank, q.padded
 	}
 	return out, nil
 }

@@ -27,36 +27,59 @@ const (
 // NearAny; value is unused for NearAny).
 type NearFunc func(ctx context.Context, t *Table, c *Column, kind, value string) ([]string, error)
 
+// RunFunc answers a checked plan without a hint of its own.
+type RunFunc func(ctx context.Context, p *Plan) (*QueryResult, error)
+
 // NoMatchHint says, for a query that matched nothing, how a filter on a text
 // column may have missed: a JSON number against text (an id 12345 stored
 // as "00012345"), or text that differs from stored values only in spaces.
-// Each eq or in filter is checked alone against the whole table, with
-// small limits, through near (the table's DuckDB file or its backend);
-// the first finding is the hint.
-func NoMatchHint(ctx context.Context, p *Plan, near NearFunc) (string, error) {
+// A filter is blamed only when it alone matches nothing (run answers that,
+// when other filters or a search share the query), and never with a value
+// equal to the one it gave. Each eq or in filter is checked against the
+// whole table, with small limits, through near (the table's DuckDB file or
+// its backend); the first finding is the hint.
+func NoMatchHint(ctx context.Context, p *Plan, near NearFunc, run RunFunc) (string, error) {
+	alone := len(p.Query.Filters) == 1 && p.Search == nil
 	for _, f := range p.Query.Filters {
 		if f.Op != "eq" && f.Op != "in" {
 			continue
 		}
-		var c *Column
-		for i := range p.Table.Columns {
-			if p.Table.Columns[i].Key == f.Column {
-				c = &p.Table.Columns[i]
-			}
-		}
-		if c == nil || c.Type != typing.TypeText {
+		c, ok := p.Table.Lookup(f.Column)
+		if !ok || c.Type != typing.TypeText {
 			continue
+		}
+		if !alone {
+			matched, err := matchesAlone(ctx, p, f, run)
+			if err != nil || matched {
+				if err != nil {
+					return "", err
+				}
+				continue
+			}
 		}
 		values := []any{f.Value}
 		if list, ok := f.Value.([]any); ok {
 			values = list
 		}
-		h, err := hintFor(ctx, p.Table, c, values, near)
+		h, err := hintFor(ctx, p.Table, &c, values, near)
 		if err != nil || h != "" {
 			return h, err
 		}
 	}
 	return "", nil
+}
+
+// matchesAlone reports whether filter f of p alone matches some row.
+func matchesAlone(ctx context.Context, p *Plan, f Filter, run RunFunc) (bool, error) {
+	one, err := PlanFor(p.Table, Query{FileID: p.Query.FileID, Filters: []Filter{f}})
+	if err != nil {
+		return false, err
+	}
+	res, err := run(ctx, one)
+	if err != nil {
+		return false, err
+	}
+	return res.MatchedRowCount > 0, nil
 }
 
 // hintFor looks for a filter's values in another form: numbers as text
@@ -69,6 +92,7 @@ func hintFor(ctx context.Context, t *Table, c *Column, values []any, near NearFu
 		case json.Number:
 			number = x
 			found, err := near(ctx, t, c, NearNumber, x.String())
+			found = without(found, func(s string) bool { return s == x.String() })
 			if err != nil || len(found) > 0 {
 				verb := "equal"
 				if len(found) == 1 {
@@ -79,6 +103,8 @@ func hintFor(ctx context.Context, t *Table, c *Column, values []any, near NearFu
 			}
 		case string:
 			found, err := near(ctx, t, c, NearText, x)
+			// eq compares ignoring case: a value equal so is no other form.
+			found = without(found, func(s string) bool { return strings.ToLower(s) == strings.ToLower(x) })
 			if err != nil || len(found) > 0 {
 				return fmt.Sprintf("no %s equals %q; near values (ignoring case and spaces): %s.", c.Key, x, quoteList(found)), err
 			}
@@ -92,6 +118,17 @@ func hintFor(ctx context.Context, t *Table, c *Column, values []any, near NearFu
 		return "", err
 	}
 	return fmt.Sprintf("%s is text; values look like %s. Send the value as text in that form.", c.Key, quoteList(sample[:1])), nil
+}
+
+// without returns vs without the values drop reports.
+func without(vs []string, drop func(string) bool) []string {
+	out := vs[:0:0]
+	for _, v := range vs {
+		if !drop(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func quoteList(vs []string) string {

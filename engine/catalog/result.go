@@ -1,6 +1,11 @@
 package catalog
 
-import "datadesk/engine/typing"
+import (
+	"fmt"
+	"strings"
+
+	"datadesk/engine/typing"
+)
 
 // QueryResult is files.query_table's answer: small, exact, and safe to put
 // in a model's context. It carries what the next call needs and no more.
@@ -23,6 +28,11 @@ type QueryResult struct {
 	// SQL is the statement that ran, for logs; the model does not need it.
 	SQL  string `json:"-"`
 	View *View  `json:"view,omitempty"`
+	// Notes say what the counts include that a reader may not expect: a
+	// group of empty values among group_count.
+	Notes []string `json:"notes,omitempty"`
+	// EmptyGroups counts the groups where a group column is empty.
+	EmptyGroups int64 `json:"-"`
 }
 
 // SchemaPage is a page of a table's columns, for wide tables.
@@ -68,6 +78,9 @@ type View struct {
 // groups says whether more follow; a count or aggregate answer carries no
 // rows and says nothing about more.
 func (res *QueryResult) Finish(p *Plan, total int64) {
+	if p.Grouped() && res.EmptyGroups > 0 {
+		res.Notes = append(res.Notes, emptyGroupsNote(p.Groups, res.EmptyGroups))
+	}
 	if p.Grouped() || p.Limit > 0 {
 		more := int64(p.Offset+len(res.Rows)) < total
 		res.HasMore = &more
@@ -91,4 +104,23 @@ func NewSchemaPage(t *Table, offset int) SchemaPage {
 		sp.Total = len(t.Columns)
 	}
 	return sp
+}
+
+// emptyGroupsNote says how many of the groups are of empty values.
+func emptyGroupsNote(groups []Column, n int64) string {
+	if len(groups) == 1 {
+		return fmt.Sprintf("group_count includes the group of empty %s values", groups[0].Key)
+	}
+	keys := make([]string, len(groups))
+	for i, g := range groups {
+		keys[i] = g.Key
+	}
+	return fmt.Sprintf("group_count includes %d %s with an empty %s", n, plural(n, "group", "groups"), strings.Join(keys, " or "))
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -46,6 +46,11 @@ type Column struct {
 	// Identifier marks text columns of codes, ids, postcodes or phone numbers.
 	Identifier bool   `json:"identifier"`
 	Reason     string `json:"reason"`
+	// Blank and Trimmed count, for the import report of a load, the cells
+	// of only spaces stored empty and the text values stored without the
+	// spaces around them.
+	Blank   int64 `json:"-"`
+	Trimmed int64 `json:"-"`
 }
 
 // Report is what an ingest did to one table.
@@ -59,13 +64,23 @@ type Report struct {
 	Notes        []string       `json:"notes,omitempty"`
 }
 
-// ColumnReport is one column's type decision.
+// ColumnReport is one column's type decision, and what the load changed
+// of its values: cells of only spaces stored empty, and text values stored
+// without the spaces around them (the stored file keeps every byte).
 type ColumnReport struct {
-	Key        string `json:"key"`
-	Label      string `json:"label"`
-	Type       string `json:"type"`
-	Identifier bool   `json:"identifier,omitempty"`
-	Reason     string `json:"reason"`
+	Key           string `json:"key"`
+	Label         string `json:"label"`
+	Type          string `json:"type"`
+	Identifier    bool   `json:"identifier,omitempty"`
+	Reason        string `json:"reason"`
+	BlankCells    int64  `json:"blank_cells,omitempty"`
+	TrimmedValues int64  `json:"trimmed_values,omitempty"`
+}
+
+// ReportOf is column c's report.
+func ReportOf(c Column) ColumnReport {
+	return ColumnReport{Key: c.Key, Label: c.Label, Type: c.Type, Identifier: c.Identifier, Reason: c.Reason,
+		BlankCells: c.Blank, TrimmedValues: c.Trimmed}
 }
 
 // Reject is a row that could not be stored, with why.

@@ -38,7 +38,7 @@ func (c *Cluster) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResul
 	total := res.MatchedRowCount
 	if p.Grouped() {
 		n := head[0][1].(int64)
-		res.GroupCount, total = &n, n
+		res.GroupCount, total, res.EmptyGroups = &n, n, head[0][2].(int64)
 		res.Columns = p.OutNames()
 	} else if len(p.Aggs) > 0 {
 		res.Aggregates = map[string]any{}

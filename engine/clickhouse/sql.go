@@ -103,7 +103,10 @@ func canonicalTimestamp(s string) string {
 func chText(c *catalog.Column) string {
 	col := chCol(c.Key)
 	switch c.Type {
-	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
+	case typing.TypeDecimal:
+		// As written: no zeros padding the column's scale.
+		return "replaceRegexpOne(toString(" + col + "), '[.]0*$|([.][0-9]*[1-9])0+$', '\\\\1')"
+	case typing.TypeInteger, typing.TypeDouble:
 		return "toString(" + col + ")"
 	case typing.TypeBoolean:
 		return "if(isNull(" + col + "), NULL, if(" + col + " = 1, 'true', 'false'))"
@@ -237,7 +240,8 @@ func (q *chSelect) whole() string {
 }
 
 // chStatements compiles a plan into two statements: one row of counts
-// (matched rows, then groups or the aggregates) and the page, if any.
+// (matched rows, then the groups and those with an empty group column, or
+// the aggregates) and the page, if any.
 func (c *Cluster) chStatements(p *catalog.Plan) (counts, page string, err error) {
 	q, err := c.chSelect(p)
 	if err != nil {
@@ -245,7 +249,8 @@ func (c *Cluster) chStatements(p *catalog.Plan) (counts, page string, err error)
 	}
 	limit := " LIMIT " + strconv.Itoa(p.Offset) + ", " + strconv.Itoa(p.Limit)
 	if p.Grouped() {
-		counts = "SELECT (SELECT count()" + q.from + "), (SELECT count() FROM (SELECT 1" + q.from + q.group + "))"
+		counts = "SELECT (SELECT count()" + q.from + "), count(), countIf(" + chAnyNull(p.Groups) + ") FROM (SELECT " +
+			chGroupKeys(p.Groups) + q.from + q.group + ")"
 		return counts, q.whole() + limit, nil
 	}
 	counts = "SELECT " + strings.Join(append([]string{"count()"}, q.aggs...), ", ") + q.from
@@ -278,4 +283,22 @@ func chDecimal(p *catalog.Plan, i int) bool {
 	}
 	a := p.Aggs[i-len(p.Groups)]
 	return a.Op == "sum" || (a.Op == "min" || a.Op == "max") && a.Col.Type == typing.TypeDecimal
+}
+
+// chGroupKeys are the group columns, quoted.
+func chGroupKeys(groups []catalog.Column) string {
+	keys := make([]string, len(groups))
+	for i, g := range groups {
+		keys[i] = chCol(g.Key)
+	}
+	return strings.Join(keys, ", ")
+}
+
+// chAnyNull is the condition that one of the group columns is NULL.
+func chAnyNull(groups []catalog.Column) string {
+	terms := make([]string, len(groups))
+	for i, g := range groups {
+		terms[i] = "isNull(" + chCol(g.Key) + ")"
+	}
+	return strings.Join(terms, " OR ")
 }

@@ -25,6 +25,10 @@ type Stats struct {
 	// Trimmed says no value needs trimming before its cast (the SQL quick
 	// pass proved it), which spares the cast a trim of every value.
 	Trimmed bool
+	// Blank counts cells of only spaces, which are empty; Padded, values
+	// with spaces around them, which are trimmed. Neither counts in N's
+	// shapes beyond the trimmed value.
+	Blank, Padded int64
 }
 
 // Counts returns the counts by name, as Decide and the SQL pass read them:
@@ -38,6 +42,7 @@ func (c *Stats) Counts() map[string]int64 {
 		"intdigits": c.IntDigits, "scale": c.Scale,
 		"form": c.Forms, "sci": c.Sci, "grouped": c.Grouped, "ambiguous": c.Ambiguous, "point": c.Points,
 		"pct": c.Percent, "paren": c.Paren, "tsz": c.Zoned, "dateish": c.Dateish,
+		"blank": c.Blank, "padded": c.Padded,
 	}
 	for s, k := range c.Currencies {
 		m["cur:"+s] = k
@@ -57,12 +62,21 @@ func isDigits(s string) bool {
 	return true
 }
 
-// Add classifies one value; v is trimmed, and empty values are not counted.
+// Add classifies one value; v is trimmed, and empty values are not
+// counted, but a cell of only spaces is counted as Blank and a value with
+// spaces around it as Padded.
 func (c *Stats) Add(v string) {
-	v = TrimValue(v)
-	if v == "" {
+	t := TrimValue(v)
+	if t == "" {
+		if v != "" {
+			c.Blank++
+		}
 		return
 	}
+	if len(t) != len(v) {
+		c.Padded++
+	}
+	v = t
 	c.N++
 	if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
 		c.Bools++

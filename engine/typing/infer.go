@@ -66,6 +66,10 @@ type Decision struct {
 	KeepEmpty bool
 	// Trimmed: the values need no trim before the cast.
 	Trimmed bool
+	// Blank and Padded are the column's Stats of cells of only spaces
+	// (stored empty) and of values with spaces around them (stored
+	// trimmed), for the import report.
+	Blank, Padded int64
 }
 
 // HasIdentifierWord reports whether a column key names identifiers (id,
