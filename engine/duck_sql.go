@@ -32,8 +32,21 @@ func duckCond(c catalog.Cond) (string, []any) {
 			return col + " IS NULL", nil
 		}
 		return col + " IS NOT NULL", nil
+	case "is_blank":
+		blank := col + " IS NULL"
+		if c.Col.Type == typing.TypeText {
+			blank = "(" + col + " IS NULL OR " + trimSQL(col) + " = '')"
+		}
+		if c.Null {
+			return blank, nil
+		}
+		return "NOT " + blank, nil
 	case "contains":
 		return "contains(lower(" + duckTextOf(&c.Col) + "), lower(?))", []any{c.Text}
+	case "starts_with":
+		return "starts_with(lower(" + duckTextOf(&c.Col) + "), lower(?))", []any{c.Text}
+	case "ends_with":
+		return "ends_with(lower(" + duckTextOf(&c.Col) + "), lower(?))", []any{c.Text}
 	}
 	lhs, place := duckOperand(&c.Col)
 	values := c.Values
@@ -47,12 +60,20 @@ func duckCond(c catalog.Cond) (string, []any) {
 			values[i] = int64(v.(float64))
 		}
 	}
-	if c.Op == "in" {
+	switch c.Op {
+	case "in", "not_in":
 		marks := make([]string, len(values))
 		for i := range marks {
 			marks[i] = place
 		}
+		if c.Op == "not_in" {
+			// As ne does, not_in keeps empty cells: they differ from
+			// every value.
+			return "(" + lhs + " IS NULL OR " + lhs + " NOT IN (" + strings.Join(marks, ", ") + "))", values
+		}
 		return lhs + " IN (" + strings.Join(marks, ", ") + ")", values
+	case "between":
+		return lhs + " BETWEEN " + place + " AND " + place, values
 	}
 	sym := map[string]string{"eq": " = ", "ne": " IS DISTINCT FROM ", "gt": " > ", "gte": " >= ", "lt": " < ", "lte": " <= "}[c.Op]
 	return lhs + sym + place, values

@@ -25,6 +25,9 @@ type Backend interface {
 	Name() string
 	// Run answers a checked files.query_table plan.
 	Run(ctx context.Context, p *Plan) (*QueryResult, error)
+	// Analyze answers a checked files.analyze_table plan, or refuses
+	// (invalid) a part the backend cannot compute exactly, naming it.
+	Analyze(ctx context.Context, p *AnalysisPlan) (*AnalysisResult, error)
 	// Near returns up to MaxHintValues distinct values of text column c
 	// of t, sorted, for a hint: text equal to value as a number (kind
 	// "number"), text equal to it ignoring case and spaces ("text"), or

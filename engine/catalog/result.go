@@ -124,3 +124,44 @@ func plural(n int64, one, many string) string {
 	}
 	return many
 }
+
+// AnalysisResult is files.analyze_table's answer: a page of groups (or
+// the one row of an analysis without groups), each a row of the group
+// values then the measures, with the counts it rests on.
+type AnalysisResult struct {
+	FileID          string   `json:"file_id"`
+	TableID         string   `json:"table_id"`
+	SourceRowCount  int64    `json:"source_row_count"`
+	MatchedRowCount int64    `json:"matched_row_count"`
+	GroupCount      *int64   `json:"group_count,omitempty"`
+	Columns         []string `json:"columns"`
+	Rows            [][]any  `json:"rows"`
+	Offset          int      `json:"offset,omitempty"`
+	HasMore         *bool    `json:"has_more,omitempty"`
+	Notes           []string `json:"notes,omitempty"`
+	View            *View    `json:"view,omitempty"`
+	// SQL is the statement that ran, for logs.
+	SQL string `json:"-"`
+	// EmptyGroups counts the groups where a group column is empty.
+	EmptyGroups int64 `json:"-"`
+}
+
+// Finish completes an answer of total groups.
+func (res *AnalysisResult) Finish(p *AnalysisPlan) {
+	res.Columns = p.OutNames()
+	if res.Rows == nil {
+		res.Rows = [][]any{}
+	}
+	if !p.Grouped() {
+		return
+	}
+	more := int64(p.Offset+len(res.Rows)) < *res.GroupCount
+	res.HasMore = &more
+	if res.EmptyGroups > 0 {
+		cols := make([]Column, len(p.Groups))
+		for i, g := range p.Groups {
+			cols[i] = Column{Key: g.Name}
+		}
+		res.Notes = append(res.Notes, emptyGroupsNote(cols, res.EmptyGroups))
+	}
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
+)
+
+// PlanAnalysis checks an analysis against the owner's catalog: its table
+// and, for a lookup, the lookup table, which must live where the table
+// does. Errors: not_found (file_id, lookup.file_id), invalid.
+func (s *Store) PlanAnalysis(ctx context.Context, a catalog.Analysis) (*catalog.AnalysisPlan, error) {
+	t, err := s.Table(ctx, a.FileID)
+	if err != nil {
+		return nil, err
+	}
+	var lt *catalog.Table
+	if a.Lookup != nil {
+		if lt, err = s.Table(ctx, a.Lookup.FileID); err != nil {
+			if datadesk.IsNotFound(err) {
+				return nil, datadesk.Errorf(datadesk.NotFound, "no file or table %q to look up", a.Lookup.FileID).WithField("lookup.file_id")
+			}
+			return nil, err
+		}
+		if location(lt) != location(t) {
+			return nil, datadesk.Errorf(datadesk.Invalid, "the lookup table lives on %s and the table on %s; both must live in one place",
+				location(lt), location(t)).WithField("lookup.file_id")
+		}
+	}
+	return catalog.AnalysisFor(t, lt, a)
+}
+
+func location(t *catalog.Table) string {
+	if t.Location == "" {
+		return catalog.LocationDuckDB
+	}
+	return t.Location
+}
+
+// Analyze answers an analysis plan. Errors: invalid (a lookup key that
+// repeats; a part the table's backend cannot compute), timeout.
+func (s *Store) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
+	if r, err := s.remoteOf(p.Table); err != nil {
+		return nil, err
+	} else if r != nil {
+		res, err := r.Analyze(ctx, p)
+		if err == nil {
+			s.logger.Debug("analysis", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
+		}
+		return res, err
+	}
+	if p.Lookup != nil {
+		if err := s.checkLookup(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	q, params := duckAnalysis(p)
+	s.logger.Debug("analysis", "table", p.Table.ID, "sql", q, "params", params)
+	res := &catalog.AnalysisResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount, Offset: p.Offset, SQL: q}
+	width := len(p.Groups) + len(p.Measures)
+	var matched, groups, empty int64
+	err := s.scan(ctx, q, params, width+3, func(vals []any) {
+		out := make([]any, width)
+		for i, v := range vals[:width] {
+			out[i] = JSONValue(v, p.OutType(i))
+		}
+		res.Rows = append(res.Rows, out)
+		matched, groups, empty = toInt64(vals[width]), toInt64(vals[width+1]), toInt64(vals[width+2])
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Rows) == 0 && p.Grouped() {
+		cq, cparams := duckAnalysisCounts(p)
+		err = s.scan(ctx, cq, cparams, 3, func(vals []any) {
+			matched, groups, empty = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2])
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.MatchedRowCount, res.EmptyGroups = matched, empty
+	if p.Grouped() {
+		res.GroupCount = &groups
+	}
+	res.Finish(p)
+	return res, nil
+}
+
+// checkLookup refuses a lookup table whose key repeats: each row would
+// take several lookup rows, and the answer would count it several times.
+func (s *Store) checkLookup(ctx context.Context, p *catalog.AnalysisPlan) error {
+	var n int64
+	var example sql.NullString
+	if err := s.db.QueryRowContext(ctx, duckLookupRepeats(p)).Scan(&n, &example); err != nil {
+		return classify(ctx, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	return datadesk.Errorf(datadesk.Invalid, "%d keys repeat in lookup table %s (%q is one); a lookup needs each key once",
+		n, p.Lookup.Table.ID, example.String).WithField("lookup.on")
+}
+
+// ShowAnalysis stores an analysis's whole result as a new table of the
+// owner, with the source and the analysis kept as its provenance. A
+// result without groups makes nothing and returns nil.
+func (s *Store) ShowAnalysis(ctx context.Context, p *catalog.AnalysisPlan, res *catalog.AnalysisResult) (*catalog.View, error) {
+	if res.GroupCount != nil && *res.GroupCount == 0 {
+		return nil, nil
+	}
+	if r, err := s.remoteOf(p.Table); err != nil {
+		return nil, err
+	} else if r != nil {
+		return nil, datadesk.Errorf(datadesk.Invalid, "an analysis of a table on %s is not stored; ask for fewer groups, or move the table to %s",
+			r.Name(), catalog.LocationDuckDB).WithField("show")
+	}
+	names := p.OutNames()
+	keys := typing.UniqueKeys(typing.ColumnKeys(names))
+	cols := make([]catalog.Column, len(names))
+	for i, n := range names {
+		reason := "group"
+		if i >= len(p.Groups) {
+			reason = "measure: " + p.Measures[i-len(p.Groups)].Op
+		}
+		cols[i] = catalog.Column{Key: keys[i], Label: n, Type: p.OutType(i), Reason: reason}
+	}
+	query, err := json.Marshal(p.Analysis)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	sel, params := duckAnalysisView(p, keys)
+	t := &catalog.Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (analysis)", Columns: cols,
+		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
+	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS `+sel, params...); err != nil {
+			return classify(ctx, err)
+		}
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(t.ID)).Scan(&t.RowCount); err != nil {
+			return classify(ctx, err)
+		}
+		t.Report = catalog.Report{Table: t.Name, RowsRead: t.RowCount, RowsStored: t.RowCount, Notes: []string{"derived by an analysis of table " + p.Table.ID}}
+		return writeCatalog(ctx, conn, t, "view")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &catalog.View{TableID: t.ID, FileID: t.FileID, Derived: true, RowCount: t.RowCount}, nil
+}

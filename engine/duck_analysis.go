@@ -1,0 +1,377 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+
+	"datadesk/engine/catalog"
+)
+
+// An analysis is one statement of stages, each a SELECT over the one
+// before, which DuckDB inlines: the groups and their aggregates (g),
+// shares of the total (s), computed measures (e), measures over the
+// groups (w), having (h), top per group (t), and the page with the
+// counts. Internal columns: "g<i>" groups, "a<i>" aggregates, "v<i>"
+// each measure's value, "__n" each group's rows.
+
+// analysisCol names internal column kind+i.
+func analysisCol(kind string, i int) string { return `"` + kind + strconv.Itoa(i) + `"` }
+
+// duckAnalysisFrom is the FROM of an analysis: the table, or the table
+// with the lookup columns it uses joined as "lookup.key".
+func duckAnalysisFrom(p *catalog.AnalysisPlan) string {
+	from := "data." + quoteIdent(p.Table.ID)
+	if p.Lookup == nil {
+		return " FROM " + from
+	}
+	var b strings.Builder
+	b.WriteString(" FROM (SELECT m.*")
+	for _, c := range p.Lookup.Cols {
+		b.WriteString(", l." + quoteIdent(c.Key) + " AS " + quoteIdent(catalog.LookupPrefix+c.Key))
+	}
+	b.WriteString(" FROM " + from + " AS m LEFT JOIN data." + quoteIdent(p.Lookup.Table.ID) + " AS l ON ")
+	for i, k := range p.Lookup.On {
+		if i > 0 {
+			b.WriteString(" AND ")
+		}
+		b.WriteString("m." + quoteIdent(k.Col.Key) + " = l." + quoteIdent(k.Lookup.Key))
+	}
+	b.WriteString(") AS src")
+	return b.String()
+}
+
+// duckBool compiles a filter tree.
+func duckBool(b *catalog.Bool) (string, []any) {
+	var terms []string
+	var params []any
+	for _, c := range b.Conds {
+		sql, ps := duckCond(c)
+		terms = append(terms, sql)
+		params = append(params, ps...)
+	}
+	for _, k := range b.Kids {
+		sql, ps := duckBool(k)
+		terms = append(terms, sql)
+		params = append(params, ps...)
+	}
+	join := " AND "
+	if b.Or {
+		join = " OR "
+	}
+	return "(" + strings.Join(terms, join) + ")", params
+}
+
+// duckBucket is group g's value.
+func duckBucket(g catalog.GroupTerm) string {
+	col := quoteIdent(g.Col.Key)
+	switch g.Bucket {
+	case "":
+		return col
+	case "hour":
+		return "date_trunc('hour', " + col + ")"
+	}
+	return "CAST(date_trunc('" + g.Bucket + "', " + col + ") AS DATE)"
+}
+
+// duckAggregate is measure m's aggregate, or "" for a measure computed
+// after the groups.
+func duckAggregate(m catalog.MeasureTerm) string {
+	col := ""
+	if m.Col != nil {
+		col = quoteIdent(m.Col.Key)
+	}
+	asDouble := "CAST(" + col + " AS DOUBLE)"
+	switch m.Op {
+	case "count":
+		if m.Col == nil {
+			return "count(*)"
+		}
+		return "count(" + col + ")"
+	case "count_distinct":
+		return "count(DISTINCT " + col + ")"
+	case "sum", "avg", "min", "max":
+		return m.Op + "(" + col + ")"
+	case "median":
+		return "quantile_cont(" + asDouble + ", 0.5)"
+	case "percentile":
+		return "quantile_cont(" + asDouble + ", " + strconv.FormatFloat(m.P, 'g', -1, 64) + ")"
+	case "stddev":
+		return "stddev_samp(" + asDouble + ")"
+	case "share":
+		if m.Col == nil {
+			return "count(*)"
+		}
+		return "sum(" + col + ")"
+	}
+	return ""
+}
+
+// duckExpr compiles an expression over the measures' values.
+func duckExpr(e *catalog.Expr) string {
+	switch e.Op {
+	case '#':
+		return strconv.FormatFloat(e.Num, 'g', -1, 64) + "::DOUBLE"
+	case '$':
+		return "CAST(" + analysisCol("v", e.Ref) + " AS DOUBLE)"
+	case '~':
+		return "(-" + duckExpr(e.L) + ")"
+	case '/':
+		return "(" + duckExpr(e.L) + " / NULLIF(" + duckExpr(e.R) + ", 0))"
+	}
+	return "(" + duckExpr(e.L) + " " + string(e.Op) + " " + duckExpr(e.R) + ")"
+}
+
+// duckWindow compiles measure m, computed over the groups.
+func duckWindow(p *catalog.AnalysisPlan, m catalog.MeasureTerm) string {
+	val := analysisCol("v", m.Of)
+	if m.Op == "rank" {
+		var part []string
+		for _, g := range m.Within {
+			part = append(part, analysisCol("g", g))
+		}
+		return "rank() OVER (" + partition(part) + "ORDER BY " + val + " " + duckDir(m.Desc) + " NULLS LAST)"
+	}
+	var part []string
+	for i := range p.Groups {
+		if i != p.Series {
+			part = append(part, analysisCol("g", i))
+		}
+	}
+	over := " OVER (" + partition(part) + "ORDER BY " + analysisCol("g", p.Series)
+	prev := "lag(" + val + ")" + over + ")"
+	switch m.Op {
+	case "change":
+		return "(" + val + " - " + prev + ")"
+	case "pct_change":
+		return "((CAST(" + val + " AS DOUBLE) - " + prev + ") / NULLIF(CAST(" + prev + " AS DOUBLE), 0))"
+	}
+	return "sum(" + val + ")" + over + " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+}
+
+func partition(cols []string) string {
+	if len(cols) == 0 {
+		return ""
+	}
+	return "PARTITION BY " + strings.Join(cols, ", ") + " "
+}
+
+// duckAnalysisRows is an analysis's rows in full, with the internal
+// columns, before the page: the stages up to top.
+func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
+	var params []any
+	where := ""
+	if p.Where != nil {
+		var ps []any
+		where, ps = duckBool(p.Where)
+		where = " WHERE " + where
+		params = append(params, ps...)
+	}
+	var sel, keys []string
+	for i, g := range p.Groups {
+		sel = append(sel, duckBucket(g)+" AS "+analysisCol("g", i))
+		keys = append(keys, analysisCol("g", i))
+	}
+	for i, m := range p.Measures {
+		if a := duckAggregate(m); a != "" {
+			sel = append(sel, a+" AS "+analysisCol("a", i))
+		}
+	}
+	sel = append(sel, `count(*) AS "__n"`)
+	q := "SELECT " + strings.Join(sel, ", ") + duckAnalysisFrom(p) + where
+	if p.Grouped() {
+		q += " GROUP BY " + strings.Join(keys, ", ")
+	}
+	// Each measure's value, stage by stage: aggregates, shares, then
+	// expressions (which may read shares), then measures over the groups.
+	stage := func(cols []string) {
+		if len(cols) > 0 {
+			q = "SELECT *, " + strings.Join(cols, ", ") + " FROM (" + q + ")"
+		}
+	}
+	var agg, share, expr, window []string
+	for i, m := range p.Measures {
+		v := analysisCol("v", i)
+		switch {
+		case m.Op == "share":
+			a := analysisCol("a", i)
+			share = append(share, "CAST("+a+" AS DOUBLE) / NULLIF(sum("+a+") OVER (), 0) AS "+v)
+		case m.Op == "expr":
+			expr = append(expr, duckExpr(m.Expr)+" AS "+v)
+		case m.Window():
+			window = append(window, duckWindow(p, m)+" AS "+v)
+		default:
+			agg = append(agg, analysisCol("a", i)+" AS "+v)
+		}
+	}
+	stage(append(agg, `CAST(sum("__n") OVER () AS BIGINT) AS "__matched"`))
+	stage(share)
+	// An expression may read another's value: its stage comes after.
+	for _, level := range exprLevels(p) {
+		var cols []string
+		for _, i := range level {
+			cols = append(cols, expr[exprIndex(p, i)])
+		}
+		stage(cols)
+	}
+	stage(window)
+	if len(p.Having) > 0 {
+		var terms []string
+		for _, h := range p.Having {
+			sql, ps := duckHaving(p, h)
+			terms = append(terms, sql)
+			params = append(params, ps...)
+		}
+		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
+	}
+	if t := p.Top; t != nil {
+		var part []string
+		for _, g := range t.Per {
+			part = append(part, analysisCol("g", g))
+		}
+		order := []string{analysisCol("v", t.By) + " " + duckDir(t.Desc) + " NULLS LAST"}
+		for i := range p.Groups {
+			order = append(order, analysisCol("g", i)+" ASC NULLS LAST")
+		}
+		q = `SELECT * FROM (SELECT *, row_number() OVER (` + partition(part) + "ORDER BY " + strings.Join(order, ", ") +
+			`) AS "__top" FROM (` + q + `)) WHERE "__top" <= ` + strconv.Itoa(t.N)
+	}
+	return q, params
+}
+
+// exprLevels orders the expression measures so that each comes after the
+// ones it reads.
+func exprLevels(p *catalog.AnalysisPlan) [][]int {
+	level := map[int]int{}
+	var depth func(i int) int
+	depth = func(i int) int {
+		if d, ok := level[i]; ok {
+			return d
+		}
+		d := 0
+		for _, r := range p.Measures[i].Expr.Refs() {
+			if p.Measures[r].Op == "expr" {
+				d = max(d, depth(r)+1)
+			}
+		}
+		level[i] = d
+		return d
+	}
+	var out [][]int
+	for i, m := range p.Measures {
+		if m.Op != "expr" {
+			continue
+		}
+		d := depth(i)
+		for len(out) <= d {
+			out = append(out, nil)
+		}
+		out[d] = append(out[d], i)
+	}
+	return out
+}
+
+// exprIndex is the position of expression measure i among the
+// expressions.
+func exprIndex(p *catalog.AnalysisPlan, i int) int {
+	n := 0
+	for j := range i {
+		if p.Measures[j].Op == "expr" {
+			n++
+		}
+	}
+	return n
+}
+
+// duckHaving compiles a condition on a measure's value.
+func duckHaving(p *catalog.AnalysisPlan, h catalog.HavingCond) (string, []any) {
+	col := catalog.Column{Key: "v" + strconv.Itoa(h.Measure), Type: p.Measures[h.Measure].Type}
+	return duckCond(catalog.Cond{Col: col, Op: h.Op, Values: h.Values, Null: h.Null})
+}
+
+// duckAnalysisOrder is the result's order over the internal columns.
+func duckAnalysisOrder(p *catalog.AnalysisPlan) string {
+	var terms []string
+	for _, s := range p.Sort {
+		terms = append(terms, duckOutCol(p, s.Out)+" "+duckDir(s.Desc)+" NULLS LAST")
+	}
+	if len(terms) == 0 {
+		return ""
+	}
+	return " ORDER BY " + strings.Join(terms, ", ")
+}
+
+// duckOutCol is output column i's internal column.
+func duckOutCol(p *catalog.AnalysisPlan, i int) string {
+	if i < len(p.Groups) {
+		return analysisCol("g", i)
+	}
+	return analysisCol("v", i-len(p.Groups))
+}
+
+// duckAnalysis is an analysis's statement: the page's rows, each with the
+// matched count, the group count and how many groups have an empty group
+// column.
+func duckAnalysis(p *catalog.AnalysisPlan) (string, []any) {
+	rows, params := duckAnalysisRows(p)
+	var sel, empty []string
+	for i := range p.Groups {
+		sel = append(sel, analysisCol("g", i))
+		empty = append(empty, analysisCol("g", i))
+	}
+	for i := range p.Measures {
+		sel = append(sel, analysisCol("v", i))
+	}
+	sel = append(sel, `"__matched"`, `count(*) OVER () AS "__groups"`)
+	if len(empty) > 0 {
+		sel = append(sel, `CAST(sum(CASE WHEN `+anyNull(empty)+` THEN 1 ELSE 0 END) OVER () AS BIGINT) AS "__empty"`)
+	} else {
+		sel = append(sel, `0 AS "__empty"`)
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + duckAnalysisOrder(p)
+	if p.Grouped() {
+		q += " LIMIT ? OFFSET ?"
+		params = append(params, p.Limit, p.Offset)
+	}
+	return q, params
+}
+
+// duckAnalysisCounts counts the matched rows, the groups and the empty
+// groups of an analysis apart, for a page past the last group.
+func duckAnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
+	rows, params := duckAnalysisRows(p)
+	var empty []string
+	for i := range p.Groups {
+		empty = append(empty, analysisCol("g", i))
+	}
+	where := ""
+	var wparams []any
+	if p.Where != nil {
+		where, wparams = duckBool(p.Where)
+		where = " WHERE " + where
+	}
+	return `SELECT (SELECT count(*)` + duckAnalysisFrom(p) + where + `), count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `) FROM (` + rows + `)`,
+		append(wparams, params...)
+}
+
+// duckAnalysisView is the statement of an analysis's whole result, in
+// order, for a stored view: keys name its columns.
+func duckAnalysisView(p *catalog.AnalysisPlan, keys []string) (string, []any) {
+	rows, params := duckAnalysisRows(p)
+	sel := make([]string, len(keys))
+	for i, k := range keys {
+		sel[i] = duckOutCol(p, i) + " AS " + quoteIdent(k)
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + duckAnalysisOrder(p), params
+}
+
+// duckLookupRepeats counts the keys that repeat in an analysis's lookup
+// table, and shows one of them.
+func duckLookupRepeats(p *catalog.AnalysisPlan) string {
+	var keys, notNull []string
+	for _, k := range p.Lookup.On {
+		keys = append(keys, quoteIdent(k.Lookup.Key))
+		notNull = append(notNull, quoteIdent(k.Lookup.Key)+" IS NOT NULL")
+	}
+	return "SELECT count(*), CAST(min(" + keys[0] + ") AS VARCHAR) FROM (SELECT " + strings.Join(keys, ", ") + " FROM data." +
+		quoteIdent(p.Lookup.Table.ID) + " WHERE " + strings.Join(notNull, " AND ") + " GROUP BY " + strings.Join(keys, ", ") + " HAVING count(*) > 1)"
+}
