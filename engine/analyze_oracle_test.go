@@ -313,7 +313,9 @@ func bucketOf(v any, bucket string) any {
 	case time.Time:
 		t = x
 	}
-	day := func(y int, m time.Month, d int) any { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Format("2006-01-02") }
+	day := func(y int, m time.Month, d int) any {
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
+	}
 	switch bucket {
 	case "year":
 		return day(t.Year(), 1, 1)
