@@ -187,8 +187,9 @@ func (s *Server) approvalView(who datadesk.Caller, a *serverdb.Approval) *server
 // resultSummaryKeys are the parts of a result an approver sees, by tool:
 // counts and names, never rows, aggregates or links.
 var resultSummaryKeys = map[string][]string{
-	"files.create":      {"id", "filename", "content_type", "size", "row_count", "column_count"},
-	"files.query_table": {"source_row_count", "matched_row_count", "group_count"},
+	"files.create":        {"id", "filename", "content_type", "size", "row_count", "column_count"},
+	"files.query_table":   {"source_row_count", "matched_row_count", "group_count"},
+	"files.analyze_table": {"source_row_count", "matched_row_count", "group_count"},
 }
 
 // resultSummary returns a call's result cut to what an approver sees.

@@ -21,6 +21,9 @@ import (
 // not the owner's add nothing; the call itself then answers not found.
 func workAttrs(ctx context.Context, eng *engine.Engine, in *ingest.Ingester, owner string, t *tool, args map[string]any) (rbac.Attrs, error) {
 	a := callAttrs(t, args)
+	if t.Name == rbac.ActionAnalyze {
+		return analysisAttrs(ctx, eng, owner, args, a)
+	}
 	if t.Name != rbac.ActionCreate {
 		return a, nil
 	}
@@ -62,6 +65,37 @@ func workAttrs(ctx context.Context, eng *engine.Engine, in *ingest.Ingester, own
 			return a, err
 		}
 	}
+	return a, nil
+}
+
+// analysisAttrs are an analysis's attributes: the rows it scans, its
+// table's and its lookup table's. Ids that are not the owner's add
+// nothing; the call then answers not found.
+func analysisAttrs(ctx context.Context, eng *engine.Engine, owner string, args map[string]any, a rbac.Attrs) (rbac.Attrs, error) {
+	ids := []string{}
+	if id, ok := args["file_id"].(string); ok {
+		ids = append(ids, id)
+	}
+	if l, ok := args["lookup"].(map[string]any); ok {
+		if id, ok := l["file_id"].(string); ok {
+			ids = append(ids, id)
+		}
+	}
+	store, release, err := eng.Acquire(ctx, owner)
+	if err != nil {
+		return a, err
+	}
+	defer release()
+	for _, id := range ids {
+		tbl, err := store.Table(ctx, id)
+		switch {
+		case err == nil:
+			a.Rows += int(tbl.RowCount)
+		case !datadesk.IsNotFound(err):
+			return a, err
+		}
+	}
+	a.Derived = true
 	return a, nil
 }
 

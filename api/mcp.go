@@ -403,6 +403,22 @@ func summary(toolName string, r map[string]any) string {
 			fmt.Fprintf(&b, " Shown as table %v (%v rows).", v["table_id"], v["row_count"])
 		}
 		return b.String()
+	case "files.analyze_table":
+		var b strings.Builder
+		fmt.Fprintf(&b, "%v of %v rows match.", r["matched_row_count"], r["source_row_count"])
+		if g, ok := r["group_count"]; ok {
+			fmt.Fprintf(&b, " %v groups.", g)
+		}
+		if rows, ok := r["rows"].([]any); ok {
+			fmt.Fprintf(&b, " %d rows in the structured result.", len(rows))
+		}
+		if r["has_more"] == true {
+			b.WriteString(" More follow.")
+		}
+		if v, ok := r["view"].(map[string]any); ok {
+			fmt.Fprintf(&b, " Stored as table %v.", v["table_id"])
+		}
+		return b.String()
 	case "files.read":
 		if f, ok := r["file"].(map[string]any); ok {
 			return fmt.Sprintf("%v (%v, %v bytes): download %v", f["filename"], f["id"], f["size"], f["download_url"])

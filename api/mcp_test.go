@@ -108,7 +108,7 @@ func TestMCP(t *testing.T) {
 				}
 			}
 			slices.Sort(names)
-			if want := []string{"approvals_get", "files_create", "files_query_table", "files_read"}; !slices.Equal(names, want) {
+			if want := []string{"approvals_get", "files_analyze_table", "files_create", "files_query_table", "files_read"}; !slices.Equal(names, want) {
 				t.Errorf("tools %v, want %v", names, want)
 			}
 

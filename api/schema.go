@@ -258,7 +258,8 @@ func (s *schema) describe() string {
 // hold the characters datadesk.UnsafeNameRune refuses. Cell values and
 // content may.
 var nameArgs = map[string]bool{"filename": true, "title": true, "key": true, "label": true, "name": true, "column": true,
-	"columns": true, "group_by": true, "sort_by": true, "file_id": true, "file_ids": true, "source_file_id": true}
+	"columns": true, "group_by": true, "sort_by": true, "file_id": true, "file_ids": true, "source_file_id": true,
+	"measure": true, "of": true, "within": true, "per": true, "by": true, "lookup_column": true}
 
 // argName is the argument a path ends in: "columns[2].key" is "key",
 // "group_by[0]" is "group_by".

@@ -41,8 +41,8 @@ func TestProviderFormats(t *testing.T) {
 				t.Errorf("the %s definitions still carry source_expression", format)
 			}
 			tools := m["tools"].([]any)
-			if len(tools) != 3 {
-				t.Fatalf("got %d tools, want 3", len(tools))
+			if len(tools) != 4 {
+				t.Fatalf("got %d tools, want 4", len(tools))
 			}
 			names := m["names"].(map[string]any)
 			for _, x := range tools {

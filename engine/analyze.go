@@ -43,18 +43,36 @@ func location(t *catalog.Table) string {
 	return t.Location
 }
 
-// Analyze answers an analysis plan. Errors: invalid (a lookup key that
-// repeats; a part the table's backend cannot compute), timeout.
+// Analyze answers an analysis plan; when filters matched nothing, the
+// answer's hint says how one may have missed, as a query's does. Errors:
+// invalid (a lookup key that repeats; a part the table's backend cannot
+// compute), timeout.
 func (s *Store) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
-	if r, err := s.remoteOf(p.Table); err != nil {
+	run, near, analyze := s.runDuck, s.near, s.analyzeDuck
+	r, err := s.remoteOf(p.Table)
+	if err != nil {
 		return nil, err
-	} else if r != nil {
-		res, err := r.Analyze(ctx, p)
-		if err == nil {
-			s.logger.Debug("analysis", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
-		}
-		return res, err
 	}
+	if r != nil {
+		run, near, analyze = r.Run, r.Near, r.Analyze
+	}
+	res, err := analyze(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		s.logger.Debug("analysis", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
+	}
+	if res.MatchedRowCount == 0 && len(p.Analysis.Filters) > 0 {
+		if res.Hint, err = catalog.AnalysisHint(ctx, p, near, run); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// analyzeDuck answers an analysis of a table in the owner's DuckDB file.
+func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
 	if p.Lookup != nil {
 		if err := s.checkLookup(ctx, p); err != nil {
 			return nil, err

@@ -31,6 +31,7 @@ var Roles = []string{"viewer", "analyst", "admin", "platform"}
 const (
 	ActionRead       = "files.read"
 	ActionQueryTable = "files.query_table"
+	ActionAnalyze    = "files.analyze_table"
 	ActionCreate     = "files.create"
 	ActionUpload     = "files.upload"
 	ActionDelete     = "files.delete"
@@ -92,9 +93,10 @@ const DefaultPolicy = `# datadesk policy: p, subject, action, condition, decisio
 # decision is allow, deny or approve; the last column must stay "allow" (it
 # only tells Casbin the row matched). Conditions read the call:
 # r.attrs.Rows, Bytes, Columns, Format, FileIDs, Derived, Show, Limit, Risk,
-# and for a chat platform acting for a user ActingFor and TargetRole. Rows
-# and Bytes come from the work: a copy's source table, a ZIP's members, a
-# shown view's matched rows.
+# Groups, and for a chat platform acting for a user ActingFor and TargetRole.
+# Rows and Bytes come from the work: a copy's source table, a ZIP's members,
+# a shown view's matched rows, the rows an analysis scans (with its lookup
+# table's); Groups are a stored analysis's groups.
 
 # Admins approve pending calls and read the audit log.
 p, role:admin, approvals.decide, true, allow, allow
@@ -104,6 +106,7 @@ p, role:admin, admin.audit, true, allow, allow
 p, role:analyst, files.create, r.attrs.Rows > 50000, approve, allow
 p, role:analyst, files.create, true, allow, allow
 p, role:analyst, files.query_table, true, allow, allow
+p, role:analyst, files.analyze_table, true, allow, allow
 p, role:analyst, files.upload, true, allow, allow
 p, role:analyst, files.delete, true, allow, allow
 
@@ -111,6 +114,8 @@ p, role:analyst, files.delete, true, allow, allow
 p, role:viewer, files.read, true, allow, allow
 p, role:viewer, files.query_table, r.attrs.Show && r.attrs.Derived, approve, allow
 p, role:viewer, files.query_table, true, allow, allow
+p, role:viewer, files.analyze_table, r.attrs.Show && r.attrs.Derived, approve, allow
+p, role:viewer, files.analyze_table, true, allow, allow
 p, role:viewer, files.create, r.attrs.Format == 'zip', approve, allow
 p, role:viewer, files.create, true, approve, allow
 
@@ -123,6 +128,7 @@ p, role:platform, act.for, r.attrs.TargetRole == 'viewer', allow, allow
 p, role:platform, act.for, r.attrs.TargetRole == 'analyst', allow, allow
 p, role:platform, files.read, r.attrs.ActingFor, allow, allow
 p, role:platform, files.query_table, r.attrs.ActingFor, allow, allow
+p, role:platform, files.analyze_table, r.attrs.ActingFor, allow, allow
 p, role:platform, files.create, r.attrs.ActingFor, allow, allow
 p, role:platform, files.upload, r.attrs.ActingFor, allow, allow
 p, role:platform, files.delete, r.attrs.ActingFor, allow, allow
@@ -144,6 +150,8 @@ type Attrs struct {
 	Derived bool
 	Show    bool
 	Limit   int
+	// Groups are the groups an analysis stores as a table.
+	Groups int
 	// ActingFor is set when the decision is the acting account's own, for
 	// a call it makes on behalf of a user of role TargetRole.
 	ActingFor  bool

@@ -39,7 +39,33 @@ type RunFunc func(ctx context.Context, p *Plan) (*QueryResult, error)
 // whole table, with small limits, through near (the table's DuckDB file or
 // its backend); the first finding is the hint.
 func NoMatchHint(ctx context.Context, p *Plan, near NearFunc, run RunFunc) (string, error) {
-	alone := len(p.Query.Filters) == 1 && p.Search == nil
+	return noMatchHint(ctx, p, len(p.Query.Filters) == 1 && p.Search == nil, near, run)
+}
+
+// AnalysisHint is NoMatchHint for an analysis that matched nothing: the
+// filters it may blame are its top-level eq and in conditions on the
+// table's own columns, each checked alone unless it is the only condition.
+func AnalysisHint(ctx context.Context, p *AnalysisPlan, near NearFunc, run RunFunc) (string, error) {
+	var fs []Filter
+	for _, n := range p.Analysis.Filters {
+		if n.Column != "" && !strings.HasPrefix(n.Column, LookupPrefix) && (n.Op == "eq" || n.Op == "in") {
+			fs = append(fs, Filter{Column: n.Column, Op: n.Op, Value: n.Value})
+		}
+	}
+	if len(fs) == 0 {
+		return "", nil
+	}
+	q, err := PlanFor(p.Table, Query{FileID: p.Analysis.FileID, Filters: fs})
+	if err != nil {
+		// A value query_table would not take has no hint of its form.
+		return "", nil
+	}
+	return noMatchHint(ctx, q, len(p.Analysis.Filters) == 1, near, run)
+}
+
+// noMatchHint looks for the hint of plan p's filters; alone says p's only
+// filter is the whole query, which then needs no run of its own.
+func noMatchHint(ctx context.Context, p *Plan, alone bool, near NearFunc, run RunFunc) (string, error) {
 	for _, f := range p.Query.Filters {
 		if f.Op != "eq" && f.Op != "in" {
 			continue

@@ -139,7 +139,9 @@ type AnalysisResult struct {
 	Offset          int      `json:"offset,omitempty"`
 	HasMore         *bool    `json:"has_more,omitempty"`
 	Notes           []string `json:"notes,omitempty"`
-	View            *View    `json:"view,omitempty"`
+	// Hint says what to try when nothing matched and a near form exists.
+	Hint string `json:"hint,omitempty"`
+	View *View  `json:"view,omitempty"`
 	// SQL is the statement that ran, for logs.
 	SQL string `json:"-"`
 	// EmptyGroups counts the groups where a group column is empty.

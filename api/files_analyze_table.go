@@ -1,0 +1,142 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"datadesk"
+	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/rbac"
+)
+
+// The seed's offload bounds: an answer of more groups, or of more
+// characters as compact JSON, is stored as a table.
+const (
+	analysisInlineRows  = 50
+	analysisInlineChars = 12000
+)
+
+// toolFilesAnalyzeTable runs files.analyze_table: plan against the
+// caller's catalog, one statement under the query timeout, and the whole
+// result stored as a table when show is set or the page is past the
+// offload bounds.
+func (s *Server) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any, error) {
+	var a catalog.Analysis
+	if err := bindArguments(args, &a); err != nil {
+		return nil, err
+	}
+	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(call.ctx, s.cfg.QueryTimeout)
+	defer cancel()
+	plan, err := store.PlanAnalysis(ctx, a)
+	if err != nil {
+		if a.Lookup != nil {
+			err = fileIDError(ctx, store, "lookup.file_id", a.Lookup.FileID, err)
+		}
+		return nil, fileIDError(ctx, store, "file_id", a.FileID, err)
+	}
+	if plan.Lookup != nil {
+		// The lookup table is read as files.read reads a table.
+		attrs := rbac.Attrs{Tool: rbac.ActionAnalyze, Rows: int(plan.Lookup.Table.RowCount), Columns: len(plan.Lookup.Table.Columns)}
+		if err := call.authorize(s, rbac.ActionRead, attrs); err != nil {
+			return nil, err
+		}
+	}
+	res, err := store.Analyze(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	s.cfg.Logger.Debug("files.analyze_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
+	large, err := pastOffloadBounds(res)
+	if err != nil {
+		return nil, err
+	}
+	if !plan.Grouped() || !a.Show && !large {
+		return res, nil
+	}
+	stored, err := s.storeAnalysis(ctx, call, store, plan, res, !a.Show)
+	if err != nil {
+		return nil, err
+	}
+	if large {
+		if err := trimAnalysis(res, stored); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// pastOffloadBounds reports whether a page has more rows, or more
+// characters as compact JSON, than an answer carries inline.
+func pastOffloadBounds(res *catalog.AnalysisResult) (bool, error) {
+	if len(res.Rows) > analysisInlineRows {
+		return true, nil
+	}
+	b, err := json.Marshal(res.Rows)
+	if err != nil {
+		return false, fmt.Errorf("api: %w", err)
+	}
+	return len(b) > analysisInlineChars, nil
+}
+
+// storeAnalysis stores the whole result as a table of the caller's, as
+// creating a file does. An answer stored only for its size (optional) is
+// not stored when the caller may not create tables without approval: it
+// is then answered a page at a time.
+func (s *Server) storeAnalysis(ctx context.Context, call *toolCall, store *engine.Store, plan *catalog.AnalysisPlan, res *catalog.AnalysisResult, optional bool) (bool, error) {
+	attrs := rbac.Attrs{Tool: rbac.ActionAnalyze, Show: true, Derived: true, Rows: int(*res.GroupCount), Groups: int(*res.GroupCount),
+		Columns: len(res.Columns)}
+	if err := call.authorize(s, rbac.ActionCreate, attrs); err != nil {
+		if optional && (errors.Is(err, errNeedsApproval) || datadesk.ErrorCode(err) == datadesk.Forbidden) {
+			return false, nil
+		}
+		return false, err
+	}
+	view, err := store.ShowAnalysis(ctx, plan, res)
+	if optional && datadesk.ErrorCode(err) == datadesk.Invalid {
+		// A backend that stores no analyses answers a page at a time.
+		return false, nil
+	}
+	if err != nil || view == nil {
+		return false, err
+	}
+	view.PreviewURL = previewURL(view.TableID)
+	res.View = view
+	return true, nil
+}
+
+// trimAnalysis keeps in an answer past the offload bounds only the rows
+// that fit them, and says where the rest is.
+func trimAnalysis(res *catalog.AnalysisResult, stored bool) error {
+	keep := 0
+	size := 2
+	for keep < len(res.Rows) && keep < analysisInlineRows {
+		b, err := json.Marshal(res.Rows[keep])
+		if err != nil {
+			return fmt.Errorf("api: %w", err)
+		}
+		if size+len(b)+1 > analysisInlineChars {
+			break
+		}
+		size += len(b) + 1
+		keep++
+	}
+	res.Rows = res.Rows[:keep]
+	more := true
+	res.HasMore = &more
+	if stored {
+		res.Notes = append(res.Notes, fmt.Sprintf("the answer holds the first %d groups of this page; all %d groups are stored as table %s: "+
+			"page it with files.query_table or analyze it further", keep, *res.GroupCount, res.View.TableID))
+		return nil
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("the answer holds the first %d groups of %d; ask again with offset %d for the next ones, "+
+		"or with show=true to store them all as a table", keep, *res.GroupCount, res.Offset+keep))
+	return nil
+}
