@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"datadesk"
-
 	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
@@ -524,9 +522,4 @@ func (c *Cluster) Tables(ctx context.Context) ([]string, error) {
 		out[i] = r[0].(string)
 	}
 	return out, nil
-}
-
-// Analyze answers a checked analysis on the cluster.
-func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
-	return nil, datadesk.Errorf(datadesk.Invalid, "analyses of tables on the ClickHouse cluster are not available").WithField("file_id")
 }

@@ -124,15 +124,36 @@ func chCond(cond catalog.Cond) string {
 			return col + " IS NULL"
 		}
 		return col + " IS NOT NULL"
+	case "is_blank":
+		blank := col + " IS NULL"
+		if c.Type == typing.TypeText {
+			blank = "(" + col + " IS NULL OR " + chTrim(col) + " = '')"
+		}
+		if cond.Null {
+			return blank
+		}
+		return "NOT " + blank
 	case "contains":
 		return "position(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(cond.Text) + ")) > 0"
-	case "in":
+	case "starts_with":
+		return "startsWith(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(cond.Text) + "))"
+	case "ends_with":
+		return "endsWith(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(cond.Text) + "))"
+	case "in", "not_in":
 		var lhs string
 		items := make([]string, len(cond.Values))
 		for i, v := range cond.Values {
 			lhs, items[i] = chOperand(c, v)
 		}
+		if cond.Op == "not_in" {
+			// As ne does, not_in keeps empty cells.
+			return "(" + col + " IS NULL OR " + lhs + " NOT IN (" + strings.Join(items, ", ") + "))"
+		}
 		return lhs + " IN (" + strings.Join(items, ", ") + ")"
+	case "between":
+		lhs, lo := chOperand(c, cond.Values[0])
+		_, hi := chOperand(c, cond.Values[1])
+		return "(" + lhs + " >= " + lo + " AND " + lhs + " <= " + hi + ")"
 	}
 	lhs, rhs := chOperand(c, cond.Values[0])
 	switch cond.Op {
@@ -144,6 +165,12 @@ func chCond(cond catalog.Cond) string {
 	}
 	sym := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[cond.Op]
 	return lhs + " " + sym + " " + rhs
+}
+
+// chTrim trims the characters typing.SpaceChars names from both ends
+// of a text, as the DuckDB store's trim does.
+func chTrim(col string) string {
+	return "replaceRegexpAll(" + col + ", '^[ \\t\\n\\v\\f\\r]+|[ \\t\\n\\v\\f\\r]+$', '')"
 }
 
 // chWhere compiles conditions and a search to a WHERE clause, "" for none.

@@ -1,0 +1,453 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
+)
+
+// An analysis on the cluster is answered in up to three statements, as
+// ClickHouse 18.16 has no window functions: the matched rows and the
+// totals shares divide by; the groups and the empty ones; and the page.
+// The page is stages of SELECTs over the one before, as DuckDB's: the
+// groups and their aggregates, each measure's value, shares, computed
+// measures, having, and top per group with LIMIT BY. Internal columns are
+// named __g<i>, __a<i>, __v<i> and __k<i>, which no column key can be
+// (keys never start with _). Exact percentiles interpolate over the
+// sorted values as DuckDB's quantile_cont does; a measure over the groups
+// (change, pct_change, running_total, rank) answers invalid.
+
+// chWeekFirst and chWeekLast bound the dates ClickHouse's Date holds
+// whole weeks of, for week buckets.
+const (
+	chWeekFirst = "1970-01-05"
+	chWeekLast  = "2105-12-31"
+)
+
+// Analyze answers a checked analysis with the semantics of the DuckDB
+// store's. Errors: invalid (a measure over the groups; a lookup key that
+// repeats; a week outside the dates ClickHouse holds), timeout.
+func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
+	for i, m := range p.Measures {
+		if m.Window() {
+			return nil, datadesk.Errorf(datadesk.Invalid, "%s is not available for a table on the ClickHouse cluster: "+
+				"ClickHouse 18.16 has no window functions; move the table to duckdb to use it", m.Op).WithField(fmt.Sprintf("measures[%d].op", i))
+		}
+	}
+	if err := c.checkAnalysis(ctx, p); err != nil {
+		return nil, err
+	}
+	a := &chAnalysis{c: c, p: p}
+	res := &catalog.AnalysisResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount, Offset: p.Offset}
+	head, err := c.all(ctx, a.totals())
+	if err != nil {
+		return nil, err
+	}
+	res.MatchedRowCount = head[0][0].(int64)
+	a.shareTotals = head[0][1:]
+	rows := a.rows()
+	page := a.page(rows)
+	res.SQL = a.totals() + ";\n" + page
+	if p.Grouped() {
+		counts := "SELECT count(), countIf(" + a.anyEmpty() + ") FROM (" + rows + ")"
+		res.SQL += ";\n" + counts
+		head, err := c.all(ctx, counts)
+		if err != nil {
+			return nil, err
+		}
+		groups := head[0][0].(int64)
+		res.GroupCount, res.EmptyGroups = &groups, head[0][1].(int64)
+	}
+	out, err := c.all(ctx, page)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		for i, v := range r {
+			r[i] = chJSONValue(v, p.OutType(i))
+		}
+	}
+	res.Rows = out
+	res.Finish(p)
+	return res, nil
+}
+
+// checkAnalysis refuses what the cluster cannot answer as DuckDB would:
+// a lookup table whose key repeats, and week buckets of dates outside
+// ClickHouse's Date.
+func (c *Cluster) checkAnalysis(ctx context.Context, p *catalog.AnalysisPlan) error {
+	if l := p.Lookup; l != nil {
+		var keys, notNull []string
+		for _, k := range l.On {
+			keys = append(keys, chCol(k.Lookup.Key))
+			notNull = append(notNull, chCol(k.Lookup.Key)+" IS NOT NULL")
+		}
+		head, err := c.all(ctx, "SELECT count(), toString(min("+keys[0]+")) FROM (SELECT "+strings.Join(keys, ", ")+" FROM "+
+			c.chTable(l.Table)+" WHERE "+strings.Join(notNull, " AND ")+" GROUP BY "+strings.Join(keys, ", ")+" HAVING count() > 1)")
+		if err != nil {
+			return err
+		}
+		if n := head[0][0].(int64); n > 0 {
+			return datadesk.Errorf(datadesk.Invalid, "%d keys repeat in lookup table %s (%q is one); a lookup needs each key once",
+				n, l.Table.ID, head[0][1]).WithField("lookup.on")
+		}
+	}
+	for i, g := range p.Groups {
+		if g.Bucket != "week" {
+			continue
+		}
+		col := chCol(g.Col.Key)
+		day := "substring(" + col + ", 1, 10)"
+		head, err := c.all(ctx, "SELECT count() FROM (SELECT "+col+" FROM"+(&chAnalysis{c: c, p: p}).from()+") WHERE "+
+			day+" < "+chLiteral(chWeekFirst)+" OR "+day+" > "+chLiteral(chWeekLast))
+		if err != nil {
+			return err
+		}
+		if n := head[0][0].(int64); n > 0 {
+			return datadesk.Errorf(datadesk.Invalid, "%d values of %s fall outside %s to %s, the weeks a table on the ClickHouse cluster "+
+				"groups by; group by day or month, or move the table to duckdb", n, g.Col.Key, chWeekFirst, chWeekLast).
+				WithField(fmt.Sprintf("group_by[%d]", i))
+		}
+	}
+	return nil
+}
+
+// chAnalysis compiles one analysis; shareTotals are the totals shares
+// divide by, read by the first statement.
+type chAnalysis struct {
+	c           *Cluster
+	p           *catalog.AnalysisPlan
+	shareTotals []any
+}
+
+func chInternal(kind string, i int) string { return "`__" + kind + strconv.Itoa(i) + "`" }
+
+// from is the FROM of an analysis: the table, or the table with the
+// lookup columns it reads joined many to one, named "lookup.key". Keys compare as text, with
+// an empty key matching nothing, as SQL's = does.
+func (a *chAnalysis) from() string {
+	p := a.p
+	if p.Lookup == nil {
+		return " " + a.c.chTable(p.Table)
+	}
+	var left, right, using []string
+	for i, k := range p.Lookup.On {
+		left = append(left, chJoinKey(&k.Col, k.Lookup.Type, "L")+" AS "+chInternal("k", i))
+		right = append(right, chJoinKey(&k.Lookup, k.Col.Type, "R")+" AS "+chInternal("k", i))
+		using = append(using, chInternal("k", i))
+	}
+	for _, col := range p.Lookup.Cols {
+		right = append(right, chCol(col.Key)+" AS "+chCol(catalog.LookupPrefix+col.Key))
+	}
+	return " (SELECT * FROM (SELECT *, " + strings.Join(left, ", ") + " FROM " + a.c.chTable(p.Table) + ") ANY LEFT JOIN (SELECT " +
+		strings.Join(right, ", ") + " FROM " + a.c.chTable(p.Lookup.Table) + ") USING " + strings.Join(using, ", ") + ")"
+}
+
+// chJoinKey is a key column as text to join on: numbers by value, an
+// empty key as a mark of its side that the other never has.
+func chJoinKey(c *catalog.Column, other, side string) string {
+	v := chCol(c.Key)
+	if catalog.Numeric(c.Type) && c.Type != other {
+		v = "toFloat64(" + v + ")"
+	}
+	return "ifNull(toString(" + v + "), '\\0" + side + "')"
+}
+
+// where is the WHERE of the filters, "" for none.
+func (a *chAnalysis) where() string {
+	if a.p.Where == nil {
+		return ""
+	}
+	return " WHERE " + chBool(a.p.Where)
+}
+
+// chBool compiles a filter tree.
+func chBool(b *catalog.Bool) string {
+	var terms []string
+	for _, c := range b.Conds {
+		terms = append(terms, chCond(c))
+	}
+	for _, k := range b.Kids {
+		terms = append(terms, chBool(k))
+	}
+	join := " AND "
+	if b.Or {
+		join = " OR "
+	}
+	return "(" + strings.Join(terms, join) + ")"
+}
+
+// totals counts the matched rows and the total of each share measure.
+func (a *chAnalysis) totals() string {
+	sel := []string{"count()"}
+	for _, m := range a.p.Measures {
+		if m.Op == "share" {
+			sel = append(sel, "toFloat64("+chMeasureAggregate(m)+")")
+		}
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM" + a.from() + a.where()
+}
+
+// chBucket is group g's value: a date as text cut to its bucket's first
+// day, a timestamp to its hour.
+func chBucket(g catalog.GroupTerm) string {
+	col := chCol(g.Col.Key)
+	day := "substring(" + col + ", 1, 10)"
+	switch g.Bucket {
+	case "":
+		return col
+	case "year":
+		return "concat(substring(" + col + ", 1, 4), '-01-01')"
+	case "quarter":
+		return "concat(substring(" + col + ", 1, 5), arrayElement(['01', '04', '07', '10'], intDiv(toUInt8OrZero(substring(" + col +
+			", 6, 2)) - 1, 3) + 1), '-01')"
+	case "month":
+		return "concat(substring(" + col + ", 1, 7), '-01')"
+	case "week":
+		// OrZero: ClickHouse computes a function over an empty cell's
+		// placeholder too, then drops the result.
+		return "toString(toMonday(toDateOrZero(" + day + ")))"
+	case "hour":
+		return "concat(substring(" + col + ", 1, 13), ':00:00')"
+	}
+	return day
+}
+
+// chMeasureAggregate is measure m's aggregate over the rows; for
+// median and percentile, the sorted values.
+func chMeasureAggregate(m catalog.MeasureTerm) string {
+	if m.Col == nil {
+		return "count()"
+	}
+	col := chCol(m.Col.Key)
+	nonEmpty := "if(count(" + col + ") = 0, NULL, "
+	switch m.Op {
+	case "count":
+		return "count(" + col + ")"
+	case "count_distinct":
+		// Over no rows uniqExact of a Nullable column is NULL.
+		return "ifNull(uniqExact(" + col + "), 0)"
+	case "sum", "share":
+		if m.Col.Type == typing.TypeInteger {
+			return nonEmpty + "sum(toDecimal128(" + col + ", 0)))"
+		}
+		return nonEmpty + "sum(" + col + "))"
+	case "min", "max":
+		return nonEmpty + m.Op + "(" + col + "))"
+	case "avg":
+		// A sum divided by the count gives DuckDB's average every time;
+		// avg of a decimal varies in its last digit between runs.
+		sum := "sum(" + col + ")"
+		if m.Col.Type == typing.TypeInteger {
+			sum = "sum(toDecimal128(" + col + ", 0))"
+		}
+		return nonEmpty + "toFloat64(" + sum + ") / count(" + col + "))"
+	case "median", "percentile":
+		return "arraySort(groupArray(toFloat64(" + col + ")))"
+	case "stddev":
+		return "if(count(" + col + ") < 2, NULL, stddevSamp(toFloat64(" + col + ")))"
+	}
+	return ""
+}
+
+// chQuantile interpolates quantile q of sorted values as DuckDB's
+// quantile_cont does: lo + (hi - lo) * (pos - floor(pos)).
+func chQuantile(sorted string, q float64) string {
+	pos := "((length(" + sorted + ") - 1) * " + chNumber(q) + ")"
+	lo := "arrayElement(" + sorted + ", toUInt64(floor(" + pos + ")) + 1)"
+	hi := "arrayElement(" + sorted + ", toUInt64(ceil(" + pos + ")) + 1)"
+	return "if(length(" + sorted + ") = 0, NULL, " + lo + " + (" + hi + " - " + lo + ") * (" + pos + " - floor(" + pos + ")))"
+}
+
+// chExpr compiles an expression over the measures' values.
+func chExpr(e *catalog.Expr) string {
+	switch e.Op {
+	case '#':
+		return chNumber(e.Num)
+	case '$':
+		return "toFloat64(" + chInternal("v", e.Ref) + ")"
+	case '~':
+		return "(-" + chExpr(e.L) + ")"
+	case '/':
+		return "(" + chExpr(e.L) + " / nullIf(" + chExpr(e.R) + ", 0))"
+	}
+	return "(" + chExpr(e.L) + " " + string(e.Op) + " " + chExpr(e.R) + ")"
+}
+
+// rows is the analysis's rows in full, before the page: the stages up to
+// top per group.
+func (a *chAnalysis) rows() string {
+	p := a.p
+	var sel, keys []string
+	for i, g := range p.Groups {
+		sel = append(sel, chBucket(g)+" AS "+chInternal("g", i))
+		keys = append(keys, chInternal("g", i))
+	}
+	for i, m := range p.Measures {
+		if agg := chMeasureAggregate(m); m.Op != "expr" && agg != "" {
+			sel = append(sel, agg+" AS "+chInternal("a", i))
+		}
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM" + a.from() + a.where()
+	if p.Grouped() {
+		q += " GROUP BY " + strings.Join(keys, ", ")
+	}
+	stage := func(cols []string) {
+		if len(cols) > 0 {
+			q = "SELECT *, " + strings.Join(cols, ", ") + " FROM (" + q + ")"
+		}
+	}
+	var values, expr []string
+	share := 0
+	for i, m := range p.Measures {
+		v, agg := chInternal("v", i), chInternal("a", i)
+		switch m.Op {
+		case "expr":
+			expr = append(expr, chExpr(m.Expr)+" AS "+v)
+		case "share":
+			total := "NULL"
+			if f, ok := a.shareTotals[share].(float64); ok {
+				total = chNumber(f)
+			}
+			share++
+			values = append(values, "toFloat64("+agg+") / nullIf("+total+", 0) AS "+v)
+		case "median":
+			values = append(values, chQuantile(agg, 0.5)+" AS "+v)
+		case "percentile":
+			values = append(values, chQuantile(agg, m.P)+" AS "+v)
+		default:
+			values = append(values, agg+" AS "+v)
+		}
+	}
+	stage(values)
+	for _, level := range chExprLevels(p) {
+		var cols []string
+		for _, i := range level {
+			cols = append(cols, chExpr(p.Measures[i].Expr)+" AS "+chInternal("v", i))
+		}
+		stage(cols)
+	}
+	if len(p.Having) > 0 {
+		var terms []string
+		for _, h := range p.Having {
+			col := catalog.Column{Key: "__v" + strconv.Itoa(h.Measure), Type: p.Measures[h.Measure].Type}
+			terms = append(terms, chCond(catalog.Cond{Col: col, Op: h.Op, Values: h.Values, Null: h.Null}))
+		}
+		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
+	}
+	if t := p.Top; t != nil {
+		order := []string{chOrder(chInternal("v", t.By), a.decimal(len(p.Groups)+t.By), chDir(t.Desc))}
+		for i := range p.Groups {
+			order = append(order, chOrder(chInternal("g", i), a.decimal(i), "ASC"))
+		}
+		var per []string
+		for _, g := range t.Per {
+			per = append(per, chInternal("g", g))
+		}
+		q = "SELECT * FROM (" + q + ") ORDER BY " + strings.Join(order, ", ") + " LIMIT " + strconv.Itoa(t.N)
+		if len(per) > 0 {
+			q += " BY " + strings.Join(per, ", ")
+		}
+	}
+	return q
+}
+
+// chExprLevels orders the expression measures so that each comes after
+// the ones it reads.
+func chExprLevels(p *catalog.AnalysisPlan) [][]int {
+	level := map[int]int{}
+	var depth func(i int) int
+	depth = func(i int) int {
+		if d, ok := level[i]; ok {
+			return d
+		}
+		d := 0
+		for _, r := range p.Measures[i].Expr.Refs() {
+			if p.Measures[r].Op == "expr" {
+				d = max(d, depth(r)+1)
+			}
+		}
+		level[i] = d
+		return d
+	}
+	var out [][]int
+	for i, m := range p.Measures {
+		if m.Op != "expr" {
+			continue
+		}
+		d := depth(i)
+		for len(out) <= d {
+			out = append(out, nil)
+		}
+		out[d] = append(out[d], i)
+	}
+	return out
+}
+
+// decimal reports whether output column i is a Decimal on the cluster.
+func (a *chAnalysis) decimal(i int) bool {
+	if i < len(a.p.Groups) {
+		g := a.p.Groups[i]
+		return g.Bucket == "" && g.Col.Type == typing.TypeDecimal
+	}
+	m := a.p.Measures[i-len(a.p.Groups)]
+	switch m.Op {
+	case "sum":
+		return true
+	case "min", "max":
+		return m.Col.Type == typing.TypeDecimal
+	}
+	return false
+}
+
+func chDir(desc bool) string {
+	if desc {
+		return "DESC"
+	}
+	return "ASC"
+}
+
+// outCol is output column i's internal column.
+func (a *chAnalysis) outCol(i int) string {
+	if i < len(a.p.Groups) {
+		return chInternal("g", i)
+	}
+	return chInternal("v", i-len(a.p.Groups))
+}
+
+// anyEmpty is the condition that a group column is empty.
+func (a *chAnalysis) anyEmpty() string {
+	if !a.p.Grouped() {
+		return "0"
+	}
+	var terms []string
+	for i := range a.p.Groups {
+		terms = append(terms, "isNull("+chInternal("g", i)+")")
+	}
+	return strings.Join(terms, " OR ")
+}
+
+// page is the statement of the answer's rows, in order.
+func (a *chAnalysis) page(rows string) string {
+	p := a.p
+	var sel, order []string
+	for i := range len(p.Groups) + len(p.Measures) {
+		sel = append(sel, a.outCol(i))
+	}
+	for _, s := range p.Sort {
+		order = append(order, chOrder(a.outCol(s.Out), a.decimal(s.Out), chDir(s.Desc)))
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")"
+	if len(order) > 0 {
+		q += " ORDER BY " + strings.Join(order, ", ")
+	}
+	if p.Grouped() {
+		q += " LIMIT " + strconv.Itoa(p.Offset) + ", " + strconv.Itoa(p.Limit)
+	}
+	return q
+}
