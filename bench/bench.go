@@ -65,7 +65,7 @@ type Config struct {
 }
 
 // Groups of paths Config.Only may name.
-var Groups = []string{"ingest", "query", "export", "browse", "http", "nodes", "nodejs"}
+var Groups = []string{"ingest", "query", "analyze", "export", "browse", "http", "nodes", "nodejs"}
 
 // runs reports whether group is measured: the nodejs paths only when
 // NodeModules is set or they are named.
@@ -278,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer r.base.Close()
 	r.in = ingest.New(ingest.Config{})
 
-	steps := 14*cfg.Repeat + 7
+	steps := (14+len(analyses))*cfg.Repeat + 7
 	r.bar = progressbar.NewOptions(steps, progressbar.OptionSetWriter(cfg.Progress), progressbar.OptionSetDescription("measuring"),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	if cfg.runs("ingest") {
@@ -298,6 +298,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		run   func() error
 	}{
 		{"query", func() error { return r.queryPaths(table) }},
+		{"analyze", func() error { return r.analyzePaths(table) }},
 		{"export", func() error { return r.exportPaths(table, small) }},
 		{"browse", func() error { return r.browsePaths(table) }},
 		{"http", r.httpPaths},

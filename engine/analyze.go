@@ -114,12 +114,21 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 // checkLookup refuses a lookup table whose key repeats: each row would
 // take several lookup rows, and the answer would count it several times.
 func (s *Store) checkLookup(ctx context.Context, p *catalog.AnalysisPlan) error {
+	// A stored table never changes: keys found unique stay so.
+	key := p.Lookup.Table.ID
+	for _, k := range p.Lookup.On {
+		key += "\x00" + k.Lookup.Key
+	}
+	if s.tables.isUnique(key) {
+		return nil
+	}
 	var n int64
 	var example sql.NullString
 	if err := s.db.QueryRowContext(ctx, duckLookupRepeats(p)).Scan(&n, &example); err != nil {
 		return classify(ctx, err)
 	}
 	if n == 0 {
+		s.tables.setUnique(key)
 		return nil
 	}
 	return datadesk.Errorf(datadesk.Invalid, "%d keys repeat in lookup table %s (%q is one); a lookup needs each key once",

@@ -203,8 +203,13 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 			agg = append(agg, analysisCol("a", i)+" AS "+v)
 		}
 	}
-	stage(append(agg, `CAST(sum("__n") OVER () AS BIGINT) AS "__matched"`))
-	stage(share)
+	// The counts and shares read the groups alone: one window over them,
+	// with the group counts too when no having or top drops groups later.
+	first := append(agg, `CAST(sum("__n") OVER () AS BIGINT) AS "__matched"`)
+	if groupsFinal(p) {
+		first = append(first, duckAnalysisGroupCounts(p)...)
+	}
+	stage(append(first, share...))
 	// An expression may read another's value: its stage comes after.
 	for _, level := range exprLevels(p) {
 		var cols []string
@@ -236,6 +241,24 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 			`) AS "__top" FROM (` + q + `)) WHERE "__top" <= ` + strconv.Itoa(t.N)
 	}
 	return q, params
+}
+
+// groupsFinal reports whether the groups are final once aggregated: no
+// having or top drops any.
+func groupsFinal(p *catalog.AnalysisPlan) bool { return len(p.Having) == 0 && p.Top == nil }
+
+// duckAnalysisGroupCounts are the columns "__groups" and "__empty": the groups,
+// and those where a group column is empty.
+func duckAnalysisGroupCounts(p *catalog.AnalysisPlan) []string {
+	empty := `0 AS "__empty"`
+	if p.Grouped() {
+		var cols []string
+		for i := range p.Groups {
+			cols = append(cols, analysisCol("g", i))
+		}
+		empty = `CAST(sum(CASE WHEN ` + anyNull(cols) + ` THEN 1 ELSE 0 END) OVER () AS BIGINT) AS "__empty"`
+	}
+	return []string{`count(*) OVER () AS "__groups"`, empty}
 }
 
 // exprLevels orders the expression measures so that each comes after the
@@ -313,19 +336,18 @@ func duckOutCol(p *catalog.AnalysisPlan, i int) string {
 // column.
 func duckAnalysis(p *catalog.AnalysisPlan) (string, []any) {
 	rows, params := duckAnalysisRows(p)
-	var sel, empty []string
+	var sel []string
 	for i := range p.Groups {
 		sel = append(sel, analysisCol("g", i))
-		empty = append(empty, analysisCol("g", i))
 	}
 	for i := range p.Measures {
 		sel = append(sel, analysisCol("v", i))
 	}
-	sel = append(sel, `"__matched"`, `count(*) OVER () AS "__groups"`)
-	if len(empty) > 0 {
-		sel = append(sel, `CAST(sum(CASE WHEN `+anyNull(empty)+` THEN 1 ELSE 0 END) OVER () AS BIGINT) AS "__empty"`)
+	sel = append(sel, `"__matched"`)
+	if groupsFinal(p) {
+		sel = append(sel, `"__groups"`, `"__empty"`)
 	} else {
-		sel = append(sel, `0 AS "__empty"`)
+		sel = append(sel, duckAnalysisGroupCounts(p)...)
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + duckAnalysisOrder(p)
 	if p.Grouped() {

@@ -69,7 +69,7 @@ func duckCond(c catalog.Cond) (string, []any) {
 		if c.Op == "not_in" {
 			// As ne does, not_in keeps empty cells: they differ from
 			// every value.
-			return "(" + lhs + " IS NULL OR " + lhs + " NOT IN (" + strings.Join(marks, ", ") + "))", values
+			return "(" + col + " IS NULL OR " + lhs + " NOT IN (" + strings.Join(marks, ", ") + "))", values
 		}
 		return lhs + " IN (" + strings.Join(marks, ", ") + ")", values
 	case "between":

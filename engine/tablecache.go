@@ -13,6 +13,24 @@ import (
 type tableCache struct {
 	mu     sync.RWMutex
 	tables map[string]*catalog.Table
+	// unique holds the lookup keys (a table id and its key columns) found
+	// not to repeat.
+	unique map[string]bool
+}
+
+func (c *tableCache) isUnique(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.unique[key]
+}
+
+func (c *tableCache) setUnique(key string) {
+	c.mu.Lock()
+	if c.unique == nil {
+		c.unique = map[string]bool{}
+	}
+	c.unique[key] = true
+	c.mu.Unlock()
 }
 
 func (c *tableCache) get(id string) (*catalog.Table, bool) {
@@ -31,6 +49,7 @@ func (c *tableCache) put(id string, t *catalog.Table) {
 func (c *tableCache) clear() {
 	c.mu.Lock()
 	clear(c.tables)
+	clear(c.unique)
 	c.mu.Unlock()
 }
 

@@ -52,7 +52,7 @@ func TestMCPCommand(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 4 {
+	if err != nil || len(tools.Tools) != 5 {
 		t.Fatalf("tools: %v %v", err, tools)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "files_create", Arguments: map[string]any{
