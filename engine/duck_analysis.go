@@ -211,7 +211,7 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 	}
 	stage(append(first, share...))
 	// An expression may read another's value: its stage comes after.
-	for _, level := range exprLevels(p) {
+	for _, level := range p.ExprLevels() {
 		var cols []string
 		for _, i := range level {
 			cols = append(cols, expr[exprIndex(p, i)])
@@ -259,38 +259,6 @@ func duckAnalysisGroupCounts(p *catalog.AnalysisPlan) []string {
 		empty = `CAST(sum(CASE WHEN ` + anyNull(cols) + ` THEN 1 ELSE 0 END) OVER () AS BIGINT) AS "__empty"`
 	}
 	return []string{`count(*) OVER () AS "__groups"`, empty}
-}
-
-// exprLevels orders the expression measures so that each comes after the
-// ones it reads.
-func exprLevels(p *catalog.AnalysisPlan) [][]int {
-	level := map[int]int{}
-	var depth func(i int) int
-	depth = func(i int) int {
-		if d, ok := level[i]; ok {
-			return d
-		}
-		d := 0
-		for _, r := range p.Measures[i].Expr.Refs() {
-			if p.Measures[r].Op == "expr" {
-				d = max(d, depth(r)+1)
-			}
-		}
-		level[i] = d
-		return d
-	}
-	var out [][]int
-	for i, m := range p.Measures {
-		if m.Op != "expr" {
-			continue
-		}
-		d := depth(i)
-		for len(out) <= d {
-			out = append(out, nil)
-		}
-		out[d] = append(out[d], i)
-	}
-	return out
 }
 
 // exprIndex is the position of expression measure i among the

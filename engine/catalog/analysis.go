@@ -263,6 +263,39 @@ func (p *AnalysisPlan) OutType(i int) string {
 	return p.Measures[i-len(p.Groups)].Type
 }
 
+// ExprLevels orders the computed measures in levels: each reads only
+// measures of the levels before it, so each level can be one stage of a
+// statement.
+func (p *AnalysisPlan) ExprLevels() [][]int {
+	level := map[int]int{}
+	var depth func(i int) int
+	depth = func(i int) int {
+		if d, ok := level[i]; ok {
+			return d
+		}
+		d := 0
+		for _, r := range p.Measures[i].Expr.Refs() {
+			if p.Measures[r].Op == "expr" {
+				d = max(d, depth(r)+1)
+			}
+		}
+		level[i] = d
+		return d
+	}
+	var out [][]int
+	for i, m := range p.Measures {
+		if m.Op != "expr" {
+			continue
+		}
+		d := depth(i)
+		for len(out) <= d {
+			out = append(out, nil)
+		}
+		out[d] = append(out[d], i)
+	}
+	return out
+}
+
 // Derived reports whether the result differs from the table.
 func (p *AnalysisPlan) Derived() bool { return true }
 

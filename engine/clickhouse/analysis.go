@@ -325,7 +325,7 @@ func (a *chAnalysis) rows() string {
 		}
 	}
 	stage(values)
-	for _, level := range chExprLevels(p) {
+	for _, level := range p.ExprLevels() {
 		var cols []string
 		for _, i := range level {
 			cols = append(cols, chExpr(p.Measures[i].Expr)+" AS "+chInternal("v", i))
@@ -355,38 +355,6 @@ func (a *chAnalysis) rows() string {
 		}
 	}
 	return q
-}
-
-// chExprLevels orders the expression measures so that each comes after
-// the ones it reads.
-func chExprLevels(p *catalog.AnalysisPlan) [][]int {
-	level := map[int]int{}
-	var depth func(i int) int
-	depth = func(i int) int {
-		if d, ok := level[i]; ok {
-			return d
-		}
-		d := 0
-		for _, r := range p.Measures[i].Expr.Refs() {
-			if p.Measures[r].Op == "expr" {
-				d = max(d, depth(r)+1)
-			}
-		}
-		level[i] = d
-		return d
-	}
-	var out [][]int
-	for i, m := range p.Measures {
-		if m.Op != "expr" {
-			continue
-		}
-		d := depth(i)
-		for len(out) <= d {
-			out = append(out, nil)
-		}
-		out[d] = append(out[d], i)
-	}
-	return out
 }
 
 // decimal reports whether output column i is a Decimal on the cluster.
