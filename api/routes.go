@@ -10,6 +10,8 @@ import (
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", s.metrics.handler())
 
 	// The web page: server-rendered, signed in by cookie.
 	e.GET("/", func(c *echo.Context) error { return c.Redirect(http.StatusSeeOther, "/files") })

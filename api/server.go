@@ -52,6 +52,9 @@ type Config struct {
 	MaxPendingCalls int
 	// DataDir is the data directory, where the audit log is read from.
 	DataDir string
+	// SharedDir holds users, the policy and the signing key; /readyz
+	// checks it can be written.
+	SharedDir string
 	// Cluster places the server among several nodes; the zero value is
 	// one node alone.
 	Cluster ClusterConfig
@@ -91,7 +94,8 @@ type Server struct {
 	// signIns counts failed sign-ins by name and client address.
 	signIns *attemptLimiter
 	// peers sends requests to the other nodes of a cluster.
-	peers *http.Client
+	peers   *http.Client
+	metrics *metrics
 }
 
 // New returns a Server over its dependencies.
@@ -142,6 +146,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages}
 	s.signIns = newAttemptLimiter(cfg.Now)
 	s.peers = &http.Client{Timeout: peerTimeout}
+	s.metrics = newMetrics(s)
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()

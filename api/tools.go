@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -209,8 +210,17 @@ type outcome struct {
 // invoke is the one path every tool call takes, over HTTP or MCP: validate
 // the arguments against the tool's schema, check the caller may use it, run
 // it. Each tool asks for any further permission its arguments need; a call
-// that needs a person is stored as a pending approval.
+// that needs a person is stored as a pending approval. Each call is
+// counted in the metrics by its outcome and time.
 func (s *Server) invoke(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any) outcome {
+	start := time.Now()
+	out := s.decideAndRun(ctx, who, t, args)
+	s.metrics.observe(t.Name, out, time.Since(start))
+	return out
+}
+
+// decideAndRun is invoke before it is counted.
+func (s *Server) decideAndRun(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any) outcome {
 	if !t.Enabled {
 		return outcome{err: datadesk.Errorf(datadesk.Forbidden, "tool %s is disabled", t.Name)}
 	}

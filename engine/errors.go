@@ -29,5 +29,10 @@ func classify(ctx context.Context, err error) error {
 	if errIs(err, duckdb.ErrorTypeOutOfMemory) {
 		return datadesk.Errorf(datadesk.TooLarge, "the operation needs more memory than this server allows").WithCause(err)
 	}
+	if errIs(err, duckdb.ErrorTypeIO) {
+		// The owner's database file or the temp folder cannot be read or
+		// written: the disk, not the request.
+		return datadesk.Errorf(datadesk.Unavailable, "the owner's storage cannot be read or written now; try again later").WithCause(err)
+	}
 	return fmt.Errorf("engine: %w", err)
 }

@@ -331,6 +331,24 @@ func scanApproval(row interface{ Scan(...any) error }, now time.Time, extra ...a
 	return &a, nil
 }
 
+// PendingCount counts the calls waiting for a decision.
+func (s *DB) PendingCount(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM approvals WHERE status = 'pending' AND expires_at >= ?`, now).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("serverdb: %w", err)
+	}
+	return n, nil
+}
+
+// Ping reports whether the database answers.
+func (s *DB) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("serverdb: %w", err)
+	}
+	return nil
+}
+
 // Approval returns one approval with its result, and its arguments when
 // they are kept inline. Errors: not_found.
 func (s *DB) Approval(ctx context.Context, id string, now time.Time) (*Approval, error) {

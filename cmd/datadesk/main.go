@@ -43,7 +43,8 @@ const usage = `datadesk: owner-scoped files and tables on DuckDB
 usage:
   datadesk serve [--addr 127.0.0.1:8080] [--data ./data] [flags]
                  [--nodes n1=HOST:PORT,n2=HOST:PORT --node n1 --shared DIR]
-  datadesk proxy config --nodes n1=HOST:PORT,... [--bind 127.0.0.1:8080]  (prints a HAProxy config)
+  datadesk proxy config --nodes n1=HOST:PORT,... [--bind 127.0.0.1:8080] [--stats 127.0.0.1:8404]  (prints a HAProxy config)
+  datadesk owner where NAME|ID --nodes n1=HOST:PORT,... [--shared DIR]  (prints the node that holds an owner)
   datadesk mcp [--token TOKEN] [--data ./data]  (MCP over stdio; token default $DATADESK_TOKEN)
   datadesk user add NAME [--role viewer|analyst|admin] [--data ./data]
   datadesk user list [--data ./data]
@@ -110,6 +111,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return tableMove(args[2:], stdout)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "owner":
+		if len(args) < 2 || args[1] != "where" {
+			return errors.New("owner: want where NAME|ID --nodes n1=HOST:PORT,...")
+		}
+		return ownerWhere(args[2:], stdout)
 	case "proxy":
 		if len(args) < 2 || args[1] != "config" {
 			return errors.New("proxy: want config --nodes n1=HOST:PORT,...")
@@ -300,6 +306,7 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 	}
 	closers = append(closers, audit.Close)
 	in := ingest.New(ingest.Config{})
+	cfg.SharedDir = shared
 	if cfg.SigningKey, err = signingKey(shared); err != nil {
 		return nil, nil, err
 	}

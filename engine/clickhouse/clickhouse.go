@@ -10,7 +10,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"datadesk"
@@ -43,7 +46,13 @@ type Config struct {
 // and values written as escaped literals (chLiteral).
 type Cluster struct {
 	cfg Config
+	// failures counts the statements that failed, for metrics.
+	failures atomic.Int64
 }
+
+// Failures is how many statements have failed since the start: the
+// cluster unreachable, a shard down, or an error of ClickHouse's.
+func (c *Cluster) Failures() int64 { return c.failures.Load() }
 
 // New returns a client of the cluster cfg describes. It does not
 // connect; Ping does.
@@ -110,12 +119,12 @@ func (c *Cluster) request(ctx context.Context, node, query string, body io.Reade
 	}
 	resp, err := c.cfg.Client.Do(req)
 	if err != nil {
-		return nil, chClassify(ctx, err)
+		return nil, c.classify(ctx, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		return nil, chClassify(ctx, fmt.Errorf("clickhouse: %s: status %d: %s", node, resp.StatusCode, strings.TrimSpace(string(msg))))
+		return nil, c.classify(ctx, fmt.Errorf("clickhouse: %s: status %d: %s", node, resp.StatusCode, strings.TrimSpace(string(msg))))
 	}
 	return resp, nil
 }
@@ -125,11 +134,45 @@ const chMaxQuerySize = 64 << 20
 
 // chClassify maps a failed request to the error model: the context's end is
 // a timeout; anything else is internal and its text stays in the logs.
-func chClassify(ctx context.Context, err error) error {
+func (c *Cluster) classify(ctx context.Context, err error) error {
+	c.failures.Add(1)
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return datadesk.Errorf(datadesk.Timeout, "the operation took longer than allowed").WithCause(err)
 	}
+	if what := chDown(err); what != "" {
+		return datadesk.Errorf(datadesk.Unavailable, "the ClickHouse cluster cannot answer: %s; try again when it is back", what).WithCause(err)
+	}
 	return fmt.Errorf("clickhouse: %w", err)
+}
+
+// chDownText matches ClickHouse's errors for a server it could not reach
+// or lost during a statement: NETWORK_ERROR, SOCKET_TIMEOUT,
+// ALL_CONNECTION_TRIES_FAILED, and a connection that ended mid-packet.
+var chDownText = regexp.MustCompile(`Code: (209|210|279)[,.]|while receiving packet from|Connection refused|Connection reset`)
+
+// chAddress finds the address of the server an error names.
+var chAddress = regexp.MustCompile(`(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):[0-9]{2,5}`)
+
+// chDown says what is down when err means a server of the cluster could
+// not be reached, else "".
+func chDown(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return "node " + ue.URL[:strings.Index(ue.URL+"?", "?")] + " cannot be reached"
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return "a node ended its answer early"
+	}
+	msg := err.Error()
+	if !chDownText.MatchString(msg) {
+		return ""
+	}
+	// The first address is the node that answered; the last the shard
+	// it could not reach.
+	if all := chAddress.FindAllString(msg, -1); len(all) > 0 {
+		return "shard " + all[len(all)-1] + " is down"
+	}
+	return "a shard is down"
 }
 
 func (c *Cluster) execOn(ctx context.Context, node, stmt string) error {
@@ -191,7 +234,7 @@ func (c *Cluster) queryOn(ctx context.Context, nodes []string, stmt string, wait
 		line, err := res.line()
 		if err != nil {
 			res.Close()
-			return nil, chClassify(ctx, fmt.Errorf("reading the header: %w", err))
+			return nil, c.classify(ctx, fmt.Errorf("reading the header: %w", err))
 		}
 		*dst = line
 	}
@@ -325,4 +368,20 @@ func chCol(key string) string { return chIdent(chColumn(key)) }
 func chIdent(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, "`", "\\`")
 	return "`" + r.Replace(s) + "`"
+}
+
+// Health pings each node of the cluster, a shard each.
+func (c *Cluster) Health(ctx context.Context) []catalog.Check {
+	var out []catalog.Check
+	for i, n := range c.cfg.Nodes {
+		out = append(out, catalog.Timed(fmt.Sprintf("clickhouse shard %d (%s)", i+1, n), func() error {
+			resp, err := c.request(ctx, n, "SELECT 1", nil, nil)
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			return resp.Body.Close()
+		}))
+	}
+	return out
 }

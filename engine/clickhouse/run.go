@@ -95,7 +95,7 @@ func (c *Cluster) allOn(ctx context.Context, nodes []string, stmt string) ([][]a
 			return out, nil
 		}
 		if err != nil {
-			return nil, chClassify(ctx, err)
+			return nil, c.classify(ctx, err)
 		}
 		row := make([]any, len(fields))
 		for i, f := range fields {
@@ -235,7 +235,7 @@ func (c *Cluster) scanRows(ctx context.Context, stmt string, types []string, wan
 			break
 		}
 		if err != nil {
-			return chClassify(ctx, err)
+			return c.classify(ctx, err)
 		}
 		for i, f := range fields {
 			v, err := chValue(f, r.types[i])
@@ -488,7 +488,7 @@ func (c *Cluster) Drain(ctx context.Context, stmts ...string) (int, error) {
 		}
 		r.Close()
 		if err != io.EOF {
-			return n, chClassify(ctx, err)
+			return n, c.classify(ctx, err)
 		}
 	}
 	return n, nil

@@ -194,7 +194,7 @@ func chWhere(conds []catalog.Cond, search *catalog.Search) string {
 
 // chAgg compiles an aggregate with DuckDB's results: NULL over no values
 // (ClickHouse gives 0 over an empty set), integer sums exact past 64 bits,
-// averages as Float64.
+// averages as the exact sum over the count, as Float64.
 func chAgg(a catalog.Agg) string {
 	if a.Op == "count" {
 		if a.Col == nil {
@@ -204,11 +204,13 @@ func chAgg(a catalog.Agg) string {
 	}
 	col := chCol(a.Col.Key)
 	arg := col
-	switch {
-	case a.Op == "avg":
-		arg = "toFloat64(" + col + ")"
-	case a.Op == "sum" && a.Col.Type == typing.TypeInteger:
+	if a.Col.Type == typing.TypeInteger && (a.Op == "sum" || a.Op == "avg") {
 		arg = "toDecimal128(" + col + ", 0)"
+	}
+	if a.Op == "avg" {
+		// The exact sum over the count gives DuckDB's average every time;
+		// avg of a Decimal varies in its last digit between runs.
+		return "if(count(" + col + ") = 0, NULL, toFloat64(sum(" + arg + ")) / count(" + col + "))"
 	}
 	return "if(count(" + col + ") = 0, NULL, " + a.Op + "(" + arg + "))"
 }

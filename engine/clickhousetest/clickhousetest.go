@@ -194,6 +194,13 @@ func start(cmd []string, shards int) (*Cluster, error) {
 	return c, nil
 }
 
+// Kill kills shard i (from 0) at once, as a crash would, and waits for
+// it to exit.
+func (c *Cluster) Kill(i int) {
+	_ = c.procs[i].Process.Kill()
+	<-c.exited[i]
+}
+
 // Stop stops the shards and removes their data.
 func (c *Cluster) Stop() {
 	for i, p := range c.procs {

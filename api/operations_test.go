@@ -1,0 +1,175 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/engine/clickhouse"
+	"datadesk/engine/clickhousetest"
+	"datadesk/exports"
+	"datadesk/internal/testenv"
+	"datadesk/rbac"
+)
+
+// TestMetrics: /metrics speaks Prometheus's text format and counts tool
+// calls by tool and outcome, with their latency and the gauges an
+// operator watches.
+func TestMetrics(t *testing.T) {
+	ts, token, fileID := setupOrders(t)
+	ts.call(token, "files.query_table", map[string]any{"file_id": fileID})
+	ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "group_by": []any{"colour"}})
+	ts.call(token, "files.analyze_table", map[string]any{"file_id": fileID, "measures": []any{map[string]any{"op": "count"}}})
+	resp, err := http.Get(ts.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{
+		`datadesk_tool_calls_total{outcome="ok",tool="files.query_table"} 1`,
+		`datadesk_tool_calls_total{outcome="invalid",tool="files.query_table"} 1`,
+		`datadesk_tool_calls_total{outcome="ok",tool="files.analyze_table"} 1`,
+		`datadesk_tool_call_duration_seconds_count{tool="files.query_table"} 2`,
+		`datadesk_open_owners 1`,
+		`datadesk_approvals_pending 0`,
+		"datadesk_duckdb_memory_bytes ",
+		"process_resident_memory_bytes ",
+		"go_memstats_heap_inuse_bytes ",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// TestReadyz: /readyz names each dependency and answers 503 when one is
+// down; /healthz stays a liveness check.
+func TestReadyz(t *testing.T) {
+	shared := t.TempDir()
+	ts, _ := newServerWith(t, Config{SharedDir: shared})
+	ready := func() (int, map[string]any) {
+		code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+		return code, m
+	}
+	code, m := ready()
+	if code != http.StatusOK || m["status"] != "ready" {
+		t.Fatalf("readyz: %d %v", code, m)
+	}
+	var names []string
+	for _, c := range m["checks"].([]any) {
+		names = append(names, c.(map[string]any)["name"].(string))
+	}
+	if got := strings.Join(names, ", "); got != "owners' storage, server database, shared directory" {
+		t.Errorf("checks %s", got)
+	}
+	if err := os.RemoveAll(shared); err != nil {
+		t.Fatal(err)
+	}
+	code, m = ready()
+	if code != http.StatusServiceUnavailable || m["status"] != "unavailable" || !strings.Contains(mustJSON(m), "cannot be written") {
+		t.Errorf("readyz with the shared directory gone: %d %v", code, m)
+	}
+	if code, _, _ := ts.do("GET", "/healthz", "", nil, ""); code != http.StatusOK {
+		t.Errorf("healthz: %d", code)
+	}
+}
+
+// TestExportCutShort: an export that fails after its first byte ends the
+// connection without the chunked body's last chunk, so the client sees a
+// failed transfer, never a short file that looks whole.
+func TestExportCutShort(t *testing.T) {
+	ts, _ := newServer(t, 1<<20)
+	cols := []catalog.Column{{Key: "id", Type: "text"}, {Key: "n", Type: "integer"}}
+	src := exports.Source{Columns: cols, Count: 300000, Rows: func(yield func([]any) error) error {
+		for i := range 200000 {
+			if err := yield([]any{fmt.Sprintf("%06d", i), int64(i)}); err != nil {
+				return err
+			}
+		}
+		return errors.New("the storage went away")
+	}}
+	for _, format := range []string{"csv", "xlsx", "json"} {
+		ts.srv.echo.GET("/cut."+format, func(c *echo.Context) error {
+			return ts.srv.streamExport(c, format, "cut", src, exports.Options{SheetName: "cut"})
+		})
+		t.Run(format, func(t *testing.T) {
+			resp, err := http.Get(ts.url + "/cut." + format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			// Failed before its first byte, the export is an error answer;
+			// after it, a failed transfer. Never a 200 that ends cleanly.
+			n, err := io.Copy(io.Discard, resp.Body)
+			if resp.StatusCode == http.StatusOK && err == nil {
+				t.Fatalf("status 200 and %d bytes that end cleanly: want an error or a failed transfer", n)
+			}
+			t.Logf("status %d, %d bytes, %v", resp.StatusCode, n, err)
+		})
+	}
+}
+
+// TestShardDownSaysSo: with a shard of the ClickHouse cluster killed, a
+// query of a table on the cluster and an export of it answer 503
+// unavailable naming the shard, /readyz names it, and the metrics count
+// the failures.
+func TestShardDownSaysSo(t *testing.T) {
+	c, err := clickhousetest.Start(2)
+	if errors.Is(err, clickhousetest.ErrNoServer) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, users := newServerFull(t, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy,
+		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
+	token := addUser(t, users, "ana", "analyst")
+	code, up := ts.upload(token, "orders.csv", []byte(rowsCSV(2000)))
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d %v", code, up)
+	}
+	file := up["file"].(map[string]any)
+	if code, m := ts.call(token, "files.query_table", map[string]any{"file_id": file["id"]}); code != http.StatusOK {
+		t.Fatalf("query before: %d %v", code, m)
+	}
+	c.Kill(1)
+	code, m := ts.call(token, "files.query_table", map[string]any{"file_id": file["id"], "group_by": []any{"id"}})
+	if code != http.StatusServiceUnavailable || errCode(m) != "unavailable" {
+		t.Errorf("query with a shard down: %d %v, want 503 unavailable", code, m)
+	}
+	t.Logf("answer: %v", m)
+	code, m, _ = ts.do("GET", "/v1/tables/"+file["table_id"].(string)+"/export?format=csv", token, nil, "")
+	if code != http.StatusServiceUnavailable || errCode(m) != "unavailable" {
+		t.Errorf("export with a shard down: %d %v, want 503 unavailable", code, m)
+	}
+	code, m, _ = ts.do("GET", "/readyz", "", nil, "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(mustJSON(m), "clickhouse shard 2 ("+c.Nodes[1]+")") {
+		t.Errorf("readyz with a shard down: %d %v", code, m)
+	}
+	resp, err := http.Get(ts.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "datadesk_clickhouse_failures_total ") || strings.Contains(string(body), "datadesk_clickhouse_failures_total 0\n") {
+		t.Errorf("metrics do not count the failures")
+	}
+}
