@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 )
 
@@ -12,12 +13,35 @@ const (
 	ownerIDRe  = "u_[a-z2-7]{26}"
 )
 
+var ownerID = regexp.MustCompile("^" + ownerIDRe + "$")
+
+// IsOwnerID reports whether s is a user id, as the proxy reads owners.
+func IsOwnerID(s string) bool { return ownerID.MatchString(s) }
+
 // ProxyConfig is what HAProxyConfig writes.
 type ProxyConfig struct {
 	// Bind is the proxy's listen address, host:port.
 	Bind string
+	// Stats is where the proxy's stats page listens, host:port; keep it
+	// on a local address. Empty means 127.0.0.1:8404.
+	Stats string
 	// Timeout bounds a request at the proxy, in seconds; 0 means 300.
 	Timeout int
+}
+
+// proxyErrors are the answers the proxy itself gives, as JSON like every
+// other answer of the server.
+var proxyErrors = []struct {
+	status     int
+	code, text string
+}{
+	{400, "invalid", "the request could not be read"},
+	{404, "not_found", "no such page here"},
+	{408, "timeout", "the request took too long to arrive"},
+	{500, "internal", "internal error at the proxy"},
+	{502, "unavailable", "the node that holds this account answered badly; try again once it is back"},
+	{503, "unavailable", "the node that holds this account cannot be reached; try again once it is back"},
+	{504, "timeout", "the node that holds this account took too long to answer"},
 }
 
 // HAProxyConfig returns a configuration for HAProxy 2.6 that sends every
@@ -25,13 +49,23 @@ type ProxyConfig struct {
 // most preferred last (each rule overrides the one before), from a signed
 // download link's o parameter, the session cookie `<owner>.<secret>`, the
 // bearer token `dd_<owner>.<secret>`, and X-On-Behalf-Of when it holds a
-// user id. Requests that carry no owner (health, the tool list, sign-in)
-// go to any node. Servers have no health check on purpose: a lost node's
-// owners must wait for it (HAProxy answers 503), not move to nodes that do
-// not hold their files.
+// user id. The owners' backend has no health check on purpose: a lost
+// node's owners wait for it (a JSON 503), never move to nodes that do not
+// hold their files. Requests that carry no owner (sign-in, /healthz, the
+// web page's first request, the tool list) go to a second backend of the
+// same nodes that checks /healthz and skips a node that is down. Errors
+// of the proxy's own are JSON; requests are logged to stdout; the stats
+// page listens on cfg.Stats; X-Forwarded-For is the client's address,
+// whatever the client sent.
 func HAProxyConfig(r *Ring, cfg ProxyConfig) (string, error) {
 	if _, _, err := net.SplitHostPort(cfg.Bind); err != nil {
 		return "", fmt.Errorf("cluster: proxy bind %q: want host:port: %w", cfg.Bind, err)
+	}
+	if cfg.Stats == "" {
+		cfg.Stats = "127.0.0.1:8404"
+	}
+	if _, _, err := net.SplitHostPort(cfg.Stats); err != nil {
+		return "", fmt.Errorf("cluster: proxy stats %q: want host:port: %w", cfg.Stats, err)
 	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
@@ -40,32 +74,63 @@ func HAProxyConfig(r *Ring, cfg ProxyConfig) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
   maxconn 4096
+  log stdout format raw local0
 
 defaults
   mode http
+  log global
+  option httplog
+  option dontlognull
+  retries 2
   timeout connect 5s
   timeout client %[1]ds
   timeout server %[1]ds
   timeout http-request 10s
-
+  timeout check 2s
+`, timeout)
+	for _, e := range proxyErrors {
+		fmt.Fprintf(&b, "  http-error status %d content-type application/json string '{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}'\n",
+			e.status, e.code, e.text)
+	}
+	fmt.Fprintf(&b, `
 frontend datadesk
-  bind %[2]s
+  bind %[1]s
   # The nodes count sign-in failures by client address: they read it from
   # this header, set here whatever the client sent, and trust it only from
   # this proxy's address (serve --trusted-proxies).
   http-request set-header X-Forwarded-For %%[src]
-  http-request set-var(txn.owner) url_param(o) if { url_param(o) -m reg '^%[3]s$' }
-  http-request set-var(txn.owner) req.cook(datadesk_session),bytes(0,%[4]d) if { req.cook(datadesk_session) -m reg '^%[3]s[.]' }
-  http-request set-var(txn.owner) req.hdr(Authorization),bytes(10,%[4]d) if { req.hdr(Authorization) -m reg '^Bearer dd_%[3]s[.]' }
-  http-request set-var(txn.owner) req.hdr(X-On-Behalf-Of) if { req.hdr(X-On-Behalf-Of) -m reg '^%[3]s$' }
-  default_backend nodes
+  http-request set-var(txn.owner) url_param(o) if { url_param(o) -m reg '^%[2]s$' }
+  http-request set-var(txn.owner) req.cook(datadesk_session),bytes(0,%[3]d) if { req.cook(datadesk_session) -m reg '^%[2]s[.]' }
+  http-request set-var(txn.owner) req.hdr(Authorization),bytes(10,%[3]d) if { req.hdr(Authorization) -m reg '^Bearer dd_%[2]s[.]' }
+  http-request set-var(txn.owner) req.hdr(X-On-Behalf-Of) if { req.hdr(X-On-Behalf-Of) -m reg '^%[2]s$' }
+  # Metrics are each node's own, scraped on the node.
+  http-request deny deny_status 404 if { path /metrics }
+  use_backend nodes if { var(txn.owner) -m found }
+  default_backend any
 
 backend nodes
   balance hash var(txn.owner)
   hash-type consistent sdbm avalanche
-`, timeout, cfg.Bind, ownerIDRe, ownerIDLen)
+`, cfg.Bind, ownerIDRe, ownerIDLen)
 	for _, n := range r.nodes {
-		fmt.Fprintf(&b, "  server %s %s id %d\n", n.Name, n.Addr, n.ID)
+		fmt.Fprintf(&b, "  server %s %s id %d weight %d\n", n.Name, n.Addr, n.ID, ServerWeight)
 	}
+	b.WriteString(`
+backend any
+  balance roundrobin
+  option httpchk GET /healthz
+  http-check expect status 200
+  default-server inter 1s fall 2 rise 1
+`)
+	for _, n := range r.nodes {
+		fmt.Fprintf(&b, "  server %s %s id %d check\n", n.Name, n.Addr, n.ID)
+	}
+	fmt.Fprintf(&b, `
+listen stats
+  bind %s
+  stats enable
+  stats uri /
+  stats refresh 10s
+`, cfg.Stats)
 	return b.String(), nil
 }

@@ -28,9 +28,10 @@ func HAProxyBinary() (string, error) {
 
 // Proxy is a running HAProxy in front of a ring's nodes.
 type Proxy struct {
-	// Addr is where it listens.
-	Addr string
-	cmd  *exec.Cmd
+	// Addr is where it listens, Stats where its stats page does.
+	Addr  string
+	Stats string
+	cmd   *exec.Cmd
 }
 
 // StartHAProxy writes the ring's configuration into dir, checks it with
@@ -40,7 +41,11 @@ func StartHAProxy(ring *Ring, bind, dir string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf, err := HAProxyConfig(ring, ProxyConfig{Bind: bind, Timeout: 60})
+	stats, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := HAProxyConfig(ring, ProxyConfig{Bind: bind, Stats: stats, Timeout: 60})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +60,7 @@ func StartHAProxy(ring *Ring, bind, dir string) (*Proxy, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{Addr: bind, cmd: cmd}
+	p := &Proxy{Addr: bind, Stats: stats, cmd: cmd}
 	deadline := time.Now().Add(proxyStartWait)
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", bind, 200*time.Millisecond); err == nil {

@@ -12,10 +12,15 @@ import (
 )
 
 // HAProxy's consistent-hash constants (src/lb_chash.c, include/haproxy/
-// backend-t.h and server-t.h): every server of weight 1 appears
-// nodesPerServer times on the ring, at full_hash(id*ewghtRange + i).
+// backend-t.h and server-t.h): a server of weight w appears 16w times on
+// the ring (BE_WEIGHT_SCALE x w), at full_hash(id*ewghtRange + i). With
+// weight 1 (16 points) two nodes split owners 43/57 and four 19-29%; at
+// weight 64 (1,024 points) the spread stays within a few percent of even
+// (TestRingSpread). Every node has the same weight, written as the
+// server's weight in the proxy configuration.
 const (
-	nodesPerServer = 16       // BE_WEIGHT_SCALE x weight 1
+	ServerWeight   = 64
+	nodesPerServer = 16 * ServerWeight
 	ewghtRange     = 256 * 16 // SRV_EWGHT_RANGE = SRV_UWGHT_RANGE x BE_WEIGHT_SCALE
 )
 
@@ -84,7 +89,7 @@ func validName(s string) bool {
 }
 
 // NewRing places every node on the ring as HAProxy places a server of
-// weight 1 with `hash-type consistent`.
+// weight ServerWeight with `hash-type consistent`.
 func NewRing(nodes []Node) *Ring {
 	r := &Ring{nodes: nodes}
 	for i, n := range nodes {

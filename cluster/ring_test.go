@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -121,5 +122,38 @@ func TestRingAddNode(t *testing.T) {
 	}
 	if share := float64(moved) / owners; share < 0.1 || share > 0.6 {
 		t.Errorf("%d of %d owners moved (%.2f); want about a third", moved, owners, share)
+	}
+}
+
+// TestRingSpread measures how evenly the ring spreads owners over 2 to 8
+// nodes: every node's share is within 15% of an even share.
+func TestRingSpread(t *testing.T) {
+	const owners = 20000
+	ids := make([]string, owners)
+	for i := range ids {
+		ids[i] = datadesk.NewID("u")
+	}
+	for n := 2; n <= 8; n++ {
+		var list []string
+		for i := 1; i <= n; i++ {
+			list = append(list, fmt.Sprintf("n%d=127.0.0.1:%d", i, i))
+		}
+		ring, err := cluster.ParseNodes(strings.Join(list, ","))
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[string]int{}
+		for _, id := range ids {
+			count[ring.Owner(id).Name]++
+		}
+		lo, hi := owners, 0
+		for _, c := range count {
+			lo, hi = min(lo, c), max(hi, c)
+		}
+		even := float64(owners) / float64(n)
+		t.Logf("%d nodes: shares from %.1f%% to %.1f%% (even %.1f%%)", n, 100*float64(lo)/owners, 100*float64(hi)/owners, 100/float64(n))
+		if float64(lo) < 0.85*even || float64(hi) > 1.15*even {
+			t.Errorf("%d nodes: shares from %d to %d owners, want within 15%% of %.0f", n, lo, hi, even)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 
 // startNode opens a node the way `datadesk serve` does, with its own data
 // directory and the shared one, and serves it on addr until the test ends.
-func startNode(t *testing.T, name, addr, nodes, shared string) {
+func startNode(t *testing.T, name, addr, nodes, shared string) (stop func()) {
 	t.Helper()
 	data := t.TempDir()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -49,12 +50,17 @@ func startNode(t *testing.T, name, addr, nodes, shared string) {
 	}
 	hs := srv.HTTPServer(addr)
 	go hs.Serve(l)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(ctx)
-		closeAll()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(ctx)
+			closeAll()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // client talks to one address with a token or a cookie jar.
@@ -168,8 +174,19 @@ func TestOwnersOverTwoNodes(t *testing.T) {
 	if per["n1"] < 2 || per["n2"] < 2 {
 		t.Fatalf("owners per node %v after 40 users", per)
 	}
+	// owner where names the node by name and by id, as the ring does.
+	for _, o := range owners[:2] {
+		for _, who := range []string{o.name, o.id} {
+			var out bytes.Buffer
+			if err := run([]string{"owner", "where", who, "--nodes", nodes, "--shared", shared}, &out, io.Discard); err != nil ||
+				!strings.Contains(out.String(), "("+o.id+") is on node "+o.node+" (") {
+				t.Errorf("owner where %s: %v %q, want node %s", who, err, out.String(), o.node)
+			}
+		}
+	}
+	stops := map[string]func(){}
 	for i, name := range []string{"n1", "n2"} {
-		startNode(t, name, addrs[i], nodes, shared)
+		stops[name] = startNode(t, name, addrs[i], nodes, shared)
 	}
 	proxy, err := haproxytest.Start(t, ring)
 	if err != nil {
@@ -324,6 +341,40 @@ func TestOwnersOverTwoNodes(t *testing.T) {
 		code, m, _ = viewer.do("GET", "/v1/approvals/"+id2, nil, "")
 		if a, _ := m["approval"].(map[string]any); code != 200 || a["status"] != "done" {
 			t.Fatalf("viewer's second approval: %d %v", code, m)
+		}
+	})
+
+	// Last: a node down leaves the other node's owners, sign-in and
+	// /healthz working, and its own owners a JSON 503.
+	defer t.Run("a node down", func(t *testing.T) {
+		stops["n2"]()
+		anon := client{t: t, base: "http://" + proxy, http: httpc}
+		deadline := time.Now().Add(15 * time.Second)
+		for ok := 0; ok < 6; {
+			if time.Now().After(deadline) {
+				t.Fatalf("/healthz through the proxy kept failing with n2 down")
+			}
+			if code, _, _ := anon.do("GET", "/healthz", nil, ""); code == http.StatusOK {
+				ok++
+			} else {
+				ok = 0
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		for range 4 {
+			if code, _, _ := anon.do("GET", "/signin", nil, ""); code != http.StatusOK {
+				t.Errorf("sign-in page with n2 down: %d", code)
+			}
+		}
+		for _, o := range owners {
+			c := client{t: t, base: "http://" + proxy, token: o.token, http: httpc}
+			code, m, _ := c.do("GET", "/v1/files", nil, "")
+			switch {
+			case o.node == "n1" && code != http.StatusOK:
+				t.Errorf("%s on n1 with n2 down: %d %v", o.name, code, m)
+			case o.node == "n2" && (code != http.StatusServiceUnavailable || errorCode(m) != "unavailable"):
+				t.Errorf("%s on n2, which is down: %d %v, want a JSON 503", o.name, code, m)
+			}
 		}
 	})
 

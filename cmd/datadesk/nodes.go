@@ -11,6 +11,7 @@ import (
 
 	"datadesk/api"
 	"datadesk/cluster"
+	"datadesk/rbac"
 )
 
 // nodeFlags place a server among several nodes behind a proxy.
@@ -71,6 +72,7 @@ func proxyConfig(args []string, stdout io.Writer) error {
 	nodes := fs.String("nodes", envOr("DATADESK_NODES", ""), "member list, name=host:port,... as the nodes are given it")
 	bind := fs.String("bind", "127.0.0.1:8080", "the proxy's listen address")
 	timeout := fs.Int("timeout", 300, "seconds a request may take at the proxy")
+	stats := fs.String("stats", "127.0.0.1:8404", "where the proxy's stats page listens (keep it local)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,7 +80,7 @@ func proxyConfig(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out, err := cluster.HAProxyConfig(ring, cluster.ProxyConfig{Bind: *bind, Timeout: *timeout})
+	out, err := cluster.HAProxyConfig(ring, cluster.ProxyConfig{Bind: *bind, Stats: *stats, Timeout: *timeout})
 	if err != nil {
 		return err
 	}
@@ -125,4 +127,40 @@ func readOrMakeKey(p string) ([]byte, error) {
 		return nil, fmt.Errorf("key file %s: %v", p, err)
 	}
 	return key, nil
+}
+
+// ownerWhere prints the node that holds an owner, by name or user id.
+func ownerWhere(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("owner where", flag.ContinueOnError)
+	nodes := fs.String("nodes", envOr("DATADESK_NODES", ""), "member list, name=host:port,... as the nodes are given it")
+	shared := fs.String("shared", envOr("DATADESK_SHARED", "./shared"), "the cluster's shared directory, where users are (for a NAME)")
+	who, rest := "", args
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		who, rest = args[0], args[1:]
+	}
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if who == "" {
+		return errors.New("owner where: a user NAME or id is needed")
+	}
+	ring, err := cluster.ParseNodes(*nodes)
+	if err != nil {
+		return err
+	}
+	id, name := who, ""
+	if !cluster.IsOwnerID(who) {
+		users, err := rbac.OpenUsers(*shared)
+		if err != nil {
+			return err
+		}
+		u, err := users.ByName(who)
+		if err != nil {
+			return err
+		}
+		id, name = u.ID, u.Name+" "
+	}
+	n := ring.Owner(id)
+	_, err = fmt.Fprintf(stdout, "%s(%s) is on node %s (%s)\n", name, id, n.Name, n.Addr)
+	return err
 }
