@@ -203,3 +203,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		IdleTimeout:       2 * time.Minute,
 	}
 }
+
+// Engine is the engine the server answers from, for the operator's
+// commands a running server carries out.
+func (s *Server) Engine() *engine.Engine { return s.engine }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"datadesk/engine/clickhouse"
 	"datadesk/engine/clickhousetest"
@@ -51,7 +52,8 @@ func testClickHouse(t testing.TB) *clickhouse.Cluster {
 // newClusterEngine is newEngine with the cluster as its remote backend.
 func newClusterEngine(t *testing.T, ch *clickhouse.Cluster, minRows int64) *Engine {
 	t.Helper()
-	e, err := New(Config{Dir: t.TempDir(), MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: minRows})
+	e, err := New(Config{Dir: t.TempDir(), MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: minRows,
+		RetireAfter: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"datadesk"
 	"datadesk/engine/catalog"
@@ -61,11 +62,17 @@ type Config struct {
 	// table of at least that many rows there.
 	Remote        catalog.Backend
 	RemoteMinRows int64
+	// RetireAfter is how long a moved table's old copy stays for readers
+	// that found it before the move; 0 means a minute.
+	RetireAfter time.Duration
 }
 
 func (c *Config) setDefaults() {
 	if c.MaxOpen <= 0 {
 		c.MaxOpen = DefaultMaxOpen
+	}
+	if c.RetireAfter <= 0 {
+		c.RetireAfter = time.Minute
 	}
 	if c.MemoryLimit == "" {
 		c.MemoryLimit = DefaultMemoryLimit
@@ -327,6 +334,24 @@ func waitFor(ctx context.Context, c <-chan struct{}) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// sweepLater drops, once RetireAfter has passed, the old copies an
+// owner's moves retired.
+func (e *Engine) sweepLater(owner string) {
+	time.AfterFunc(e.cfg.RetireAfter+time.Second, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s, release, err := e.Acquire(ctx, owner)
+		if err != nil {
+			// The engine closed: the next start sweeps.
+			return
+		}
+		defer release()
+		if err := s.sweepMoves(ctx, time.Now().Add(-e.cfg.RetireAfter), false); err != nil {
+			e.cfg.Logger.Error("sweep moved tables", "owner", owner, "err", err)
+		}
+	})
 }
 
 // OpenCount returns how many owner databases are open.

@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -49,11 +52,56 @@ func (s *Store) MoveTable(ctx context.Context, id, to string) (*catalog.Table, e
 	return s.Table(ctx, t.ID)
 }
 
+// MoveTable moves table id of owner (found among the owners when empty)
+// as Store.MoveTable does, while the engine serves: the owner's other
+// tables and its calls go on throughout. Errors: not_found, and
+// Store.MoveTable's.
+func (e *Engine) MoveTable(ctx context.Context, owner, id, to string) (string, *catalog.Table, error) {
+	owners := []string{owner}
+	if owner == "" {
+		entries, err := os.ReadDir(filepath.Join(e.cfg.Dir, "owners"))
+		if err != nil {
+			return "", nil, fmt.Errorf("engine: %w", err)
+		}
+		owners = owners[:0]
+		for _, d := range entries {
+			if d.IsDir() {
+				owners = append(owners, d.Name())
+			}
+		}
+	}
+	for _, o := range owners {
+		s, release, err := e.Acquire(ctx, o)
+		if err != nil {
+			return "", nil, err
+		}
+		if _, err := s.Table(ctx, id); datadesk.IsNotFound(err) {
+			release()
+			continue
+		}
+		t, err := s.MoveTable(ctx, id, to)
+		release()
+		return o, t, err
+	}
+	return "", nil, datadesk.Errorf(datadesk.NotFound, "no table %q", id).WithField("table_id")
+}
+
 // moveOut copies a DuckDB table to the remote backend, then points the
-// catalog there and drops the DuckDB copy in one transaction.
+// catalog there in one transaction. Until then the table answers from
+// DuckDB; the DuckDB copy stays a while for readers that found it before
+// the switch (retired), and the journal lets a killed move's copy on the
+// backend be dropped at the next start or move.
 func (s *Store) moveOut(ctx context.Context, t *catalog.Table) error {
 	types, err := s.SQLTypes(ctx, t)
 	if err != nil {
+		return err
+	}
+	if err := s.journal(ctx, t.ID, s.remote.Name(), moveCopy); err != nil {
+		return err
+	}
+	// The catalog says DuckDB: whatever the backend holds under this id is
+	// what an earlier move left.
+	if err := s.remote.Drop(ctx, t); err != nil {
 		return err
 	}
 	var sel []string
@@ -79,15 +127,100 @@ func (s *Store) moveOut(ctx context.Context, t *catalog.Table) error {
 		if _, err := conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, s.remote.Name(), t.ID); err != nil {
 			return classify(ctx, err)
 		}
-		_, err := conn.ExecContext(ctx, `DROP TABLE data.`+quoteIdent(t.ID))
-		return classify(ctx, err)
+		return switchJournal(ctx, conn, t.ID, catalog.LocationDuckDB)
 	})
 	if err != nil {
 		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
 		return err
 	}
 	s.forgetTables()
+	s.sweepLater()
 	return nil
+}
+
+// Kinds of dd_moves rows.
+const (
+	moveCopy    = "copy"
+	moveRetired = "retired"
+)
+
+// journal records a copy of table id being made at location.
+func (s *Store) journal(ctx context.Context, id, location, kind string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO dd_moves VALUES (?, ?, ?, ?)`, id, location, kind, time.Now().UTC())
+	return classify(ctx, err)
+}
+
+// switchJournal ends a move of table id, in the transaction that switches
+// the catalog: the new copy is the table, the old one at from is retired.
+func switchJournal(ctx context.Context, conn *sql.Conn, id, from string) error {
+	if _, err := conn.ExecContext(ctx, `DELETE FROM dd_moves WHERE table_id = ?`, id); err != nil {
+		return classify(ctx, err)
+	}
+	_, err := conn.ExecContext(ctx, `INSERT INTO dd_moves VALUES (?, ?, ?, ?)`, id, from, moveRetired, time.Now().UTC())
+	return classify(ctx, err)
+}
+
+// sweepMoves drops the copies the journal lists that are not their table's
+// place: retired copies from before olderThan, and, with copies (at the
+// first open since the start, when no move can be running), the copies of
+// moves that were killed.
+func (s *Store) sweepMoves(ctx context.Context, olderThan time.Time, copies bool) error {
+	type entry struct {
+		id, location, kind string
+		since              time.Time
+		current            sql.NullString
+	}
+	var entries []entry
+	rows, err := s.db.QueryContext(ctx, `SELECT m.table_id, m.location, m.kind, m.since, t.location
+		FROM dd_moves m LEFT JOIN dd_tables t ON t.id = m.table_id`)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	for rows.Next() {
+		var e entry
+		if err := rows.Scan(&e.id, &e.location, &e.kind, &e.since, &e.current); err != nil {
+			rows.Close()
+			return classify(ctx, err)
+		}
+		entries = append(entries, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return classify(ctx, err)
+	}
+	for _, e := range entries {
+		place := e.current.String
+		if !e.current.Valid || place == "" {
+			place = "" // the table was deleted: every copy goes
+		}
+		switch {
+		case e.kind == moveCopy && !copies:
+			continue
+		case e.kind == moveRetired && e.since.After(olderThan) && place != "":
+			continue
+		case place != e.location:
+			if err := s.dropCopy(ctx, e.id, e.location); err != nil {
+				s.logger.Error("drop a moved table's old copy", "table", e.id, "location", e.location, "err", err)
+				continue
+			}
+		}
+		if _, err := s.db.ExecContext(ctx, `DELETE FROM dd_moves WHERE table_id = ? AND location = ? AND kind = ?`, e.id, e.location, e.kind); err != nil {
+			return classify(ctx, err)
+		}
+	}
+	return nil
+}
+
+// dropCopy drops table id's copy at location.
+func (s *Store) dropCopy(ctx context.Context, id, location string) error {
+	if location == catalog.LocationDuckDB {
+		_, err := s.db.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(id))
+		return classify(ctx, err)
+	}
+	if s.remote == nil || s.remote.Name() != location {
+		return fmt.Errorf("engine: no %s backend to drop %s from", location, id)
+	}
+	return s.remote.Drop(ctx, &catalog.Table{ID: id, Location: location})
 }
 
 func (s *Store) checkCount(ctx context.Context, t *catalog.Table) error {
@@ -135,8 +268,8 @@ func (s *Store) SQLTypes(ctx context.Context, t *catalog.Table) ([]string, error
 
 // moveIn copies a remote table back into the owner's DuckDB file through a
 // staging table of text, in row order, casting each column to its type;
-// the catalog changes in the same transaction, and the remote copy goes
-// after the commit.
+// the catalog changes in the same transaction, and the remote copy is
+// retired, to go a little later.
 func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 	types, err := s.remote.SQLTypes(ctx, t)
 	if err != nil {
@@ -144,6 +277,11 @@ func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 	}
 	const stage = "dd_stage_move"
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		// The catalog says the backend: a DuckDB table of this id is an
+		// earlier move's old copy.
+		if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t.ID)); err != nil {
+			return classify(ctx, err)
+		}
 		var cols, sel []string
 		for i, c := range t.Columns {
 			cols = append(cols, stageColumn(i+1)+" VARCHAR")
@@ -185,18 +323,18 @@ func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 		if _, err := conn.ExecContext(ctx, `DROP TABLE `+stage); err != nil {
 			return classify(ctx, err)
 		}
-		_, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, catalog.LocationDuckDB, t.ID)
-		return classify(ctx, err)
+		if _, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, catalog.LocationDuckDB, t.ID); err != nil {
+			return classify(ctx, err)
+		}
+		return switchJournal(ctx, conn, t.ID, t.Location)
 	})
 	if err != nil {
 		return err
 	}
-	// Readers find the table in DuckDB from now on, before the cluster's
-	// copy goes.
+	// Readers find the table in DuckDB from now on; the cluster's copy
+	// goes once those that found it there are done.
 	s.forgetTables()
-	if err := s.remote.Drop(ctx, t); err != nil {
-		s.logger.Error("drop moved table on the cluster", "table", t.ID, "err", err)
-	}
+	s.sweepLater()
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -36,6 +37,11 @@ type Store struct {
 	// remote holds tables whose catalog location is not DuckDB.
 	remote        catalog.Backend
 	remoteMinRows int64
+
+	// sweepLater drops the copies a move retired once readers are done
+	// with them.
+	sweepLater  func()
+	retireAfter time.Duration
 
 	// staged makes CSV and JSON files DuckDB can read take the staged
 	// path instead of the direct load (tests compare the two).
@@ -66,6 +72,15 @@ var catalogDDL = []string{
 		source_table_id VARCHAR,
 		query VARCHAR,
 		created_at TIMESTAMP NOT NULL)`,
+	// dd_moves is the journal of moves between DuckDB and the remote
+	// backend: a copy being made (kind "copy") and an old copy left for
+	// readers that had already found it (kind "retired"), each dropped by
+	// sweepMoves once it is no longer the table's place.
+	`CREATE TABLE IF NOT EXISTS dd_moves (
+		table_id VARCHAR NOT NULL,
+		location VARCHAR NOT NULL,
+		kind VARCHAR NOT NULL,
+		since TIMESTAMP NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS dd_labels (
 		table_id VARCHAR PRIMARY KEY,
 		labels VARCHAR NOT NULL,
@@ -119,7 +134,7 @@ func (e *Engine) openStore(ctx context.Context, owner string, first bool) (*Stor
 		return nil, fmt.Errorf("engine: open %s: %w", owner, err)
 	}
 	s := &Store{owner: owner, dir: dir, db: e.hub.catalog(owner), logger: e.cfg.Logger.With("owner", owner), tables: e.caches.of(owner),
-		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows}
+		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows, sweepLater: func() { e.sweepLater(owner) }, retireAfter: e.cfg.RetireAfter}
 	if first {
 		err = s.prepare(ctx)
 	}
@@ -146,14 +161,18 @@ func (e *Engine) closeStore(s *Store) error {
 func (s *Store) prepare(ctx context.Context) error {
 	// The newest part of the catalog answers when the rest is there too;
 	// then the statements that create it are not run again.
-	if _, err := s.db.ExecContext(ctx, `SELECT location FROM dd_tables LIMIT 0`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `SELECT since FROM dd_moves LIMIT 0`); err != nil {
 		for _, stmt := range catalogDDL {
 			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("engine: catalog of %s: %w", s.owner, err)
 			}
 		}
 	}
-	return s.recover(ctx)
+	if err := s.recover(ctx); err != nil {
+		return err
+	}
+	// Copies a killed move left, and old copies past their time, go now.
+	return s.sweepMoves(ctx, time.Now().Add(-s.retireAfter), true)
 }
 
 // recover removes what an interrupted upload left behind: temp files,

@@ -53,7 +53,7 @@ usage:
   datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk ingest FILE
-  datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]
+  datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]  (asks a server running on --data, or opens it)
   datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
   datadesk bench --owners 200,1000 [--owner-rows 50000] [--max-open 32] [--memory-limit 1GB]
 `
@@ -242,6 +242,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := serveControl(ctx, *ef.data, srv.Engine(), logger); err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
 	logger.Info("serving", "addr", *addr, "data", *ef.data, "node", *nf.self)

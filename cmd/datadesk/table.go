@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"datadesk"
 	"datadesk/engine"
@@ -58,8 +57,9 @@ func (f clusterFlags) apply(cfg engine.Config) (engine.Config, error) {
 }
 
 // tableMove moves one table between the owner's DuckDB file and the
-// cluster. It opens the owner's database itself, so the server must not be
-// running on the same data directory.
+// cluster. With a server running on the data directory, the server does it
+// (through its control socket) while it goes on answering; otherwise the
+// command opens the data directory itself.
 func tableMove(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("table move", flag.ContinueOnError)
 	to := fs.String("to", "", "where the table goes: clickhouse or duckdb")
@@ -77,46 +77,29 @@ func tableMove(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Remote == nil {
-		return errors.New("table move: no cluster configured (--clickhouse or DATADESK_CLICKHOUSE)")
-	}
-	cfg.RemoteMinRows = 0
+	req := moveRequest{TableID: pos[0], To: *to, Owner: *owner}
+	var ans *moveAnswer
 	eng, err := engine.New(cfg)
-	if err != nil {
+	switch {
+	case datadesk.ErrorCode(err) == datadesk.Conflict:
+		// A server holds the data directory: it moves the table.
+		if ans, err = moveThroughServer(*ef.data, req); err != nil {
+			return fmt.Errorf("table move: %w", err)
+		}
+	case err != nil:
 		return err
-	}
-	defer eng.Close()
-	ctx := context.Background()
-	owners := []string{*owner}
-	if *owner == "" {
-		entries, err := os.ReadDir(filepath.Join(*ef.data, "owners"))
+	default:
+		defer eng.Close()
+		if cfg.Remote == nil {
+			return errors.New("table move: no cluster configured (--clickhouse or DATADESK_CLICKHOUSE)")
+		}
+		o, t, err := eng.MoveTable(context.Background(), req.Owner, req.TableID, req.To)
 		if err != nil {
 			return err
 		}
-		owners = owners[:0]
-		for _, e := range entries {
-			owners = append(owners, e.Name())
-		}
+		ans = &moveAnswer{Owner: o, TableID: t.ID, FileID: t.FileID, Rows: t.RowCount, Location: t.Location}
 	}
-	for _, o := range owners {
-		store, release, err := eng.Acquire(ctx, o)
-		if err != nil {
-			// DuckDB lets one process open a database file: a running
-			// server on the same data directory is the usual cause.
-			return fmt.Errorf("table move: owner %s (stop the server on %s first): %w", o, *ef.data, err)
-		}
-		if _, err := store.Table(ctx, pos[0]); datadesk.ErrorCode(err) == datadesk.NotFound {
-			release()
-			continue
-		}
-		t, err := store.MoveTable(ctx, pos[0], *to)
-		release()
-		if err != nil {
-			return err
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"owner": o, "table_id": t.ID, "file_id": t.FileID, "rows": t.RowCount, "location": t.Location})
-	}
-	return fmt.Errorf("table move: no table %q", pos[0])
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ans)
 }

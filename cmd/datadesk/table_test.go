@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,42 @@ func TestTableMoveBothWays(t *testing.T) {
 	if err := run([]string{"table", "move", "t_nosuchtable000000000000000000", "--to", "clickhouse", "--data", dir,
 		"--clickhouse", strings.Join(cluster.Nodes, ",")}, &out, &out); err == nil {
 		t.Errorf("moving a missing table succeeded")
+	}
+
+	// With a server holding the data directory, the command asks it, and
+	// the server moves the table while it answers.
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: cluster.Nodes, Cluster: cluster.Name, Database: cluster.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Dir: dir, MemoryLimit: "256MB", Remote: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := serveControl(sctx, dir, eng, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{catalog.LocationClickHouse, catalog.LocationDuckDB} {
+		move(to)
+		entries, _ := os.ReadDir(filepath.Join(dir, "owners"))
+		s, release, err := eng.Acquire(ctx, entries[0].Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		_, err = s.Scan(ctx, tableID, func(row []any) error { fmt.Fprintf(&b, "%v\n", row); return nil })
+		release()
+		if err != nil || b.String() != original {
+			t.Errorf("rows after the server moved them to %s differ: %v", to, err)
+		}
+	}
+	out.Reset()
+	if err := run([]string{"table", "move", "t_nosuchtable000000000000000000", "--to", "clickhouse", "--data", dir}, &out, &out); err == nil ||
+		!strings.Contains(err.Error(), "no table") {
+		t.Errorf("moving a missing table through the server: %v", err)
 	}
 }
 

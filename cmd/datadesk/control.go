@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"datadesk"
+	"datadesk/engine"
+)
+
+// The control socket: a running server listens on a Unix socket in its
+// data directory (mode 0600, so only the account that runs it, who may
+// read every owner's files anyway, can connect) and carries out the
+// operator's commands that need the owners' databases it holds, such as
+// moving a table, without stopping.
+
+// controlSocket is the socket's path in a data directory.
+func controlSocket(data string) string { return filepath.Join(data, "control.sock") }
+
+// moveRequest asks the server to move a table.
+type moveRequest struct {
+	TableID string `json:"table_id"`
+	To      string `json:"to"`
+	Owner   string `json:"owner,omitempty"`
+}
+
+// moveAnswer is what a move prints.
+type moveAnswer struct {
+	Owner    string `json:"owner"`
+	TableID  string `json:"table_id"`
+	FileID   string `json:"file_id"`
+	Rows     int64  `json:"rows"`
+	Location string `json:"location"`
+}
+
+// serveControl listens on the data directory's control socket until ctx
+// ends. The data directory's lock is held, so a socket file left there is
+// a dead process's.
+func serveControl(ctx context.Context, data string, eng *engine.Engine, logger *slog.Logger) error {
+	path := controlSocket(data)
+	_ = os.Remove(path)
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return fmt.Errorf("control socket: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /tables/move", func(w http.ResponseWriter, r *http.Request) {
+		var req moveRequest
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
+			http.Error(w, "a JSON body {table_id, to, owner} is needed", http.StatusBadRequest)
+			return
+		}
+		owner, t, err := eng.MoveTable(r.Context(), req.Owner, req.TableID, req.To)
+		if err != nil {
+			logger.Error("table move", "table", req.TableID, "err", err)
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": datadesk.AsError(err).Message})
+			return
+		}
+		logger.Info("table moved", "owner", owner, "table", t.ID, "to", t.Location)
+		_ = json.NewEncoder(w).Encode(moveAnswer{Owner: owner, TableID: t.ID, FileID: t.FileID, Rows: t.RowCount, Location: t.Location})
+	})
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+		_ = os.Remove(path)
+	}()
+	go func() {
+		if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("control socket", "err", err)
+		}
+	}()
+	return nil
+}
+
+// moveThroughServer asks the server that holds data to move a table.
+func moveThroughServer(data string, req moveRequest) (*moveAnswer, error) {
+	path := controlSocket(data)
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
+	}}}
+	body, _ := json.Marshal(req)
+	resp, err := client.Post("http://datadesk/tables/move", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("the server holding %s does not answer on %s: %w", data, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = string(raw)
+		}
+		return nil, errors.New(e.Error)
+	}
+	var a moveAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
