@@ -207,3 +207,6 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 // Engine is the engine the server answers from, for the operator's
 // commands a running server carries out.
 func (s *Server) Engine() *engine.Engine { return s.engine }
+
+// System is the server's own database.
+func (s *Server) System() *serverdb.DB { return s.system }

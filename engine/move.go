@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -59,15 +57,9 @@ func (s *Store) MoveTable(ctx context.Context, id, to string) (*catalog.Table, e
 func (e *Engine) MoveTable(ctx context.Context, owner, id, to string) (string, *catalog.Table, error) {
 	owners := []string{owner}
 	if owner == "" {
-		entries, err := os.ReadDir(filepath.Join(e.cfg.Dir, "owners"))
-		if err != nil {
-			return "", nil, fmt.Errorf("engine: %w", err)
-		}
-		owners = owners[:0]
-		for _, d := range entries {
-			if d.IsDir() {
-				owners = append(owners, d.Name())
-			}
+		var err error
+		if owners, err = e.Owners(); err != nil {
+			return "", nil, err
 		}
 	}
 	for _, o := range owners {

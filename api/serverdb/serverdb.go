@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -536,4 +537,111 @@ func (s *DB) Session(ctx context.Context, token string, now time.Time) (*Session
 func (s *DB) RevokeSession(ctx context.Context, token string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET revoked = true WHERE token_hash = ?`, tokenHash(token))
 	return dbError(ctx, err)
+}
+
+// Backup writes a consistent copy of the database to the DuckDB file dst
+// (new) and of the big arguments beside it into argsDst: every table's
+// rows read in one transaction, with approvals' changes held meanwhile.
+func (s *DB) Backup(ctx context.Context, dst, argsDst string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out, err := sql.Open("duckdb", dst)
+	if err != nil {
+		return fmt.Errorf("serverdb: backup: %w", err)
+	}
+	defer out.Close()
+	for _, stmt := range systemDDL {
+		if _, err := out.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("serverdb: backup: %w", err)
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbError(ctx, err)
+	}
+	defer tx.Rollback()
+	var tables []string
+	rows, err := tx.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)
+	if err != nil {
+		return dbError(ctx, err)
+	}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return dbError(ctx, err)
+		}
+		tables = append(tables, t)
+	}
+	rows.Close()
+	for _, t := range tables {
+		if err := copyRows(ctx, tx, out, t); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return dbError(ctx, err)
+	}
+	return copyDir(s.argsDir, argsDst)
+}
+
+// copyRows copies table t's rows from tx to out.
+func copyRows(ctx context.Context, tx *sql.Tx, out *sql.DB, t string) error {
+	q := `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	rows, err := tx.QueryContext(ctx, `SELECT * FROM `+q)
+	if err != nil {
+		return dbError(ctx, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return dbError(ctx, err)
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
+	ins, err := out.PrepareContext(ctx, `INSERT INTO `+q+` VALUES (`+marks+`)`)
+	if err != nil {
+		return fmt.Errorf("serverdb: backup of %s: %w", t, err)
+	}
+	defer ins.Close()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return dbError(ctx, err)
+		}
+		if _, err := ins.ExecContext(ctx, vals...); err != nil {
+			return fmt.Errorf("serverdb: backup of %s: %w", t, err)
+		}
+	}
+	return dbError(ctx, rows.Err())
+}
+
+// copyDir copies the regular files of a folder to dst.
+func copyDir(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return fmt.Errorf("serverdb: backup: %w", err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return fmt.Errorf("serverdb: backup: %w", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // an approval decided meanwhile
+			}
+			return fmt.Errorf("serverdb: backup: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
+			return fmt.Errorf("serverdb: backup: %w", err)
+		}
+	}
+	return nil
 }

@@ -14,8 +14,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"datadesk/backup"
+
 	"datadesk"
-	"datadesk/engine"
 )
 
 // The control socket: a running server listens on a Unix socket in its
@@ -46,7 +47,8 @@ type moveAnswer struct {
 // serveControl listens on the data directory's control socket until ctx
 // ends. The data directory's lock is held, so a socket file left there is
 // a dead process's.
-func serveControl(ctx context.Context, data string, eng *engine.Engine, logger *slog.Logger) error {
+func serveControl(ctx context.Context, src backup.Sources, logger *slog.Logger) error {
+	data, eng := src.Data, src.Engine
 	path := controlSocket(data)
 	_ = os.Remove(path)
 	l, err := net.Listen("unix", path)
@@ -74,6 +76,22 @@ func serveControl(ctx context.Context, data string, eng *engine.Engine, logger *
 		logger.Info("table moved", "owner", owner, "table", t.ID, "to", t.Location)
 		_ = json.NewEncoder(w).Encode(moveAnswer{Owner: owner, TableID: t.ID, FileID: t.FileID, Rows: t.RowCount, Location: t.Location})
 	})
+	mux.HandleFunc("POST /backup", func(w http.ResponseWriter, r *http.Request) {
+		var req backupRequest
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil || req.Dir == "" {
+			http.Error(w, "a JSON body {dir} is needed", http.StatusBadRequest)
+			return
+		}
+		path, err := backup.Make(r.Context(), src, req.Dir)
+		if err != nil {
+			logger.Error("backup", "dir", req.Dir, "err", err)
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": datadesk.AsError(err).Message + ": " + err.Error()})
+			return
+		}
+		logger.Info("backup written", "path", path)
+		_ = json.NewEncoder(w).Encode(backupAnswer{Path: path})
+	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -88,17 +106,28 @@ func serveControl(ctx context.Context, data string, eng *engine.Engine, logger *
 	return nil
 }
 
-// moveThroughServer asks the server that holds data to move a table.
-func moveThroughServer(data string, req moveRequest) (*moveAnswer, error) {
+// backupRequest asks the server for a backup into Dir; backupAnswer
+// names it.
+type backupRequest struct {
+	Dir string `json:"dir"`
+}
+
+type backupAnswer struct {
+	Path string `json:"path"`
+}
+
+// askServer posts req to the control socket of the server that holds data
+// and decodes its answer into out.
+func askServer(data, route string, req, out any) error {
 	path := controlSocket(data)
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", path)
 	}}}
 	body, _ := json.Marshal(req)
-	resp, err := client.Post("http://datadesk/tables/move", "application/json", bytes.NewReader(body))
+	resp, err := client.Post("http://datadesk"+route, "application/json", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("the server holding %s does not answer on %s: %w", data, path, err)
+		return fmt.Errorf("the server holding %s does not answer on %s: %w", data, path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -109,10 +138,15 @@ func moveThroughServer(data string, req moveRequest) (*moveAnswer, error) {
 		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
 			e.Error = string(raw)
 		}
-		return nil, errors.New(e.Error)
+		return errors.New(e.Error)
 	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// moveThroughServer asks the server that holds data to move a table.
+func moveThroughServer(data string, req moveRequest) (*moveAnswer, error) {
 	var a moveAnswer
-	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+	if err := askServer(data, "/tables/move", req, &a); err != nil {
 		return nil, err
 	}
 	return &a, nil

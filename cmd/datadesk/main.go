@@ -31,6 +31,7 @@ import (
 	"datadesk"
 	"datadesk/api"
 	"datadesk/api/serverdb"
+	"datadesk/backup"
 	"datadesk/bench"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
@@ -52,6 +53,8 @@ usage:
   datadesk user role NAME ROLE | token NAME | revoke NAME | remove NAME [--data ./data]
   datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
   datadesk audit [--user NAME] [--limit N] [--data ./data]
+  datadesk backup DIR [--data ./data] [--shared DIR]  (a consistent copy, made by the running server or here)
+  datadesk restore FROM --data DIR [--shared DIR]    (FROM: a backup, or a folder of them: the newest complete)
   datadesk ingest FILE
   datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]  (asks a server running on --data, or opens it)
   datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
@@ -111,6 +114,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return tableMove(args[2:], stdout)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "backup":
+		return backupCommand(args[1:], stdout)
+	case "restore":
+		return restoreCommand(args[1:], stdout)
 	case "owner":
 		if len(args) < 2 || args[1] != "where" {
 			return errors.New("owner: want where NAME|ID --nodes n1=HOST:PORT,...")
@@ -242,7 +249,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serveControl(ctx, *ef.data, srv.Engine(), logger); err != nil {
+	src := backup.Sources{Data: *ef.data, Shared: nf.sharedDir(*ef.data), Engine: srv.Engine(), System: srv.System()}
+	if err := serveControl(ctx, src, logger); err != nil {
 		return err
 	}
 	errc := make(chan error, 1)

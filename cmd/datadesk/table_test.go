@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/backup"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/engine/clickhouse"
@@ -120,7 +121,7 @@ func TestTableMoveBothWays(t *testing.T) {
 	defer eng.Close()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := serveControl(sctx, dir, eng, slog.New(slog.DiscardHandler)); err != nil {
+	if err := serveControl(sctx, backup.Sources{Data: dir, Engine: eng}, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	for _, to := range []string{catalog.LocationClickHouse, catalog.LocationDuckDB} {

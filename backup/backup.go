@@ -1,0 +1,202 @@
+// Package backup makes consistent copies of a data directory while the
+// server runs, and restores the newest complete one. A backup is a folder
+// named by its UTC time inside the backups directory, holding a copy of
+// the data directory (each owner's database and stored files, the server
+// database with the arguments of waiting calls, the audit log) and of the
+// shared files (users, policy, keys), and a manifest written last: a
+// backup is complete when its manifest is there. One is written under a
+// ".partial-" name and renamed when complete, so a backup cut short by a
+// crash is never taken for one.
+package backup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"datadesk"
+	"datadesk/api/serverdb"
+	"datadesk/engine"
+)
+
+// Sources are what a backup copies from.
+type Sources struct {
+	// Data is the data directory; Shared the directory of users, policy
+	// and keys (the data directory itself when the server is alone).
+	Data   string
+	Shared string
+	Engine *engine.Engine
+	System *serverdb.DB
+}
+
+// Manifest says what a complete backup holds.
+type Manifest struct {
+	Created time.Time `json:"created"`
+	Owners  []string  `json:"owners"`
+	// Shared says whether the shared files are in shared/ (a node of a
+	// cluster) or in data/ (a server alone).
+	Shared bool `json:"shared"`
+}
+
+const (
+	manifestName  = "manifest.json"
+	partialPrefix = ".partial-"
+	stampLayout   = "20060102T150405.000000000Z"
+)
+
+// sharedFiles are the files of the shared directory a backup keeps.
+var sharedFiles = []string{"users.json", "signing.key", "cluster.key"}
+
+// Make writes a backup of src into dir and returns its path. The owners
+// are copied one at a time, each consistent (its catalog changes wait
+// while it is copied, a bounded pause); calls go on meanwhile.
+func Make(ctx context.Context, src Sources, dir string) (string, error) {
+	created := time.Now().UTC()
+	stamp := created.Format(stampLayout)
+	tmp := filepath.Join(dir, partialPrefix+stamp)
+	data := filepath.Join(tmp, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return "", fmt.Errorf("backup: %w", err)
+	}
+	owners, err := src.Engine.Owners()
+	if err != nil {
+		return "", err
+	}
+	for _, o := range owners {
+		if err := src.Engine.BackupOwner(ctx, o, filepath.Join(data, "owners", o)); err != nil {
+			return "", fmt.Errorf("backup of owner %s: %w", o, err)
+		}
+	}
+	if err := src.System.Backup(ctx, filepath.Join(data, "system.duckdb"), filepath.Join(data, "approvals")); err != nil {
+		return "", err
+	}
+	if err := copyIfThere(filepath.Join(src.Data, "audit.jsonl"), filepath.Join(data, "audit.jsonl")); err != nil {
+		return "", err
+	}
+	shared := src.Shared != "" && src.Shared != src.Data
+	sharedDst, sharedSrc := data, src.Data
+	if shared {
+		sharedDst, sharedSrc = filepath.Join(tmp, "shared"), src.Shared
+	}
+	if err := copyShared(sharedSrc, sharedDst); err != nil {
+		return "", err
+	}
+	m := Manifest{Created: created, Owners: owners, Shared: shared}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	if err := writeSynced(filepath.Join(tmp, manifestName), b); err != nil {
+		return "", err
+	}
+	final := filepath.Join(dir, stamp)
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("backup: %w", err)
+	}
+	return final, nil
+}
+
+// copyShared copies users, keys and the policy folder.
+func copyShared(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	for _, name := range sharedFiles {
+		if err := copyIfThere(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
+			return err
+		}
+	}
+	return engine.CopyTree(filepath.Join(src, "policy"), filepath.Join(dst, "policy"))
+}
+
+func copyIfThere(src, dst string) error {
+	if _, err := os.Stat(src); os.IsNotExist(err) {
+		return nil
+	}
+	return engine.CopyFile(src, dst)
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("backup: %w", err)
+	}
+	return f.Close()
+}
+
+// Latest returns the newest complete backup in dir. Errors: not_found.
+func Latest(dir string) (string, *Manifest, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", nil, datadesk.Errorf(datadesk.NotFound, "no backups in %s: %v", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), partialPrefix) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	for _, n := range names {
+		if m, err := readManifest(filepath.Join(dir, n)); err == nil {
+			return filepath.Join(dir, n), m, nil
+		}
+	}
+	return "", nil, datadesk.Errorf(datadesk.NotFound, "no complete backup in %s", dir)
+}
+
+func readManifest(path string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(path, manifestName))
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Restore copies a backup into an empty data directory (and, for a node,
+// its shared files into shared). from is a backup, or a directory of
+// backups whose newest complete one is taken. Errors: not_found (no
+// complete backup), conflict (data already holds owners).
+func Restore(from, data, shared string) (string, error) {
+	path, m, err := resolve(from)
+	if err != nil {
+		return "", err
+	}
+	if owners, _ := os.ReadDir(filepath.Join(data, "owners")); len(owners) > 0 {
+		return "", datadesk.Errorf(datadesk.Conflict, "%s already holds owners; restore into an empty data directory", data)
+	}
+	if err := engine.CopyTree(filepath.Join(path, "data"), data); err != nil {
+		return "", err
+	}
+	if m.Shared {
+		if shared == "" {
+			return "", datadesk.Errorf(datadesk.Invalid, "the backup is a node's: give --shared for its users, policy and keys")
+		}
+		if err := engine.CopyTree(filepath.Join(path, "shared"), shared); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
+
+// resolve reads a backup path, or finds the newest in a directory of them.
+func resolve(from string) (string, *Manifest, error) {
+	if m, err := readManifest(from); err == nil {
+		return from, m, nil
+	}
+	return Latest(from)
+}
