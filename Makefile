@@ -17,7 +17,8 @@ run: build
 
 ## deps: fetch what the build and tests need: Go modules, and from Debian
 ## (installed with one apt-get when run as root): chromium for the browser
-## tests, clickhouse-server for the cluster tests, haproxy for the test of
+## tests, clickhouse-server for the cluster tests, zookeeper for the test of
+## replicated cluster tables, haproxy for the test of
 ## owners over two nodes, python3-openpyxl and python3-xlrd for the tests
 ## that read workbooks with reference readers, libreoffice-writer-nogui for
 ## the test that converts a DOCX export to PDF.
@@ -28,6 +29,7 @@ deps:
 	if ! command -v chromium >/dev/null 2>&1 && [ -z "$$DATADESK_CHROMIUM" ]; then missing="$$missing chromium"; fi; \
 	if ! command -v clickhouse-server >/dev/null 2>&1 && [ ! -x /usr/sbin/clickhouse-server ]; then missing="$$missing clickhouse-server"; fi; \
 	if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then missing="$$missing haproxy"; fi; \
+	if [ ! -f /usr/share/java/zookeeper.jar ]; then missing="$$missing zookeeper"; fi; \
 	if ! /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1; then missing="$$missing python3-openpyxl"; fi; \
 	if ! /usr/bin/python3 -c 'import xlrd' >/dev/null 2>&1; then missing="$$missing python3-xlrd"; fi; \
 	if ! command -v soffice >/dev/null 2>&1; then missing="$$missing libreoffice-writer-nogui"; fi; \

@@ -160,7 +160,7 @@ func TestShardDownSaysSo(t *testing.T) {
 		t.Errorf("export with a shard down: %d %v, want 503 unavailable", code, m)
 	}
 	code, m, _ = ts.do("GET", "/readyz", "", nil, "")
-	if code != http.StatusServiceUnavailable || !strings.Contains(mustJSON(m), "clickhouse shard 2 ("+c.Nodes[1]+")") {
+	if code != http.StatusServiceUnavailable || !strings.Contains(mustJSON(m), "clickhouse node 2 ("+c.Nodes[1]+")") {
 		t.Errorf("readyz with a shard down: %d %v", code, m)
 	}
 	resp, err := http.Get(ts.url + "/metrics")

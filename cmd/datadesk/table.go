@@ -19,20 +19,22 @@ import (
 // password comes from the environment only, so it never shows in a
 // process list.
 type clusterFlags struct {
-	nodes   *string
-	cluster *string
-	db      *string
-	user    *string
-	minRows *int64
+	nodes    *string
+	cluster  *string
+	db       *string
+	user     *string
+	replicas *int
+	minRows  *int64
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 	return clusterFlags{
-		nodes:   fs.String("clickhouse", envOr("DATADESK_CLICKHOUSE", ""), "comma-separated HTTP URLs of every ClickHouse shard (empty: no cluster)"),
-		cluster: fs.String("clickhouse-cluster", envOr("DATADESK_CLICKHOUSE_CLUSTER", "datadesk"), "cluster name in the servers' remote_servers"),
-		db:      fs.String("clickhouse-db", envOr("DATADESK_CLICKHOUSE_DB", "datadesk"), "ClickHouse database for tables"),
-		user:    fs.String("clickhouse-user", envOr("DATADESK_CLICKHOUSE_USER", "default"), "ClickHouse user (password: DATADESK_CLICKHOUSE_PASSWORD)"),
-		minRows: fs.Int64("clickhouse-min-rows", 0, "tables of at least this many rows go to the cluster after upload (0: only when moved)"),
+		nodes:    fs.String("clickhouse", envOr("DATADESK_CLICKHOUSE", ""), "comma-separated HTTP URLs of every ClickHouse shard (empty: no cluster)"),
+		cluster:  fs.String("clickhouse-cluster", envOr("DATADESK_CLICKHOUSE_CLUSTER", "datadesk"), "cluster name in the servers' remote_servers"),
+		db:       fs.String("clickhouse-db", envOr("DATADESK_CLICKHOUSE_DB", "datadesk"), "ClickHouse database for tables"),
+		user:     fs.String("clickhouse-user", envOr("DATADESK_CLICKHOUSE_USER", "default"), "ClickHouse user (password: DATADESK_CLICKHOUSE_PASSWORD)"),
+		minRows:  fs.Int64("clickhouse-min-rows", 0, "tables of at least this many rows go to the cluster after upload (0: only when moved)"),
+		replicas: fs.Int("clickhouse-replicas", 1, "replicas of each shard (more than 1: ReplicatedMergeTree through ZooKeeper; --clickhouse lists every replica)"),
 	}
 }
 
@@ -42,7 +44,7 @@ func (f clusterFlags) client() (*clickhouse.Cluster, error) {
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	return clickhouse.New(clickhouse.Config{Nodes: nodes, Cluster: *f.cluster, Database: *f.db,
+	return clickhouse.New(clickhouse.Config{Nodes: nodes, Cluster: *f.cluster, Database: *f.db, Replicas: *f.replicas,
 		User: *f.user, Password: os.Getenv("DATADESK_CLICKHOUSE_PASSWORD")})
 }
 

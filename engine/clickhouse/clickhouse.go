@@ -30,6 +30,11 @@ type Config struct {
 	Cluster string
 	// Database holds the tables; it is created when missing.
 	Database string
+	// Replicas is how many replicas each shard has: more than one makes
+	// every table a ReplicatedMergeTree (the servers need ZooKeeper and
+	// the macros shard and replica), and inserts wait until every replica
+	// of a shard has the rows.
+	Replicas int
 	// User and Password authenticate every request (HTTP basic auth).
 	User     string
 	Password string
@@ -164,6 +169,10 @@ func chDown(err error) string {
 		return "a node ended its answer early"
 	}
 	msg := err.Error()
+	if strings.Contains(msg, "Code: 285,") {
+		// TOO_FEW_LIVE_REPLICAS: an insert waits for every replica.
+		return "a replica of a shard is down, and writes wait for every replica"
+	}
 	if !chDownText.MatchString(msg) {
 		return ""
 	}
@@ -370,11 +379,11 @@ func chIdent(s string) string {
 	return "`" + r.Replace(s) + "`"
 }
 
-// Health pings each node of the cluster, a shard each.
+// Health pings each node of the cluster: a shard, or a replica of one.
 func (c *Cluster) Health(ctx context.Context) []catalog.Check {
 	var out []catalog.Check
 	for i, n := range c.cfg.Nodes {
-		out = append(out, catalog.Timed(fmt.Sprintf("clickhouse shard %d (%s)", i+1, n), func() error {
+		out = append(out, catalog.Timed(fmt.Sprintf("clickhouse node %d (%s)", i+1, n), func() error {
 			resp, err := c.request(ctx, n, "SELECT 1", nil, nil)
 			if err != nil {
 				return err

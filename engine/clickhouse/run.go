@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"datadesk"
+
 	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
@@ -83,6 +85,22 @@ func (c *Cluster) all(ctx context.Context, stmt string) ([][]any, error) {
 
 // allOn is all on the first of nodes that answers.
 func (c *Cluster) allOn(ctx context.Context, nodes []string, stmt string) ([][]any, error) {
+	// A node lost while it answers, or a replica lost while the node
+	// asks it, fails the statement: it runs again on the nodes after,
+	// where ClickHouse routes around the replica that is down.
+	var err error
+	for i := range nodes {
+		var out [][]any
+		out, err = c.allOnce(ctx, nodes[i:], stmt)
+		if err == nil || ctx.Err() != nil || datadesk.ErrorCode(err) != datadesk.Unavailable {
+			return out, err
+		}
+	}
+	return nil, err
+}
+
+// allOnce is allOn without the retries.
+func (c *Cluster) allOnce(ctx context.Context, nodes []string, stmt string) ([][]any, error) {
 	r, err := c.queryOn(ctx, nodes, stmt, true)
 	if err != nil {
 		return nil, err
@@ -332,8 +350,7 @@ func (c *Cluster) Put(ctx context.Context, t *catalog.Table, sqlTypes []string, 
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	settings := url.Values{"insert_distributed_sync": {"1"}}
-	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" FORMAT RowBinary", pr, settings)
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" FORMAT RowBinary", pr, c.insertSettings())
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -345,6 +362,16 @@ func (c *Cluster) Put(ctx context.Context, t *catalog.Table, sqlTypes []string, 
 	return err
 }
 
+// insertSettings make an insert through a Distributed table return once
+// every shard has its rows, and, with replicas, every replica of it.
+func (c *Cluster) insertSettings() url.Values {
+	v := url.Values{"insert_distributed_sync": {"1"}}
+	if c.cfg.Replicas > 1 {
+		v.Set("insert_quorum", strconv.Itoa(c.cfg.Replicas))
+	}
+	return v
+}
+
 // create makes t's part on every shard and the Distributed table over
 // them, with the row number first and then the columns of the given
 // ClickHouse types.
@@ -353,8 +380,15 @@ func (c *Cluster) create(ctx context.Context, t *catalog.Table, types []string) 
 	for i, col := range t.Columns {
 		cols = append(cols, chCol(col.Key)+" "+types[i])
 	}
+	engine := "MergeTree"
+	if c.cfg.Replicas > 1 {
+		// Each replica of a shard registers under the same path, new for
+		// each table made, so that a table dropped and made again never
+		// meets the old one's replication log.
+		engine = "ReplicatedMergeTree(" + chLiteral("/clickhouse/tables/{shard}/"+c.cfg.Database+"/"+t.ID+"_local/"+datadesk.NewID("z")) + ", '{replica}')"
+	}
 	stmts := []string{
-		"CREATE TABLE " + c.chLocal(t) + " (" + strings.Join(cols, ", ") + ") ENGINE = MergeTree ORDER BY " + chRowKey,
+		"CREATE TABLE " + c.chLocal(t) + " (" + strings.Join(cols, ", ") + ") ENGINE = " + engine + " ORDER BY " + chRowKey,
 		"CREATE TABLE " + c.chTable(t) + " AS " + c.chLocal(t) + " ENGINE = Distributed(" + chIdent(c.cfg.Cluster) + ", " +
 			chIdent(c.cfg.Database) + ", " + chIdent(t.ID+"_local") + ", intHash64(" + chRowKey + "))",
 	}
@@ -363,8 +397,44 @@ func (c *Cluster) create(ctx context.Context, t *catalog.Table, types []string) 
 			return err
 		}
 	}
+	if c.cfg.Replicas > 1 {
+		return c.waitReplicas(ctx, t)
+	}
 	return nil
 }
+
+// waitReplicas waits until every replica of t's new part is active on
+// each node, as an insert that waits for all of them needs.
+func (c *Cluster) waitReplicas(ctx context.Context, t *catalog.Table) error {
+	stmt := "SELECT active_replicas FROM system.replicas WHERE database = " + chLiteral(c.cfg.Database) +
+		" AND table = " + chLiteral(t.ID+"_local")
+	deadline := time.Now().Add(replicaWait)
+	for _, n := range c.cfg.Nodes {
+		for {
+			rows, err := c.allOnce(ctx, []string{n}, stmt)
+			if err != nil {
+				return err
+			}
+			if len(rows) == 1 && rows[0][0].(int64) >= int64(c.cfg.Replicas) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return datadesk.Errorf(datadesk.Unavailable, "the replicas of table %s on %s did not become active within %s; is ZooKeeper up?",
+					t.ID, n, replicaWait)
+			}
+			select {
+			case <-ctx.Done():
+				return c.classify(ctx, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// replicaWait bounds how long a new table's replicas may take to become
+// active.
+const replicaWait = 30 * time.Second
 
 // Derive stores the whole result of plan p, in its order, as the new table
 // t on the cluster, without its rows leaving the cluster, and returns how
@@ -396,7 +466,8 @@ func (c *Cluster) Derive(ctx context.Context, p *catalog.Plan, t *catalog.Table)
 		return 0, err
 	}
 	// One thread numbers the rows in the order the sorted result arrives.
-	settings := url.Values{"insert_distributed_sync": {"1"}, "max_threads": {"1"}}
+	settings := c.insertSettings()
+	settings.Set("max_threads", "1")
 	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" SELECT rowNumberInAllBlocks(), * FROM ("+view+")", nil, settings)
 	if err != nil {
 		_ = c.Drop(context.WithoutCancel(ctx), t)
@@ -431,8 +502,7 @@ func (c *Cluster) Copy(ctx context.Context, src, dst *catalog.Table) error {
 	if err := c.create(ctx, dst, types); err != nil {
 		return err
 	}
-	settings := url.Values{"insert_distributed_sync": {"1"}}
-	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(dst)+" SELECT "+chRowKey+", "+chColumns(src)+" FROM "+c.chTable(src), nil, settings)
+	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(dst)+" SELECT "+chRowKey+", "+chColumns(src)+" FROM "+c.chTable(src), nil, c.insertSettings())
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()

@@ -23,7 +23,10 @@ type Cluster struct {
 	// name for tables.
 	Name     string
 	Database string
+	// Replicas is how many replicas each shard has.
+	Replicas int
 
+	zk     *exec.Cmd
 	procs  []*exec.Cmd
 	exited []chan struct{} // closed when the matching process has exited
 	dir    string
@@ -58,10 +61,25 @@ func freePort() (int, error) {
 // config is a server's whole configuration: its ports and directories, a
 // default user reachable from loopback only, and the cluster of every
 // shard.
-func config(dir string, httpPort, tcpPort int, shardPorts []int) string {
+func config(dir string, httpPort, tcpPort, interPort int, shardPorts [][]int, zkPort int, shard, replica int) string {
 	var shards strings.Builder
-	for _, p := range shardPorts {
-		fmt.Fprintf(&shards, "<shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>", p)
+	for _, replicas := range shardPorts {
+		shards.WriteString("<shard>")
+		if len(replicas) > 1 {
+			shards.WriteString("<internal_replication>true</internal_replication>")
+		}
+		for _, p := range replicas {
+			fmt.Fprintf(&shards, "<replica><host>127.0.0.1</host><port>%d</port></replica>", p)
+		}
+		shards.WriteString("</shard>")
+	}
+	zk := ""
+	if zkPort > 0 {
+		// Replicas fetch parts from each other over the interserver port.
+		zk = fmt.Sprintf(`<zookeeper><node><host>127.0.0.1</host><port>%d</port></node><session_timeout_ms>6000</session_timeout_ms></zookeeper>
+  <macros><shard>%02d</shard><replica>r%d</replica></macros>
+  <interserver_http_port>%d</interserver_http_port>
+  <interserver_http_host>127.0.0.1</interserver_http_host>`, zkPort, shard, replica, interPort)
 	}
 	return fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
@@ -77,11 +95,12 @@ func config(dir string, httpPort, tcpPort int, shardPorts []int) string {
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
   <max_concurrent_queries>50</max_concurrent_queries>
   <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
-  <profiles><default><max_memory_usage>1000000000</max_memory_usage><max_threads>2</max_threads></default></profiles>
+  <profiles><default><max_memory_usage>1000000000</max_memory_usage><max_threads>2</max_threads><connect_timeout_with_failover_ms>200</connect_timeout_with_failover_ms></default></profiles>
   <quotas><default></default></quotas>
   <remote_servers><%[5]s>%[4]s</%[5]s></remote_servers>
+  %[6]s
 </yandex>
-`, dir, httpPort, tcpPort, shards.String(), clusterName)
+`, dir, httpPort, tcpPort, shards.String(), clusterName, zk)
 }
 
 const clusterName = "datadesk"
@@ -97,6 +116,15 @@ var errPortTaken = fmt.Errorf("a shard exited before it answered")
 // Start starts a cluster of the given number of shards and waits until
 // every one answers. Errors: ErrNoServer when no server is installed.
 func Start(shards int) (*Cluster, error) {
+	return StartReplicated(shards, 1)
+}
+
+// StartReplicated starts a cluster of shards with replicas each, and,
+// for more than one replica, a ZooKeeper server they replicate through.
+// Nodes lists shard 1's replicas, then shard 2's. Errors: ErrNoServer when
+// no ClickHouse server is installed, ErrNoZooKeeper when replicas need
+// ZooKeeper and it is not installed.
+func StartReplicated(shards, replicas int) (*Cluster, error) {
 	cmd, ok := serverCommand()
 	if !ok {
 		return nil, ErrNoServer
@@ -104,7 +132,7 @@ func Start(shards int) (*Cluster, error) {
 	var err error
 	for range startTries {
 		var c *Cluster
-		if c, err = start(cmd, shards); err == nil {
+		if c, err = start(cmd, shards, replicas); err == nil {
 			return c, nil
 		}
 		if err != errPortTaken {
@@ -114,31 +142,42 @@ func Start(shards int) (*Cluster, error) {
 	return nil, err
 }
 
-// start makes one attempt at Start on fresh ports.
-func start(cmd []string, shards int) (*Cluster, error) {
+// start makes one attempt at StartReplicated on fresh ports.
+func start(cmd []string, shards, replicas int) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "datadesk-clickhouse-")
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Name: clusterName, Database: "datadesk", dir: dir}
-	var httpPorts, tcpPorts []int
-	for range shards {
+	c := &Cluster{Name: clusterName, Database: "datadesk", Replicas: replicas, dir: dir}
+	zkPort := 0
+	if replicas > 1 {
+		if zkPort, err = c.startZooKeeper(); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	n := shards * replicas
+	httpPorts, tcpPorts, interPorts := make([]int, n), make([]int, n), make([]int, n)
+	byShard := make([][]int, shards)
+	for i := range n {
 		h, err1 := freePort()
 		tp, err2 := freePort()
-		if err1 != nil || err2 != nil {
+		ip, err3 := freePort()
+		if err1 != nil || err2 != nil || err3 != nil {
 			c.Stop()
-			return nil, fmt.Errorf("free port: %v %v", err1, err2)
+			return nil, fmt.Errorf("free port: %v %v %v", err1, err2, err3)
 		}
-		httpPorts, tcpPorts = append(httpPorts, h), append(tcpPorts, tp)
+		httpPorts[i], tcpPorts[i], interPorts[i] = h, tp, ip
+		byShard[i/replicas] = append(byShard[i/replicas], tp)
 	}
-	for i := range shards {
-		sdir := filepath.Join(dir, fmt.Sprintf("shard%d", i+1))
+	for i := range n {
+		sdir := filepath.Join(dir, fmt.Sprintf("node%d", i+1))
 		conf := filepath.Join(sdir, "config.xml")
 		if err := os.MkdirAll(sdir, 0o700); err != nil {
 			c.Stop()
 			return nil, err
 		}
-		if err := os.WriteFile(conf, []byte(config(sdir, httpPorts[i], tcpPorts[i], tcpPorts)), 0o600); err != nil {
+		if err := os.WriteFile(conf, []byte(config(sdir, httpPorts[i], tcpPorts[i], interPorts[i], byShard, zkPort, i/replicas+1, i%replicas+1)), 0o600); err != nil {
 			c.Stop()
 			return nil, err
 		}
@@ -208,7 +247,57 @@ func (c *Cluster) Stop() {
 		<-c.exited[i]
 	}
 	c.procs, c.exited = nil, nil
+	if c.zk != nil {
+		_ = c.zk.Process.Kill()
+		_ = c.zk.Wait()
+		c.zk = nil
+	}
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
 	}
+}
+
+// ErrNoZooKeeper is returned by StartReplicated when replicas need
+// ZooKeeper and Debian's package is not installed.
+var ErrNoZooKeeper = fmt.Errorf("zookeeper is not installed (make deps installs Debian's package)")
+
+// zooKeeperJar is Debian's ZooKeeper, whose manifest names its libraries.
+const zooKeeperJar = "/usr/share/java/zookeeper.jar"
+
+// startZooKeeper runs a standalone ZooKeeper on a free port and waits
+// until it accepts connections.
+func (c *Cluster) startZooKeeper() (int, error) {
+	if _, err := os.Stat(zooKeeperJar); err != nil {
+		return 0, ErrNoZooKeeper
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return 0, ErrNoZooKeeper
+	}
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	zdir := filepath.Join(c.dir, "zookeeper")
+	if err := os.MkdirAll(zdir, 0o700); err != nil {
+		return 0, err
+	}
+	log, err := os.Create(filepath.Join(zdir, "zookeeper.log"))
+	if err != nil {
+		return 0, err
+	}
+	defer log.Close()
+	c.zk = exec.Command(java, "-Xmx256m", "-cp", zooKeeperJar, "org.apache.zookeeper.server.ZooKeeperServerMain",
+		fmt.Sprint(port), filepath.Join(zdir, "data"))
+	c.zk.Stdout, c.zk.Stderr = log, log
+	if err := c.zk.Start(); err != nil {
+		return 0, err
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond); err == nil {
+			conn.Close()
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("zookeeper did not listen on %d within a minute", port)
 }
