@@ -281,6 +281,14 @@ func (s *Server) decide(c *echo.Context, approve bool) (*serverdb.Approval, erro
 		}
 		return s.system.Approval(ctx, a.ID, s.cfg.Now())
 	}
+	if s.clustered() {
+		// After a new member list, the owner may live on another node: the
+		// call never runs here, where it would write into an empty account.
+		if n := s.cfg.Cluster.Ring.Owner(a.UserID); n.Name != s.cfg.Cluster.Self {
+			return nil, datadesk.Errorf(datadesk.Conflict, "approval %s belongs to an account that node %s holds now; move the approval there with its owner",
+				a.ID, n.Name)
+		}
+	}
 	if _, err := s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRunning, now); err != nil {
 		return nil, err
 	}

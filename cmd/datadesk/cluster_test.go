@@ -437,3 +437,38 @@ func TestPeerDownIs503(t *testing.T) {
 		t.Errorf("approvals with n2 down: got %d %v, want 503 naming n2", code, m)
 	}
 }
+
+// TestNodesPlan: a third node takes owners only from the others, about a
+// third of them, and the plan says each move as the rings give it.
+func TestNodesPlan(t *testing.T) {
+	shared := t.TempDir()
+	users, err := rbac.OpenUsers(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 90 {
+		if _, _, err := users.Add(fmt.Sprintf("u%d", i), "analyst"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two, three := "n1=127.0.0.1:1,n2=127.0.0.1:2", "n1=127.0.0.1:1,n2=127.0.0.1:2,n3=127.0.0.1:3"
+	var out bytes.Buffer
+	if err := run([]string{"nodes", "plan", "--nodes", two, "--to", three, "--shared", shared}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := cluster.ParseNodes(three)
+	moves := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.HasPrefix(line, "move ") {
+			continue
+		}
+		moves++
+		id := line[strings.Index(line, "(")+1 : strings.Index(line, ")")]
+		if !strings.HasSuffix(line, "-> n3") || after.Owner(id).Name != "n3" {
+			t.Errorf("plan line %q", line)
+		}
+	}
+	if moves < 15 || moves > 45 || !strings.Contains(out.String(), fmt.Sprintf("%d of 90 owners move", moves)) {
+		t.Errorf("%d moves:\n%s", moves, out.String())
+	}
+}

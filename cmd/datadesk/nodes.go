@@ -164,3 +164,52 @@ func ownerWhere(args []string, stdout io.Writer) error {
 	_, err = fmt.Fprintf(stdout, "%s(%s) is on node %s (%s)\n", name, id, n.Name, n.Addr)
 	return err
 }
+
+// nodesPlan prints which owners a new member list moves, from which node
+// to which, and how many owners each node holds before and after.
+func nodesPlan(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("nodes plan", flag.ContinueOnError)
+	nodes := fs.String("nodes", envOr("DATADESK_NODES", ""), "the member list the nodes run with now")
+	to := fs.String("to", "", "the new member list")
+	shared := fs.String("shared", envOr("DATADESK_SHARED", "./shared"), "the cluster's shared directory, where users are")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	before, err := cluster.ParseNodes(*nodes)
+	if err != nil {
+		return err
+	}
+	after, err := cluster.ParseNodes(*to)
+	if err != nil {
+		return fmt.Errorf("nodes plan: --to: %w", err)
+	}
+	users, err := rbac.OpenUsers(*shared)
+	if err != nil {
+		return err
+	}
+	list, err := users.List()
+	if err != nil {
+		return err
+	}
+	countBefore, countAfter := map[string]int{}, map[string]int{}
+	moves := 0
+	for _, u := range list {
+		a, b := before.Owner(u.ID), after.Owner(u.ID)
+		countBefore[a.Name]++
+		countAfter[b.Name]++
+		if a.Name != b.Name {
+			moves++
+			fmt.Fprintf(stdout, "move %s (%s): %s -> %s\n", u.Name, u.ID, a.Name, b.Name)
+		}
+	}
+	fmt.Fprintf(stdout, "%d of %d owners move\n", moves, len(list))
+	for _, n := range after.Nodes() {
+		fmt.Fprintf(stdout, "node %s (%s): %d owners, %d before\n", n.Name, n.Addr, countAfter[n.Name], countBefore[n.Name])
+	}
+	for _, n := range before.Nodes() {
+		if _, ok := after.Node(n.Name); !ok {
+			fmt.Fprintf(stdout, "node %s (%s) leaves: %d owners move off it\n", n.Name, n.Addr, countBefore[n.Name])
+		}
+	}
+	return nil
+}
