@@ -86,7 +86,7 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *catalog.File,
 	if s.remote != nil && s.remoteMinRows > 0 {
 		return nil, false, nil
 	}
-	if err := checkWidth(src, r.width); err != nil {
+	if err := s.checkWidth(src, r.width); err != nil {
 		return nil, false, err
 	}
 	labels, keys := columnNames(src, r.width)

@@ -354,6 +354,16 @@ func (e *Engine) sweepLater(owner string) {
 	})
 }
 
+// MaxWidth is the widest table the engine loads: its buffer pool holds a
+// DuckDB block of every column of a table being loaded.
+func (e *Engine) MaxWidth() int {
+	limit, err := ParseSize("memory limit", e.cfg.MemoryLimit)
+	if err != nil {
+		return 64
+	}
+	return widthFor(int64(float64(limit) * poolShare))
+}
+
 // OpenCount returns how many owner databases are open.
 func (e *Engine) OpenCount() int {
 	e.mu.Lock()

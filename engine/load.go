@@ -21,10 +21,29 @@ import (
 	"datadesk/engine/typing"
 )
 
-// MaxColumns caps the width of a table. A wider row is refused rather than
-// stored: it also stops a tiny sheet that addresses column XFD on every row
-// from becoming 16,384 columns.
-const MaxColumns = 1024
+// MaxColumns is the widest table any format can hold: Excel's last
+// column, XFD. What a server loads is bounded lower by its memory limit
+// (Engine.MaxWidth).
+const MaxColumns = 16384
+
+// loadBlock is what DuckDB holds per column of a table being loaded, in
+// blocks of 256 KiB written out only when full: a table's width, not its
+// rows, decides the memory its load needs. Measured with a 195 MiB pool,
+// 1,025 columns load and 1,500 run out of memory (about 130 to 190 KiB a
+// column); a block a column leaves a margin.
+const loadBlock = 256 << 10
+
+// widthFor is the widest table a buffer pool of pool bytes loads: a block
+// a column (3,051 columns at the default --memory-limit of 1GB).
+func widthFor(pool int64) int {
+	return max(64, min(MaxColumns, int(pool/loadBlock)))
+}
+
+// tooWide refuses a table wider than the server loads.
+func tooWide(src TableSource, what string, cols, limit int) error {
+	return datadesk.Errorf(datadesk.TooLarge, "%s: %s %d columns; this server loads at most %d at its memory limit "+
+		"(each column being loaded holds DuckDB blocks of 256 KiB): raise --memory-limit, or split the table", sourceName(src), what, cols, limit).WithField("file")
+}
 
 // MaxCellChars bounds a stored cell's text: Excel's own limit. A longer
 // cell is refused at ingest, naming it, rather than stored, so no answer
@@ -151,7 +170,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *catalog.File, ordin
 // of it, so that DuckDB holds the typed rows only.
 func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource) (*catalog.Table, error) {
 	width := len(src.Header)
-	if err := checkWidth(src, width); err != nil {
+	if err := s.checkWidth(src, width); err != nil {
 		return nil, err
 	}
 	labels, keys := columnNames(src, width)
@@ -276,10 +295,10 @@ type stagedTable struct {
 func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, error) {
 	var (
 		rows   int64
-		width  = min(len(src.Header), MaxColumns)
+		width  = min(len(src.Header), s.maxWidth)
 		staged = 0 // columns the staging table has
 		stats  RowStats
-		cols   = make([]typing.Stats, MaxColumns)
+		cols   = make([]typing.Stats, s.maxWidth)
 		kinds  []typing.KindCounts
 	)
 	// The staging table has one VARCHAR column per column seen so far; a
@@ -298,8 +317,11 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 		}
 		return nil
 	}
+	if len(src.Header) > s.maxWidth {
+		return stagedTable{}, tooWide(src, "the header has", len(src.Header), s.maxWidth)
+	}
 	if src.Cells != nil {
-		kinds = make([]typing.KindCounts, MaxColumns)
+		kinds = make([]typing.KindCounts, s.maxWidth)
 	}
 	execConn := func(q string) error { _, err := conn.ExecContext(ctx, q); return err }
 	if err := widen(execConn, max(width, 1)); err != nil {
@@ -313,9 +335,8 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 		vals := make([]driver.Value, staged)
 		var srcErr error
 		appendRow := func(row []string, null []bool) error {
-			if len(row) > MaxColumns {
-				return datadesk.Errorf(datadesk.Invalid,
-					"%s: row %d has %d columns; at most %d are allowed", sourceName(src), rows+1, len(row), MaxColumns)
+			if len(row) > s.maxWidth {
+				return tooWide(src, fmt.Sprintf("row %d has", rows+1), len(row), s.maxWidth)
 			}
 			if len(row) > staged {
 				// The appender knows the table's columns when it opens.
@@ -363,7 +384,7 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 		}
 		if src.Cells != nil {
 			stats, srcErr = src.Cells(func(row []string, k []typing.CellKind) error {
-				for i := 0; i < len(row) && i < len(k) && i < MaxColumns; i++ {
+				for i := 0; i < len(row) && i < len(k) && i < s.maxWidth; i++ {
 					kinds[i].Add(k[i], row[i])
 				}
 				return appendRow(row, nil)
@@ -386,7 +407,7 @@ func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src
 // finish decides the types of a staged table and creates the typed table
 // and its catalog rows.
 func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource, stage string, st stagedTable) (*catalog.Table, error) {
-	if err := checkWidth(src, st.width); err != nil {
+	if err := s.checkWidth(src, st.width); err != nil {
 		return nil, err
 	}
 	labels, keys := columnNames(src, st.width)
@@ -407,13 +428,14 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ord
 	return t, nil
 }
 
-// checkWidth refuses a table without columns or with too many.
-func checkWidth(src TableSource, width int) error {
+// checkWidth refuses a table without columns or with more than the
+// server loads.
+func (s *Store) checkWidth(src TableSource, width int) error {
 	if width == 0 {
 		return datadesk.Errorf(datadesk.Invalid, "%s: no columns: the table has neither a header nor values", sourceName(src))
 	}
-	if width > MaxColumns {
-		return datadesk.Errorf(datadesk.Invalid, "%s: the header has %d columns; at most %d are allowed", sourceName(src), width, MaxColumns)
+	if width > s.maxWidth {
+		return tooWide(src, "the header has", width, s.maxWidth)
 	}
 	return nil
 }

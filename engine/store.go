@@ -43,6 +43,9 @@ type Store struct {
 	sweepLater  func()
 	retireAfter time.Duration
 
+	// maxWidth is the widest table this server loads (Engine.MaxWidth).
+	maxWidth int
+
 	// staged makes CSV and JSON files DuckDB can read take the staged
 	// path instead of the direct load (tests compare the two).
 	staged bool
@@ -134,7 +137,8 @@ func (e *Engine) openStore(ctx context.Context, owner string, first bool) (*Stor
 		return nil, fmt.Errorf("engine: open %s: %w", owner, err)
 	}
 	s := &Store{owner: owner, dir: dir, db: e.hub.catalog(owner), logger: e.cfg.Logger.With("owner", owner), tables: e.caches.of(owner),
-		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows, sweepLater: func() { e.sweepLater(owner) }, retireAfter: e.cfg.RetireAfter}
+		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows, sweepLater: func() { e.sweepLater(owner) }, retireAfter: e.cfg.RetireAfter,
+		maxWidth: e.MaxWidth()}
 	if first {
 		err = s.prepare(ctx)
 	}

@@ -376,7 +376,7 @@ func TestBadInputsRefused(t *testing.T) {
 		{"random bytes as json", "r.json", random, datadesk.Invalid, "JSON"},
 		{"truncated zip", "t.xlsx", goodBytes[:len(goodBytes)/2], datadesk.Invalid, "damaged or truncated"},
 		{"zip bomb", "bomb.xlsx", zipBomb(t), datadesk.Invalid, "zip bomb"},
-		{"column XFD on every row", "wide.xlsx", xfdSheet(t), datadesk.Invalid, "at most 1024 are allowed"},
+		{"column XFD on every row", "wide.xlsx", xfdSheet(t), datadesk.TooLarge, "loads at most 781 at its memory limit"},
 		{"empty csv", "e.csv", []byte{}, datadesk.Invalid, "empty"},
 		{"unknown type", "x.exe", []byte("MZ"), datadesk.Unsupported, "cannot be uploaded"},
 		{"fake png", "x.png", []byte("hello"), datadesk.Invalid, "not a png"},
@@ -422,11 +422,15 @@ func zipBomb(t *testing.T) []byte {
 
 // xfdSheet is a tiny workbook, written by hand, whose every row has a cell
 // in column XFD, the last one Excel has.
-func xfdSheet(t *testing.T) []byte {
+func xfdSheet(t *testing.T) []byte { return sparseSheet(t, "XFD", 1000) }
+
+// sparseSheet is a workbook of rows with a cell in column A and one in
+// column col.
+func sparseSheet(t *testing.T, col string, rows int) []byte {
 	var sheet strings.Builder
 	sheet.WriteString(`<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`)
-	for i := 1; i <= 1000; i++ {
-		fmt.Fprintf(&sheet, `<row r="%d"><c r="A%d"><v>%d</v></c><c r="XFD%d"><v>1</v></c></row>`, i, i, i, i)
+	for i := 1; i <= rows; i++ {
+		fmt.Fprintf(&sheet, `<row r="%d"><c r="A%d"><v>%d</v></c><c r="%s%d"><v>1</v></c></row>`, i, i, i, col, i)
 	}
 	sheet.WriteString(`</sheetData></worksheet>`)
 	parts := map[string]string{
