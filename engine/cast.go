@@ -40,6 +40,8 @@ func textCast(d typing.Decision, raw string) string {
 			return "timezone('UTC', CAST(" + v + " AS TIMESTAMPTZ))"
 		}
 		return "CAST(" + v + " AS TIMESTAMP)"
+	case typing.TypeTime:
+		return "CAST(" + v + " AS TIME)"
 	}
 	return textValue(raw, d.KeepEmpty)
 }

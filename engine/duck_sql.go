@@ -116,6 +116,8 @@ func duckOperand(c *catalog.Column) (lhs, place string) {
 		return col, "CAST(? AS DATE)"
 	case typing.TypeTimestamp:
 		return col, "CAST(? AS TIMESTAMP)"
+	case typing.TypeTime:
+		return col, "CAST(? AS TIME)"
 	case typing.TypeBoolean:
 		return col, "?"
 	}

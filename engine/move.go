@@ -345,7 +345,7 @@ func duckText(v any, typ string) driver.Value {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	if typ == typing.TypeDate || typ == typing.TypeTimestamp {
+	if typ == typing.TypeDate || typ == typing.TypeTimestamp || typ == typing.TypeTime {
 		return fmt.Sprint(JSONValue(v, typ))
 	}
 	return fmt.Sprint(v)

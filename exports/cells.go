@@ -101,6 +101,7 @@ func positiveZero(f float64) float64 {
 type cellStyles struct {
 	f                  *excelize.File
 	date, ts, tsMillis int
+	clock, clockMillis int
 	scales             map[int]int
 }
 
@@ -114,6 +115,12 @@ func newCellStyles(f *excelize.File) (*cellStyles, error) {
 		return nil, err
 	}
 	if s.tsMillis, err = s.custom("yyyy-mm-dd hh:mm:ss.000"); err != nil {
+		return nil, err
+	}
+	if s.clock, err = s.custom("hh:mm:ss"); err != nil {
+		return nil, err
+	}
+	if s.clockMillis, err = s.custom("hh:mm:ss.000"); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -170,6 +177,16 @@ func (s *cellStyles) xlsxCell(v any, c *catalog.Column) (cell any, note string, 
 		style, err := s.scale(n)
 		return excelize.Cell{StyleID: style, Value: positiveZero(f)}, "", err
 	case time.Time:
+		if c.Type == typing.TypeTime {
+			// A time of day is the fraction of a day Excel keeps for it.
+			style := s.clock
+			if x.Nanosecond() >= 1e6 {
+				style = s.clockMillis
+			}
+			day := time.Duration(x.Hour())*time.Hour + time.Duration(x.Minute())*time.Minute +
+				time.Duration(x.Second())*time.Second + time.Duration(x.Nanosecond())
+			return excelize.Cell{StyleID: style, Value: day.Seconds() / 86400}, "", nil
+		}
 		serial, ok := excelSerial(x)
 		if !ok {
 			return textCell(x, c.Type), noteEarlyDates, nil
@@ -220,8 +237,11 @@ func textCell(v any, typ string) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case time.Time:
-		if typ == typing.TypeTimestamp {
+		switch typ {
+		case typing.TypeTimestamp:
 			return x.Format(catalog.TimestampLayout)
+		case typing.TypeTime:
+			return x.Format(catalog.TimeLayout)
 		}
 		return x.Format("2006-01-02")
 	}

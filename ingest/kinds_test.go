@@ -97,8 +97,8 @@ func TestCellKinds(t *testing.T) {
 				x.SetCellStyle("Sheet1", cell, cell, clock)
 			}
 		}),
-		types:   []string{"text"},
-		reasons: []string{"text: 2 times of day"},
+		types:   []string{"time"},
+		reasons: []string{"time: all 2 cells are times of day"},
 		rows:    []string{"[08:30:00]", "[12:00:00]"},
 	}, {
 		name: "custom date format and date-times with seconds",

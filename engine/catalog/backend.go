@@ -79,6 +79,8 @@ func SQLTypeOf(catalogType, decimal string) string {
 		return "DATE"
 	case typing.TypeTimestamp:
 		return "TIMESTAMP"
+	case typing.TypeTime:
+		return "TIME"
 	}
 	return "VARCHAR"
 }

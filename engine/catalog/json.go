@@ -13,6 +13,10 @@ import (
 // microseconds (what a timestamp keeps).
 const TimestampLayout = "2006-01-02T15:04:05.999999"
 
+// TimeLayout is how a time of day is written as text: as DuckDB writes a
+// TIME, with the fractional seconds it has.
+const TimeLayout = "15:04:05.999999"
+
 // JSONValue turns a scanned value into what JSON should carry:
 // numbers as numbers (big integers exactly, as json.Number), dates as ISO
 // strings, text as strings, NULL as null.
@@ -21,8 +25,11 @@ func JSONValue(v any, typ string) any {
 	case nil:
 		return nil
 	case time.Time:
-		if typ == typing.TypeDate {
+		switch typ {
+		case typing.TypeDate:
 			return x.Format("2006-01-02")
+		case typing.TypeTime:
+			return x.Format(TimeLayout)
 		}
 		return x.Format(TimestampLayout)
 	case *big.Int:

@@ -490,6 +490,17 @@ func CondValue(field string, c *Column, v any) (any, error) {
 			}
 		}
 		return nil, qerr(field, "value %q cannot be read as a timestamp for column %q; use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS", s, c.Key)
+	case typing.TypeTime:
+		s, ok := v.(string)
+		if !ok {
+			return nil, bad()
+		}
+		for _, l := range []string{"15:04", "15:04:05"} {
+			if d, err := time.Parse(l, s); err == nil {
+				return d.Format(TimeLayout), nil
+			}
+		}
+		return nil, qerr(field, "value %q cannot be read as a time of day for column %q; use HH:MM or HH:MM:SS", s, c.Key)
 	case typing.TypeBoolean:
 		switch x := v.(type) {
 		case bool:

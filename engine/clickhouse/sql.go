@@ -78,6 +78,9 @@ func chOperand(c *catalog.Column, v any) (lhs, rhs string) {
 		return col, chLiteral(v.(string))
 	case typing.TypeTimestamp:
 		return col, chLiteral(canonicalTimestamp(v.(string)))
+	case typing.TypeTime:
+		// Stored as DuckDB writes a TIME, which sorts in time order.
+		return col, chLiteral(v.(string))
 	case typing.TypeBoolean:
 		if v.(bool) {
 			return col, "1"

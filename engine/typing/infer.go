@@ -15,6 +15,8 @@ const (
 	TypeBoolean   = "boolean"
 	TypeDate      = "date"
 	TypeTimestamp = "timestamp"
+	// TypeTime is a time of day, from spreadsheet cells that hold one.
+	TypeTime = "time"
 )
 
 // maxSignificant is the most significant digits a number may have and still
@@ -222,6 +224,8 @@ func Forced(c map[string]int64, key, typ string) Decision {
 		return Decision{Type: TypeDate, Reason: reason}
 	case TypeTimestamp:
 		return Decision{Type: TypeTimestamp, Reason: reason}
+	case TypeTime:
+		return Decision{Type: TypeTime, Reason: reason}
 	}
 	return Decision{Type: TypeText, Identifier: HasIdentifierWord(key) || c["lead"] > 0 || c["long"] > 0, Reason: reason}
 }

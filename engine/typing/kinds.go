@@ -88,6 +88,8 @@ func DecideCells(k *KindCounts, st *Stats, key string, h Hint) Decision {
 		return Decision{Type: TypeDate, Reason: fmt.Sprintf("date: all %d cells are dates", k.n[KindDate])}
 	case k.only(KindDate, KindDateTime):
 		return Decision{Type: TypeTimestamp, Reason: fmt.Sprintf("timestamp: all %d cells are dates or date-times", k.n[KindDate]+k.n[KindDateTime])}
+	case k.only(KindTime):
+		return Decision{Type: TypeTime, Reason: fmt.Sprintf("time: all %d cells are times of day", k.n[KindTime])}
 	case k.only(KindBool):
 		return Decision{Type: TypeBoolean, Reason: fmt.Sprintf("boolean: all %d cells are TRUE or FALSE", k.n[KindBool])}
 	case k.only(KindNumber), k.only(KindText):

@@ -11,7 +11,7 @@ import openpyxl
 
 def cell(c):
     v = c.value
-    if isinstance(v, (datetime.datetime, datetime.date)):
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
         v = v.isoformat()
     elif isinstance(v, float):
         v = repr(v)
