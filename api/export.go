@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -72,6 +73,9 @@ func (s *Server) exportTable(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A whole table's CSV is DuckDB's own writer's where it writes every
+	// value as the exports do.
+	src.CSV = func(w io.Writer) (bool, error) { return store.CopyCSV(ctx, t.ID, w) }
 	return s.streamExport(c, format, t.Name, src, opts)
 }
 
