@@ -2,9 +2,12 @@ package exports
 
 import (
 	"archive/zip"
+
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/xuri/excelize/v2"
 
@@ -50,8 +53,16 @@ func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
 		}
 	}
 	// excelize builds the whole zip in a buffer; its zip-writer hook lets
-	// the archive go straight to w instead.
-	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(w) })
+	// the archive go straight to w instead, deflated by klauspost's flate
+	// at its fastest level, several times the speed of the standard
+	// library's default level for a part a tenth larger.
+	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter {
+		zw := zip.NewWriter(w)
+		zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+			return flate.NewWriter(out, flate.BestSpeed)
+		})
+		return zw
+	})
 	if _, err := x.f.WriteToBuffer(); err != nil {
 		return nil, err
 	}
