@@ -5,6 +5,8 @@ DATA    ?= ./data
 BIN     := bin/datadesk
 export GOFLAGS := -buildvcs=false
 
+NODE_MODULES ?= .node
+
 .PHONY: run test build deps vet fuzz bench bench-node clean
 
 ## build: compile the datadesk binary (the DuckDB library is linked in).
@@ -21,7 +23,8 @@ run: build
 ## replicated cluster tables, haproxy for the test of
 ## owners over two nodes, python3-openpyxl and python3-xlrd for the tests
 ## that read workbooks with reference readers, libreoffice-writer-nogui for
-## the test that converts a DOCX export to PDF.
+## the test that converts a DOCX export to PDF; and, from npm when Node is
+## there, @duckdb/node-api for the comparison with DuckDB in Node.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -40,6 +43,10 @@ deps:
 		else \
 			echo "the tests need Debian's$$missing: sudo apt-get install$$missing"; exit 1; \
 		fi; \
+	fi
+	@if command -v npm >/dev/null 2>&1 && [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ]; then \
+		echo "installing @duckdb/node-api into $(NODE_MODULES) for the comparison with DuckDB in Node"; \
+		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1; \
 	fi
 
 ## test: install what the tests need, fuzz briefly, and run every test.
@@ -76,10 +83,8 @@ bench: deps
 
 ## bench-node: files.query_table over HTTP beside the same statements run by
 ## DuckDB in Node (@duckdb/node-api from npm, kept in .node/), 1,000,000 rows.
-NODE_MODULES ?= .node
 bench-node: deps
 	@command -v npm >/dev/null || { echo "bench-node needs node and npm"; exit 1; }
-	test -d $(NODE_MODULES)/node_modules/@duckdb/node-api || npm install --prefix $(NODE_MODULES) --no-save --no-package-lock @duckdb/node-api@1.5.6-r.1
 	$(GO) run ./cmd/datadesk bench --rows 1000000 --repeat 9 --only nodejs --node-modules $(NODE_MODULES) --out results
 
 clean:

@@ -48,23 +48,17 @@ func location(t *catalog.Table) string {
 // invalid (a lookup key that repeats; a part the table's backend cannot
 // compute), timeout.
 func (s *Store) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
-	run, near, analyze := s.runDuck, s.near, s.analyzeDuck
-	r, err := s.remoteOf(p.Table)
+	a, err := s.answererOf(p.Table)
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
-		run, near, analyze = r.Run, r.Near, r.Analyze
-	}
-	res, err := analyze(ctx, p)
+	res, err := a.analyze(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
-		s.logger.Debug("analysis", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
-	}
+	a.logRemote("analysis", p.Table, res.SQL)
 	if res.MatchedRowCount == 0 && len(p.Analysis.Filters) > 0 {
-		if res.Hint, err = catalog.AnalysisHint(ctx, p, near, run); err != nil {
+		if res.Hint, err = catalog.AnalysisHint(ctx, p, a.near, a.run); err != nil {
 			return nil, err
 		}
 	}

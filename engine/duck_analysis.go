@@ -188,7 +188,7 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 			q = "SELECT *, " + strings.Join(cols, ", ") + " FROM (" + q + ")"
 		}
 	}
-	var agg, share, expr, window []string
+	var agg, share, window []string
 	for i, m := range p.Measures {
 		v := analysisCol("v", i)
 		switch {
@@ -196,7 +196,7 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 			a := analysisCol("a", i)
 			share = append(share, "CAST("+a+" AS DOUBLE) / NULLIF(sum("+a+") OVER (), 0) AS "+v)
 		case m.Op == "expr":
-			expr = append(expr, duckExpr(m.Expr)+" AS "+v)
+			// In the stages of their levels, below.
 		case m.Window():
 			window = append(window, duckWindow(p, m)+" AS "+v)
 		default:
@@ -214,7 +214,7 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 	for _, level := range p.ExprLevels() {
 		var cols []string
 		for _, i := range level {
-			cols = append(cols, expr[exprIndex(p, i)])
+			cols = append(cols, duckExpr(p.Measures[i].Expr)+" AS "+analysisCol("v", i))
 		}
 		stage(cols)
 	}
@@ -259,18 +259,6 @@ func duckAnalysisGroupCounts(p *catalog.AnalysisPlan) []string {
 		empty = `CAST(sum(CASE WHEN ` + anyNull(cols) + ` THEN 1 ELSE 0 END) OVER () AS BIGINT) AS "__empty"`
 	}
 	return []string{`count(*) OVER () AS "__groups"`, empty}
-}
-
-// exprIndex is the position of expression measure i among the
-// expressions.
-func exprIndex(p *catalog.AnalysisPlan, i int) int {
-	n := 0
-	for j := range i {
-		if p.Measures[j].Op == "expr" {
-			n++
-		}
-	}
-	return n
 }
 
 // duckHaving compiles a condition on a measure's value.

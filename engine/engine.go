@@ -93,6 +93,8 @@ type Engine struct {
 	cfg  Config
 	hub  *hub
 	lock *os.File
+	// maxWidth is the widest table the engine loads (MaxWidth).
+	maxWidth int
 
 	mu   sync.Mutex
 	open map[string]*slot
@@ -150,9 +152,12 @@ func New(cfg Config) (*Engine, error) {
 		lock.Close()
 		return nil, fmt.Errorf("engine: open %s: %w", cfg.Dir, err)
 	}
+	// The memory limit parsed when the hub was made.
+	limit, _ := ParseSize("memory limit", cfg.MemoryLimit)
 	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{},
-		caches: newTableCaches(max(4*cfg.MaxOpen, minTableCaches)),
-		kick:   make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		maxWidth: widthFor(int64(float64(limit) * poolShare)),
+		caches:   newTableCaches(max(4*cfg.MaxOpen, minTableCaches)),
+		kick:     make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go e.evictLoop()
 	return e, nil
 }
@@ -356,13 +361,7 @@ func (e *Engine) sweepLater(owner string) {
 
 // MaxWidth is the widest table the engine loads: its buffer pool holds a
 // DuckDB block of every column of a table being loaded.
-func (e *Engine) MaxWidth() int {
-	limit, err := ParseSize("memory limit", e.cfg.MemoryLimit)
-	if err != nil {
-		return 64
-	}
-	return widthFor(int64(float64(limit) * poolShare))
-}
+func (e *Engine) MaxWidth() int { return e.maxWidth }
 
 // OpenCount returns how many owner databases are open.
 func (e *Engine) OpenCount() int {

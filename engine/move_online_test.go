@@ -55,42 +55,23 @@ func TestMoveWhileAnswering(t *testing.T) {
 		}
 		return fmt.Sprintf("%d %v", res.MatchedRowCount, res.Aggregates["sum_n"]), nil
 	}
-	var stop atomic.Bool
-	var calls atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
+	var questions []func() (string, error)
 	for _, id := range []string{moving.ID, moving.ID, other.ID} {
-		wg.Go(func() {
-			for !stop.Load() {
-				got, err := ask(id)
-				if err == nil && got != want {
-					err = fmt.Errorf("answer %q, want %q", got, want)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("%s: %w", id, err)
-					return
-				}
-				calls.Add(1)
+		questions = append(questions, func() (string, error) { return ask(id) })
+	}
+	calls := keepAsking(t, questions, want, func() {
+		for _, to := range []string{catalog.LocationClickHouse, catalog.LocationDuckDB, catalog.LocationClickHouse} {
+			tbl, err := s.MoveTable(ctx, moving.Tables[0].ID, to)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
-	for _, to := range []string{catalog.LocationClickHouse, catalog.LocationDuckDB, catalog.LocationClickHouse} {
-		tbl, err := s.MoveTable(ctx, moving.Tables[0].ID, to)
-		if err != nil {
-			t.Fatal(err)
+			if tbl.Location != to {
+				t.Fatalf("location %s after the move, want %s", tbl.Location, to)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if tbl.Location != to {
-			t.Fatalf("location %s after the move, want %s", tbl.Location, to)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	stop.Store(true)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	t.Logf("%d answers during three moves", calls.Load())
+	})
+	t.Logf("%d answers during three moves", calls)
 	// The DuckDB copy left by the last move goes once readers are done.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		var n int
@@ -169,4 +150,39 @@ func TestKilledMoveLeavesNothing(t *testing.T) {
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM dd_moves`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("journal rows after the sweep: %d %v", n, err)
 	}
+}
+
+// keepAsking has a caller per question ask it over and over while during
+// runs, and reports every failed or wrong answer; it returns how many
+// answers came.
+func keepAsking(t *testing.T, questions []func() (string, error), want string, during func()) int64 {
+	t.Helper()
+	var stop atomic.Bool
+	var calls atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, len(questions))
+	for _, ask := range questions {
+		wg.Go(func() {
+			for !stop.Load() {
+				got, err := ask()
+				if err == nil && got != want {
+					err = fmt.Errorf("answer %q, want %q", got, want)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				calls.Add(1)
+			}
+		})
+	}
+	func() {
+		defer func() { stop.Store(true); wg.Wait() }()
+		during()
+	}()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	return calls.Load()
 }

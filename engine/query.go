@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"datadesk/engine/catalog"
 )
@@ -10,27 +11,49 @@ import (
 // Run executes a plan; when filters matched nothing, the answer's hint
 // says how one may have missed. Errors: timeout when ctx ends first.
 func (s *Store) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult, error) {
-	run, near := s.runDuck, s.near
-	r, err := s.remoteOf(p.Table)
+	a, err := s.answererOf(p.Table)
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
-		run, near = r.Run, r.Near
-	}
-	res, err := run(ctx, p)
+	res, err := a.run(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
-		s.logger.Debug("query", "table", p.Table.ID, "backend", r.Name(), "sql", res.SQL)
-	}
+	a.logRemote("query", p.Table, res.SQL)
 	if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
-		if res.Hint, err = catalog.NoMatchHint(ctx, p, near, run); err != nil {
+		if res.Hint, err = catalog.NoMatchHint(ctx, p, a.near, a.run); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// answerer is where a table's answers come from: the owner's DuckDB file,
+// or the remote backend that holds the table's rows.
+type answerer struct {
+	run     catalog.RunFunc
+	near    catalog.NearFunc
+	analyze func(context.Context, *catalog.AnalysisPlan) (*catalog.AnalysisResult, error)
+	remote  catalog.Backend
+	logger  *slog.Logger
+}
+
+func (s *Store) answererOf(t *catalog.Table) (answerer, error) {
+	a := answerer{run: s.runDuck, near: s.near, analyze: s.analyzeDuck, logger: s.logger}
+	r, err := s.remoteOf(t)
+	if err != nil || r == nil {
+		return a, err
+	}
+	a.run, a.near, a.analyze, a.remote = r.Run, r.Near, r.Analyze, r
+	return a, nil
+}
+
+// logRemote logs the statement a remote backend ran (DuckDB's own log
+// their statements as they run them).
+func (a answerer) logRemote(what string, t *catalog.Table, sql string) {
+	if a.remote != nil {
+		a.logger.Debug(what, "table", t.ID, "backend", a.remote.Name(), "sql", sql)
+	}
 }
 
 // runDuck answers a plan over a table in the owner's DuckDB file.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,35 +73,12 @@ func TestClickHouseReplicaDown(t *testing.T) {
 		}
 		return fmt.Sprintf("%d %v", res.MatchedRowCount, res.Aggregates["sum_n"]), nil
 	}
-	var stop atomic.Bool
-	var calls atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for range 3 {
-		wg.Go(func() {
-			for !stop.Load() {
-				got, err := ask()
-				if err == nil && got != want {
-					err = fmt.Errorf("answer %q, want %q", got, want)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				calls.Add(1)
-			}
-		})
-	}
-	time.Sleep(300 * time.Millisecond)
-	c.Kill(0)
-	time.Sleep(1500 * time.Millisecond)
-	stop.Store(true)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("with a replica killed: %v", err)
-	}
-	t.Logf("%d answers, a replica killed among them", calls.Load())
+	calls := keepAsking(t, []func() (string, error){ask, ask, ask}, want, func() {
+		time.Sleep(300 * time.Millisecond)
+		c.Kill(0)
+		time.Sleep(1500 * time.Millisecond)
+	})
+	t.Logf("%d answers, a replica killed among them", calls)
 	// Writes wait for every replica: with one down, a move to the cluster
 	// says so, and the table stays whole where it was.
 	g, err := s.AddFile(ctx, NewFile{Filename: "g.csv", TempPath: tempBytes(t, s, "x"),

@@ -138,7 +138,7 @@ func (e *Engine) openStore(ctx context.Context, owner string, first bool) (*Stor
 	}
 	s := &Store{owner: owner, dir: dir, db: e.hub.catalog(owner), logger: e.cfg.Logger.With("owner", owner), tables: e.caches.of(owner),
 		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows, sweepLater: func() { e.sweepLater(owner) }, retireAfter: e.cfg.RetireAfter,
-		maxWidth: e.MaxWidth()}
+		maxWidth: e.maxWidth}
 	if first {
 		err = s.prepare(ctx)
 	}

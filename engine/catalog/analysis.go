@@ -296,9 +296,6 @@ func (p *AnalysisPlan) ExprLevels() [][]int {
 	return out
 }
 
-// Derived reports whether the result differs from the table.
-func (p *AnalysisPlan) Derived() bool { return true }
-
 var measureName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // AnalysisFor checks a against table t and, for a lookup, table lt.

@@ -44,7 +44,8 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 	}
 	a := &chAnalysis{c: c, p: p}
 	res := &catalog.AnalysisResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount, Offset: p.Offset}
-	head, err := c.all(ctx, a.totals())
+	totals := a.totals()
+	head, err := c.all(ctx, totals)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 	a.shareTotals = head[0][1:]
 	rows := a.rows()
 	page := a.page(rows)
-	res.SQL = a.totals() + ";\n" + page
+	res.SQL = totals + ";\n" + page
 	if p.Grouped() {
 		counts := "SELECT count(), countIf(" + a.anyEmpty() + ") FROM (" + rows + ")"
 		res.SQL += ";\n" + counts
