@@ -16,7 +16,7 @@ var layers = [][]string{
 	{"datadesk/engine/typing", "datadesk/rbac", "datadesk/cluster/haproxytest"},
 	{"datadesk/engine/catalog", "datadesk/api/serverdb"},
 	{"datadesk/engine", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
-	{"datadesk/ingest", "datadesk/exports", "datadesk/backup"},
+	{"datadesk/ingest", "datadesk/exports", "datadesk/backup", "datadesk/handoff"},
 	{"datadesk/api"},
 	{"datadesk/bench"},
 	{"datadesk/cmd/datadesk"},

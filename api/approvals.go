@@ -257,6 +257,11 @@ func (s *Server) decide(c *echo.Context, approve bool) (*serverdb.Approval, erro
 	}
 	ctx, now := c.Request().Context(), s.cfg.Now().UTC()
 	c.Set(approvalKey, a.ID)
+	release, err := s.holdOwner(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if !approve {
 		return s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRejected, now)
 	}
@@ -280,14 +285,6 @@ func (s *Server) decide(c *echo.Context, approve bool) (*serverdb.Approval, erro
 			return nil, err
 		}
 		return s.system.Approval(ctx, a.ID, s.cfg.Now())
-	}
-	if s.clustered() {
-		// After a new member list, the owner may live on another node: the
-		// call never runs here, where it would write into an empty account.
-		if n := s.cfg.Cluster.Ring.Owner(a.UserID); n.Name != s.cfg.Cluster.Self {
-			return nil, datadesk.Errorf(datadesk.Conflict, "approval %s belongs to an account that node %s holds now; move the approval there with its owner",
-				a.ID, n.Name)
-		}
 	}
 	if _, err := s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRunning, now); err != nil {
 		return nil, err
@@ -367,4 +364,32 @@ func argsHash(args map[string]any) string {
 	b, _ := json.Marshal(rest)
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// holdOwner keeps the owner of an approval on this node while it is
+// decided and run: in a cluster, a call is decided only on the node that
+// holds its owner, and an owner's move waits for the decision (or the
+// decision waits for the move). Errors: conflict (another node holds the
+// owner), unavailable (the owner is moving).
+func (s *Server) holdOwner(ctx context.Context, a *serverdb.Approval) (func(), error) {
+	if !s.clustered() {
+		return func() {}, nil
+	}
+	_, release, err := s.engine.Acquire(ctx, a.UserID)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := s.holder(a.UserID)
+	switch {
+	case !ok:
+		release()
+		return nil, datadesk.Errorf(datadesk.Unavailable, "approval %s belongs to an account moving to node %s; try again in a moment", a.ID, n.Name)
+	case n.Name != s.cfg.Cluster.Self:
+		// After a new member list, the owner may live on another node: the
+		// call never runs here, where it would write into an empty account.
+		release()
+		return nil, datadesk.Errorf(datadesk.Conflict, "approval %s belongs to an account that node %s holds now; move the approval there with its owner",
+			a.ID, n.Name)
+	}
+	return release, nil
 }

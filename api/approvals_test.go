@@ -342,12 +342,16 @@ func TestApprovalRunsOnlyWhereItsOwnerIs(t *testing.T) {
 		t.Fatalf("viewer's call: %d %v", code, m)
 	}
 	id := m["approval"].(map[string]any)["id"].(string)
-	ts.srv.cfg.Cluster.Ring = grown
+	before := ts.srv.members
+	ts.srv.members, err = cluster.NewMembers(grown, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	code, m, _ = ts.do("POST", "/v1/approvals/"+id+"/approve", root, nil, "")
 	if code != http.StatusConflict || !strings.Contains(fmt.Sprint(m), "node n2") {
 		t.Errorf("approve an owner's call on the node that no longer holds it: %d %v, want 409 naming n2", code, m)
 	}
-	ts.srv.cfg.Cluster.Ring = alone
+	ts.srv.members = before
 	code, m, _ = ts.do("GET", "/v1/approvals/"+id, root, nil, "")
 	if a, _ := m["approval"].(map[string]any); code != http.StatusOK || a["status"] != "pending" {
 		t.Errorf("the approval after the refusal: %d %v, want pending", code, m)

@@ -42,6 +42,9 @@ type ClusterConfig struct {
 	// Key authenticates requests between nodes; the same random bytes on
 	// every node, at least 32.
 	Key []byte
+	// Shared is the directory every node shares; a change of member list
+	// under way (cluster.PlacementFile) is read from it.
+	Shared string
 }
 
 // clustered reports whether the server is one node of several.
@@ -54,7 +57,11 @@ func (s *Server) ownerHere(c *echo.Context, owner string) error {
 	if !s.clustered() || owner == "" || c.Get(forwardedKey) == true {
 		return nil
 	}
-	if n := s.cfg.Cluster.Ring.Owner(owner); n.Name != s.cfg.Cluster.Self {
+	n, ok := s.holder(owner)
+	switch {
+	case !ok:
+		return moving(c, n)
+	case n.Name != s.cfg.Cluster.Self:
 		return datadesk.Errorf(datadesk.Misdirected, "this node does not hold the account; its requests belong on node %s", n.Name)
 	}
 	return nil
@@ -126,7 +133,7 @@ func (s *Server) toPeer(ctx context.Context, n cluster.Node, who datadesk.Caller
 // otherNodes returns every node but this one.
 func (s *Server) otherNodes() []cluster.Node {
 	var out []cluster.Node
-	for _, n := range s.cfg.Cluster.Ring.Nodes() {
+	for _, n := range s.members.Nodes() {
 		if n.Name != s.cfg.Cluster.Self {
 			out = append(out, n)
 		}
@@ -254,7 +261,10 @@ func (s *Server) createSession(c *echo.Context, userID string) (string, *serverd
 	if !s.clustered() {
 		return s.system.CreateSession(ctx, userID, s.cfg.Now(), SessionTTL)
 	}
-	n := s.cfg.Cluster.Ring.Owner(userID)
+	n, ok := s.holder(userID)
+	if !ok {
+		return "", nil, datadesk.Errorf(datadesk.Unavailable, "this account is moving to node %s; sign in again in a moment", n.Name)
+	}
 	if n.Name == s.cfg.Cluster.Self {
 		return s.system.CreateSession(ctx, userID, s.cfg.Now(), SessionTTL)
 	}
@@ -286,7 +296,9 @@ func (s *Server) clusterSession(c *echo.Context) error {
 		return datadesk.Errorf(datadesk.NotFound, "no such route")
 	}
 	who := caller(c)
-	if n := s.cfg.Cluster.Ring.Owner(who.UserID); n.Name != s.cfg.Cluster.Self {
+	if n, ok := s.holder(who.UserID); !ok {
+		return moving(c, n)
+	} else if n.Name != s.cfg.Cluster.Self {
 		return datadesk.Errorf(datadesk.Misdirected, "this node does not hold the account; it belongs on node %s", n.Name)
 	}
 	c.Set(actionKey, "session.sign_in")

@@ -54,7 +54,7 @@ func (s *Server) peerChecks(ctx context.Context) []catalog.Check {
 		return nil
 	}
 	var out []catalog.Check
-	for _, n := range s.cfg.Cluster.Ring.Nodes() {
+	for _, n := range s.members.Nodes() {
 		if n.Name == s.cfg.Cluster.Self {
 			continue
 		}

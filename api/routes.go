@@ -9,6 +9,7 @@ import (
 // routes registers every route of the server in one place.
 func (s *Server) routes() {
 	e := s.echo
+	e.Pre(s.relay)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", s.metrics.handler())
@@ -58,6 +59,14 @@ func (s *Server) routes() {
 	v1.GET("/audit", s.readAudit)
 	// Between the nodes of a cluster only.
 	v1.POST("/cluster/sessions", s.clusterSession)
+	// Moving owners between nodes: `datadesk nodes apply`, with the
+	// cluster key.
+	moves := e.Group("/v1/cluster", s.peerOnly)
+	moves.POST("/placement", s.reloadPlacement)
+	moves.GET("/owners/:id/archive", s.sendOwner)
+	moves.PUT("/owners/:id/archive", s.receiveOwner)
+	moves.POST("/owners/:id/resume", s.resumeOwner)
+	moves.POST("/owners/:id/release", s.releaseOwner)
 }
 
 func (s *Server) stylesheet(c *echo.Context) error {

@@ -17,6 +17,7 @@ import (
 
 	"datadesk"
 	"datadesk/api/serverdb"
+	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -96,6 +97,8 @@ type Server struct {
 	// peers sends requests to the other nodes of a cluster.
 	peers   *http.Client
 	metrics *metrics
+	// members says which node holds each owner, in a cluster.
+	members *cluster.Members
 }
 
 // New returns a Server over its dependencies.
@@ -140,10 +143,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 			return nil, fmt.Errorf("api: the cluster key must have at least 32 bytes")
 		}
 	}
+	var members *cluster.Members
+	if cfg.Cluster.Ring != nil {
+		if members, err = cluster.NewMembers(cfg.Cluster.Ring, cfg.Cluster.Shared); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages}
+	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages, members: members}
 	s.signIns = newAttemptLimiter(cfg.Now)
 	s.peers = &http.Client{Timeout: peerTimeout}
 	s.metrics = newMetrics(s)

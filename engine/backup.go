@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"datadesk"
 )
@@ -62,7 +63,8 @@ func (e *Engine) Owners() ([]string, error) {
 	}
 	var out []string
 	for _, d := range entries {
-		if d.IsDir() {
+		// Dot folders are owners' folders on their way in or out.
+		if d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
 			out = append(out, d.Name())
 		}
 	}

@@ -106,6 +106,9 @@ type Engine struct {
 	ready  map[string]bool
 	caches *tableCaches
 	closed bool
+	// withheld holds the owners taken out of service for a move to
+	// another node (Withhold).
+	withheld map[string]bool
 
 	kick chan struct{}
 	stop chan struct{}
@@ -147,6 +150,10 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sweepHandoffs(cfg.Dir); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	h, err := openHub(context.Background(), cfg)
 	if err != nil {
 		lock.Close()
@@ -154,7 +161,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	// The memory limit parsed when the hub was made.
 	limit, _ := ParseSize("memory limit", cfg.MemoryLimit)
-	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{},
+	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{}, withheld: map[string]bool{},
 		maxWidth: widthFor(int64(float64(limit) * poolShare)),
 		caches:   newTableCaches(max(4*cfg.MaxOpen, minTableCaches)),
 		kick:     make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
@@ -174,6 +181,10 @@ func (e *Engine) Acquire(ctx context.Context, owner string) (*Store, func(), err
 		if e.closed {
 			e.mu.Unlock()
 			return nil, nil, fmt.Errorf("engine: closed")
+		}
+		if e.withheld[owner] {
+			e.mu.Unlock()
+			return nil, nil, errWithheld
 		}
 		s, ok := e.open[owner]
 		if !ok {

@@ -46,6 +46,7 @@ usage:
                  [--nodes n1=HOST:PORT,n2=HOST:PORT --node n1 --shared DIR]
   datadesk proxy config --nodes n1=HOST:PORT,... [--bind 127.0.0.1:8080] [--stats 127.0.0.1:8404]  (prints a HAProxy config)
   datadesk nodes plan --nodes n1=HOST:PORT,... --to n1=...,n3=... [--shared DIR]  (which owners a new member list moves)
+  datadesk nodes apply --nodes n1=HOST:PORT,... --to n1=...,n3=... [--shared DIR] [--drain 30s]  (move them, nodes running)
   datadesk owner where NAME|ID --nodes n1=HOST:PORT,... [--shared DIR]  (prints the node that holds an owner)
   datadesk mcp [--token TOKEN] [--data ./data]  (MCP over stdio; token default $DATADESK_TOKEN)
   datadesk user add NAME [--role viewer|analyst|admin] [--data ./data]
@@ -120,10 +121,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "restore":
 		return restoreCommand(args[1:], stdout)
 	case "nodes":
-		if len(args) < 2 || args[1] != "plan" {
-			return errors.New("nodes: want plan --nodes n1=HOST:PORT,... --to n1=HOST:PORT,...")
+		switch {
+		case len(args) >= 2 && args[1] == "plan":
+			return nodesPlan(args[2:], stdout)
+		case len(args) >= 2 && args[1] == "apply":
+			return nodesApply(args[2:], stdout)
 		}
-		return nodesPlan(args[2:], stdout)
+		return errors.New("nodes: want plan or apply --nodes n1=HOST:PORT,... --to n1=HOST:PORT,...")
 	case "owner":
 		if len(args) < 2 || args[1] != "where" {
 			return errors.New("owner: want where NAME|ID --nodes n1=HOST:PORT,...")

@@ -62,7 +62,7 @@ func (f nodeFlags) apply(cfg *api.Config, data string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Cluster = api.ClusterConfig{Ring: ring, Self: *f.self, Key: key}
+	cfg.Cluster = api.ClusterConfig{Ring: ring, Self: *f.self, Key: key, Shared: *f.shared}
 	return nil
 }
 
@@ -160,7 +160,16 @@ func ownerWhere(args []string, stdout io.Writer) error {
 		}
 		id, name = u.ID, u.Name+" "
 	}
-	n := ring.Owner(id)
+	// A change of member list under way or done says where owners are.
+	members, err := cluster.NewMembers(ring, *shared)
+	if err != nil {
+		return err
+	}
+	n, ok := members.Holder(id)
+	if !ok {
+		_, err = fmt.Fprintf(stdout, "%s(%s) is moving to node %s (%s)\n", name, id, n.Name, n.Addr)
+		return err
+	}
 	_, err = fmt.Fprintf(stdout, "%s(%s) is on node %s (%s)\n", name, id, n.Name, n.Addr)
 	return err
 }
