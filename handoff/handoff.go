@@ -210,6 +210,9 @@ func readStream(r io.Reader, staged string, sum *Summary) (*serverdb.OwnerRecord
 			if rec == nil || e.Files != sum.Files || e.Bytes != sum.Bytes {
 				return nil, notWhole("it counts %d files of %d bytes, %d of %d came", e.Files, e.Bytes, sum.Files, sum.Bytes)
 			}
+			if _, err := tr.Next(); !errors.Is(err, io.EOF) {
+				return nil, notWhole("something follows its end (%v)", err)
+			}
 			return rec, nil
 		default:
 			return nil, notWhole("unknown entry %q", name)
