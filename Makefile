@@ -24,7 +24,8 @@ run: build
 ## owners over two nodes, python3-openpyxl and python3-xlrd for the tests
 ## that read workbooks with reference readers, libreoffice-writer-nogui for
 ## the test that converts a DOCX export to PDF; and, from npm when Node is
-## there, @duckdb/node-api for the comparison with DuckDB in Node.
+## there, @duckdb/node-api for the comparison with DuckDB in Node and
+## exceljs for the comparison of XLSX ingest with its streaming reader.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -44,9 +45,9 @@ deps:
 			echo "the tests need Debian's$$missing: sudo apt-get install$$missing"; exit 1; \
 		fi; \
 	fi
-	@if command -v npm >/dev/null 2>&1 && [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ]; then \
-		echo "installing @duckdb/node-api into $(NODE_MODULES) for the comparison with DuckDB in Node"; \
-		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1; \
+	@if command -v npm >/dev/null 2>&1 && { [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ] || [ ! -d $(NODE_MODULES)/node_modules/exceljs ]; }; then \
+		echo "installing @duckdb/node-api and exceljs into $(NODE_MODULES) for the comparisons with Node"; \
+		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0; \
 	fi
 
 ## test: install what the tests need, fuzz briefly, and run every test.
@@ -59,7 +60,7 @@ test: deps vet fuzz
 ## fresh cache keeps each run as short as the last. For a long hunt:
 ## make fuzz FUZZTIME=10m, then keep any failing input it writes.
 FUZZTIME    ?= 3s
-FUZZ_INGEST := FuzzCSV FuzzJSON FuzzXLSX FuzzXLS FuzzBIFF
+FUZZ_INGEST := FuzzCSV FuzzJSON FuzzXLSX FuzzXLS FuzzBIFF FuzzSheetXML
 FUZZ_API    := FuzzToolArguments FuzzCleanFilename FuzzMCPRequest FuzzFilesCreate
 fuzz:
 	@mkdir -p bin/fuzz
@@ -79,7 +80,7 @@ vet:
 ## minutes); writes results/report.md and results/chart.png. For the full
 ## run: go run ./cmd/datadesk bench --rows 10000000
 bench: deps
-	$(GO) run ./cmd/datadesk bench --rows 100000 --repeat 3 --out results
+	$(GO) run ./cmd/datadesk bench --rows 100000 --repeat 3 --out results $$([ -d $(NODE_MODULES)/node_modules/exceljs ] && echo --node-modules $(NODE_MODULES))
 
 ## bench-node: files.query_table over HTTP beside the same statements run by
 ## DuckDB in Node (@duckdb/node-api from npm, kept in .node/), 1,000,000 rows.

@@ -467,6 +467,10 @@ func (r *runner) ingestPaths() error {
 			return err
 		}
 	}
+	// Beside another tool's reader when Node and exceljs are there.
+	if modules := r.exceljsModules(); modules != "" {
+		return r.exceljsIngest(modules)
+	}
 	return nil
 }
 

@@ -106,3 +106,99 @@ func emptyRow(row []string) bool {
 	}
 	return true
 }
+
+// rowBatch is rows handed from a sheet's reader to its consumer.
+type rowBatch struct {
+	nums  []int
+	offs  []int // row i's cells are texts[offs[i]:offs[i+1]]
+	texts []string
+	kinds []typing.CellKind
+}
+
+// batchCells bounds the cells of one batch.
+const batchCells = 16 << 10
+
+func (b *rowBatch) reset() {
+	b.nums, b.offs, b.texts, b.kinds = b.nums[:0], append(b.offs[:0], 0), b.texts[:0], b.kinds[:0]
+}
+
+func (b *rowBatch) add(row int, texts []string, kinds []typing.CellKind) {
+	b.nums = append(b.nums, row)
+	b.texts = append(b.texts, texts...)
+	b.kinds = append(b.kinds, kinds...)
+	b.offs = append(b.offs, len(b.texts))
+}
+
+// pipelined reads a sheet on a goroutine of its own and hands its rows
+// over in batches, so that reading (inflating and parsing) and what is
+// done with each row (typing and storing) run on two cores. A panic while
+// reading is a damaged sheet; a yield that fails stops the reading.
+func pipelined(filename, sheet string, rows sheetRows) sheetRows {
+	return func(yield func(int, []string, []typing.CellKind) error) error {
+		batches := make(chan *rowBatch, 4)
+		free := make(chan *rowBatch, 8)
+		stop := make(chan struct{})
+		errc := make(chan error, 1)
+		take := func() *rowBatch {
+			select {
+			case b := <-free:
+				b.reset()
+				return b
+			default:
+				b := &rowBatch{}
+				b.reset()
+				return b
+			}
+		}
+		go func() {
+			var err error
+			defer func() {
+				if r := recover(); r != nil {
+					err = damagedSheet(filename, sheet, fmt.Errorf("panic: %v", r))
+				}
+				close(batches)
+				errc <- err
+			}()
+			b := take()
+			send := func() bool {
+				select {
+				case batches <- b:
+					b = take()
+					return true
+				case <-stop:
+					return false
+				}
+			}
+			err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
+				b.add(row, texts, kinds)
+				if len(b.texts) >= batchCells || len(b.nums) >= 1024 {
+					if !send() {
+						return errStop
+					}
+				}
+				return nil
+			})
+			if err == nil && len(b.nums) > 0 {
+				send()
+			}
+		}()
+		var yerr error
+		for b := range batches {
+			for i := 0; yerr == nil && i < len(b.nums); i++ {
+				lo, hi := b.offs[i], b.offs[i+1]
+				if yerr = yield(b.nums[i], b.texts[lo:hi:hi], b.kinds[lo:hi:hi]); yerr != nil {
+					close(stop)
+				}
+			}
+			select {
+			case free <- b:
+			default:
+			}
+		}
+		err := <-errc
+		if yerr != nil {
+			return yerr
+		}
+		return err
+	}
+}

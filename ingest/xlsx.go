@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -354,9 +355,12 @@ func attrNS(se xml.StartElement, name string) string {
 
 // rows streams a worksheet's rows from its XML. A cell's column comes from
 // its reference (or follows the one before); a style attribute that is
-// empty or unknown means the default style.
+// empty or unknown means the default style. The worksheet, most of a
+// workbook's bytes, is read by xmlScanner; the XML is inflated and read on
+// a goroutine of its own while the rows before are typed and stored
+// (pipelined).
 func (wb *xlsxBook) rows(filename string, sh xlsxSheet) sheetRows {
-	return func(yield func(int, []string, []typing.CellKind) error) error {
+	return pipelined(filename, sh.name, func(yield func(int, []string, []typing.CellKind) error) error {
 		f := wb.parts[strings.ToLower(sh.part)]
 		if f == nil {
 			return nil
@@ -366,39 +370,53 @@ func (wb *xlsxBook) rows(filename string, sh xlsxSheet) sheetRows {
 			return damagedSheet(filename, sh.name, err)
 		}
 		defer rc.Close()
-		d := xml.NewDecoder(rc)
-		sx := &sheetXML{wb: wb}
-		for {
-			tok, err := d.RawToken()
-			if err == io.EOF {
-				return nil
+		return wb.readSheet(filename, sh.name, rc, yield)
+	})
+}
+
+// readSheet reads a worksheet's XML from r.
+func (wb *xlsxBook) readSheet(filename, sheet string, r io.Reader, yield func(int, []string, []typing.CellKind) error) error {
+	s := newXMLScanner(r)
+	sx := &sheetXML{wb: wb}
+	for {
+		err := s.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return damagedSheet(filename, sheet, err)
+		}
+		switch s.kind {
+		case xmlStart:
+			if err := sx.start(s); err != nil {
+				return damagedSheet(filename, sheet, err)
 			}
-			if err != nil {
-				return damagedSheet(filename, sh.name, err)
+			if sx.col > engine.MaxColumns {
+				return tooWide(filename, sheet, sx.row, sx.col)
 			}
-			switch t := tok.(type) {
-			case xml.StartElement:
-				if sx.start(t); sx.col > engine.MaxColumns {
-					return tooWide(filename, sh.name, sx.row, sx.col)
-				}
-			case xml.EndElement:
-				switch t.Name.Local {
-				case "row":
-					if len(sx.texts) > 0 {
-						if err := yield(sx.row, sx.texts, sx.kinds); err != nil {
-							return err
-						}
-					}
-				case "sheetData":
-					return nil
-				default:
-					sx.end(t)
-				}
-			case xml.CharData:
-				if sx.target != nil && sx.target.Len() < maxXMLText {
-					sx.target.Write(t)
+			if !s.selfClose {
+				continue
+			}
+		case xmlText:
+			if sx.target != nil && len(*sx.target) < maxXMLText {
+				if *sx.target, err = appendXMLText(*sx.target, s.text, s.cdata); err != nil {
+					return damagedSheet(filename, sheet, err)
 				}
 			}
+			continue
+		}
+		// An end tag, or a start tag that ends itself.
+		switch string(s.name) {
+		case "row":
+			if len(sx.texts) > 0 {
+				if err := yield(sx.row, sx.texts, sx.kinds); err != nil {
+					return err
+				}
+			}
+		case "sheetData":
+			return nil
+		default:
+			sx.end(s.name)
 		}
 	}
 }
@@ -414,8 +432,8 @@ type sheetXML struct {
 	inCell   bool
 	inInline bool
 	phonetic int
-	target   *strings.Builder // where the text being read goes
-	v, is    strings.Builder  // the cell's <v> and inline <is> texts
+	target   *[]byte // where the text being read goes
+	v, is    []byte  // the cell's <v> and inline <is> texts
 }
 
 type xlsxCell struct {
@@ -423,24 +441,44 @@ type xlsxCell struct {
 	style int
 }
 
-func (sx *sheetXML) start(t xml.StartElement) {
-	switch t.Name.Local {
+// cellTypes holds the t attribute's values as strings made once.
+var cellTypes = map[string]string{"s": "s", "n": "n", "b": "b", "e": "e", "d": "d", "str": "str", "inlineStr": "inlineStr"}
+
+func (sx *sheetXML) start(s *xmlScanner) error {
+	switch string(s.name) {
 	case "row":
 		sx.row++
-		if r, err := strconv.Atoi(attr(t, "r")); err == nil && r > 0 {
+		if r, err := strconv.Atoi(s.attrString("r")); err == nil && r > 0 {
 			sx.row = r
 		}
 		sx.texts, sx.kinds, sx.col = sx.texts[:0], sx.kinds[:0], 0
 	case "c":
 		sx.col++
-		if c := refColumn(attr(t, "r")); c > 0 {
+		ref, _, err := s.attr("r")
+		if err != nil {
+			return err
+		}
+		if bytes.IndexByte(ref, '&') >= 0 {
+			ref = []byte(s.attrString("r"))
+		}
+		if c := refColumn(ref); c > 0 {
 			sx.col = c
 		}
-		sx.cell = xlsxCell{typ: attr(t, "t")}
-		sx.cell.style, _ = strconv.Atoi(attr(t, "s"))
+		typ, _, err := s.attr("t")
+		if err != nil {
+			return err
+		}
+		sx.cell = xlsxCell{typ: cellTypes[string(typ)]}
+		if sx.cell.typ == "" && len(typ) > 0 {
+			sx.cell.typ = s.attrString("t")
+		}
+		if style, ok, _ := s.attr("s"); ok {
+			if sx.cell.style, err = strconv.Atoi(string(style)); err != nil {
+				sx.cell.style, _ = strconv.Atoi(s.attrString("s"))
+			}
+		}
 		sx.inCell = true
-		sx.v.Reset()
-		sx.is.Reset()
+		sx.v, sx.is = sx.v[:0], sx.is[:0]
 	case "v":
 		if sx.inCell {
 			sx.target = &sx.v
@@ -454,10 +492,11 @@ func (sx *sheetXML) start(t xml.StartElement) {
 	case "rPh":
 		sx.phonetic++
 	}
+	return nil
 }
 
-func (sx *sheetXML) end(t xml.EndElement) {
-	switch t.Name.Local {
+func (sx *sheetXML) end(name []byte) {
+	switch string(name) {
 	case "v", "t":
 		sx.target = nil
 	case "is":
@@ -466,7 +505,7 @@ func (sx *sheetXML) end(t xml.EndElement) {
 		sx.phonetic--
 	case "c":
 		sx.inCell = false
-		text, kind := sx.wb.cellValue(sx.cell, sx.v.String(), sx.is.String())
+		text, kind := sx.value()
 		if kind == typing.KindEmpty || sx.col < 1 {
 			return
 		}
@@ -475,6 +514,19 @@ func (sx *sheetXML) end(t xml.EndElement) {
 		}
 		sx.texts[sx.col-1], sx.kinds[sx.col-1] = text, kind
 	}
+}
+
+// value is the cell just read: a shared string's index is read without
+// making a string of it.
+func (sx *sheetXML) value() (string, typing.CellKind) {
+	if sx.cell.typ == "s" {
+		i, err := strconv.Atoi(string(bytes.TrimSpace(sx.v)))
+		if err != nil || i < 0 || i >= len(sx.wb.strings) {
+			return "", typing.KindEmpty
+		}
+		return textCell(sx.wb.strings[i])
+	}
+	return sx.wb.cellValue(sx.cell, string(sx.v), string(sx.is))
 }
 
 // cellValue turns a cell's stored value into its text and kind.
@@ -555,7 +607,7 @@ func textCell(s string) (string, typing.CellKind) {
 }
 
 // refColumn is the 1-based column of a cell reference such as "AB12", or 0.
-func refColumn(ref string) int {
+func refColumn(ref []byte) int {
 	col := 0
 	for i := 0; i < len(ref); i++ {
 		c := ref[i] | 0x20
