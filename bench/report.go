@@ -38,8 +38,8 @@ func (rep *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s – %s | %.2f | %s | %s | %.0f / %.0f |\n", i+1, r.Name, r.Baseline, ms(r.Base.Median()),
 			ms(r.Subject.Median()), ms(lo), ms(hi), r.Ratio(), target, verdict, r.Base.PeakMiB, r.Subject.PeakMiB)
 	}
-	b.WriteString("\nRatios are datadesk's median time over the baseline's; below 1 is faster. The XLSX export target is\n" +
-		"a speed of at least 0.85x the bare writer's, a time ratio of at most 1.18.\n\n")
+	b.WriteString("\nRatios are datadesk's median time over the baseline's; below 1 is faster. Peak memory of a Node\n" +
+		"baseline is its own process's.\n\n")
 	for _, m := range rep.Memory {
 		fmt.Fprintf(&b, "- %s\n", m)
 	}

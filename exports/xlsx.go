@@ -2,12 +2,14 @@ package exports
 
 import (
 	"archive/zip"
-
+	"bytes"
+	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"path"
+	"strings"
 	"unicode/utf8"
-
-	"github.com/klauspost/compress/flate"
 
 	"github.com/xuri/excelize/v2"
 
@@ -21,26 +23,33 @@ import (
 // Each sheet declares the range it uses, from src.Count, since readers
 // such as openpyxl's read-only mode read only that range. Values Excel
 // cannot hold (dates before 1900, numbers of more than 15 digits) are
-// written as text and their columns named on a Notes sheet. The zip is
-// written straight to w through excelize's StreamWriter and zip writer
-// hook, so memory stays flat however many rows there are.
+// written as text and their columns named on a Notes sheet.
+//
+// excelize makes the workbook around the rows (styles, the header, the
+// tables, the notes) with its ordinary API; the rows themselves are
+// written as XML directly (rowXML, the XML excelize's StreamWriter writes
+// for the same values) and deflated a block at a time on every core into
+// a temporary file (sheetBodies), then joined with excelize's parts into
+// the zip written to w. Memory stays flat however many rows there are.
 func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
 	x, err := newXLSXWriter(src, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer x.f.Close()
+	if x.body, err = newSheetBodies(); err != nil {
+		return nil, err
+	}
+	defer x.body.close()
 	if err := x.startSheet(); err != nil {
 		return nil, err
 	}
-	if err := src.Rows(x.row); err != nil {
+	rowsErr := src.Rows(x.row)
+	if err := errors.Join(rowsErr, x.body.finish()); err != nil {
 		return nil, err
 	}
 	if x.res.Rows != src.Count {
 		return nil, fmt.Errorf("exports: the table has %d rows, not the %d counted", x.res.Rows, src.Count)
-	}
-	if err := x.finishSheet(); err != nil {
-		return nil, err
 	}
 	x.res.Notes = x.notes.list
 	extra := opts.Extra
@@ -52,40 +61,111 @@ func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	// excelize builds the whole zip in a buffer; its zip-writer hook lets
-	// the archive go straight to w instead, deflated by klauspost's flate
-	// at its fastest level, several times the speed of the standard
-	// library's default level for a part a tenth larger.
-	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter {
-		zw := zip.NewWriter(w)
-		zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-			return flate.NewWriter(out, flate.BestSpeed)
-		})
-		return zw
-	})
-	if _, err := x.f.WriteToBuffer(); err != nil {
+	if err := x.writeZip(w); err != nil {
 		return nil, err
 	}
 	return x.res, nil
 }
 
+// writeZip writes the workbook: excelize's parts as they are, and each
+// data sheet's part with its rows.
+func (x *xlsxWriter) writeZip(w io.Writer) error {
+	skeleton, err := x.f.WriteToBuffer()
+	if err != nil {
+		return err
+	}
+	zr, err := zip.NewReader(bytes.NewReader(skeleton.Bytes()), int64(skeleton.Len()))
+	if err != nil {
+		return err
+	}
+	parts, err := sheetParts(zr)
+	if err != nil {
+		return err
+	}
+	data := map[string]int{}
+	for i, name := range x.sheets {
+		part, ok := parts[name]
+		if !ok {
+			return fmt.Errorf("exports: the workbook has no part for sheet %q", name)
+		}
+		data[part] = i
+	}
+	zw := zip.NewWriter(w)
+	for _, f := range zr.File {
+		if i, ok := data[f.Name]; ok {
+			err = x.body.writeSheetPart(zw, f, i)
+		} else {
+			err = zw.Copy(f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return zw.Close()
+}
+
+// sheetParts maps a workbook's sheet names to their parts.
+func sheetParts(zr *zip.Reader) (map[string]string, error) {
+	read := func(name string, v any) error {
+		f, err := zr.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return xml.NewDecoder(f).Decode(v)
+	}
+	var book struct {
+		Sheets []struct {
+			Name string `xml:"name,attr"`
+			ID   string `xml:"http://schemas.openxmlformats.org/officeDocument/2006/relationships id,attr"`
+		} `xml:"sheets>sheet"`
+	}
+	var rels struct {
+		Rels []struct {
+			ID     string `xml:"Id,attr"`
+			Target string `xml:"Target,attr"`
+		} `xml:"Relationship"`
+	}
+	if err := read("xl/workbook.xml", &book); err != nil {
+		return nil, fmt.Errorf("exports: the workbook part: %w", err)
+	}
+	if err := read("xl/_rels/workbook.xml.rels", &rels); err != nil {
+		return nil, fmt.Errorf("exports: the workbook's relationships: %w", err)
+	}
+	targets := map[string]string{}
+	for _, r := range rels.Rels {
+		t := strings.TrimPrefix(r.Target, "/")
+		if !strings.HasPrefix(t, "xl/") {
+			t = path.Join("xl", t)
+		}
+		targets[r.ID] = t
+	}
+	out := map[string]string{}
+	for _, s := range book.Sheets {
+		out[s.Name] = targets[s.ID]
+	}
+	return out, nil
+}
+
 // xlsxWriter writes a table's rows across as many sheets as they need.
 type xlsxWriter struct {
-	f        *excelize.File
-	src      Source
-	styles   *cellStyles
-	base     string // the first sheet's name
-	labels   []string
-	header   []any
-	lastCol  string
-	perSheet int64
+	f           *excelize.File
+	src         Source
+	styles      *cellStyles
+	headerStyle int
+	base        string // the first sheet's name
+	labels      []string
+	lastCol     string
+	perSheet    int64
 
 	res       *Result
 	notes     columnNotes
-	sw        *excelize.StreamWriter
+	sheets    []string // the data sheets, in order
 	sheet     string
 	sheetRows int
 	cells     []any
+	xml       *rowXML
+	body      *sheetBodies
 }
 
 func newXLSXWriter(src Source, opts Options) (*xlsxWriter, error) {
@@ -106,7 +186,8 @@ func newXLSXWriter(src Source, opts Options) (*xlsxWriter, error) {
 	if err := x.f.SetSheetName("Sheet1", x.base); err != nil {
 		return fail(err)
 	}
-	headerStyle, err := x.f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true},
+	var err error
+	x.headerStyle, err = x.f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true},
 		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"DDEBF7"}},
 		Border: []excelize.Border{{Type: "bottom", Color: "8EA9DB", Style: 1}}})
 	if err != nil {
@@ -115,23 +196,22 @@ func newXLSXWriter(src Source, opts Options) (*xlsxWriter, error) {
 	if x.styles, err = newCellStyles(x.f); err != nil {
 		return fail(err)
 	}
-	x.header = make([]any, len(x.labels))
-	for i, l := range x.labels {
-		x.header[i] = excelize.Cell{StyleID: headerStyle, Value: l}
-	}
 	if x.lastCol, err = excelize.ColumnNumberToName(max(len(src.Columns), 1)); err != nil {
+		return fail(err)
+	}
+	if x.xml, err = newRowXML(len(src.Columns)); err != nil {
 		return fail(err)
 	}
 	return x, nil
 }
 
-// startSheet finishes the current sheet, if any, and starts the next with
-// its header, column widths and frozen header row. The stream writer
-// writes the dimension first, so the sheet's row count is worked out from
-// the total before its rows come.
+// startSheet starts the next data sheet: its header, column widths,
+// frozen header row, declared range and table, made with excelize's
+// ordinary API; its rows go to the sheet bodies. The range is worked out
+// from the total before the rows come.
 func (x *xlsxWriter) startSheet() error {
-	if err := x.finishSheet(); err != nil {
-		return err
+	if x.res.Sheets > 0 {
+		x.body.nextSheet()
 	}
 	x.res.Sheets++
 	x.sheet = x.base
@@ -141,38 +221,33 @@ func (x *xlsxWriter) startSheet() error {
 			return err
 		}
 	}
+	x.sheets = append(x.sheets, x.sheet)
 	rows := min(max(x.src.Count-x.res.Rows, 0), x.perSheet)
-	if err := x.f.SetSheetDimension(x.sheet, fmt.Sprintf("A1:%s%d", x.lastCol, rows+1)); err != nil {
-		return err
-	}
-	var err error
-	if x.sw, err = x.f.NewStreamWriter(x.sheet); err != nil {
-		return err
-	}
 	for i, c := range x.src.Columns {
-		if err := x.sw.SetColWidth(i+1, i+1, colWidth(c, x.labels[i])); err != nil {
+		if err := x.f.SetColWidth(x.sheet, x.xml.cols[i], x.xml.cols[i], colWidth(c, x.labels[i])); err != nil {
+			return err
+		}
+		if err := x.f.SetCellStr(x.sheet, x.xml.cols[i]+"1", x.labels[i]); err != nil {
 			return err
 		}
 	}
-	if err := x.sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+	if len(x.src.Columns) > 0 {
+		if err := x.f.SetCellStyle(x.sheet, "A1", x.lastCol+"1", x.headerStyle); err != nil {
+			return err
+		}
+	}
+	if err := x.f.SetPanes(x.sheet, &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
 		return err
 	}
-	x.sheetRows = 0
-	return x.sw.SetRow("A1", x.header)
-}
-
-// finishSheet makes the sheet's rows an Excel table (a filter on each
-// header) and flushes it.
-func (x *xlsxWriter) finishSheet() error {
-	if x.sw == nil {
-		return nil
-	}
-	last := max(x.sheetRows+1, 2)
-	if err := x.sw.AddTable(&excelize.Table{Range: fmt.Sprintf("A1:%s%d", x.lastCol, last),
+	if err := x.f.AddTable(x.sheet, &excelize.Table{Range: fmt.Sprintf("A1:%s%d", x.lastCol, max(rows+1, 2)),
 		Name: fmt.Sprintf("Data%d", x.res.Sheets), StyleName: "TableStyleLight9"}); err != nil {
 		return err
 	}
-	return x.sw.Flush()
+	if err := x.f.SetSheetDimension(x.sheet, fmt.Sprintf("A1:%s%d", x.lastCol, rows+1)); err != nil {
+		return err
+	}
+	x.sheetRows = 0
+	return nil
 }
 
 // row writes one row, starting a sheet when this one is full; cells longer
@@ -208,8 +283,8 @@ func (x *xlsxWriter) row(row []any) error {
 		}
 		x.cells[i] = cell
 	}
-	ref, _ := excelize.CoordinatesToCellName(1, x.sheetRows+1)
-	return x.sw.SetRow(ref, x.cells[:len(row)])
+	x.body.wrote(x.xml.appendRow(x.body.rows(), x.sheetRows+1, x.cells[:len(row)]))
+	return nil
 }
 
 // colWidth is a column's width in characters: room for its label and its
