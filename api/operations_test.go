@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -172,4 +173,60 @@ func TestShardDownSaysSo(t *testing.T) {
 	if !strings.Contains(string(body), "datadesk_clickhouse_failures_total ") || strings.Contains(string(body), "datadesk_clickhouse_failures_total 0\n") {
 		t.Errorf("metrics do not count the failures")
 	}
+}
+
+// TestShardKilledDuringExport: the ClickHouse node an export streams from
+// dies while the client is part-way through the body: the client sees a
+// failed transfer (the body ends without its last chunk), never a cleanly
+// ended, shorter file.
+func TestShardKilledDuringExport(t *testing.T) {
+	c, err := clickhousetest.Start(2)
+	if errors.Is(err, clickhousetest.ErrNoServer) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, users := newServerFull(t, Config{MaxUpload: 64 << 20}, rbac.DefaultPolicy,
+		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
+	token := addUser(t, users, "ana", "analyst")
+	const rows = 400_000
+	var csv bytes.Buffer
+	csv.WriteString("id,region,note\n")
+	note := strings.Repeat("a note long enough to fill the pipes ", 2)
+	for i := range rows {
+		fmt.Fprintf(&csv, "%d,r%d,%s%d\n", i, i%7, note, i)
+	}
+	code, up := ts.upload(token, "big.csv", csv.Bytes())
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d %v", code, up)
+	}
+	table := up["file"].(map[string]any)["table_id"].(string)
+	req, _ := http.NewRequest("GET", ts.url+"/v1/tables/"+table+"/export?format=csv", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("export: %d", res.StatusCode)
+	}
+	first := make([]byte, 64<<10)
+	if _, err := io.ReadFull(res.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	// The node statements go to first: the one the rows stream from.
+	c.Kill(0)
+	rest, err := io.ReadAll(res.Body)
+	lines := bytes.Count(first, []byte("\n")) + bytes.Count(rest, []byte("\n"))
+	if err == nil {
+		t.Fatalf("the export ended cleanly with %d of %d lines after its node died", lines, rows+1)
+	}
+	t.Logf("the client saw %v after %d of %d lines", err, lines, rows+1)
 }
