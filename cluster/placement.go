@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -40,6 +41,24 @@ type Move struct {
 	From  string `json:"from"`
 	To    string `json:"to"`
 	State string `json:"state"`
+}
+
+// LockPlacement takes the lock that lets one change of member list run at
+// a time in shared directory dir; unlock gives it back. It fails at once
+// when another holds it.
+func LockPlacement(dir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".placement.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another change of member list is running on %s; wait for it to end", dir)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // ReadPlacement reads the placement in dir; nil when there is none.

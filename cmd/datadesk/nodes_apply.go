@@ -57,6 +57,11 @@ func nodesApply(args []string, stdout io.Writer) error {
 		return err
 	}
 	a.key = hex.EncodeToString(key)
+	unlock, err := cluster.LockPlacement(*shared)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := a.start(*nodes, *to); err != nil {
 		return err
 	}

@@ -139,6 +139,16 @@ func TestNodesApplyAddsANode(t *testing.T) {
 			}
 		})
 	}
+	// One change at a time: a second apply while one runs is refused.
+	unlock, err := cluster.LockPlacement(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"nodes", "apply", "--nodes", two, "--to", three, "--shared", shared}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "another change of member list is running") {
+		t.Errorf("apply while another runs: %v", err)
+	}
+	unlock()
 	var out bytes.Buffer
 	err = run([]string{"nodes", "apply", "--nodes", two, "--to", three, "--shared", shared}, &out, io.Discard)
 	time.Sleep(100 * time.Millisecond)
