@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/api/serverdb"
 	"datadesk/cluster"
 	"datadesk/handoff"
 )
@@ -161,7 +163,7 @@ func (s *Server) sendOwner(c *echo.Context) error {
 	}
 	c.Response().Header().Set("Content-Type", "application/x-tar")
 	w := &startWriter{rw: c.Response()}
-	sum, err := handoff.Send(c.Request().Context(), w, s.engine, s.system, owner)
+	sum, err := handoff.Send(c.Request().Context(), w, s.engine, ownerRecords{s.system}, owner)
 	if err != nil && !w.started {
 		c.Response().Header().Del("Content-Type")
 		return err
@@ -184,7 +186,7 @@ func (s *Server) receiveOwner(c *echo.Context) error {
 	if n, _ := s.holder(owner); n.Name != s.cfg.Cluster.Self {
 		return datadesk.Errorf(datadesk.Conflict, "the placement gives the account to node %s, not this one", n.Name)
 	}
-	sum, err := handoff.Receive(c.Request().Context(), c.Request().Body, s.engine, s.system, owner)
+	sum, err := handoff.Receive(c.Request().Context(), c.Request().Body, s.engine, ownerRecords{s.system}, owner)
 	if err != nil {
 		return err
 	}
@@ -226,4 +228,29 @@ func (s *Server) releaseOwner(c *echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// ownerRecords carries an owner's web sessions and approvals in a move,
+// as JSON.
+type ownerRecords struct{ db *serverdb.DB }
+
+func (o ownerRecords) Export(ctx context.Context, owner string) ([]byte, handoff.Counts, error) {
+	rec, err := o.db.OwnerRecords(ctx, owner)
+	if err != nil {
+		return nil, handoff.Counts{}, err
+	}
+	b, err := json.Marshal(rec)
+	return b, recordCounts(rec), err
+}
+
+func (o ownerRecords) Import(ctx context.Context, owner string, b []byte) (handoff.Counts, error) {
+	var rec serverdb.OwnerRecords
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return handoff.Counts{}, datadesk.Errorf(datadesk.Invalid, "the records of %s in the move do not read", owner).WithCause(err)
+	}
+	return recordCounts(&rec), o.db.PutOwnerRecords(ctx, owner, &rec)
+}
+
+func recordCounts(r *serverdb.OwnerRecords) handoff.Counts {
+	return handoff.Counts{Sessions: len(r.Sessions), Approvals: len(r.Approvals), Pending: r.Pending()}
 }

@@ -21,9 +21,27 @@ import (
 	"strings"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 )
+
+// Records is what a server keeps of an owner beside the owner's folder
+// (web sessions, calls waiting for approval and their history), carried
+// as bytes that the same kind of store reads back.
+type Records interface {
+	// Export returns owner's records and how many there are of each.
+	Export(ctx context.Context, owner string) ([]byte, Counts, error)
+	// Import stores records Export made, all or none, refusing any of
+	// another owner. Errors: invalid.
+	Import(ctx context.Context, owner string, b []byte) (Counts, error)
+}
+
+// Counts says how many records an owner has.
+type Counts struct {
+	Sessions  int
+	Approvals int
+	// Pending are the approvals that wait for a decision.
+	Pending int
+}
 
 // The stream's entries: the owner's folder under folderPrefix, then the
 // records, then the end, which counts what came before it. A stream
@@ -55,7 +73,7 @@ type end struct {
 // owner stays withheld whatever happens: the caller puts it back in
 // service (eng.Admit) when the move is given up, or drops it once the
 // other node holds it.
-func Send(ctx context.Context, w io.Writer, eng *engine.Engine, sys *serverdb.DB, owner string) (Summary, error) {
+func Send(ctx context.Context, w io.Writer, eng *engine.Engine, recs Records, owner string) (Summary, error) {
 	var sum Summary
 	if err := eng.Withhold(ctx, owner); err != nil {
 		return sum, err
@@ -78,12 +96,12 @@ func Send(ctx context.Context, w io.Writer, eng *engine.Engine, sys *serverdb.DB
 	if err != nil {
 		return sum, fmt.Errorf("handoff: the folder of %s: %w", owner, err)
 	}
-	rec, err := sys.OwnerRecords(ctx, owner)
+	rec, n, err := recs.Export(ctx, owner)
 	if err != nil {
 		return sum, err
 	}
-	sum.Sessions, sum.Approvals, sum.Pending = len(rec.Sessions), len(rec.Approvals), rec.Pending()
-	if err := writeJSON(tw, recordsEntry, rec); err != nil {
+	sum.Sessions, sum.Approvals, sum.Pending = n.Sessions, n.Approvals, n.Pending
+	if err := writeEntry(tw, recordsEntry, rec); err != nil {
 		return sum, err
 	}
 	if err := writeJSON(tw, endEntry, end{Files: sum.Files, Bytes: sum.Bytes}); err != nil {
@@ -129,19 +147,23 @@ func writeJSON(tw *tar.Writer, name string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeEntry(tw, name, b)
+}
+
+func writeEntry(tw *tar.Writer, name string, b []byte) error {
 	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: int64(len(b))}); err != nil {
 		return err
 	}
-	_, err = tw.Write(b)
+	_, err := tw.Write(b)
 	return err
 }
 
 // Receive reads owner's move stream from r and puts the owner in service
 // on this node: its folder replaces any this node had, and its records
-// join the server's database. A stream cut short, or one whose end does
-// not count what came, changes nothing. Errors: invalid (a stream that
-// does not read or is not whole).
-func Receive(ctx context.Context, r io.Reader, eng *engine.Engine, sys *serverdb.DB, owner string) (Summary, error) {
+// join the server's. A stream cut short, or one whose end does not count
+// what came, changes nothing. Errors: invalid (a stream that does not read
+// or is not whole, records of another owner).
+func Receive(ctx context.Context, r io.Reader, eng *engine.Engine, recs Records, owner string) (Summary, error) {
 	var sum Summary
 	if err := eng.Withhold(ctx, owner); err != nil {
 		return sum, err
@@ -156,34 +178,27 @@ func Receive(ctx context.Context, r io.Reader, eng *engine.Engine, sys *serverdb
 	if err != nil {
 		return sum, err
 	}
-	for _, s := range rec.Sessions {
-		if s.UserID != owner {
-			return sum, datadesk.Errorf(datadesk.Invalid, "the move of %s carries a session of another account", owner)
-		}
-	}
-	for _, a := range rec.Approvals {
-		if a.UserID != owner {
-			return sum, datadesk.Errorf(datadesk.Invalid, "the move of %s carries an approval of another account", owner)
-		}
-	}
 	if err := eng.InstallOwner(owner, staged); err != nil {
 		return sum, err
 	}
-	if err := sys.PutOwnerRecords(ctx, rec); err != nil {
-		return sum, err
+	n, err := recs.Import(ctx, owner, rec)
+	if err != nil {
+		// The owner is not this node's yet: its folder goes with the
+		// records that did not come.
+		return sum, errors.Join(err, eng.DropOwner(owner))
 	}
-	sum.Sessions, sum.Approvals, sum.Pending = len(rec.Sessions), len(rec.Approvals), rec.Pending()
+	sum.Sessions, sum.Approvals, sum.Pending = n.Sessions, n.Approvals, n.Pending
 	return sum, nil
 }
 
 // readStream writes the stream's folder under staged and returns its
 // records, once the end is read and agrees.
-func readStream(r io.Reader, staged string, sum *Summary) (*serverdb.OwnerRecords, error) {
+func readStream(r io.Reader, staged string, sum *Summary) ([]byte, error) {
 	notWhole := func(format string, args ...any) error {
 		return datadesk.Errorf(datadesk.Invalid, "the move stream is not whole: "+format, args...)
 	}
 	tr := tar.NewReader(r)
-	var rec *serverdb.OwnerRecords
+	var rec []byte
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -198,9 +213,11 @@ func readStream(r io.Reader, staged string, sum *Summary) (*serverdb.OwnerRecord
 				return nil, notWhole("%s: %v", name, err)
 			}
 		case name == recordsEntry:
-			rec = &serverdb.OwnerRecords{}
-			if err := json.NewDecoder(io.LimitReader(tr, maxRecords)).Decode(rec); err != nil {
-				return nil, notWhole("the records do not read: %v", err)
+			if h.Size > maxRecords {
+				return nil, notWhole("records of %d bytes, more than %d", h.Size, maxRecords)
+			}
+			if rec, err = io.ReadAll(tr); err != nil {
+				return nil, notWhole("the records: %v", err)
 			}
 		case name == endEntry:
 			var e end

@@ -3,6 +3,7 @@ package handoff
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,26 @@ import (
 type node struct {
 	eng *engine.Engine
 	sys *serverdb.DB
+}
+
+// records carries the server database's records as the API does.
+type records struct{ db *serverdb.DB }
+
+func (r records) Export(ctx context.Context, owner string) ([]byte, Counts, error) {
+	rec, err := r.db.OwnerRecords(ctx, owner)
+	if err != nil {
+		return nil, Counts{}, err
+	}
+	b, err := json.Marshal(rec)
+	return b, Counts{len(rec.Sessions), len(rec.Approvals), rec.Pending()}, err
+}
+
+func (r records) Import(ctx context.Context, owner string, b []byte) (Counts, error) {
+	var rec serverdb.OwnerRecords
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return Counts{}, err
+	}
+	return Counts{len(rec.Sessions), len(rec.Approvals), rec.Pending()}, r.db.PutOwnerRecords(ctx, owner, &rec)
 }
 
 func newNode(t *testing.T) node {
@@ -69,7 +90,7 @@ func TestMoveStream(t *testing.T) {
 		}
 	}
 	var stream bytes.Buffer
-	sent, err := Send(ctx, &stream, from.eng, from.sys, owner)
+	sent, err := Send(ctx, &stream, from.eng, records{from.sys}, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +106,7 @@ func TestMoveStream(t *testing.T) {
 	// cut in its header or in its text is a cut; past its text only
 	// padding is missing, and every byte of content came.
 	for _, cut := range []int{0, 512, len(whole) / 2, len(whole) - 2048 + 100, len(whole) - 1536 + 5} {
-		if _, err := Receive(ctx, bytes.NewReader(whole[:cut]), to.eng, to.sys, owner); datadesk.ErrorCode(err) != datadesk.Invalid {
+		if _, err := Receive(ctx, bytes.NewReader(whole[:cut]), to.eng, records{to.sys}, owner); datadesk.ErrorCode(err) != datadesk.Invalid {
 			t.Fatalf("a stream cut at %d of %d: %v, want invalid", cut, len(whole), err)
 		}
 		if _, err := os.Stat(to.eng.OwnerDir(owner)); !os.IsNotExist(err) {
@@ -95,7 +116,16 @@ func TestMoveStream(t *testing.T) {
 			t.Fatalf("a stream cut at %d left records: %+v %v", cut, rec, err)
 		}
 	}
-	got, err := Receive(ctx, bytes.NewReader(whole), to.eng, to.sys, owner)
+	// A whole stream received as another owner's: its records are
+	// refused, and the folder goes with them.
+	other := datadesk.NewID("u")
+	if _, err := Receive(ctx, bytes.NewReader(whole), to.eng, records{to.sys}, other); datadesk.ErrorCode(err) != datadesk.Invalid {
+		t.Fatalf("another owner's stream: %v, want invalid", err)
+	}
+	if _, err := os.Stat(to.eng.OwnerDir(other)); !os.IsNotExist(err) {
+		t.Fatalf("another owner's stream left a folder: %v", err)
+	}
+	got, err := Receive(ctx, bytes.NewReader(whole), to.eng, records{to.sys}, owner)
 	if err != nil || got != sent {
 		t.Fatalf("received %+v %v, sent %+v", got, err, sent)
 	}

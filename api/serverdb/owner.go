@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"datadesk"
 )
 
 // OwnerRecords are what the server's database holds of one owner: web
@@ -113,9 +115,20 @@ func (s *DB) OwnerRecords(ctx context.Context, owner string) (*OwnerRecords, err
 	return out, dbError(ctx, rows.Err())
 }
 
-// PutOwnerRecords stores an owner's records that another node held,
-// replacing any of the same token or id, in one transaction.
-func (s *DB) PutOwnerRecords(ctx context.Context, r *OwnerRecords) error {
+// PutOwnerRecords stores owner's records that another node held,
+// replacing any of the same token or id, in one transaction. Errors:
+// invalid for a record of another owner (nothing is stored).
+func (s *DB) PutOwnerRecords(ctx context.Context, owner string, r *OwnerRecords) error {
+	for _, x := range r.Sessions {
+		if x.UserID != owner {
+			return datadesk.Errorf(datadesk.Invalid, "the records of %s hold a session of another account", owner)
+		}
+	}
+	for _, a := range r.Approvals {
+		if a.UserID != owner {
+			return datadesk.Errorf(datadesk.Invalid, "the records of %s hold an approval of another account", owner)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range r.Approvals {
