@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"datadesk"
@@ -182,12 +183,19 @@ func pipelined(filename, sheet string, rows sheetRows) sheetRows {
 				send()
 			}
 		}()
+		halt := sync.OnceFunc(func() { close(stop) })
+		// However the caller ends (a panic too), the reader ends with it.
+		defer func() {
+			halt()
+			for range batches {
+			}
+		}()
 		var yerr error
 		for b := range batches {
 			for i := 0; yerr == nil && i < len(b.nums); i++ {
 				lo, hi := b.offs[i], b.offs[i+1]
 				if yerr = yield(b.nums[i], b.texts[lo:hi:hi], b.kinds[lo:hi:hi]); yerr != nil {
-					close(stop)
+					halt()
 				}
 			}
 			select {

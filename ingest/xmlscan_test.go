@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"datadesk/engine/typing"
 )
@@ -233,4 +234,39 @@ func FuzzSheetXML(f *testing.F) {
 			t.Fatalf("encoding/xml reads %q as %q; the fast reader %v %q", data, want, gerr, got)
 		}
 	})
+}
+
+// TestPipelinedEndsItsReader: whether the caller stops early, fails or
+// panics, the goroutine reading the sheet ends.
+func TestPipelinedEndsItsReader(t *testing.T) {
+	for _, how := range []string{"stop", "fail", "panic"} {
+		done := make(chan struct{})
+		rows := pipelined("f.xlsx", "s", func(yield func(int, []string, []typing.CellKind) error) error {
+			defer close(done)
+			for i := 1; ; i++ {
+				if err := yield(i, []string{"x"}, []typing.CellKind{typing.KindText}); err != nil {
+					return err
+				}
+			}
+		})
+		func() {
+			defer func() { _ = recover() }()
+			_ = rows(func(row int, _ []string, _ []typing.CellKind) error {
+				switch {
+				case row < 5000:
+					return nil
+				case how == "panic":
+					panic("the caller failed")
+				case how == "fail":
+					return fmt.Errorf("the caller failed")
+				}
+				return errStop
+			})
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the reader goroutine did not end", how)
+		}
+	}
 }
