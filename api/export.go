@@ -59,7 +59,7 @@ func (s *Server) exportTable(c *echo.Context) error {
 	}
 	// AI labels stay out of exports unless asked for, and then sit on a
 	// sheet of their own.
-	opts := exports.Options{SheetName: t.Name, BOM: bom}
+	opts := exports.Options{SheetName: t.Name, BOM: bom, TempDir: store.IncomingDir()}
 	if withLabels {
 		l, err := store.Labels(ctx, t.ID)
 		if err != nil {

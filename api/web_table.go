@@ -259,7 +259,7 @@ func (s *Server) tableViewExport(c *echo.Context) error {
 	if len(view.Filters) > 0 || view.Search != "" {
 		name += " (filtered)"
 	}
-	if err := s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv"}); err != nil {
+	if err := s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv", TempDir: store.IncomingDir()}); err != nil {
 		return s.pageError(c, err)
 	}
 	return nil

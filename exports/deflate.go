@@ -52,8 +52,8 @@ type block struct {
 	ready chan struct{}
 }
 
-func newSheetBodies() (*sheetBodies, error) {
-	f, err := os.CreateTemp("", "datadesk-sheet-*")
+func newSheetBodies(dir string) (*sheetBodies, error) {
+	f, err := os.CreateTemp(dir, "datadesk-sheet-*")
 	if err != nil {
 		return nil, fmt.Errorf("exports: %w", err)
 	}

@@ -52,6 +52,10 @@ type Options struct {
 	SheetName string
 	// Extra are sheets written after the data, such as AI labels.
 	Extra []Sheet
+	// TempDir is where an XLSX export keeps its rows, deflated, until the
+	// workbook is written (about a tenth of their XML); empty means the
+	// system's temporary directory.
+	TempDir string
 	// sheetRows overrides MaxSheetRows, for tests.
 	sheetRows int
 }

@@ -37,7 +37,7 @@ func WriteXLSX(w io.Writer, src Source, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer x.f.Close()
-	if x.body, err = newSheetBodies(); err != nil {
+	if x.body, err = newSheetBodies(opts.TempDir); err != nil {
 		return nil, err
 	}
 	defer x.body.close()
