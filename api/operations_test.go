@@ -127,21 +127,7 @@ func TestExportCutShort(t *testing.T) {
 // unavailable naming the shard, /readyz names it, and the metrics count
 // the failures.
 func TestShardDownSaysSo(t *testing.T) {
-	c, err := clickhousetest.Start(2)
-	if errors.Is(err, clickhousetest.ErrNoServer) {
-		testenv.Missing(t, "%v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, users := newServerFull(t, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy,
-		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
-	token := addUser(t, users, "ana", "analyst")
+	c, ts, token := onTwoShards(t, 1<<20)
 	code, up := ts.upload(token, "orders.csv", []byte(rowsCSV(2000)))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
@@ -180,21 +166,7 @@ func TestShardDownSaysSo(t *testing.T) {
 // failed transfer (the body ends without its last chunk), never a cleanly
 // ended, shorter file.
 func TestShardKilledDuringExport(t *testing.T) {
-	c, err := clickhousetest.Start(2)
-	if errors.Is(err, clickhousetest.ErrNoServer) {
-		testenv.Missing(t, "%v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, users := newServerFull(t, Config{MaxUpload: 64 << 20}, rbac.DefaultPolicy,
-		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
-	token := addUser(t, users, "ana", "analyst")
+	c, ts, token := onTwoShards(t, 64<<20)
 	const rows = 400_000
 	var csv bytes.Buffer
 	csv.WriteString("id,region,note\n")
@@ -229,4 +201,26 @@ func TestShardKilledDuringExport(t *testing.T) {
 		t.Fatalf("the export ended cleanly with %d of %d lines after its node died", lines, rows+1)
 	}
 	t.Logf("the client saw %v after %d of %d lines", err, lines, rows+1)
+}
+
+// onTwoShards starts two ClickHouse shards (stopped when the test ends)
+// and a server that stores every uploaded table on them, with an
+// analyst's token.
+func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *testServer, string) {
+	t.Helper()
+	c, err := clickhousetest.Start(2)
+	if errors.Is(err, clickhousetest.ErrNoServer) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, users := newServerFull(t, Config{MaxUpload: maxUpload}, rbac.DefaultPolicy,
+		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
+	return c, ts, addUser(t, users, "ana", "analyst")
 }

@@ -114,7 +114,6 @@ type Members struct {
 	ring    *Ring
 	from    *Ring
 	moves   map[string]Move
-	version int64
 	modTime time.Time
 	checked atomic.Int64
 }
@@ -157,7 +156,7 @@ func (m *Members) Reload() (int64, error) {
 		}
 	}
 	m.mu.Lock()
-	m.ring, m.from, m.moves, m.version, m.modTime = ring, from, p.Moves, p.Version, st.ModTime()
+	m.ring, m.from, m.moves, m.modTime = ring, from, p.Moves, st.ModTime()
 	m.mu.Unlock()
 	return p.Version, nil
 }
@@ -243,11 +242,4 @@ func (m *Members) Nodes() []Node {
 		}
 	}
 	return out
-}
-
-// Version returns the placement's version this view holds (0: none).
-func (m *Members) Version() int64 {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.version
 }

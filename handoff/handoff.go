@@ -69,15 +69,12 @@ type end struct {
 	Bytes int64 `json:"bytes"`
 }
 
-// Send withholds owner on this node and writes its move stream to w. The
-// owner stays withheld whatever happens: the caller puts it back in
-// service (eng.Admit) when the move is given up, or drops it once the
-// other node holds it.
+// Send writes the move stream of owner, whom the caller has withheld on
+// this node (eng.Withhold), to w. The owner stays withheld whatever
+// happens: the caller puts it back in service (eng.Admit) when the move is
+// given up, or drops it once the other node holds it.
 func Send(ctx context.Context, w io.Writer, eng *engine.Engine, recs Records, owner string) (Summary, error) {
 	var sum Summary
-	if err := eng.Withhold(ctx, owner); err != nil {
-		return sum, err
-	}
 	tw := tar.NewWriter(w)
 	dir := eng.OwnerDir(owner)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -89,6 +89,9 @@ func TestMoveStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := from.eng.Withhold(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
 	var stream bytes.Buffer
 	sent, err := Send(ctx, &stream, from.eng, records{from.sys}, owner)
 	if err != nil {

@@ -165,20 +165,10 @@ func (s *DB) PutOwnerRecords(ctx context.Context, owner string, r *OwnerRecords)
 func (s *DB) DropOwner(ctx context.Context, owner string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM approvals WHERE user_id = ? AND args_apart`, owner)
+	apart, err := s.approvalIDs(ctx, `user_id = ? AND args_apart`, owner)
 	if err != nil {
-		return dbError(ctx, err)
+		return err
 	}
-	var apart []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return dbError(ctx, err)
-		}
-		apart = append(apart, id)
-	}
-	rows.Close()
 	for _, stmt := range []string{`DELETE FROM sessions WHERE user_id = ?`, `DELETE FROM approvals WHERE user_id = ?`} {
 		if _, err := s.db.ExecContext(ctx, stmt, owner); err != nil {
 			return dbError(ctx, err)

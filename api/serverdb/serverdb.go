@@ -281,20 +281,10 @@ func writeFileAtomic(path string, b []byte) error {
 // sweep drops the arguments of calls that can no longer run: decided or
 // expired ones. The caller holds s.mu.
 func (s *DB) sweep(ctx context.Context, now time.Time) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM approvals WHERE args_apart AND (status <> 'pending' OR expires_at < ?)`, now)
+	ids, err := s.approvalIDs(ctx, `args_apart AND (status <> 'pending' OR expires_at < ?)`, now)
 	if err != nil {
-		return dbError(ctx, err)
+		return err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return dbError(ctx, err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
 	for _, id := range ids {
 		if err := s.dropArguments(ctx, id); err != nil {
 			return err
@@ -302,6 +292,24 @@ func (s *DB) sweep(ctx context.Context, now time.Time) error {
 	}
 	_, err = s.db.ExecContext(ctx, `UPDATE approvals SET arguments = '' WHERE arguments <> '' AND (status <> 'pending' OR expires_at < ?)`, now)
 	return dbError(ctx, err)
+}
+
+// approvalIDs returns the ids of the approvals where holds.
+func (s *DB) approvalIDs(ctx context.Context, where string, args ...any) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM approvals WHERE `+where, args...)
+	if err != nil {
+		return nil, dbError(ctx, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, dbError(ctx, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, dbError(ctx, rows.Err())
 }
 
 // dropArguments forgets a call's arguments once it cannot run any more.
