@@ -1,20 +1,16 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"datadesk"
 	"datadesk/engine/catalog"
@@ -155,7 +151,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *catalog.File, ordin
 		return nil, err
 	}
 	if !ok {
-		if st, err = s.stageRows(ctx, conn, stage, src); err != nil {
+		if st, err = s.stageRows(ctx, src); err != nil {
 			return nil, err
 		}
 	}
@@ -163,11 +159,8 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *catalog.File, ordin
 }
 
 // loadCounted loads a source whose columns' counts, and so types, are
-// known beforehand. Staging it whole would hold its rows twice in DuckDB
-// (as text, then typed, both pinned by the open transaction until it
-// commits); instead its rows are written to a CSV file in the incoming
-// directory and the typed table is created straight from DuckDB's reader
-// of it, so that DuckDB holds the typed rows only.
+// known beforehand: its rows go straight from the source to DuckDB's query
+// appender (appendTyped), with nothing staged or written first.
 func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource) (*catalog.Table, error) {
 	width := len(src.Header)
 	if err := s.checkWidth(src, width); err != nil {
@@ -183,99 +176,47 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File
 	decisions := decideColumns(src, keys, cols, nil)
 	t := newTable(f, ordinal, src, 0)
 	setColumns(t, labels, keys, decisions)
-	path, rows, stats, maxLine, err := s.writeCounted(src, width)
-	if path != "" {
-		defer os.Remove(path)
-	}
-	if err != nil {
-		return nil, err
-	}
 	sel := make([]string, len(decisions))
-	names := make([]string, width)
 	for i, d := range decisions {
 		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
-		names[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
 	}
-	// Empty text is written quoted and an empty cell unquoted, which
-	// allow_quoted_nulls = false tells apart; other text is quoted only
-	// where CSV needs it.
-	read := `read_csv(` + quoteString(path) + `, hive_partitioning = false, auto_detect = false, header = false, delim = ',', quote = '"', escape = '"', ` +
-		`columns = {` + strings.Join(names, ", ") + `}, allow_quoted_nulls = false, strict_mode = true, encoding = 'utf-8', ` +
-		`max_line_size = ` + strconv.Itoa(maxLine+1) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, 16<<20)) + `)`
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+read); err != nil {
-		return nil, classify(ctx, err)
+	var (
+		rows  int64
+		stats RowStats
+	)
+	err := s.appendTyped(ctx, conn, t, strings.Join(sel, ", "), width, func(yield func([]driver.Value) error) error {
+		vals := make([]driver.Value, width)
+		var err error
+		stats, err = src.rows(func(row []string, null []bool) error {
+			if len(row) != width {
+				return fmt.Errorf("engine: %s: a counted source yielded a row of %d columns, its header has %d", sourceName(src), len(row), width)
+			}
+			for i, cell := range row {
+				if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
+					return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
+						sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
+				}
+				// Without null, an empty cell is NULL; with it, "" is
+				// empty text.
+				if null != nil && null[i] || null == nil && cell == "" {
+					vals[i] = nil
+				} else {
+					vals[i] = cell
+				}
+			}
+			rows++
+			return yield(vals)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	t.RowCount = rows
 	if err := s.record(ctx, conn, t, src, stats, nil); err != nil {
 		return nil, err
 	}
 	return t, nil
-}
-
-// writeCounted writes a counted source's rows as CSV in the incoming
-// directory and returns the file, the rows written, what the source
-// reported and the longest line.
-func (s *Store) writeCounted(src TableSource, width int) (path string, rows int64, stats RowStats, maxLine int, err error) {
-	fh, err := os.CreateTemp(s.IncomingDir(), "counted-*.csv")
-	if err != nil {
-		return "", 0, stats, 0, fmt.Errorf("engine: %w", err)
-	}
-	path = fh.Name()
-	w := bufio.NewWriterSize(fh, 1<<20)
-	var line int
-	stats, err = src.rows(func(row []string, null []bool) error {
-		if len(row) != width {
-			return fmt.Errorf("engine: %s: a counted source yielded a row of %d columns, its header has %d", sourceName(src), len(row), width)
-		}
-		for i, cell := range row {
-			if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
-				return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
-					sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
-			}
-			if i > 0 {
-				w.WriteByte(',')
-				line++
-			}
-			switch {
-			case null != nil && null[i] || null == nil && cell == "":
-			case cell == "" || strings.ContainsAny(cell, ",\"\r\n"):
-				line += writeQuoted(w, cell)
-			default:
-				w.WriteString(cell)
-				line += len(cell)
-			}
-		}
-		w.WriteByte('\n')
-		maxLine, line = max(maxLine, line), 0
-		rows++
-		return nil
-	})
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	return path, rows, stats, maxLine, err
-}
-
-// writeQuoted writes a CSV field in quotes, quotes doubled, and returns
-// its length.
-func writeQuoted(w *bufio.Writer, v string) int {
-	n := len(v) + 2 + strings.Count(v, `"`)
-	w.WriteByte('"')
-	for {
-		i := strings.IndexByte(v, '"')
-		if i < 0 {
-			w.WriteString(v)
-			break
-		}
-		w.WriteString(v[:i+1])
-		w.WriteByte('"')
-		v = v[i+1:]
-	}
-	w.WriteByte('"')
-	return n
 }
 
 // stagedTable is what staging found: the rows, the width, what the source
@@ -287,126 +228,90 @@ type stagedTable struct {
 	cols  []typing.Stats
 	// kinds, for spreadsheet sources, counts each column's cell kinds.
 	kinds []typing.KindCounts
+	// spool holds the rows of a source read through Go; without it they
+	// are in the staging table.
+	spool *spool
 }
 
-// stageRows appends the source's rows with the Appender into a staging
-// table of VARCHAR columns, counting each column's value shapes in Go as
-// the rows stream in.
-func (s *Store) stageRows(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, error) {
-	var (
-		rows   int64
-		width  = min(len(src.Header), s.maxWidth)
-		staged = 0 // columns the staging table has
-		stats  RowStats
-		cols   = make([]typing.Stats, s.maxWidth)
-		kinds  []typing.KindCounts
-	)
-	// The staging table has one VARCHAR column per column seen so far; a
-	// row wider than any before adds columns, which is rare (a header
-	// gives the width of most files).
-	widen := func(exec func(string) error, to int) error {
-		for staged < to {
-			q := `ALTER TABLE ` + quoteIdent(stage) + ` ADD COLUMN ` + stageColumn(staged+1) + ` VARCHAR`
-			if staged == 0 {
-				q = `CREATE OR REPLACE TEMP TABLE ` + quoteIdent(stage) + ` (` + stageColumn(1) + ` VARCHAR)`
-			}
-			if err := exec(q); err != nil {
-				return err
-			}
-			staged++
-		}
-		return nil
-	}
+// stageRows writes the source's rows to a spool, counting each column's
+// value shapes in Go as the rows stream in. A row's values are what a
+// staging table of VARCHAR columns would hold: an empty cell, or an empty
+// text where the source tells them apart (null), is NULL.
+func (s *Store) stageRows(ctx context.Context, src TableSource) (st stagedTable, err error) {
 	if len(src.Header) > s.maxWidth {
 		return stagedTable{}, tooWide(src, "the header has", len(src.Header), s.maxWidth)
 	}
+	sp, err := newSpool(s.IncomingDir())
+	if err != nil {
+		return stagedTable{}, err
+	}
+	defer func() {
+		if err != nil {
+			sp.Close()
+		}
+	}()
+	var (
+		rows  int64
+		width = min(len(src.Header), s.maxWidth)
+		cols  = make([]typing.Stats, s.maxWidth)
+		kinds []typing.KindCounts
+		vals  = make([]driver.Value, 0, width)
+	)
 	if src.Cells != nil {
 		kinds = make([]typing.KindCounts, s.maxWidth)
 	}
-	execConn := func(q string) error { _, err := conn.ExecContext(ctx, q); return err }
-	if err := widen(execConn, max(width, 1)); err != nil {
-		return stagedTable{}, classify(ctx, err)
+	appendRow := func(row []string, null []bool) error {
+		if len(row) > s.maxWidth {
+			return tooWide(src, fmt.Sprintf("row %d has", rows+1), len(row), s.maxWidth)
+		}
+		width = max(width, len(row))
+		vals = vals[:0]
+		for i, cell := range row {
+			if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
+				return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
+					sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
+			}
+			switch {
+			case null != nil && null[i]:
+				vals = append(vals, nil)
+			case cell != "" || null != nil:
+				cols[i].Add(cell)
+				vals = append(vals, cell)
+			default:
+				vals = append(vals, nil)
+			}
+		}
+		rows++
+		if rows%8192 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return sp.add(vals)
 	}
-	err := conn.Raw(func(dc any) error {
-		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
-		if err != nil {
-			return err
-		}
-		vals := make([]driver.Value, staged)
-		var srcErr error
-		appendRow := func(row []string, null []bool) error {
-			if len(row) > s.maxWidth {
-				return tooWide(src, fmt.Sprintf("row %d has", rows+1), len(row), s.maxWidth)
+	var stats RowStats
+	if src.Cells != nil {
+		stats, err = src.Cells(func(row []string, k []typing.CellKind) error {
+			for i := 0; i < len(row) && i < len(k) && i < s.maxWidth; i++ {
+				kinds[i].Add(k[i], row[i])
 			}
-			if len(row) > staged {
-				// The appender knows the table's columns when it opens.
-				if err := ap.Close(); err != nil {
-					return err
-				}
-				// Inside Raw the connection is the driver's own.
-				execDriver := func(q string) error {
-					_, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
-					return err
-				}
-				if err := widen(execDriver, len(row)); err != nil {
-					return err
-				}
-				if ap, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage); err != nil {
-					return err
-				}
-				vals = make([]driver.Value, staged)
-			}
-			width = max(width, len(row))
-			for i, cell := range row {
-				if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
-					return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
-						sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
-				}
-			}
-			for i := range vals {
-				switch {
-				case i >= len(row) || null != nil && null[i]:
-					vals[i] = nil
-				case row[i] != "" || null != nil:
-					cols[i].Add(row[i])
-					vals[i] = row[i]
-				default:
-					vals[i] = nil
-				}
-			}
-			rows++
-			if rows%8192 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			return ap.AppendRow(vals...)
-		}
-		if src.Cells != nil {
-			stats, srcErr = src.Cells(func(row []string, k []typing.CellKind) error {
-				for i := 0; i < len(row) && i < len(k) && i < s.maxWidth; i++ {
-					kinds[i].Add(k[i], row[i])
-				}
-				return appendRow(row, nil)
-			})
-		} else {
-			stats, srcErr = src.rows(appendRow)
-		}
-		closeErr := ap.Close()
-		if srcErr != nil {
-			return srcErr
-		}
-		return closeErr
-	})
+			return appendRow(row, nil)
+		})
+	} else {
+		stats, err = src.rows(appendRow)
+	}
 	if err != nil {
 		return stagedTable{}, classify(ctx, err)
 	}
-	return stagedTable{rows: rows, width: width, stats: stats, cols: cols, kinds: kinds}, nil
+	return stagedTable{rows: rows, width: width, stats: stats, cols: cols, kinds: kinds, spool: sp}, nil
 }
 
 // finish decides the types of a staged table and creates the typed table
 // and its catalog rows.
 func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource, stage string, st stagedTable) (*catalog.Table, error) {
+	if st.spool != nil {
+		defer st.spool.Close()
+	}
 	if err := s.checkWidth(src, st.width); err != nil {
 		return nil, err
 	}
@@ -418,7 +323,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ord
 		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
 	}
 	setColumns(t, labels, keys, decisions)
-	remote, err := s.storeTyped(ctx, conn, t, stage, strings.Join(sel, ", "))
+	remote, err := s.storeTyped(ctx, conn, t, stage, strings.Join(sel, ", "), st)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"strings"
 
 	"datadesk/engine/catalog"
@@ -16,10 +17,21 @@ import (
 // copy made first; the rows are counted on arrival. It returns the
 // backend that holds the rows, nil for the owner's DuckDB file. A failure
 // leaves nothing on the backend.
-func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, stage, sel string) (catalog.Backend, error) {
+func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, stage, sel string, st stagedTable) (catalog.Backend, error) {
+	remote := s.remote != nil && s.remoteMinRows > 0 && t.RowCount >= s.remoteMinRows
+	if st.spool != nil {
+		if !remote {
+			return nil, s.appendTyped(ctx, conn, t, sel, st.width, func(yield func([]driver.Value) error) error {
+				return st.spool.each(st.width, yield)
+			})
+		}
+		if err := s.unspool(ctx, conn, stage, st); err != nil {
+			return nil, err
+		}
+	}
 	typed := `SELECT ` + sel + ` FROM ` + quoteIdent(stage)
 	var r catalog.Backend
-	if s.remote != nil && s.remoteMinRows > 0 && t.RowCount >= s.remoteMinRows {
+	if remote {
 		r = s.remote
 		if err := s.putTyped(ctx, conn, t, typed); err != nil {
 			return nil, err
