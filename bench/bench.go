@@ -62,6 +62,10 @@ type Config struct {
 	// when set, the nodejs paths compare query_table over HTTP with the
 	// same statements run by DuckDB in Node.
 	NodeModules string
+	// Self is a datadesk executable; when set, the ingest group measures
+	// the peak memory of its ingest command on the XLSX file and on one of
+	// a tenth of its rows, each in a process of its own.
+	Self string
 }
 
 // Groups of paths Config.Only may name.
@@ -288,6 +292,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err := r.xlsPath(); err != nil {
 			return nil, err
 		}
+		if err := r.ingestPeaks(); err != nil {
+			return nil, err
+		}
 	}
 	table, small, err := r.tables()
 	if err != nil {
@@ -327,7 +334,7 @@ func (r *runner) generate() error {
 	if err := os.MkdirAll(filepath.Join(r.dir, "in"), 0o755); err != nil {
 		return err
 	}
-	bar := progressbar.NewOptions(4, progressbar.OptionSetWriter(r.cfg.Progress), progressbar.OptionSetDescription("generating inputs"),
+	bar := progressbar.NewOptions(5, progressbar.OptionSetWriter(r.cfg.Progress), progressbar.OptionSetDescription("generating inputs"),
 		progressbar.OptionClearOnFinish())
 	defer bar.Finish()
 	write := func(name string, f func(io.Writer) error) error {
@@ -371,25 +378,32 @@ func (r *runner) generate() error {
 	}); err != nil {
 		return err
 	}
-	return write("table.xlsx", func(w io.Writer) error {
-		src := exports.Source{Count: int64(r.cfg.Rows), Rows: func(yield func([]any) error) error {
-			row := make([]any, len(Header))
-			for i := 0; i < r.cfg.Rows; i++ {
-				for j, v := range Row(i) {
-					row[j] = v
-				}
-				if err := yield(row); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}
-		for _, h := range Header {
-			src.Columns = append(src.Columns, catalog.Column{Key: h, Label: h, Type: typing.TypeText})
-		}
-		_, err := exports.WriteXLSX(w, src, exports.Options{})
+	if err := write("table.xlsx", func(w io.Writer) error { return writeXLSX(w, r.cfg.Rows) }); err != nil {
 		return err
-	})
+	}
+	return write("tenth.xlsx", func(w io.Writer) error { return writeXLSX(w, max(r.cfg.Rows/10, 1)) })
+}
+
+// writeXLSX writes the generated table of rows rows as a workbook, every
+// value a text cell as the CSV has it.
+func writeXLSX(w io.Writer, rows int) error {
+	src := exports.Source{Count: int64(rows), Rows: func(yield func([]any) error) error {
+		row := make([]any, len(Header))
+		for i := 0; i < rows; i++ {
+			for j, v := range Row(i) {
+				row[j] = v
+			}
+			if err := yield(row); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	for _, h := range Header {
+		src.Columns = append(src.Columns, catalog.Column{Key: h, Label: h, Type: typing.TypeText})
+	}
+	_, err := exports.WriteXLSX(w, src, exports.Options{})
+	return err
 }
 
 // ingest stores a file the way an upload does.

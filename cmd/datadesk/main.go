@@ -4,7 +4,7 @@
 //	datadesk serve [--addr 127.0.0.1:8080] [--data ./data]
 //	datadesk mcp [--token TOKEN] [--data ./data]
 //	datadesk user add NAME [--role ROLE] [--data DIR]
-//	datadesk ingest FILE
+//	datadesk ingest [--memory] FILE
 //	datadesk proxy config --nodes n1=HOST:PORT,n2=HOST:PORT
 package main
 
@@ -57,7 +57,7 @@ usage:
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk backup DIR [--data ./data] [--shared DIR]  (a consistent copy, made by the running server or here)
   datadesk restore FROM --data DIR [--shared DIR]    (FROM: a backup, or a folder of them: the newest complete)
-  datadesk ingest FILE
+  datadesk ingest [--memory] FILE
   datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]  (asks a server running on --data, or opens it)
   datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
   datadesk bench --owners 200,1000 [--owner-rows 50000] [--max-open 32] [--memory-limit 1GB]
@@ -619,6 +619,7 @@ func userList(args []string, stdout io.Writer) error {
 // directory, and prints the import report as JSON.
 func ingestFile(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	memory := fs.Bool("memory", false, "also report this process's peak resident memory, in MiB (Linux)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -662,7 +663,24 @@ func ingestFile(args []string, stdout io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"file": f.Filename, "format": res.Format, "content_type": res.ContentType, "tables": reports})
+	out := map[string]any{"file": f.Filename, "format": res.Format, "content_type": res.ContentType, "tables": reports}
+	if *memory {
+		out["peak_memory_mib"] = peakMemoryMiB()
+	}
+	return enc.Encode(out)
+}
+
+// peakMemoryMiB is the process's peak resident memory in MiB, from
+// /proc/self/status (0 where there is none).
+func peakMemoryMiB() float64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }
 
 // runBench measures every path against its baseline and writes the report.
@@ -717,6 +735,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus, Only: splitList(*only),
 		NodeModules: *nodeModules}
+	if self, err := os.Executable(); err == nil {
+		cfg.Self = self
+	}
 	switch *backend {
 	case "duckdb":
 	case "clickhouse":

@@ -56,6 +56,21 @@ func TestIngestPrintsReport(t *testing.T) {
 	if rep.Tables[0].RowsStored != 2 || c.Type != "text" || !strings.Contains(c.Reason, "leading zero") {
 		t.Errorf("report %s", out.String())
 	}
+	if strings.Contains(out.String(), "peak_memory_mib") {
+		t.Errorf("the peak memory is reported unasked: %s", out.String())
+	}
+
+	// --memory adds the process's peak memory, which the bench reads.
+	out.Reset()
+	if err := run([]string{"ingest", "--memory", p}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	var mem struct {
+		Peak float64 `json:"peak_memory_mib"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &mem); err != nil || mem.Peak <= 0 {
+		t.Errorf("peak memory %v (%v) in %s", mem.Peak, err, out.String())
+	}
 }
 
 func TestPolicyCheckAndPasswd(t *testing.T) {
