@@ -65,10 +65,8 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 	q.Set("temp_directory", temp)
 	// A load writes each row group to the owner's file as it fills, not
 	// five at a time (DuckDB's default), so what it holds does not grow
-	// with its rows; and freed memory goes back to the system in the
-	// background, not only when a thread next allocates.
+	// with its rows.
 	q.Set("write_buffer_row_group_count", "1")
-	q.Set("allocator_background_threads", "true")
 	connector, err := duckdb.NewConnector(":memory:?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
