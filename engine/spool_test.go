@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
 
@@ -135,5 +136,49 @@ func TestLoadThroughGoHoldsARowGroup(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%010d", rows-1); last != want {
 		t.Errorf("the last row's id is %q, want %q", last, want)
+	}
+}
+
+// TestLoadCancelledWhileAppending: a call cancelled while DuckDB takes in
+// its rows ends as cancelled, at the next batch, and leaves no table.
+func TestLoadCancelledWhileAppending(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := s.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
+		t.Fatal(err)
+	}
+	tb := &catalog.Table{ID: "t_cancelled"}
+	taken := 0
+	err = s.appendTyped(ctx, conn, tb, `"c1" AS id, "c2" AS note`, 2, func(yield func([]driver.Value) error) error {
+		for i := range 200_000 {
+			if i == 50_000 {
+				cancel()
+			}
+			if err := yield([]driver.Value{strconv.Itoa(i), "a note long enough to be held apart"}); err != nil {
+				return err
+			}
+			taken++
+		}
+		return nil
+	})
+	if code := datadesk.ErrorCode(err); code != datadesk.Timeout {
+		t.Fatalf("got %v (%s), want a cancelled call", err, code)
+	}
+	if taken >= 200_000 {
+		t.Errorf("every row was taken after the cancel")
+	}
+	if _, err := conn.ExecContext(context.Background(), `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	var tables int
+	if err := s.db.QueryRowContext(context.Background(), `SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'data'`).Scan(&tables); err != nil || tables != 0 {
+		t.Errorf("%d tables left (%v)", tables, err)
 	}
 }

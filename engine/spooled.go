@@ -84,11 +84,14 @@ func (s *Store) appendTyped(ctx context.Context, conn *sql.Conn, t *catalog.Tabl
 			}
 			return ap.FlushWithCancel(ctx)
 		})
-		closeErr := ap.Close()
 		if err != nil {
+			// The rows not yet inserted are dropped, not inserted on
+			// closing.
+			_ = ap.Clear()
+			_ = ap.Close()
 			return err
 		}
-		return closeErr
+		return ap.CloseWithCancel(ctx)
 	})
 	return classify(ctx, err)
 }
