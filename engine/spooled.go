@@ -22,6 +22,11 @@ import (
 // text peaks 30 MiB more with 4 MiB batches than with 1.
 const appendBatch = 1 << 20
 
+// minBatchRows is the fewest rows a batch has, whatever their width: each
+// batch is a statement, planned and run, and batches of 256 rows of a
+// table of 256 columns made its load take a third longer.
+const minBatchRows = 2048
+
 // appended is the name under which the query appender's query reads a
 // batch of rows; its columns are named as the staging table's.
 const appended = "dd_appended"
@@ -63,11 +68,12 @@ func (s *Store) appendTyped(ctx context.Context, conn *sql.Conn, t *catalog.Tabl
 		if err != nil {
 			return err
 		}
-		held := 0
+		held, batch := 0, 0
 		err = rows(func(vals []driver.Value) error {
 			if err := ap.AppendRow(vals...); err != nil {
 				return err
 			}
+			batch++
 			// A value is 16 bytes in DuckDB, and its text past 12.
 			held += 16 * len(vals)
 			for _, v := range vals {
@@ -75,10 +81,10 @@ func (s *Store) appendTyped(ctx context.Context, conn *sql.Conn, t *catalog.Tabl
 					held += len(v)
 				}
 			}
-			if held < appendBatch {
+			if held < appendBatch || batch < minBatchRows {
 				return nil
 			}
-			held = 0
+			held, batch = 0, 0
 			if err := ctx.Err(); err != nil {
 				return err
 			}
