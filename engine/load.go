@@ -192,9 +192,8 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File
 				return fmt.Errorf("engine: %s: a counted source yielded a row of %d columns, its header has %d", sourceName(src), len(row), width)
 			}
 			for i, cell := range row {
-				if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
-					return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
-						sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
+				if err := checkCell(src, rows+1, i+1, cell); err != nil {
+					return err
 				}
 				// Without null, an empty cell is NULL; with it, "" is
 				// empty text.
@@ -217,6 +216,16 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkCell refuses a cell longer than a cell may be, naming its row and
+// column (from 1). Errors: invalid.
+func checkCell(src TableSource, row int64, col int, cell string) error {
+	if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
+		return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
+			sourceName(src), row, col, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
+	}
+	return nil
 }
 
 // stagedTable is what staging found: the rows, the width, what the source
@@ -267,9 +276,8 @@ func (s *Store) stageRows(ctx context.Context, src TableSource) (st stagedTable,
 		width = max(width, len(row))
 		vals = vals[:0]
 		for i, cell := range row {
-			if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
-				return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
-					sourceName(src), rows+1, i+1, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
+			if err := checkCell(src, rows+1, i+1, cell); err != nil {
+				return err
 			}
 			switch {
 			case null != nil && null[i]:
