@@ -40,7 +40,7 @@ func (e *Engine) BackupOwner(ctx context.Context, owner, dst string) error {
 	}
 	defer conn.Close()
 	for _, stmt := range []string{
-		`ATTACH ` + quoteString(tmp) + ` AS ` + quoteIdent(name),
+		`ATTACH ` + quoteString(tmp) + ` AS ` + quoteIdent(name) + attachOptions,
 		`COPY FROM DATABASE ` + quoteIdent(owner) + ` TO ` + quoteIdent(name),
 		`DETACH ` + quoteIdent(name),
 	} {

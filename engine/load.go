@@ -23,10 +23,13 @@ import (
 const MaxColumns = 16384
 
 // loadBlock is what DuckDB holds per column of a table being loaded, in
-// blocks of 256 KiB written out only when full: a table's width, not its
-// rows, decides the memory its load needs. Measured with a 195 MiB pool,
-// 1,025 columns load and 1,500 run out of memory (about 130 to 190 KiB a
-// column); a block a column leaves a margin.
+// blocks written out only when a row group fills: a table's width, not its
+// rows, decides the memory its load needs. Measured in a database of
+// DuckDB's default blocks of 256 KiB with a 195 MiB pool, 1,025 columns
+// load and 1,500 run out of memory (about 130 to 190 KiB a column); a
+// block a column leaves a margin. Databases made now have smaller blocks
+// (ownerBlockSize) and need less, but an owner's older database keeps its
+// blocks of 256 KiB, so the bound stays theirs.
 const loadBlock = 256 << 10
 
 // widthFor is the widest table a buffer pool of pool bytes loads: a block

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
+)
+
+// blockSize is the block size of the database attached as catalog.
+func blockSize(t *testing.T, e *Engine, catalog string) int64 {
+	t.Helper()
+	var n int64
+	if err := e.hub.ctl.QueryRowContext(context.Background(),
+		`SELECT block_size FROM pragma_database_size() WHERE database_name = ?`, catalog).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// peakTables runs f and returns the most DuckDB held of tables in memory
+// meanwhile, polled every few milliseconds.
+func peakTables(t *testing.T, e *Engine, f func()) int64 {
+	t.Helper()
+	var peak atomic.Int64
+	stop, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			var held int64
+			if e.hub.ctl.QueryRowContext(context.Background(),
+				`SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`).Scan(&held) == nil {
+				peak.Store(max(peak.Load(), held))
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-polled
+	return peak.Load()
+}
+
+// zerosSource is a counted table of width columns and rows rows of 0, as
+// files.create gives one.
+func zerosSource(width, rows int) TableSource {
+	header := make([]string, width)
+	counted := make([]typing.Stats, width)
+	hints := make([]typing.Hint, width)
+	for i := range header {
+		header[i] = "c" + strconv.Itoa(i)
+		for range rows {
+			counted[i].Add("0")
+		}
+		hints[i] = typing.Hint{Type: typing.TypeInteger}
+	}
+	return TableSource{Name: "zeros.csv", Header: header, Hints: hints, Counted: counted,
+		Rows: func(yield func([]string) error) (RowStats, error) {
+			row := make([]string, width)
+			for i := range row {
+				row[i] = "0"
+			}
+			for range rows {
+				if err := yield(row); err != nil {
+					return RowStats{}, err
+				}
+			}
+			return RowStats{}, nil
+		}}
+}
+
+// TestWideLoadHoldsLittle: a files.create call of 50,000 rows of 256 zeros
+// (25.7 MB) made DuckDB hold 194 MiB of the uncommitted table, blocks of
+// 256 KiB per column for values and validity until a row group of
+// 122,880 rows filled or the load committed. Owners' databases now have
+// blocks of 64 KiB and row groups of 16,384 rows: 96 MiB.
+func TestWideLoadHoldsLittle(t *testing.T) {
+	e := newEngine(t)
+	owner := datadesk.NewID("u")
+	s := acquire(t, e, owner)
+	if got := blockSize(t, e, owner); got != ownerBlockSize {
+		t.Errorf("a new owner's database has blocks of %d bytes, want %d", got, ownerBlockSize)
+	}
+	const width, rows = 256, 50_000
+	src := zerosSource(width, rows)
+	var f *catalog.File
+	var err error
+	held := peakTables(t, e, func() {
+		f, err = s.AddFile(context.Background(), NewFile{Filename: "zeros.csv", TempPath: tempBytes(t, s, "zeros"), Tables: []TableSource{src}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Tables[0].RowCount; got != rows {
+		t.Fatalf("stored %d rows, want %d", got, rows)
+	}
+	t.Logf("DuckDB held at most %.1f MiB of tables", float64(held)/(1<<20))
+	if held > 128<<20 {
+		t.Errorf("DuckDB held %.1f MiB of tables loading %d columns of %d rows; at most 128", float64(held)/(1<<20), width, rows)
+	}
+	var sum, n int64
+	if err := s.db.QueryRowContext(context.Background(),
+		`SELECT sum("c255"), count(*) FROM data.`+quoteIdent(f.Tables[0].ID)).Scan(&sum, &n); err != nil {
+		t.Fatal(err)
+	}
+	if sum != 0 || n != rows {
+		t.Errorf("the table reads sum %d over %d rows, want 0 over %d", sum, n, rows)
+	}
+}
+
+// TestOlderLayoutStillServes: a database made with DuckDB's default blocks
+// of 256 KiB, as owners' databases were before, keeps its blocks and takes
+// new tables.
+func TestOlderLayoutStillServes(t *testing.T) {
+	e := newEngine(t)
+	owner := datadesk.NewID("u")
+	path := filepath.Join(e.OwnerDir(owner), "owner.duckdb")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := duckdb.NewConnector(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	if _, err := db.Exec(`CREATE TABLE made_before (i INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := acquire(t, e, owner)
+	if got := blockSize(t, e, owner); got != 256<<10 {
+		t.Errorf("an older database has blocks of %d bytes, want 262144", got)
+	}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "zeros.csv", TempPath: tempBytes(t, s, "zeros"), Tables: []TableSource{zerosSource(3, 40_000)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := s.db.QueryRowContext(context.Background(), `SELECT count(*) FROM data.`+quoteIdent(f.Tables[0].ID)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 40_000 {
+		t.Errorf("read %d rows, want 40000", n)
+	}
+}
