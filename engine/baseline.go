@@ -13,13 +13,19 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
-// Baseline is a DuckDB instance with the engine's settings that may read and
-// write one folder. Benchmarks measure the engine's paths against DuckDB's
-// own readers and writers on it, in the same run.
+// Baseline is a DuckDB instance with the engine's settings, its storage
+// laid out as owners' databases are, that may read and write one folder.
+// Benchmarks measure the engine's paths against DuckDB's own readers and
+// writers on it, in the same run.
 type Baseline struct {
+	// ctl holds the instance: closing it closes the connector.
+	ctl    *sql.DB
 	db     *sql.DB
 	folder string
 }
+
+// baselineCatalog is the name the baseline's database is attached as.
+const baselineCatalog = "baseline"
 
 // OpenBaseline opens a fresh database in dir whose SQL may touch folder only.
 func OpenBaseline(ctx context.Context, cfg Config, dir, folder string) (*Baseline, error) {
@@ -31,24 +37,28 @@ func OpenBaseline(ctx context.Context, cfg Config, dir, folder string) (*Baselin
 	q.Set("threads", strconv.Itoa(cfg.Threads))
 	q.Set("memory_limit", cfg.MemoryLimit)
 	q.Set("max_temp_directory_size", cfg.MaxTempSize)
-	connector, err := duckdb.NewConnector(filepath.Join(dir, "baseline.duckdb")+"?"+q.Encode(), nil)
+	q.Set("write_buffer_row_group_count", "1")
+	q.Set("default_block_size", strconv.Itoa(ownerBlockSize))
+	connector, err := duckdb.NewConnector(":memory:?"+q.Encode(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: baseline: %w", err)
 	}
-	b := &Baseline{db: sql.OpenDB(connector), folder: folder}
-	b.db.SetMaxOpenConns(1)
+	ctl := sql.OpenDB(connector)
 	// allowed_directories must be set while external access is still on;
 	// then access is closed and the configuration locked, as for owners.
 	for _, stmt := range []string{
-		`SET allowed_directories = [` + quoteLiteral(strings.TrimSuffix(folder, "/")+"/") + `]`,
-		`SET enable_external_access = false`,
-		`SET lock_configuration = true`,
+		`ATTACH ` + quoteLiteral(filepath.Join(dir, "baseline.duckdb")) + ` AS ` + quoteIdent(baselineCatalog) + attachOptions,
+		`SET GLOBAL allowed_directories = [` + quoteLiteral(strings.TrimSuffix(folder, "/")+"/") + `]`,
+		`SET GLOBAL enable_external_access = false`,
+		`SET GLOBAL lock_configuration = true`,
 	} {
-		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
-			b.db.Close()
+		if _, err := ctl.ExecContext(ctx, stmt); err != nil {
+			ctl.Close()
 			return nil, fmt.Errorf("engine: baseline: %w", err)
 		}
 	}
+	b := &Baseline{ctl: ctl, db: sql.OpenDB(catalogConnector{base: connector, catalog: baselineCatalog}), folder: folder}
+	b.db.SetMaxOpenConns(1)
 	return b, nil
 }
 
@@ -56,7 +66,13 @@ func OpenBaseline(ctx context.Context, cfg Config, dir, folder string) (*Baselin
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // Close closes the baseline database.
-func (b *Baseline) Close() error { return b.db.Close() }
+func (b *Baseline) Close() error {
+	err := b.db.Close()
+	if cerr := b.ctl.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Exec runs one statement. stmt may name a file of the folder as {path},
 // which is replaced by the quoted path.
@@ -81,7 +97,7 @@ func (b *Baseline) AppendStrings(ctx context.Context, table string, width int, r
 	}
 	defer conn.Close()
 	return conn.Raw(func(dc any) error {
-		ap, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
+		ap, err := duckdb.NewAppender(dc.(driver.Conn), baselineCatalog, "main", table)
 		if err != nil {
 			return err
 		}
