@@ -33,6 +33,10 @@ type schema struct {
 	Maximum              *json.Number       `json:"maximum"`
 	Default              any                `json:"default"`
 	SourceExpression     string             `json:"source_expression"`
+
+	// typeNames are the JSON types the schema allows (types), named once
+	// when it is parsed: they are asked for every value validated.
+	typeNames []string
 }
 
 func parseSchema(raw []byte) (*schema, error) {
@@ -42,10 +46,29 @@ func parseSchema(raw []byte) (*schema, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, err
 	}
+	s.nameTypes()
 	return &s, nil
 }
 
-func (s *schema) types() []string {
+// nameTypes sets typeNames in s and every schema inside it.
+func (s *schema) nameTypes() {
+	if s == nil {
+		return
+	}
+	s.typeNames = s.allowedTypes()
+	for _, p := range s.Properties {
+		p.nameTypes()
+	}
+	s.Items.nameTypes()
+	for _, alt := range s.AnyOf {
+		alt.nameTypes()
+	}
+}
+
+// types returns the JSON types s allows, none for any.
+func (s *schema) types() []string { return s.typeNames }
+
+func (s *schema) allowedTypes() []string {
 	switch t := s.Type.(type) {
 	case string:
 		return []string{t}
@@ -123,6 +146,13 @@ func (s *schema) validateItems(path string, items rowList) error {
 		return nil
 	}
 	return items.Each(func(i int, item any) error {
+		// An item is checked under its list's path, which names the same
+		// argument (argName), and again under its own only to say which
+		// item is wrong: a path for each of millions of cells cost more
+		// than checking them.
+		if s.Items.validate(path, item) == nil {
+			return nil
+		}
 		return s.Items.validate(fmt.Sprintf("%s[%d]", path, i), item)
 	})
 }
