@@ -54,6 +54,12 @@ func (s *Server) handleError(c *echo.Context, err error) {
 			s.cfg.Logger.Warn("a dependency is down", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 		}
 	}
+	// Every 429 and 503 says when to try again: in a second, unless the
+	// path that refused knows better and set its own.
+	retry := status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests
+	if h := c.Response().Header(); retry && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", "1")
+	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return
