@@ -163,19 +163,23 @@ func peak() func() float64 {
 // one) and returns a reader of it in MiB (Linux; 0 elsewhere).
 func peakOf(pid string) func() float64 {
 	_ = os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0)
-	return func() float64 {
-		b, err := os.ReadFile("/proc/" + pid + "/status")
-		if err != nil {
-			return 0
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "VmHWM:") {
-				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-				return kb / 1024
-			}
-		}
+	return func() float64 { return PeakMiB(pid) }
+}
+
+// PeakMiB is the peak resident memory of process pid ("self" for this
+// one) so far, in MiB, from /proc (0 where there is none).
+func PeakMiB(pid string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
 		return 0
 	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }
 
 // timeIt runs f once and adds its time and peak memory to m.

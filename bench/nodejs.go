@@ -97,19 +97,7 @@ func (n *nodeDuckDB) run(i int) (time.Duration, error) {
 }
 
 // peakMiB is the Node process's peak resident memory so far.
-func (n *nodeDuckDB) peakMiB() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func (n *nodeDuckDB) peakMiB() float64 { return PeakMiB(strconv.Itoa(n.cmd.Process.Pid)) }
 
 func (n *nodeDuckDB) close() {
 	n.cmd.Process.Kill()

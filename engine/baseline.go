@@ -37,8 +37,7 @@ func OpenBaseline(ctx context.Context, cfg Config, dir, folder string) (*Baselin
 	q.Set("threads", strconv.Itoa(cfg.Threads))
 	q.Set("memory_limit", cfg.MemoryLimit)
 	q.Set("max_temp_directory_size", cfg.MaxTempSize)
-	q.Set("write_buffer_row_group_count", "1")
-	q.Set("default_block_size", strconv.Itoa(ownerBlockSize))
+	setOwnerStorage(q)
 	connector, err := duckdb.NewConnector(":memory:?"+q.Encode(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: baseline: %w", err)

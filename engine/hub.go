@@ -63,12 +63,7 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 	q.Set("memory_limit", strconv.FormatInt(int64(float64(limit)*poolShare), 10)+"B")
 	q.Set("max_temp_directory_size", cfg.MaxTempSize)
 	q.Set("temp_directory", temp)
-	// A load writes each row group to the owner's file as it fills, not
-	// five at a time (DuckDB's default), so what it holds does not grow
-	// with its rows.
-	q.Set("write_buffer_row_group_count", "1")
-	// Databases made from now on have blocks of ownerBlockSize.
-	q.Set("default_block_size", strconv.Itoa(ownerBlockSize))
+	setOwnerStorage(q)
 	connector, err := duckdb.NewConnector(":memory:?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -93,10 +88,11 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 // commit); what a load holds is therefore about a block for every column
 // and a row group of rows. With DuckDB's defaults (blocks of 256 KiB, row
 // groups of 122,880 rows) a table of 256 columns and 50,000 rows of one
-// digit held 196 MiB until its commit, eight times what its files.create
-// call weighed; with these, 32 MiB. Measured on the benchmark's tables,
-// the files are no larger (a CSV of 1,000,000 rows: 17 MB instead of 30)
-// and loads and queries no slower (docs/performance.md).
+// digit held 194 MiB until its commit, eight times what its files.create
+// call weighed; with these, 96 MiB (TestWideLoadHoldsLittle). Measured on
+// the benchmark's tables, the files are no larger (a CSV of 1,000,000
+// rows: 17 MB instead of 30) and loads and queries no slower; a table of
+// many distinct texts can compress less (docs/performance.md).
 //
 // The block size is fixed when a database is made (DuckDB reads it from
 // the file's header, so databases made before keep theirs); the row group
@@ -106,6 +102,16 @@ const (
 	ownerBlockSize = 64 << 10
 	ownerRowGroup  = 16_384
 )
+
+// setOwnerStorage sets, in an instance's settings q, how the databases
+// it makes and loads are written: a load writes each row group to the file
+// as it fills, not five at a time (DuckDB's default), so what it holds
+// does not grow with its rows; databases made have blocks of
+// ownerBlockSize.
+func setOwnerStorage(q url.Values) {
+	q.Set("write_buffer_row_group_count", "1")
+	q.Set("default_block_size", strconv.Itoa(ownerBlockSize))
+}
 
 // attachWait bounds how long attach waits for a detached database to be
 // let go.

@@ -3,15 +3,13 @@ package engine
 import (
 	"context"
 	"database/sql/driver"
-	"datadesk"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
+	"datadesk"
 	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
@@ -93,28 +91,11 @@ func TestLoadThroughGoHoldsARowGroup(t *testing.T) {
 			}
 			return RowStats{}, nil
 		}}
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		for {
-			var held int64
-			err := e.hub.ctl.QueryRowContext(context.Background(),
-				`SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`).Scan(&held)
-			if err == nil {
-				peak.Store(max(peak.Load(), held))
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	f, err := s.AddFile(context.Background(), NewFile{Filename: "wide.xlsx", TempPath: tempBytes(t, s, "the workbook"), Tables: []TableSource{src}})
-	close(stop)
-	<-polled
+	var f *catalog.File
+	var err error
+	held := peakTables(t, e, func() {
+		f, err = s.AddFile(context.Background(), NewFile{Filename: "wide.xlsx", TempPath: tempBytes(t, s, "the workbook"), Tables: []TableSource{src}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +107,8 @@ func TestLoadThroughGoHoldsARowGroup(t *testing.T) {
 	for _, c := range tb.Columns {
 		types[c.Key] = c.Type
 	}
-	t.Logf("types %v; DuckDB held at most %.1f MiB of tables", types, float64(peak.Load())/(1<<20))
-	if held := peak.Load(); held > 48<<20 {
+	t.Logf("types %v; DuckDB held at most %.1f MiB of tables", types, float64(held)/(1<<20))
+	if held > 48<<20 {
 		t.Errorf("DuckDB held %.1f MiB of tables while loading %d rows; at most 48 (about a row group of these)", float64(held)/(1<<20), rows)
 	}
 	var last string

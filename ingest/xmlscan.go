@@ -325,7 +325,7 @@ func (s *xmlScanner) readStart() error {
 			s.kind, s.name, s.attrs = xmlStart, localName(tag[:nameEnd]), tag[nameEnd:]
 			s.pos += i + 1
 			return nil
-		case nameEnd < 0 && (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '/'):
+		case nameEnd < 0 && (isSpace(c) || c == '/'):
 			nameEnd = i - 1
 		}
 		i++

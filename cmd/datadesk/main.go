@@ -665,22 +665,9 @@ func ingestFile(args []string, stdout io.Writer) error {
 	enc.SetIndent("", "  ")
 	out := map[string]any{"file": f.Filename, "format": res.Format, "content_type": res.ContentType, "tables": reports}
 	if *memory {
-		out["peak_memory_mib"] = peakMemoryMiB()
+		out["peak_memory_mib"] = bench.PeakMiB("self")
 	}
 	return enc.Encode(out)
-}
-
-// peakMemoryMiB is the process's peak resident memory in MiB, from
-// /proc/self/status (0 where there is none).
-func peakMemoryMiB() float64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
 
 // runBench measures every path against its baseline and writes the report.
