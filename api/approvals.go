@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -35,6 +36,11 @@ const (
 // requestApproval stores a call that needs a person, pending. Errors:
 // too_large when the call or the caller's waiting calls pass their limit.
 func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any, reason string) (*serverdb.Approval, error) {
+	if rows, ok := args[rowsArgument].(*rawRows); ok && rows.size() > s.cfg.MaxPendingCall {
+		// Refused before the arguments are encoded, which would hold them.
+		return nil, datadesk.Errorf(datadesk.TooLarge, "a call waiting for approval may carry at most %d bytes of arguments; this one's rows alone have %d",
+			s.cfg.MaxPendingCall, rows.size()).WithField("arguments")
+	}
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
@@ -359,7 +365,9 @@ func argsHash(args map[string]any) string {
 	rest := args
 	if rows, ok := args[rowsArgument].(*rawRows); ok {
 		rest = withoutRows(args)
-		h.Write(rows.raw)
+		if _, err := io.Copy(h, rows.reader()); err != nil {
+			return ""
+		}
 	}
 	b, _ := json.Marshal(rest)
 	h.Write(b)

@@ -28,9 +28,7 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 		if d, ok := c.Get(decisionKey).(rbac.Decision); ok {
 			e.Decision, e.Reason = d.Effect, d.Reason
 		}
-		if args, ok := c.Get(argsKey).(map[string]any); ok {
-			e.ArgsSHA256 = argsHash(args)
-		}
+		e.ArgsSHA256, _ = c.Get(argsHashKey).(string)
 		e.ApprovalID, _ = c.Get(approvalKey).(string)
 		switch {
 		case err != nil:

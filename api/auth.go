@@ -34,7 +34,7 @@ const (
 	cookieKey   = "datadesk.cookie"
 	decisionKey = "datadesk.decision"
 	actionKey   = "datadesk.action"
-	argsKey     = "datadesk.args"
+	argsHashKey = "datadesk.args_sha256"
 	approvalKey = "datadesk.approval"
 )
 

@@ -37,7 +37,7 @@ func FuzzToolArguments(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		args, err := decodeArguments(bytes.NewReader(body), int64(len(body)))
+		args, err := decodeArguments(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))))
 		if err != nil {
 			checkClientError(t, err)
 			return
@@ -166,7 +166,7 @@ func FuzzFilesCreate(f *testing.F) {
 	}
 	create := tools["files.create"]
 	f.Fuzz(func(t *testing.T, body []byte) {
-		args, err := decodeArguments(bytes.NewReader(body), int64(len(body)))
+		args, err := decodeArguments(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))))
 		if err != nil {
 			checkClientError(t, err)
 			return

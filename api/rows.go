@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"unicode/utf8"
+	"io"
 
 	"datadesk"
 )
@@ -16,88 +18,122 @@ import (
 // to type, write and load their rows.
 const rowsArgument = "rows"
 
-// splitObject returns the members of a JSON object as parts of raw, which
-// json.Valid has found well formed: decoding into json.RawMessage would
-// copy each. A key given twice keeps its last value, as decoding does.
-func splitObject(raw []byte) (map[string][]byte, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
-	}
-	out := map[string][]byte{}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return out, true
-	}
-	for i < len(raw) {
-		end := skipValue(raw, i)
-		var key string
-		if err := json.Unmarshal(raw[i:end], &key); err != nil {
-			return nil, false
-		}
-		i = skipSpace(raw, end)
-		if i >= len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		start := skipSpace(raw, i+1)
-		end = skipValue(raw, start)
-		out[key] = raw[start:end]
-		i = skipSpace(raw, end)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-			continue
-		}
-		return out, i < len(raw) && raw[i] == '}'
-	}
-	return nil, false
+// errNotJSON marks a body or argument that is not valid JSON, and
+// errNotObject one that is not an object where one is expected; callers
+// word the error.
+var (
+	errNotJSON   = errors.New("api: not valid JSON")
+	errNotObject = fmt.Errorf("%w: not an object", errNotJSON)
+)
+
+// newDecoder returns a decoder of the JSON in src that keeps numbers exact.
+func newDecoder(src io.Reader) *json.Decoder {
+	dec := json.NewDecoder(src)
+	dec.UseNumber()
+	return dec
 }
 
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
+// readObject reads the JSON object next in dec, calling member with each
+// key for it to read the key's value from dec. A value of null is read as
+// no members when null is allowed. Errors: errNotObject, errNotJSON
+// wrapping the decoder's, or member's.
+func readObject(dec *json.Decoder, null bool, member func(key string) error) error {
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
+		return notJSON(err)
+	case tok == nil && null:
+		return nil
+	case tok != json.Delim('{'):
+		return errNotObject
 	}
-	return i
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return notJSON(err)
+		}
+		if err := member(tok.(string)); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return notJSON(err)
+	}
+	return nil
 }
 
-// skipValue returns the end of the well-formed JSON value at raw[i].
-func skipValue(raw []byte, i int) int {
-	depth, inString, escaped := 0, false, false
-	for ; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			if depth == 0 {
-				return i
-			}
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		case ',', ':', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
+// readValue reads the JSON value next in dec into dst. Errors: errNotJSON
+// wrapping the decoder's.
+func readValue(dec *json.Decoder, dst any) error {
+	if err := dec.Decode(dst); err != nil {
+		return notJSON(err)
 	}
-	return i
+	return nil
+}
+
+// atEnd checks that nothing but white space follows what dec has read.
+// Errors: errNotJSON.
+func atEnd(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return notJSON(err)
+	}
+	return nil
+}
+
+// notJSON marks a decoder's error as the input's fault, unless it is the
+// reader's own.
+func notJSON(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if err == nil {
+		return errNotJSON
+	}
+	if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %w", errNotJSON, err)
+	}
+	return fmt.Errorf("api: reading a body: %w", err)
+}
+
+// nextByte returns the first byte of the value that follows what dec has
+// read from src (past white space and a key's colon), or 0 at the end.
+func nextByte(dec *json.Decoder, src io.ReaderAt) byte {
+	var buf [64]byte
+	for off := dec.InputOffset(); ; {
+		n, err := src.ReadAt(buf[:], off)
+		for _, c := range buf[:n] {
+			switch c {
+			case ' ', '\t', '\n', '\r', ':':
+				continue
+			}
+			return c
+		}
+		if err != nil || n == 0 {
+			return 0
+		}
+		off += int64(n)
+	}
+}
+
+// readRows reads a JSON array of rows next in dec from src, checking each
+// row is JSON without keeping it, and returns the rows as the part of src
+// that holds them. Errors: errNotJSON.
+func readRows(dec *json.Decoder, src io.ReaderAt) (*rawRows, error) {
+	if _, err := dec.Token(); err != nil {
+		return nil, notJSON(err)
+	}
+	start := dec.InputOffset() - 1
+	n := 0
+	var row json.RawMessage
+	for dec.More() {
+		if err := dec.Decode(&row); err != nil {
+			return nil, notJSON(err)
+		}
+		n++
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, notJSON(err)
+	}
+	return &rawRows{src: io.NewSectionReader(src, start, dec.InputOffset()-start), n: n}, nil
 }
 
 // rowList is a list of rows read one at a time.
@@ -109,9 +145,10 @@ type rowList interface {
 	Each(fn func(i int, row any) error) error
 }
 
-// rawRows are rows as a JSON array.
+// rawRows are rows as a JSON array, read from where the call's body is
+// kept (in memory or in a file) each time they are gone through.
 type rawRows struct {
-	raw json.RawMessage
+	src *io.SectionReader // the array, from [ to ]
 	n   int
 }
 
@@ -122,14 +159,19 @@ func newRawRows(raw json.RawMessage) (*rawRows, error) {
 	if !ok {
 		return nil, datadesk.Errorf(datadesk.Invalid, "rows must be a list of rows, not %s", rawKind(raw)).WithField(rowsArgument)
 	}
-	return &rawRows{raw: raw, n: n}, nil
+	return &rawRows{src: io.NewSectionReader(bytes.NewReader(raw), 0, int64(len(raw))), n: n}, nil
 }
 
 func (r *rawRows) Len() int { return r.n }
 
+// size is the rows' JSON's length in bytes.
+func (r *rawRows) size() int64 { return r.src.Size() }
+
+// reader reads the rows' JSON from its start.
+func (r *rawRows) reader() io.Reader { return io.NewSectionReader(r.src, 0, r.src.Size()) }
+
 func (r *rawRows) Each(fn func(i int, row any) error) error {
-	dec := json.NewDecoder(bytes.NewReader(r.raw))
-	dec.UseNumber()
+	dec := newDecoder(r.reader())
 	if _, err := dec.Token(); err != nil {
 		return fmt.Errorf("api: rows: %w", err)
 	}
@@ -146,15 +188,21 @@ func (r *rawRows) Each(fn func(i int, row any) error) error {
 }
 
 // MarshalJSON writes the rows as they came.
-func (r *rawRows) MarshalJSON() ([]byte, error) { return r.raw, nil }
+func (r *rawRows) MarshalJSON() ([]byte, error) { return io.ReadAll(r.reader()) }
 
 // chars counts the characters of the rows as compact JSON, without
 // building it.
-func (r *rawRows) chars() int {
+func (r *rawRows) chars() (int, error) {
+	in := bufio.NewReader(r.reader())
 	n, inString, escaped := 0, false, false
-	for i := 0; i < len(r.raw); {
-		c, size := utf8.DecodeRune(r.raw[i:])
-		i += size
+	for {
+		c, _, err := in.ReadRune()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("api: rows: %w", err)
+		}
 		switch {
 		case inString:
 			switch {
@@ -172,7 +220,6 @@ func (r *rawRows) chars() int {
 		}
 		n++
 	}
-	return n
 }
 
 // countArray counts the items of a JSON array, which json.Unmarshal has

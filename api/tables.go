@@ -71,7 +71,10 @@ func (s *Server) declareTable(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	chars := rows.chars()
+	chars, err := rows.chars()
+	if err != nil {
+		return err
+	}
 	n := rows.Len()
 	if !slices.Contains(s.cfg.OffloadProviders, in.Provider) || n <= OffloadMaxRows && chars <= OffloadMaxChars {
 		inline := map[string]any{"offloaded": false, "columns": tbl.keys, "rows": rows, "row_count": n}

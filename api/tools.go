@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -176,12 +177,18 @@ func (s *Server) callTool(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	args, err := decodeArguments(c.Request().Body, c.Request().ContentLength)
+	body, err := spoolBody(c.Request().Body, c.Request().ContentLength, maxToolBody, s.spoolDir())
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	args, err := decodeArguments(body.SectionReader)
 	if err != nil {
 		return err
 	}
 	c.Set(actionKey, t.Name)
-	c.Set(argsKey, args)
+	// The audit records the arguments' hash, taken while the body is open.
+	c.Set(argsHashKey, argsHash(args))
 	out := s.invoke(c.Request().Context(), caller(c), t, args)
 	if out.decided {
 		c.Set(decisionKey, out.decision)
@@ -302,72 +309,90 @@ func callAttrs(t *tool, args map[string]any) rbac.Attrs {
 	return a
 }
 
-// decodeArguments reads {"arguments": {...}}, keeping numbers exact.
-func decodeArguments(body io.Reader, size int64) (map[string]any, error) {
-	raw, err := readBody(body, size, maxToolBody)
-	if err != nil {
-		return nil, err
-	}
-	envelope, ok := splitObject(raw)
-	if !json.Valid(raw) || !ok {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be one JSON object {\"arguments\": {...}}").WithField("arguments")
-	}
-	for k := range envelope {
-		if k != "arguments" {
-			return nil, datadesk.Errorf(datadesk.Invalid, "unknown body key %q; the body is {\"arguments\": {...}}", k).WithField(k).WithAllowed("arguments")
+// decodeArguments reads {"arguments": {...}} from body, keeping numbers
+// exact; the rows argument stays in body, read from there a row at a time
+// (rowsArgument). Errors: invalid.
+func decodeArguments(body *io.SectionReader) (map[string]any, error) {
+	dec := newDecoder(body)
+	var args map[string]any
+	var unknown string
+	err := readObject(dec, false, func(key string) error {
+		if key != "arguments" {
+			unknown = cmp.Or(unknown, key)
+			return readValue(dec, new(json.RawMessage))
 		}
+		var err error
+		args, err = readArguments(dec, body)
+		return err
+	})
+	if err == nil {
+		err = atEnd(dec)
 	}
-	return decodeArgumentObject(envelope["arguments"])
+	var known *datadesk.Error
+	switch {
+	case errors.As(err, &known):
+		return nil, known
+	case errors.Is(err, errNotJSON):
+		return nil, datadesk.Errorf(datadesk.Invalid, "the body must be one JSON object {\"arguments\": {...}}").WithField("arguments").WithCause(err)
+	case err != nil:
+		return nil, err
+	case unknown != "":
+		return nil, datadesk.Errorf(datadesk.Invalid, "unknown body key %q; the body is {\"arguments\": {...}}", unknown).WithField(unknown).WithAllowed("arguments")
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, nil
 }
 
-// readBody reads a request body of at most limit bytes, in one buffer of
-// its size when the request gives it. Errors: invalid, too_large.
-func readBody(body io.Reader, size, limit int64) ([]byte, error) {
-	var b bytes.Buffer
-	if size > 0 {
-		b.Grow(int(min(size, limit) + bytes.MinRead))
-	}
-	if _, err := b.ReadFrom(io.LimitReader(body, limit+1)); err != nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the request body could not be read").WithCause(err)
-	}
-	if int64(b.Len()) > limit {
-		return nil, datadesk.Errorf(datadesk.TooLarge, "the request body is larger than %d bytes", limit)
-	}
-	return b.Bytes(), nil
-}
+// spoolDir is where request bodies too large to hold are kept while their
+// calls run.
+func (s *Server) spoolDir() string { return filepath.Join(s.engine.Dir(), "spool") }
 
 // decodeArgumentObject reads a call's arguments, a JSON object (absent or
 // null for none), numbers kept exact; the rows argument stays JSON, read
 // a row at a time (rowsArgument). Errors: invalid.
 func decodeArgumentObject(raw []byte) (map[string]any, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return map[string]any{}, nil
 	}
-	notObject := datadesk.Errorf(datadesk.Invalid, "arguments must be a JSON object").WithField("arguments")
-	fields, ok := splitObject(raw)
-	if !ok || !json.Valid(raw) {
-		return nil, notObject
+	src := bytes.NewReader(raw)
+	dec := newDecoder(src)
+	args, err := readArguments(dec, src)
+	if err == nil {
+		err = atEnd(dec)
 	}
-	args := make(map[string]any, len(fields))
-	for k, v := range fields {
-		if k == rowsArgument && len(v) > 0 && v[0] == '[' {
-			rows, err := newRawRows(v)
-			if err != nil {
-				return nil, err
-			}
-			args[k] = rows
-			continue
-		}
-		var x any
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.UseNumber()
-		if err := dec.Decode(&x); err != nil {
-			return nil, notObject.WithCause(err)
-		}
-		args[k] = x
+	if errors.Is(err, errNotJSON) {
+		return nil, notArguments(err)
 	}
-	return args, nil
+	return args, err
+}
+
+// readArguments reads the arguments object next in dec from src (null for
+// none); a rows argument that is a list stays in src (readRows). Errors:
+// invalid when it is not an object, errNotJSON when it is not JSON.
+func readArguments(dec *json.Decoder, src io.ReaderAt) (map[string]any, error) {
+	args := map[string]any{}
+	err := readObject(dec, true, func(key string) error {
+		if key == rowsArgument && nextByte(dec, src) == '[' {
+			rows, err := readRows(dec, src)
+			args[key] = rows
+			return err
+		}
+		var v any
+		err := readValue(dec, &v)
+		args[key] = v
+		return err
+	})
+	if errors.Is(err, errNotObject) {
+		return nil, notArguments(err)
+	}
+	return args, err
+}
+
+// notArguments says that arguments were not a JSON object.
+func notArguments(err error) error {
+	return datadesk.Errorf(datadesk.Invalid, "arguments must be a JSON object").WithField("arguments").WithCause(err)
 }
 
 // bindArguments copies validated arguments into a typed struct; numbers
