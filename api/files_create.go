@@ -415,15 +415,16 @@ func inferDeclared(key string, sh *columnShapes) string {
 }
 
 // each converts the rows one at a time to their text form for the table
-// and their typed form for a file, and calls fn with each. Errors: invalid,
-// naming the row and column of a value that does not convert.
+// and their typed form for a file, and calls fn with each; fn may not keep
+// text or typed, which hold the next row after it returns. Errors:
+// invalid, naming the row and column of a value that does not convert.
 func (t *newTable) each(fn func(text []string, typed []any) error) error {
 	vals := make([]any, len(t.keys))
+	text, typed := make([]string, len(t.keys)), make([]any, len(t.keys))
 	return t.rows.Each(func(r int, row any) error {
 		if err := t.cells(r, row, vals); err != nil {
 			return err
 		}
-		text, typed := make([]string, len(t.keys)), make([]any, len(t.keys))
 		for i, v := range vals {
 			s, x, err := convertCell(v, t.types[i])
 			if err != nil {
