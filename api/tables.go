@@ -46,26 +46,25 @@ func (s *Server) declareTable(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionCreate); err != nil {
 		return err
 	}
-	raw, err := readBody(c.Request().Body, c.Request().ContentLength, maxToolBody)
+	body, err := spoolBody(c.Request().Body, c.Request().ContentLength, maxToolBody, s.spoolDir())
 	if err != nil {
 		return err
 	}
-	var in declaredTable
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return jsonBodyError(err, &in, "the body")
+	defer body.Close()
+	in, rows, err := readDeclaredTable(body.SectionReader)
+	if err != nil {
+		return err
 	}
 	if strings.TrimSpace(in.Provider) == "" {
 		return datadesk.Errorf(datadesk.Invalid, "provider names the module declaring the table").WithField("provider")
 	}
-	if len(bytes.TrimSpace(in.Rows)) == 0 || string(bytes.TrimSpace(in.Rows)) == "null" {
-		in.Rows = json.RawMessage("[]")
-	}
-	rows, err := newRawRows(in.Rows)
-	if err != nil {
-		return err
+	if rows == nil {
+		if len(bytes.TrimSpace(in.Rows)) == 0 || string(bytes.TrimSpace(in.Rows)) == "null" {
+			in.Rows = json.RawMessage("[]")
+		}
+		if rows, err = newRawRows(in.Rows); err != nil {
+			return err
+		}
 	}
 	tbl, err := buildTable(in.Columns, rows, false)
 	if err != nil {
@@ -128,6 +127,60 @@ func (s *Server) declareTable(c *echo.Context) error {
 		"file_id": f.ID, "table_id": t.ID, "row_count": t.RowCount, "column_count": len(t.Columns),
 		"schema": t.Columns, "preview": offloadPreview(tbl.keys, rows),
 	})
+}
+
+// readDeclaredTable reads a declared table from body: its rows, when they
+// are a list, stay in body as a section read a row at a time (readRows),
+// and the other keys are decoded into a declaredTable. Errors: invalid,
+// naming the key and the shape it takes.
+func readDeclaredTable(body *io.SectionReader) (declaredTable, *rawRows, error) {
+	var in declaredTable
+	var rows *rawRows
+	var rest bytes.Buffer
+	dec := newDecoder(body)
+	err := readObject(dec, false, func(key string) error {
+		if key == rowsArgument && nextByte(dec, body) == '[' {
+			var err error
+			rows, err = readRows(dec, body)
+			return err
+		}
+		var v json.RawMessage
+		if err := readValue(dec, &v); err != nil {
+			return err
+		}
+		k, _ := json.Marshal(key)
+		sep := byte(',')
+		if rest.Len() == 0 {
+			sep = '{'
+		}
+		rest.WriteByte(sep)
+		rest.Write(k)
+		rest.WriteByte(':')
+		rest.Write(v)
+		return nil
+	})
+	if err == nil {
+		err = atEnd(dec)
+	}
+	if err != nil {
+		// Not one JSON object: decoding the body whole words why.
+		whole := newDecoder(io.NewSectionReader(body, 0, body.Size()))
+		whole.DisallowUnknownFields()
+		if derr := whole.Decode(&in); derr != nil {
+			return in, nil, jsonBodyError(derr, &in, "the body")
+		}
+		return in, nil, datadesk.Errorf(datadesk.Invalid, "the body must be one JSON object").WithCause(err)
+	}
+	if rest.Len() == 0 {
+		rest.WriteByte('{')
+	}
+	rest.WriteByte('}')
+	keys := newDecoder(&rest)
+	keys.DisallowUnknownFields()
+	if err := keys.Decode(&in); err != nil {
+		return in, nil, jsonBodyError(err, &in, "the body")
+	}
+	return in, rows, nil
 }
 
 // offloadPreview returns the first rows that fit both preview bounds.

@@ -81,6 +81,48 @@ func TestOffloadBoundaries(t *testing.T) {
 	}
 }
 
+// TestDeclaredTableBodies: a declared table's body past what is held in
+// memory is kept in a file and stored whole, and a body that does not fit
+// says which key and what shape, as before it was read member by member.
+func TestDeclaredTableBodies(t *testing.T) {
+	ts, users := newServerWith(t, Config{OffloadProviders: []string{"crm"}})
+	token := addUser(t, users, "ana", "analyst")
+	big := make([]any, 50_000)
+	for i := range big {
+		big[i] = []any{fmt.Sprintf("%05d", i), i, "a note of some length"}
+	}
+	b, _ := json.Marshal(map[string]any{"provider": "crm", "columns": []any{"Customer ID", "Visits", "Note"}, "rows": big, "title": "visits"})
+	if len(b) <= bodyInMemory {
+		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(b), bodyInMemory)
+	}
+	code, m, raw := ts.do("POST", "/v1/tables", token, bytes.NewReader(b), "application/json")
+	if code != http.StatusCreated || m["row_count"] != float64(len(big)) {
+		t.Fatalf("a large declared table: %d %.300s", code, raw)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"provider": "crm", "rows": [], "colour": 1}`, `unknown key "colour" in the body`},
+		{`{"provider": 5, "rows": []}`, "provider must be text, not a number"},
+		{`[]`, "the body must be an object"},
+		{`{"provider": "crm", "rows": [[1]]} x`, "the body must be one JSON object"},
+		{`{"provider": "crm", "rows": [[1],}`, "the body is not valid JSON"},
+		{`{"provider": "crm", "rows": "x"}`, "rows must be a list of rows, not text"},
+		{`{"provider": "crm", "columns": ["a"], "rows": null}`, ""},
+	} {
+		code, m, raw := ts.do("POST", "/v1/tables", token, strings.NewReader(tc.body), "application/json")
+		if tc.want == "" {
+			if code != http.StatusOK {
+				t.Errorf("%s: %d %s", tc.body, code, raw)
+			}
+			continue
+		}
+		e, _ := m["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != http.StatusBadRequest || errCode(m) != "invalid" || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: got %d %s, want 400 saying %q", tc.body, code, raw, tc.want)
+		}
+	}
+}
+
 // TestLabelsNeverChangeData writes AI labels and checks the cells, the
 // default exports and a query are unchanged, and an export that asks for
 // labels carries them on their own sheet.
