@@ -528,7 +528,8 @@ func (t *newTable) source(name string) engine.TableSource {
 	for i, typ := range t.types {
 		hints[i] = typing.Hint{Type: typ}
 	}
-	// A JSON null is an empty cell; "" stays empty text.
+	// A JSON null is an empty cell; "" stays empty text. Whole numbers go
+	// to the table as the int64 they were read as.
 	return engine.TableSource{Name: name, Header: t.labels, Keys: t.keys, Hints: hints, Counted: t.counted,
 		RowsWithNulls: func(yield func([]string, []bool) error) (engine.RowStats, error) {
 			null := make([]bool, len(t.types))
@@ -538,6 +539,9 @@ func (t *newTable) source(name string) engine.TableSource {
 				}
 				return yield(text, null)
 			})
+		},
+		Typed: func(yield func([]string, []any) error) (engine.RowStats, error) {
+			return engine.RowStats{}, t.each(yield)
 		}}
 }
 

@@ -68,14 +68,22 @@ func zerosSource(width, rows int) TableSource {
 		}
 		hints[i] = typing.Hint{Type: typing.TypeInteger}
 	}
+	row, typed := make([]string, width), make([]any, width)
+	for i := range row {
+		row[i], typed[i] = "0", int64(0)
+	}
 	return TableSource{Name: "zeros.csv", Header: header, Hints: hints, Counted: counted,
 		Rows: func(yield func([]string) error) (RowStats, error) {
-			row := make([]string, width)
-			for i := range row {
-				row[i] = "0"
-			}
 			for range rows {
 				if err := yield(row); err != nil {
+					return RowStats{}, err
+				}
+			}
+			return RowStats{}, nil
+		},
+		Typed: func(yield func([]string, []any) error) (RowStats, error) {
+			for range rows {
+				if err := yield(row, typed); err != nil {
 					return RowStats{}, err
 				}
 			}

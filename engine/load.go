@@ -92,6 +92,13 @@ type TableSource struct {
 	// big to hold twice is never staged. Such a table stays in DuckDB
 	// whatever its size, and its text must be valid UTF-8.
 	Counted []typing.Stats
+	// Typed, when set with Counted, is used instead of RowsWithNulls: it
+	// yields each row's text as RowsWithNulls would and its values as the
+	// source read them, typed[i] nil for an empty cell. A column decided
+	// a whole number is then taken from typed (an int64, or text that
+	// reads as one) rather than from its text cast in SQL; the others
+	// from text.
+	Typed func(yield func(text []string, typed []any) error) (RowStats, error)
 }
 
 // RowStats is what a source reports after streaming its rows.
@@ -180,33 +187,43 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File
 	t := newTable(f, ordinal, src, 0)
 	setColumns(t, labels, keys, decisions)
 	sel := make([]string, len(decisions))
+	whole := make([]bool, len(decisions))
 	for i, d := range decisions {
 		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
+		if src.Typed != nil && d.Type == typing.TypeInteger && d.Written == nil {
+			whole[i] = true
+			sel[i] = stageColumn(i+1) + " AS " + quoteIdent(keys[i])
+		}
 	}
 	var (
 		rows  int64
 		stats RowStats
 	)
-	err := s.appendTyped(ctx, conn, t, strings.Join(sel, ", "), width, func(yield func([]driver.Value) error) error {
+	err := s.appendTyped(ctx, conn, t, strings.Join(sel, ", "), width, whole, func(yield func([]driver.Value) error) error {
 		vals := make([]driver.Value, width)
 		var err error
-		stats, err = src.rows(func(row []string, null []bool) error {
+		stats, err = src.typedRows(func(row []string, typed []any, null []bool) error {
 			if len(row) != width {
 				return fmt.Errorf("engine: %s: a counted source yielded a row of %d columns, its header has %d", sourceName(src), len(row), width)
 			}
+			rows++
 			for i, cell := range row {
-				if err := checkCell(src, rows+1, i+1, cell); err != nil {
-					return err
-				}
-				// Without null, an empty cell is NULL; with it, "" is
-				// empty text.
-				if null != nil && null[i] || null == nil && cell == "" {
+				switch {
+				case emptyCell(i, cell, typed, null):
 					vals[i] = nil
-				} else {
+				case whole[i]:
+					n, err := wholeValue(typed[i], cell)
+					if err != nil {
+						return fmt.Errorf("engine: %s: row %d, column %d: %w", sourceName(src), rows, i+1, err)
+					}
+					vals[i] = n
+				default:
+					if err := checkCell(src, rows, i+1, cell); err != nil {
+						return err
+					}
 					vals[i] = cell
 				}
 			}
-			rows++
 			return yield(vals)
 		})
 		return err
@@ -475,6 +492,41 @@ func CountRows(src TableSource) (int, error) {
 
 // rows streams the source's rows with their null marks (nil when the
 // format has none).
+// typedRows yields a counted source's rows: with their typed values from
+// Typed, else with their nulls from rows.
+func (src TableSource) typedRows(yield func(row []string, typed []any, null []bool) error) (RowStats, error) {
+	if src.Typed != nil {
+		return src.Typed(func(row []string, typed []any) error { return yield(row, typed, nil) })
+	}
+	return src.rows(func(row []string, null []bool) error { return yield(row, nil, null) })
+}
+
+// emptyCell reports whether cell i of a row is empty: its typed value is
+// nil, or null marks it; without either, an empty text is an empty cell,
+// and with them "" is empty text.
+func emptyCell(i int, cell string, typed []any, null []bool) bool {
+	switch {
+	case typed != nil:
+		return typed[i] == nil
+	case null != nil:
+		return null[i]
+	}
+	return cell == ""
+}
+
+// wholeValue is a whole-number column's value: the source's int64, or its
+// text read as one.
+func wholeValue(typed any, text string) (int64, error) {
+	if n, ok := typed.(int64); ok {
+		return n, nil
+	}
+	n, err := strconv.ParseInt(strings.Trim(text, typing.SpaceChars), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not the whole number its column's type says", text)
+	}
+	return n, nil
+}
+
 func (src TableSource) rows(yield func(row []string, null []bool) error) (RowStats, error) {
 	if src.RowsWithNulls != nil {
 		return src.RowsWithNulls(yield)

@@ -21,7 +21,7 @@ func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table
 	remote := s.remote != nil && s.remoteMinRows > 0 && t.RowCount >= s.remoteMinRows
 	if st.spool != nil {
 		if !remote {
-			return nil, s.appendTyped(ctx, conn, t, sel, st.width, func(yield func([]driver.Value) error) error {
+			return nil, s.appendTyped(ctx, conn, t, sel, st.width, nil, func(yield func([]driver.Value) error) error {
 				return st.spool.each(st.width, yield)
 			})
 		}
