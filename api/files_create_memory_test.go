@@ -25,6 +25,17 @@ import (
 // row, to a file and returns its path and size: the call is sent from the
 // file, so that the test's own copy of it is not in the heap it measures.
 func createBody(t *testing.T, filename string, width, rows int, row func(i int) string) (string, int64) {
+	return createEnvelope(t, `{"arguments":`, `}`, filename, width, rows, row)
+}
+
+// mcpCreateBody is createBody as a JSON-RPC tools/call.
+func mcpCreateBody(t *testing.T, filename string, width, rows int, row func(i int) string) (string, int64) {
+	return createEnvelope(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files_create","arguments":`, `}}`,
+		filename, width, rows, row)
+}
+
+// createEnvelope writes files.create's arguments between head and tail.
+func createEnvelope(t *testing.T, head, tail, filename string, width, rows int, row func(i int) string) (string, int64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "body.json")
 	fh, err := os.Create(path)
@@ -32,7 +43,7 @@ func createBody(t *testing.T, filename string, width, rows int, row func(i int) 
 		t.Fatal(err)
 	}
 	b := bufio.NewWriter(fh)
-	b.WriteString(`{"arguments":{"filename":"` + filename + `","columns":[`)
+	b.WriteString(head + `{"filename":"` + filename + `","columns":[`)
 	for i := range width {
 		if i > 0 {
 			b.WriteByte(',')
@@ -46,7 +57,7 @@ func createBody(t *testing.T, filename string, width, rows int, row func(i int) 
 		}
 		b.WriteString(row(i))
 	}
-	b.WriteString(`]}}`)
+	b.WriteString(`]}` + tail)
 	if err := errors.Join(b.Flush(), fh.Close()); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +84,7 @@ func postFile(t *testing.T, ts *testServer, route, token, path string, size int6
 	req.ContentLength = size
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +144,8 @@ func memoryPeaks(t *testing.T, f func()) (rss, heap int64) {
 // no Go at all, grows the process 133 to 156 MB). Measured for the zeros:
 // 4.2 to 5.0 times the body (6.2 to 8.6 with the whole numbers handed over
 // as text, 9 to 11 with the body held, 13 with DuckDB's blocks of 256 KiB).
+// The same call over MCP, whose SDK reads a message whole several times,
+// grew the process 10.9 times its body until its rows were set aside.
 func TestFilesCreateMemoryBounded(t *testing.T) {
 	// The limit on a waiting call is set below the body, as the default
 	// is below the 51 MB call that found this.
@@ -142,29 +156,35 @@ func TestFilesCreateMemoryBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		token string
+		route string
 		body  func() (string, int64)
 		code  int
 	}{
-		{"analyst, 256 columns of zeros", ana, func() (string, int64) {
+		{"analyst, 256 columns of zeros", ana, "/v1/tools/files.create", func() (string, int64) {
 			return createBody(t, "zeros.csv", 256, 50_000, func(int) string { return zeros })
 		}, http.StatusOK},
-		{"analyst, ordinary values, CSV", ana, func() (string, int64) {
+		{"analyst, ordinary values, CSV", ana, "/v1/tools/files.create", func() (string, int64) {
 			return createBody(t, "orders.csv", 12, 50_000, func(i int) string {
 				return fmt.Sprintf(`["ORD-%08d","%05d","customer %d of the north region, account manager %d, %s",%d.%02d,"2024-%02d-%02d",%d,true,"note %d: %s","+44 20 7946 %04d","%s",%d,"wrapped and sent by express, %s"]`,
 					i, i%99999, i%7919, i%97, strings.Repeat("long text ", 8), i%5000, i%100, 1+i%12, 1+i%28, i%20, i, strings.Repeat("more ", 12),
 					i%10000, []string{"North", "South", "East"}[i%3], i*7, strings.Repeat("careful ", 6))
 			})
 		}, http.StatusOK},
-		{"viewer past the waiting limit", vic, func() (string, int64) {
+		{"viewer past the waiting limit", vic, "/v1/tools/files.create", func() (string, int64) {
 			return createBody(t, "zeros.csv", 256, 50_000, func(int) string { return zeros })
 		}, http.StatusRequestEntityTooLarge},
+		// The SDK reads a message whole, several times: the rows are set
+		// aside in the body kept in a file.
+		{"analyst over MCP, 256 columns of zeros", ana, "/mcp", func() (string, int64) {
+			return mcpCreateBody(t, "zeros.csv", 256, 50_000, func(int) string { return zeros })
+		}, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, size := tc.body()
 			var code int
 			var raw []byte
 			rss, heap := memoryPeaks(t, func() {
-				code, raw = postFile(t, ts, "/v1/tools/files.create", tc.token, path, size)
+				code, raw = postFile(t, ts, tc.route, tc.token, path, size)
 			})
 			if code != tc.code {
 				t.Fatalf("got %d %.300s, want %d", code, raw, tc.code)
@@ -173,10 +193,17 @@ func TestFilesCreateMemoryBounded(t *testing.T) {
 				// Every row, read from the kept body, is in the table.
 				var answer struct {
 					Result struct {
-						File fileDescriptor `json:"file"`
+						File       fileDescriptor `json:"file"`
+						Structured struct {
+							File fileDescriptor `json:"file"`
+						} `json:"structuredContent"`
 					} `json:"result"`
 				}
-				if err := json.Unmarshal(raw, &answer); err != nil || answer.Result.File.RowCount == nil || *answer.Result.File.RowCount != 50_000 {
+				file := &answer.Result.File
+				if tc.route == "/mcp" {
+					file = &answer.Result.Structured.File
+				}
+				if err := json.Unmarshal(raw, &answer); err != nil || file.RowCount == nil || *file.RowCount != 50_000 {
 					t.Errorf("the file has not the call's 50,000 rows: %.300s", raw)
 				}
 			}

@@ -75,18 +75,27 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 		DisableLocalhostProtection: true})
 	return func(c *echo.Context) error {
 		r := c.Request()
+		ctx := r.Context()
 		if r.Method == http.MethodPost {
-			body, err := readBody(r.Body, r.ContentLength, maxToolBody)
+			body, err := spoolBody(r.Body, r.ContentLength, maxToolBody, s.spoolDir())
 			if err != nil {
 				return err
 			}
-			if n, ok := countArray(body); ok && n > mcpMaxBatch {
+			defer body.Close()
+			if n, ok := countMessages(body.SectionReader); ok && n > mcpMaxBatch {
 				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
+			msg, rows := io.Reader(io.NewSectionReader(body, 0, body.Size())), (*mcpRows)(nil)
+			if body.file != nil {
+				msg, rows = setRowsAside(body.SectionReader)
+			}
+			if rows != nil {
+				ctx = context.WithValue(ctx, mcpRowsKey{}, rows)
+			}
+			r.Body = io.NopCloser(msg)
+			r.ContentLength = -1
 		}
-		ctx := context.WithValue(r.Context(), mcpCallerKey{}, caller(c))
+		ctx = context.WithValue(ctx, mcpCallerKey{}, caller(c))
 		ctx = withAnswerBudget(ctx, mcpMaxRequestAnswers)
 		h.ServeHTTP(c.Response(), r.WithContext(ctx))
 		return nil
@@ -268,7 +277,7 @@ func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server 
 // and records it in the audit log as HTTP calls are.
 func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *tool, raw json.RawMessage) *mcp.CallToolResult {
 	start := s.cfg.Now()
-	args, err := decodeMCPArguments(raw)
+	args, err := decodeMCPArguments(ctx, raw)
 	out := outcome{err: err}
 	if err == nil {
 		out = s.invoke(ctx, who, t, args)
@@ -292,10 +301,94 @@ func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *tool, raw 
 	return mcpResult(t.Name, out.raw)
 }
 
-// decodeMCPArguments reads a call's arguments as the HTTP path does.
+// decodeMCPArguments reads a call's arguments as the HTTP path does, and
+// takes back rows set aside from the request's body (setRowsAside).
 // Errors: invalid.
-func decodeMCPArguments(raw json.RawMessage) (map[string]any, error) {
-	return decodeArgumentObject(raw)
+func decodeMCPArguments(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
+	args, err := decodeArgumentObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	if aside, ok := ctx.Value(mcpRowsKey{}).(*mcpRows); ok {
+		if ref, ok := args[rowsArgument].(string); ok && ref == aside.ref {
+			args[rowsArgument] = aside.rows
+		}
+	}
+	return args, nil
+}
+
+// mcpRows are the rows of a tools/call whose body was too large to hold:
+// the SDK reads every message whole, several times over, so the message
+// it is given names the rows by ref, and the call takes them back from
+// the body kept in a file. ref is random for each request, so no client
+// can name another request's rows.
+type mcpRows struct {
+	ref  string
+	rows *rawRows
+}
+
+type mcpRowsKey struct{}
+
+// setRowsAside returns the JSON-RPC message in body for the SDK to read:
+// a single tools/call whose arguments hold a list of rows is given with the
+// rows replaced by a reference, and the rows are returned to be taken back
+// by the call; any other message as it came.
+func setRowsAside(body *io.SectionReader) (io.Reader, *mcpRows) {
+	whole := io.NewSectionReader(body, 0, body.Size())
+	dec := newDecoder(body)
+	var method string
+	var rows *rawRows
+	err := readObject(dec, false, func(key string) error {
+		switch key {
+		case "method":
+			return readValue(dec, &method)
+		case "params":
+			if nextByte(dec, body) != '{' {
+				break
+			}
+			return readObject(dec, false, func(key string) error {
+				if key != "arguments" || nextByte(dec, body) != '{' {
+					return readValue(dec, new(json.RawMessage))
+				}
+				return readObject(dec, false, func(key string) error {
+					if key == rowsArgument && nextByte(dec, body) == '[' {
+						var err error
+						rows, err = readRows(dec, body)
+						return err
+					}
+					return readValue(dec, new(json.RawMessage))
+				})
+			})
+		}
+		return readValue(dec, new(json.RawMessage))
+	})
+	if err == nil {
+		err = atEnd(dec)
+	}
+	if err != nil || method != "tools/call" || rows == nil {
+		return whole, nil
+	}
+	aside := &mcpRows{ref: "datadesk-rows-" + datadesk.NewID("r"), rows: rows}
+	_, off, n := rows.src.Outer()
+	return io.MultiReader(io.NewSectionReader(body, 0, off), strings.NewReader(`"`+aside.ref+`"`),
+		io.NewSectionReader(body, off+n, body.Size()-off-n)), aside
+}
+
+// countMessages counts the messages of a JSON-RPC batch without holding
+// them; ok is false when body is not a batch.
+func countMessages(body *io.SectionReader) (int, bool) {
+	dec := newDecoder(io.NewSectionReader(body, 0, body.Size()))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return 0, false
+	}
+	n := 0
+	for dec.More() {
+		if err := dec.Decode(new(json.RawMessage)); err != nil {
+			return n, n > 0
+		}
+		n++
+	}
+	return n, true
 }
 
 // recordMCP writes the audit entry of one MCP call as audited does for an
@@ -450,7 +543,7 @@ func mustMarshal(v any) string {
 // for an approver; others' answer like missing ones.
 func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.RawMessage) *mcp.CallToolResult {
 	start := s.cfg.Now()
-	args, err := decodeMCPArguments(raw)
+	args, err := decodeMCPArguments(ctx, raw)
 	var a *serverdb.Approval
 	if err == nil {
 		a, err = s.approvalFor(ctx, who, args)

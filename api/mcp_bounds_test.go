@@ -274,3 +274,99 @@ func TestSignedLinksEndWithCredentials(t *testing.T) {
 		t.Errorf("a link after its user was removed: got %d, want 401", code)
 	}
 }
+
+// TestMCPRowsSetAside: a tools/call too large to hold has its rows set
+// aside and taken back by the call, under a reference no client can name;
+// a batch of calls that together pass the size held goes to the SDK whole,
+// and each call keeps its rows.
+func TestMCPRowsSetAside(t *testing.T) {
+	ts, users := newServer(t, 32<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	post := func(body any) (int, []byte) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", ts.url+"/mcp", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+ana)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, raw
+	}
+	create := func(id int, name string, rows any) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "files_create",
+			"arguments": map[string]any{"filename": name, "rows": rows, "columns": []any{"id", "note"}}}}
+	}
+	// A reference in a call's own arguments is text, never set-aside rows.
+	code, raw := post(create(1, "forged.csv", "datadesk-rows-r_aaaaaaaaaaaaaaaaaaaaaaaaaa"))
+	if code != http.StatusOK || !strings.Contains(string(raw), `"isError":true`) || !strings.Contains(string(raw), "rows") {
+		t.Errorf("a forged reference: got %d %.300s, want a tool error about rows", code, raw)
+	}
+	rows := make([]any, 12_000)
+	for i := range rows {
+		rows[i] = []any{i, "a note long enough to make the call large"}
+	}
+	if b, _ := json.Marshal([]any{create(1, "a.csv", rows), create(2, "b.csv", rows)}); len(b) <= bodyInMemory {
+		t.Fatalf("the batch has %d bytes, not more than the %d held", len(b), bodyInMemory)
+	}
+	code, raw = post([]any{create(1, "a.csv", rows), create(2, "b.csv", rows)})
+	var answers []struct {
+		Result struct {
+			Structured struct {
+				File fileDescriptor `json:"file"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &answers); code != http.StatusOK || err != nil || len(answers) != 2 {
+		t.Fatalf("a large batch: got %d %.300s, want two answers", code, raw)
+	}
+	for i, a := range answers {
+		if n := a.Result.Structured.File.RowCount; n == nil || *n != 12_000 {
+			t.Errorf("a large batch, call %d: %v rows, want 12,000", i+1, n)
+		}
+	}
+}
+
+// TestSetRowsAside: a single tools/call with a list of rows in its
+// arguments is given with a reference in their place, and the message
+// with the rows put back is the message that came; anything else is given
+// as it came.
+func TestSetRowsAside(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		aside bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files_create","arguments":{"filename":"a.csv","rows":[[1,"]"],[2,"x\""]],"columns":["a","b"]}}}`, true},
+		{` { "params" : { "arguments" : { "rows" : [ ] } , "name" : "files_create" } , "id" : "x" , "method" : "tools/call" , "jsonrpc" : "2.0" } `, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files_create","arguments":{"note":{"rows":[[1]]},"rows":"text"}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"arguments":{"rows":[[1]]}}}`, false},
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"rows":[[1]]}}}]`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"rows":[[1]]}}} {}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"rows":[[1],}}}`, false},
+	} {
+		body := io.NewSectionReader(strings.NewReader(tc.in), 0, int64(len(tc.in)))
+		msg, aside := setRowsAside(body)
+		got, err := io.ReadAll(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (aside != nil) != tc.aside {
+			t.Errorf("%s: set aside %v, want %v", tc.in, aside != nil, tc.aside)
+			continue
+		}
+		if aside == nil {
+			if string(got) != tc.in {
+				t.Errorf("%s: given as %s", tc.in, got)
+			}
+			continue
+		}
+		rows, _ := io.ReadAll(aside.rows.reader())
+		back := strings.Replace(string(got), `"`+aside.ref+`"`, string(rows), 1)
+		if back != tc.in || strings.Contains(string(got), "[1,") {
+			t.Errorf("%s: given as %s, rows %s", tc.in, got, rows)
+		}
+	}
+}
