@@ -77,7 +77,14 @@ func postFile(t *testing.T, ts *testServer, route, token, path string, size int6
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	req, err := http.NewRequest("POST", ts.url+route, fh)
+	return postJSON(t, ts, route, token, fh, size)
+}
+
+// postJSON posts a JSON body of size bytes to route as a tool caller or an
+// MCP client does, and returns the answer's status and body.
+func postJSON(t *testing.T, ts *testServer, route, token string, body io.Reader, size int64) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", ts.url+route, body)
 	if err != nil {
 		t.Fatal(err)
 	}

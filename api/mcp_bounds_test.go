@@ -71,17 +71,7 @@ func TestMCPAnswersBounded(t *testing.T) {
 	}
 	post := func(body any) (int, []byte) {
 		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", ts.url+"/mcp", bytes.NewReader(b))
-		req.Header.Set("Authorization", "Bearer "+ana)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, raw
+		return postJSON(t, ts, "/mcp", ana, bytes.NewReader(b), int64(len(b)))
 	}
 	var batch []any
 	for i := range 30 {
@@ -284,17 +274,7 @@ func TestMCPRowsSetAside(t *testing.T) {
 	ana := addUser(t, users, "ana", "analyst")
 	post := func(body any) (int, []byte) {
 		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", ts.url+"/mcp", bytes.NewReader(b))
-		req.Header.Set("Authorization", "Bearer "+ana)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, raw
+		return postJSON(t, ts, "/mcp", ana, bytes.NewReader(b), int64(len(b)))
 	}
 	create := func(id int, name string, rows any) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "files_create",
