@@ -85,12 +85,12 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 			if n, ok := countMessages(body.SectionReader); ok && n > mcpMaxBatch {
 				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
 			}
-			msg, rows := io.Reader(io.NewSectionReader(body, 0, body.Size())), (*mcpRows)(nil)
+			msg, aside := io.Reader(io.NewSectionReader(body, 0, body.Size())), mcpRows(nil)
 			if body.file != nil {
-				msg, rows = setRowsAside(body.SectionReader)
+				msg, aside = setRowsAside(body.SectionReader)
 			}
-			if rows != nil {
-				ctx = context.WithValue(ctx, mcpRowsKey{}, rows)
+			if aside != nil {
+				ctx = context.WithValue(ctx, mcpRowsKey{}, aside)
 			}
 			r.Body = io.NopCloser(msg)
 			r.ContentLength = -1
@@ -309,69 +309,98 @@ func decodeMCPArguments(ctx context.Context, raw json.RawMessage) (map[string]an
 	if err != nil {
 		return nil, err
 	}
-	if aside, ok := ctx.Value(mcpRowsKey{}).(*mcpRows); ok {
-		if ref, ok := args[rowsArgument].(string); ok && ref == aside.ref {
-			args[rowsArgument] = aside.rows
+	if aside, ok := ctx.Value(mcpRowsKey{}).(mcpRows); ok {
+		if ref, ok := args[rowsArgument].(string); ok && aside[ref] != nil {
+			args[rowsArgument] = aside[ref]
 		}
 	}
 	return args, nil
 }
 
-// mcpRows are the rows of a tools/call whose body was too large to hold:
-// the SDK reads every message whole, several times over, so the message
-// it is given names the rows by ref, and the call takes them back from
-// the body kept in a file. ref is random for each request, so no client
-// can name another request's rows.
-type mcpRows struct {
-	ref  string
-	rows *rawRows
-}
+// mcpRows are the rows of tools/calls whose body was too large to hold,
+// by the reference that stands for them: the SDK reads every message
+// whole, several times over, so the message it is given names the rows,
+// and the call takes them back from the body kept in a file. References
+// are drawn at random for each request, so no client can name rows but
+// its own call's.
+type mcpRows map[string]*rawRows
 
 type mcpRowsKey struct{}
 
-// setRowsAside returns the JSON-RPC message in body for the SDK to read:
-// a single tools/call whose arguments hold a list of rows is given with the
-// rows replaced by a reference, and the rows are returned to be taken back
-// by the call; any other message as it came.
-func setRowsAside(body *io.SectionReader) (io.Reader, *mcpRows) {
-	whole := io.NewSectionReader(body, 0, body.Size())
+// setRowsAside returns the JSON-RPC message or batch in body for the SDK to
+// read: each tools/call whose arguments hold a list of rows is given with
+// the rows replaced by a reference, and the rows are returned by their
+// references, to be taken back by the calls; a body with none, or not
+// JSON, is given as it came.
+func setRowsAside(body *io.SectionReader) (io.Reader, mcpRows) {
 	dec := newDecoder(body)
-	var method string
-	var rows *rawRows
-	err := readObject(dec, false, func(key string) error {
-		switch key {
-		case "method":
-			return readValue(dec, &method)
-		case "params":
-			if nextByte(dec, body) != '{' {
-				break
-			}
-			return readObject(dec, false, func(key string) error {
-				if key != "arguments" || nextByte(dec, body) != '{' {
-					return readValue(dec, new(json.RawMessage))
-				}
-				return readObject(dec, false, func(key string) error {
-					if key == rowsArgument && nextByte(dec, body) == '[' {
-						var err error
-						rows, err = readRows(dec, body)
-						return err
-					}
-					return readValue(dec, new(json.RawMessage))
-				})
-			})
+	var found []*rawRows
+	message := func() error {
+		method, rows, err := readMessage(dec, body)
+		if err == nil && method == "tools/call" && rows != nil {
+			found = append(found, rows)
 		}
-		return readValue(dec, new(json.RawMessage))
-	})
+		return err
+	}
+	var err error
+	if nextByte(dec, body) == '[' {
+		_, err = dec.Token()
+		for err == nil && dec.More() {
+			err = message()
+		}
+		if err == nil {
+			_, err = dec.Token()
+		}
+	} else {
+		err = message()
+	}
 	if err == nil {
 		err = atEnd(dec)
 	}
-	if err != nil || method != "tools/call" || rows == nil {
-		return whole, nil
+	if err != nil || len(found) == 0 {
+		return io.NewSectionReader(body, 0, body.Size()), nil
 	}
-	aside := &mcpRows{ref: "datadesk-rows-" + datadesk.NewID("r"), rows: rows}
-	_, off, n := rows.src.Outer()
-	return io.MultiReader(io.NewSectionReader(body, 0, off), strings.NewReader(`"`+aside.ref+`"`),
-		io.NewSectionReader(body, off+n, body.Size()-off-n)), aside
+	aside := mcpRows{}
+	var parts []io.Reader
+	at := int64(0)
+	for _, rows := range found {
+		ref := "datadesk-rows-" + datadesk.NewID("r")
+		aside[ref] = rows
+		_, off, n := rows.src.Outer()
+		parts = append(parts, io.NewSectionReader(body, at, off-at), strings.NewReader(`"`+ref+`"`))
+		at = off + n
+	}
+	parts = append(parts, io.NewSectionReader(body, at, body.Size()-at))
+	return io.MultiReader(parts...), aside
+}
+
+// readMessage reads the JSON-RPC message next in dec from body, and
+// returns its method and the rows of its arguments, when they are a list
+// (readRows).
+func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *rawRows, err error) {
+	skip := func() error { return readValue(dec, new(json.RawMessage)) }
+	err = readObject(dec, false, func(key string) error {
+		switch {
+		case key == "method":
+			return readValue(dec, &method)
+		case key != "params" || nextByte(dec, body) != '{':
+			return skip()
+		}
+		return readObject(dec, false, func(key string) error {
+			if key != "arguments" || nextByte(dec, body) != '{' {
+				return skip()
+			}
+			return readObject(dec, false, func(key string) error {
+				if key != rowsArgument || nextByte(dec, body) != '[' {
+					return skip()
+				}
+				var err error
+				rows, err = readRows(dec, body)
+				return err
+			})
+		})
+	})
+	return method, rows, err
 }
 
 // countMessages counts the messages of a JSON-RPC batch without holding
