@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -38,6 +39,32 @@ func dirSize(t *testing.T, paths ...string) int64 {
 		})
 	}
 	return n
+}
+
+// TestApprovalOfAKeptBody: a call whose body was kept in a file, not in
+// memory, waits for approval with every row and runs with them once
+// approved.
+func TestApprovalOfAKeptBody(t *testing.T) {
+	ts, users := newServerWith(t, Config{})
+	vic := addUser(t, users, "vic", "viewer")
+	root := addUser(t, users, "root", "admin")
+	rows := bigRows(20_000)
+	body, _ := json.Marshal(map[string]any{"arguments": map[string]any{"filename": "big.csv", "columns": []any{"id", "note"}, "rows": rows}})
+	if len(body) <= bodyInMemory {
+		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(body), bodyInMemory)
+	}
+	code, m, raw := ts.do("POST", "/v1/tools/files.create", vic, bytes.NewReader(body), "application/json")
+	if code != http.StatusAccepted {
+		t.Fatalf("a viewer's large call: %d %.300s, want 202", code, raw)
+	}
+	id := m["approval"].(map[string]any)["id"].(string)
+	if code, m, raw = ts.do("POST", "/v1/approvals/"+id+"/approve", root, nil, ""); code != http.StatusOK || m["approval"].(map[string]any)["status"] != "done" {
+		t.Fatalf("approve: %d %.300s", code, raw)
+	}
+	_, m, _ = ts.do("GET", "/v1/files", vic, nil, "")
+	if f := m["files"].([]any); len(f) != 1 || f[0].(map[string]any)["row_count"].(float64) != 20_000 {
+		t.Errorf("files after approval: %v", f)
+	}
 }
 
 // TestApprovalQueueStaysSmall: eight big calls waiting for approval made
