@@ -490,8 +490,6 @@ func CountRows(src TableSource) (int, error) {
 	return n, err
 }
 
-// rows streams the source's rows with their null marks (nil when the
-// format has none).
 // typedRows yields a counted source's rows: with their typed values from
 // Typed, else with their nulls from rows.
 func (src TableSource) typedRows(yield func(row []string, typed []any, null []bool) error) (RowStats, error) {
@@ -527,6 +525,8 @@ func wholeValue(typed any, text string) (int64, error) {
 	return n, nil
 }
 
+// rows streams the source's rows with their null marks (nil when the
+// format has none).
 func (src TableSource) rows(yield func(row []string, null []bool) error) (RowStats, error) {
 	if src.RowsWithNulls != nil {
 		return src.RowsWithNulls(yield)
