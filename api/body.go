@@ -20,22 +20,6 @@ const maxJSONBody = 64 << 10
 // runs; a larger one is kept in a file (spoolBody).
 const bodyInMemory = 1 << 20
 
-// readBody reads a request body of at most limit bytes, in one buffer of
-// its size when the request gives it. Errors: invalid, too_large.
-func readBody(body io.Reader, size, limit int64) ([]byte, error) {
-	var b bytes.Buffer
-	if size > 0 {
-		b.Grow(int(min(size, limit) + bytes.MinRead))
-	}
-	if _, err := b.ReadFrom(io.LimitReader(body, limit+1)); err != nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "the request body could not be read").WithCause(err)
-	}
-	if int64(b.Len()) > limit {
-		return nil, tooLargeBody(limit)
-	}
-	return b.Bytes(), nil
-}
-
 // spooledBody is a request body kept where it can be read again and
 // again: in memory when it is small, else in a file.
 type spooledBody struct {

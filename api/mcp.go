@@ -82,7 +82,7 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 				return err
 			}
 			defer body.Close()
-			if n, ok := countMessages(body.SectionReader); ok && n > mcpMaxBatch {
+			if n, ok := countItems(body.SectionReader); ok && n > mcpMaxBatch {
 				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
 			}
 			msg, aside := io.Reader(io.NewSectionReader(body, 0, body.Size())), mcpRows(nil)
@@ -201,7 +201,7 @@ func (b *batchLimiter) Read(p []byte) (int, error) {
 			if long {
 				break
 			}
-		} else if n, ok := countArray(line); ok && n > mcpMaxBatch {
+		} else if n, ok := countItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > mcpMaxBatch {
 			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
 			answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
 			if _, werr := b.w.Write(append(answer, '\n')); werr != nil {
@@ -401,23 +401,6 @@ func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *rawR
 		})
 	})
 	return method, rows, err
-}
-
-// countMessages counts the messages of a JSON-RPC batch without holding
-// them; ok is false when body is not a batch.
-func countMessages(body *io.SectionReader) (int, bool) {
-	dec := newDecoder(io.NewSectionReader(body, 0, body.Size()))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return 0, false
-	}
-	n := 0
-	for dec.More() {
-		if err := dec.Decode(new(json.RawMessage)); err != nil {
-			return n, n > 0
-		}
-		n++
-	}
-	return n, true
 }
 
 // recordMCP writes the audit entry of one MCP call as audited does for an

@@ -7,8 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"datadesk"
+	"strings"
 )
 
 // rowsArgument is the argument that carries a table's rows. It is kept as
@@ -152,15 +151,8 @@ type rawRows struct {
 	n   int
 }
 
-// newRawRows returns the rows of raw, a JSON array. Errors: invalid when it
-// is not one.
-func newRawRows(raw json.RawMessage) (*rawRows, error) {
-	n, ok := countArray(raw)
-	if !ok {
-		return nil, datadesk.Errorf(datadesk.Invalid, "rows must be a list of rows, not %s", rawKind(raw)).WithField(rowsArgument)
-	}
-	return &rawRows{src: io.NewSectionReader(bytes.NewReader(raw), 0, int64(len(raw))), n: n}, nil
-}
+// noRows are an empty list of rows.
+func noRows() *rawRows { return &rawRows{src: io.NewSectionReader(strings.NewReader("[]"), 0, 2)} }
 
 func (r *rawRows) Len() int { return r.n }
 
@@ -222,41 +214,19 @@ func (r *rawRows) chars() (int, error) {
 	}
 }
 
-// countArray counts the items of a JSON array, which json.Unmarshal has
-// already found well formed, without decoding them.
-func countArray(raw []byte) (int, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || raw[0] != '[' {
+// countItems counts the items of the JSON array in src without holding
+// them; ok is false when src holds no array. An array broken off is
+// counted up to the break.
+func countItems(src *io.SectionReader) (n int, ok bool) {
+	dec := newDecoder(io.NewSectionReader(src, 0, src.Size()))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return 0, false
 	}
-	if len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0 {
-		return 0, true
-	}
-	n, depth, inString, escaped := 1, 0, false, false
-	for _, c := range raw {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
+	for dec.More() {
+		if err := dec.Decode(new(json.RawMessage)); err != nil {
+			return n, n > 0
 		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 1 {
-				n++
-			}
-		}
+		n++
 	}
 	return n, true
 }

@@ -59,12 +59,12 @@ func (s *Server) declareTable(c *echo.Context) error {
 		return datadesk.Errorf(datadesk.Invalid, "provider names the module declaring the table").WithField("provider")
 	}
 	if rows == nil {
-		if len(bytes.TrimSpace(in.Rows)) == 0 || string(bytes.TrimSpace(in.Rows)) == "null" {
-			in.Rows = json.RawMessage("[]")
+		// A list of rows was read as one (readDeclaredTable); anything but
+		// none is not a list.
+		if raw := bytes.TrimSpace(in.Rows); len(raw) > 0 && string(raw) != "null" {
+			return datadesk.Errorf(datadesk.Invalid, "rows must be a list of rows, not %s", rawKind(raw)).WithField(rowsArgument)
 		}
-		if rows, err = newRawRows(in.Rows); err != nil {
-			return err
-		}
+		rows = noRows()
 	}
 	tbl, err := buildTable(in.Columns, rows, false)
 	if err != nil {
