@@ -67,19 +67,22 @@ test: deps vet fuzz
 FUZZTIME    ?= 3s
 FUZZ_INGEST := FuzzCSV FuzzJSON FuzzXLSX FuzzXLS FuzzBIFF FuzzSheetXML
 FUZZ_API    := FuzzToolArguments FuzzCleanFilename FuzzMCPRequest FuzzFilesCreate
+FUZZ_CATALOG := FuzzAnalysisPlan
 fuzz:
 	@mkdir -p bin/fuzz
 	$(GO) test -c -fuzz . -o bin/fuzz/ingest.test ./ingest
 	$(GO) test -c -fuzz . -o bin/fuzz/api.test ./api
+	CGO_ENABLED=0 $(GO) test -c -fuzz . -o bin/fuzz/catalog.test ./engine/catalog
 	@set -e; cache=$$(mktemp -d); trap 'rm -rf "$$cache"' EXIT; \
 	one() { echo "fuzz $$1 $$2"; for try in 1 2; do \
-		if (cd $$1 && ../bin/fuzz/$$1.test -test.run '^$$' -test.fuzz "^$$2$$" -test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 10s \
+		if (cd $$1 && $(CURDIR)/bin/fuzz/$$(basename $$1).test -test.run '^$$' -test.fuzz "^$$2$$" -test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 10s \
 			-test.fuzzcachedir "$$cache" -test.parallel 2 >"$$cache/out" 2>&1); then return 0; fi; \
 		if [ $$try = 1 ] && grep -q '^    context deadline exceeded$$' "$$cache/out" && ! grep -q 'Failing input written' "$$cache/out"; then \
 			echo "fuzz $$1 $$2: the time ran out under a busy worker, no failing input (Go 1.26, golang/go#75804): once more"; continue; fi; \
 		cat "$$cache/out"; return 1; done; }; \
 	for t in $(FUZZ_INGEST); do one ingest $$t; done; \
-	for t in $(FUZZ_API); do one api $$t; done
+	for t in $(FUZZ_API); do one api $$t; done; \
+	for t in $(FUZZ_CATALOG); do one engine/catalog $$t; done
 
 vet:
 	@unformatted=$$(gofmt -l . 2>/dev/null); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi

@@ -28,13 +28,15 @@ func (s *Server) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any
 	if err := bindArguments(args, &a); err != nil {
 		return nil, err
 	}
-	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
+	// The timeout covers the whole call: the checks, the lookup's and the
+	// table's statements, and storing a result.
+	ctx, cancel := context.WithTimeout(call.ctx, s.cfg.QueryTimeout)
+	defer cancel()
+	store, release, err := s.storeOf(ctx, call.caller.UserID)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(call.ctx, s.cfg.QueryTimeout)
-	defer cancel()
 	plan, err := store.PlanAnalysis(ctx, a)
 	if err != nil {
 		if a.Lookup != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -55,5 +56,29 @@ func TestDebugLogsSQL(t *testing.T) {
 			t.Errorf("level %s: the SQL logged is %v:\n%s", level, logged, log.String())
 		}
 		e.Close()
+	}
+}
+
+// TestAnalysisStatementLinear: a computed measure compiles once, in its
+// own stage, so measures that use each other many times make a statement
+// that grows with what was written (16 uses over 7 levels would be 16^7
+// terms written out).
+func TestAnalysisStatementLinear(t *testing.T) {
+	table := &catalog.Table{ID: "t1", Columns: []catalog.Column{{Key: "region", Type: "text"}}}
+	sizes := map[int]int{}
+	for _, depth := range []int{1, 7} {
+		ms := []catalog.Measure{{Op: "count"}, {Name: "a0", Expr: "count/count"}}
+		for i := 1; i <= depth; i++ {
+			ms = append(ms, catalog.Measure{Name: fmt.Sprintf("a%d", i), Expr: strings.TrimSuffix(strings.Repeat(fmt.Sprintf("a%d*", i-1), 16), "*")})
+		}
+		p, err := catalog.AnalysisFor(table, nil, catalog.Analysis{FileID: "t1", GroupBy: []catalog.GroupBy{{Column: "region"}}, Measures: ms})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := duckAnalysis(p)
+		sizes[depth] = len(q)
+	}
+	if per := (sizes[7] - sizes[1]) / 6; per > 1000 {
+		t.Errorf("each level adds %d characters (%v), want a stage of about its own expression", per, sizes)
 	}
 }

@@ -603,10 +603,8 @@ func (c *checker) measures() error {
 			return err
 		}
 	}
-	for i := range c.p.Measures {
-		if err := c.checkCycle(i, map[int]bool{}); err != nil {
-			return err
-		}
+	if err := c.checkCycles(); err != nil {
+		return err
 	}
 	for i := range c.p.Measures {
 		c.p.Measures[i].Type = c.measureType(i)
@@ -787,15 +785,35 @@ func (c *checker) windowBody(field string, t *MeasureTerm, m Measure) error {
 	return nil
 }
 
-// checkCycle refuses an expression that uses itself through others.
-func (c *checker) checkCycle(i int, seen map[int]bool) error {
-	if seen[i] {
-		return qerr(fmt.Sprintf("measures[%d].expr", i), "measure %q uses itself through other measures", c.p.Measures[i].Name)
+// checkCycles refuses an expression that uses itself through others. Each
+// measure is walked once (a measure done is never entered again), so the
+// work is linear in the references written, however they repeat.
+func (c *checker) checkCycles() error {
+	const (
+		fresh = iota
+		open
+		done
+	)
+	state := make([]int, len(c.p.Measures))
+	var walk func(i int) error
+	walk = func(i int) error {
+		switch state[i] {
+		case open:
+			return qerr(fmt.Sprintf("measures[%d].expr", i), "measure %q uses itself through other measures", c.p.Measures[i].Name)
+		case done:
+			return nil
+		}
+		state[i] = open
+		for _, r := range c.p.Measures[i].Expr.Refs() {
+			if err := walk(r); err != nil {
+				return err
+			}
+		}
+		state[i] = done
+		return nil
 	}
-	seen[i] = true
-	defer delete(seen, i)
-	for _, r := range c.p.Measures[i].Expr.Refs() {
-		if err := c.checkCycle(r, seen); err != nil {
+	for i := range c.p.Measures {
+		if err := walk(i); err != nil {
 			return err
 		}
 	}
