@@ -286,7 +286,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer r.base.Close()
 	r.in = ingest.New(ingest.Config{})
 
-	steps := (14+len(analyses))*cfg.Repeat + 7
+	steps := (15+len(analyses))*cfg.Repeat + 7
 	r.bar = progressbar.NewOptions(steps, progressbar.OptionSetWriter(cfg.Progress), progressbar.OptionSetDescription("measuring"),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	if cfg.runs("ingest") {
@@ -297,6 +297,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		if err := r.ingestPeaks(); err != nil {
+			return nil, err
+		}
+		if err := r.wideIngest(); err != nil {
 			return nil, err
 		}
 	}

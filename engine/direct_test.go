@@ -195,10 +195,11 @@ func TestDirectLongCellLate(t *testing.T) {
 	}
 }
 
-// TestDirectWideFile loads a wide file, text, numbers, dates and
-// screened codes side by side, in one statement within the test engine's
-// 256 MB; its first rows are fewer, as its sample is bounded by values.
-func TestDirectWideFile(t *testing.T) {
+// TestWideFile loads a wide file, text, numbers, dates and screened codes
+// side by side, within the test engine's 256 MB: read by DuckDB alone, in
+// one statement (its first rows are fewer, as its sample is bounded by
+// values), and as ingest gives it, wider than directWidth, through Go.
+func TestWideFile(t *testing.T) {
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	const width = 128
@@ -222,18 +223,22 @@ func TestDirectWideFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(directFile(cols)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := s.AddFile(context.Background(), NewFile{Filename: "wide.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{csvSourceOf(t, path, true)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := f.Tables[0]
-	if len(got.Columns) != width || got.RowCount != sampleRows+501 {
-		t.Fatalf("got %d columns, %d rows", len(got.Columns), got.RowCount)
-	}
-	// A late impossible date keeps its column text.
-	for i, want := range []string{typing.TypeInteger, typing.TypeText, typing.TypeText, typing.TypeText} {
-		if c := got.Columns[i]; c.Type != want {
-			t.Errorf("column %s: %s (%s), want %s", c.Key, c.Type, c.Reason, want)
+	both := csvSourceOf(t, path, false)
+	both.CSV = &CSVFile{Path: path, Delimiter: ','}
+	for _, src := range []TableSource{csvSourceOf(t, path, true), both} {
+		f, err := s.AddFile(context.Background(), NewFile{Filename: "wide.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{src}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := f.Tables[0]
+		if len(got.Columns) != width || got.RowCount != sampleRows+501 {
+			t.Fatalf("got %d columns, %d rows", len(got.Columns), got.RowCount)
+		}
+		// A late impossible date keeps its column text.
+		for i, want := range []string{typing.TypeInteger, typing.TypeText, typing.TypeText, typing.TypeText} {
+			if c := got.Columns[i]; c.Type != want {
+				t.Errorf("column %s: %s (%s), want %s", c.Key, c.Type, c.Reason, want)
+			}
 		}
 	}
 }

@@ -44,6 +44,15 @@ func tooWide(src TableSource, what string, cols, limit int) error {
 		"(each column being loaded holds DuckDB blocks of 256 KiB): raise --memory-limit, or split the table", sourceName(src), what, cols, limit).WithField("file")
 }
 
+// directWidth is the widest table read by DuckDB's own readers (the
+// direct load and staging in SQL); a wider one streams through Go. Those
+// loads run one statement with expressions for every column, and DuckDB's
+// planner takes time and memory growing with the square of their number:
+// 100 rows of 1,000 columns took over two minutes and 6.7 GB that way,
+// and 1.6 s and 130 MB through Go. At this width and below, DuckDB's
+// parallel reader is the faster one (datadesk bench --wide measures both).
+const directWidth = 64
+
 // MaxCellChars bounds a stored cell's text: Excel's own limit. A longer
 // cell is refused at ingest, naming it, rather than stored, so no answer
 // that shows cells can be made huge by one of them.
@@ -128,7 +137,9 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *catalog.File, ordin
 		direct   directRead
 		isDirect bool
 	)
+	wide := len(src.Header) > directWidth && (src.Rows != nil || src.RowsWithNulls != nil)
 	switch {
+	case wide:
 	case src.CSV != nil:
 		direct, isDirect, err = s.csvDirect(ctx, conn, ordinal, src)
 	case src.JSON != nil:
@@ -151,7 +162,7 @@ func (s *Store) load(ctx context.Context, conn *sql.Conn, f *catalog.File, ordin
 		viaRows = rows
 	}
 	switch {
-	case viaRows:
+	case viaRows, wide:
 	case src.CSV != nil:
 		st, ok, err = s.stageCSV(ctx, conn, stage, ordinal, src)
 	case src.JSON != nil:
@@ -199,7 +210,7 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File
 		rows  int64
 		stats RowStats
 	)
-	err := s.appendTyped(ctx, conn, t, strings.Join(sel, ", "), width, whole, func(yield func([]driver.Value) error) error {
+	err := s.appendTyped(ctx, conn, t, columnDefs(keys, decisions), strings.Join(sel, ", "), width, whole, func(yield func([]driver.Value) error) error {
 		vals := make([]driver.Value, width)
 		var err error
 		stats, err = src.typedRows(func(row []string, typed []any, null []bool) error {
@@ -351,7 +362,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ord
 		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
 	}
 	setColumns(t, labels, keys, decisions)
-	remote, err := s.storeTyped(ctx, conn, t, stage, strings.Join(sel, ", "), st)
+	remote, err := s.storeTyped(ctx, conn, t, stage, columnDefs(keys, decisions), strings.Join(sel, ", "), st)
 	if err != nil {
 		return nil, err
 	}
@@ -359,6 +370,16 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ord
 		return nil, err
 	}
 	return t, nil
+}
+
+// columnDefs are the definitions of a table's columns of keys, typed as
+// decided.
+func columnDefs(keys []string, decisions []typing.Decision) string {
+	defs := make([]string, len(decisions))
+	for i, d := range decisions {
+		defs[i] = quoteIdent(keys[i]) + " " + sqlTypeName(d)
+	}
+	return strings.Join(defs, ", ")
 }
 
 // checkWidth refuses a table without columns or with more than the

@@ -137,7 +137,7 @@ func TestLoadCancelledWhileAppending(t *testing.T) {
 	}
 	tb := &catalog.Table{ID: "t_cancelled"}
 	taken := 0
-	err = s.appendTyped(ctx, conn, tb, `"c1" AS id, "c2" AS note`, 2, nil, func(yield func([]driver.Value) error) error {
+	err = s.appendTyped(ctx, conn, tb, `id VARCHAR, note VARCHAR`, `"c1" AS id, "c2" AS note`, 2, nil, func(yield func([]driver.Value) error) error {
 		for i := range 200_000 {
 			if i == 50_000 {
 				cancel()
