@@ -78,6 +78,16 @@ type View struct {
 // groups says whether more follow; a count or aggregate answer carries no
 // rows and says nothing about more.
 func (res *QueryResult) Finish(p *Plan, total int64) {
+	for _, a := range p.Aggs {
+		if _, ok := res.Aggregates[a.Name].(string); ok && numeric(AggType(a)) {
+			res.Notes = append(res.Notes, notFiniteNote(a.Name, 1))
+		}
+	}
+	if p.Grouped() {
+		res.Notes = append(res.Notes, notFiniteNotes(p.OutNames(), p.OutType, res.Rows)...)
+	} else if p.Limit > 0 {
+		res.Notes = append(res.Notes, notFiniteNotes(res.Columns, func(i int) string { return p.Cols[i].Type }, res.Rows)...)
+	}
 	if p.Grouped() && res.EmptyGroups > 0 {
 		res.Notes = append(res.Notes, emptyGroupsNote(p.Groups, res.EmptyGroups))
 	}
@@ -154,6 +164,7 @@ func (res *AnalysisResult) Finish(p *AnalysisPlan) {
 	if res.Rows == nil {
 		res.Rows = [][]any{}
 	}
+	res.Notes = append(res.Notes, notFiniteNotes(res.Columns, p.OutType, res.Rows)...)
 	if !p.Grouped() {
 		return
 	}

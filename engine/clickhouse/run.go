@@ -163,6 +163,9 @@ func chValue(f *string, typ string) (any, error) {
 // chJSONValue turns a value read by chValue into what JSONValue makes of
 // the same cell read from DuckDB.
 func chJSONValue(v any, typ string) any {
+	if f, ok := v.(float64); ok {
+		return catalog.JSONValue(f, typ)
+	}
 	switch typ {
 	case typing.TypeBoolean:
 		if n, ok := v.(int64); ok {
