@@ -167,7 +167,6 @@ func (s *Server) uploadFile(c *echo.Context) error {
 		return err
 	}
 	defer release()
-
 	var part *multipart.Part
 	for {
 		p, err := mr.NextPart()
@@ -183,34 +182,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 		}
 		p.Close()
 	}
-	filename, err := cleanFilename(part.FileName())
-	if err != nil {
-		return err
-	}
-	tmp, err := s.receive(part, store.IncomingDir())
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp) // gone already once stored
-
-	ctx := r.Context()
-	res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
-	if err != nil {
-		return err
-	}
-	defer res.Close()
-	size := int64(0)
-	if st, err := os.Stat(tmp); err == nil {
-		size = st.Size()
-	}
-	f, err := store.AddFile(ctx, engine.NewFile{
-		Filename: filename, ContentType: res.ContentType, ChatSession: caller(c).ChatSession,
-		TempPath: tmp, Tables: res.Tables,
-		// The policy decides again on what the upload turned out to hold.
-		Admit: func(tables []catalog.Table) error {
-			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
-		},
-	})
+	f, err := s.storeUpload(c, store, part.FileName(), part)
 	if err != nil {
 		return err
 	}
@@ -219,6 +191,40 @@ func (s *Server) uploadFile(c *echo.Context) error {
 		schemas = append(schemas, schemaOf(&f.Tables[i]))
 	}
 	return c.JSON(http.StatusCreated, map[string]any{"file": s.describe(caller(c).UserID, f), "tables": schemas})
+}
+
+// storeUpload is every upload's one path, from the API and from the files
+// page: the file's bytes are written to the owner's incoming folder,
+// ingested and stored, and the policy decides again on what the file
+// turned out to hold (its rows, columns and bytes), as the audit log
+// records.
+func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, body io.Reader) (*catalog.File, error) {
+	filename, err := cleanFilename(name)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := s.receive(body, store.IncomingDir())
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp) // gone already once stored
+	ctx := c.Request().Context()
+	res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	size := int64(0)
+	if st, err := os.Stat(tmp); err == nil {
+		size = st.Size()
+	}
+	return store.AddFile(ctx, engine.NewFile{
+		Filename: filename, ContentType: res.ContentType, ChatSession: caller(c).ChatSession,
+		TempPath: tmp, Tables: res.Tables,
+		Admit: func(tables []catalog.Table) error {
+			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
+		},
+	})
 }
 
 // uploadAttrs are an upload's attributes once ingested: its bytes and
@@ -232,19 +238,39 @@ func uploadAttrs(filename string, size int64, tables []catalog.Table) rbac.Attrs
 	return a
 }
 
-// receive writes the part to a temporary file, syncs it and returns its path.
+// receive writes the part to a temporary file, syncs it and returns its
+// path. A failure to read the body is the client's; a failure to write
+// the file (a full disk) is the server's and said so.
 func (s *Server) receive(part io.Reader, dir string) (string, error) {
+	r := &readErr{r: io.LimitReader(part, s.cfg.MaxUpload+1)}
 	path, err := s.writeTemp(dir, func(w io.Writer) error {
-		n, err := io.Copy(w, io.LimitReader(part, s.cfg.MaxUpload+1))
+		n, err := io.Copy(w, r)
 		if err == nil && n > s.cfg.MaxUpload {
 			err = errTooLarge(s.cfg.MaxUpload)
 		}
 		return err
 	})
-	if err != nil {
+	switch {
+	case err == nil:
+		return path, nil
+	case r.err != nil || datadesk.AsError(err).Code != datadesk.Internal:
 		return "", bodyError(err, s.cfg.MaxUpload)
 	}
-	return path, nil
+	return "", datadesk.Errorf(datadesk.Internal, "the server could not store the upload").WithCause(err)
+}
+
+// readErr remembers the error its reader gave, to tell it from a writer's.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 func errTooLarge(limit int64) error {

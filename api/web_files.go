@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/engine"
 	"datadesk/rbac"
 )
 
@@ -96,8 +94,8 @@ func filesRedirect(c *echo.Context, done string, err error) error {
 	return c.Redirect(http.StatusSeeOther, "/files?msg="+url.QueryEscape(msg))
 }
 
-// uploadForm stores a file sent from the files page, as an upload through
-// the API would.
+// uploadForm stores a file sent from the files page by the API's own path
+// (storeUpload): the same policy, audit and import.
 func (s *Server) uploadForm(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionUpload); err != nil {
 		return filesRedirect(c, "", err)
@@ -105,10 +103,6 @@ func (s *Server) uploadForm(c *echo.Context) error {
 	fh, err := c.FormFile("file")
 	if err != nil {
 		return filesRedirect(c, "", bodyError(fmt.Errorf("api: upload form: %w", err), s.cfg.MaxUpload))
-	}
-	filename, err := cleanFilename(fh.Filename)
-	if err != nil {
-		return filesRedirect(c, "", err)
 	}
 	part, err := fh.Open()
 	if err != nil {
@@ -120,18 +114,7 @@ func (s *Server) uploadForm(c *echo.Context) error {
 		return filesRedirect(c, "", err)
 	}
 	defer release()
-	tmp, err := s.receive(part, store.IncomingDir())
-	if err != nil {
-		return filesRedirect(c, "", err)
-	}
-	defer os.Remove(tmp)
-	ctx := c.Request().Context()
-	res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
-	if err != nil {
-		return filesRedirect(c, "", err)
-	}
-	defer res.Close()
-	f, err := store.AddFile(ctx, engine.NewFile{Filename: filename, ContentType: res.ContentType, TempPath: tmp, Tables: res.Tables})
+	f, err := s.storeUpload(c, store, fh.Filename, part)
 	if err != nil {
 		return filesRedirect(c, "", err)
 	}

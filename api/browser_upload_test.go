@@ -1,0 +1,85 @@
+package api
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/chromedp/chromedp"
+
+	"datadesk"
+	"datadesk/rbac"
+)
+
+// TestBrowserUploadPolicy: the files page's upload was a second path,
+// written apart from POST /v1/files, that never showed the policy what the
+// file held: a rule denying uploads over 1,000 rows held over the API and
+// not from the page. Both now store an upload by one path (storeUpload).
+func TestBrowserUploadPolicy(t *testing.T) {
+	policy := "p, role:analyst, files.upload, r.attrs.Rows > 1000, deny, allow\n" + rbac.DefaultPolicy
+	ts, users := newServerPolicy(t, Config{MaxUpload: 4 << 20}, policy)
+	ana := addUser(t, users, "ana", "analyst")
+	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(big, []byte("n\n"+strings.Repeat("7\n", 2000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	small := filepath.Join(dir, "small.csv")
+	if err := os.WriteFile(small, []byte("n\n"+strings.Repeat("7\n", 10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(ts.url + "/files"))
+	b.signIn("ana")
+	upload := func(path string) string {
+		b.do(
+			chromedp.Navigate(ts.url+"/files"),
+			chromedp.WaitVisible(chromedp.CSS("#upload")),
+			chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{path}),
+			chromedp.Click(chromedp.CSS("#upload-button")),
+			chromedp.WaitVisible(chromedp.CSS(".message")),
+		)
+		return b.text(".message")
+	}
+	if got := upload(big); !strings.HasPrefix(got, "Not done:") || !strings.Contains(got, "may not use files.upload") {
+		t.Errorf("an upload of 2,000 rows from the page: %q, want it denied by the policy", got)
+	}
+	if got := upload(small); !strings.Contains(got, "Uploaded small.csv") {
+		t.Errorf("an upload of 10 rows from the page: %q", got)
+	}
+	_, list, _ := ts.do("GET", "/v1/files?session_only=false", ana, nil, "")
+	var names []string
+	for _, f := range list["files"].([]any) {
+		names = append(names, f.(map[string]any)["filename"].(string))
+	}
+	if len(names) != 1 || names[0] != "small.csv" {
+		t.Errorf("files after the uploads: %q, want only small.csv", names)
+	}
+	// The API refuses the same file by the same rule.
+	raw, _ := os.ReadFile(big)
+	if code, m := ts.upload(ana, "big.csv", raw); code != 403 {
+		t.Errorf("the API: got %d %v, want 403", code, m)
+	}
+}
+
+// TestReceiveBlamesTheRightSide: a failure to write an upload's file was
+// answered as the client's ("the upload could not be read", 400). A body
+// that fails to read is still the client's; a file the server cannot
+// write is the server's.
+func TestReceiveBlamesTheRightSide(t *testing.T) {
+	ts, _ := newServer(t, 1<<20)
+	_, err := ts.srv.receive(strings.NewReader("a,b\n1,2\n"), filepath.Join(t.TempDir(), "gone"))
+	if e := datadesk.AsError(err); e.Code != datadesk.Internal || !strings.Contains(e.Message, "could not store") {
+		t.Errorf("a folder that is not there: %v (%s), want the server's failure", err, e.Code)
+	}
+	_, err = ts.srv.receive(iotest.ErrReader(io.ErrUnexpectedEOF), t.TempDir())
+	if e := datadesk.AsError(err); e.Code != datadesk.Invalid || !strings.Contains(e.Message, "could not be read") {
+		t.Errorf("a body that breaks off: %v (%s), want the client's", err, e.Code)
+	}
+}
