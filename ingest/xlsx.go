@@ -171,13 +171,16 @@ func (wb *xlsxBook) load() error {
 			wb.date1904 = v == "1" || v == "true"
 		case "sheet":
 			part := targets[attrNS(se, "id")]
-			if listed[part] {
+			// Part names are compared without regard to case (ECMA-376
+			// Part 2, 9.1.1.1), as parts are looked up.
+			key := strings.ToLower(part)
+			if listed[key] {
 				return datadesk.Errorf(datadesk.Invalid, "lists the worksheet %s more than once; a workbook lists each sheet once", part)
 			}
 			if len(wb.sheets) == maxSheets {
 				return datadesk.Errorf(datadesk.Invalid, "has more than %d sheets; at most %d are read", maxSheets, maxSheets)
 			}
-			listed[part] = true
+			listed[key] = true
 			wb.sheets = append(wb.sheets, xlsxSheet{
 				name:   attr(se, "name"),
 				part:   part,
