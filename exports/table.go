@@ -185,7 +185,8 @@ func writeSheet(f *excelize.File, s Sheet) error {
 }
 
 // sheetName makes a valid sheet name: at most 31 characters, none of
-// : \ / ? * [ ], not starting or ending with an apostrophe.
+// : \ / ? * [ ], not starting or ending with an apostrophe, not the
+// reserved History.
 func sheetName(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if datadesk.UnsafeNameRune(r) {
@@ -203,6 +204,11 @@ func sheetName(s string) string {
 	s = strings.Trim(s, "'")
 	if strings.TrimSpace(s) == "" {
 		s = "Data"
+	}
+	// Excel keeps "History" for its change tracking, in any letter case,
+	// and reports a workbook with such a sheet as damaged.
+	if strings.EqualFold(s, "History") {
+		s += " (data)"
 	}
 	return s
 }
