@@ -32,6 +32,8 @@ func (s *Server) routes() {
 	e.POST("/approvals/:id/reject", s.decideApprovalForm(false), page...)
 	// Downloads take a signed link or a token.
 	e.GET("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
+	// HEAD, as link checkers and download managers ask before they fetch.
+	e.HEAD("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
 	e.POST("/v1/session", s.signIn, s.audited)
 	// The Model Context Protocol's streamable HTTP transport, by bearer
 	// token like every other call.
