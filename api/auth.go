@@ -87,6 +87,9 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			if err != nil {
 				return datadesk.Errorf(datadesk.Unauthenticated, "the session's user no longer exists")
 			}
+			if user.SessionEpoch != sess.Epoch {
+				return datadesk.Errorf(datadesk.Unauthenticated, "the session ended when the password was changed or the tokens revoked; sign in again")
+			}
 			who = datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session}
 			c.Set(cookieKey, ck.Value)
 		} else {

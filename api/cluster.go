@@ -259,14 +259,14 @@ func mergeApprovals(list []serverdb.Approval, offset, limit int) ([]serverdb.App
 func (s *Server) createSession(c *echo.Context, userID string) (string, *serverdb.Session, error) {
 	ctx := c.Request().Context()
 	if !s.clustered() {
-		return s.system.CreateSession(ctx, userID, s.cfg.Now(), SessionTTL)
+		return s.newSession(ctx, userID)
 	}
 	n, ok := s.holder(userID)
 	if !ok {
 		return "", nil, datadesk.Errorf(datadesk.Unavailable, "this account is moving to node %s; sign in again in a moment", n.Name)
 	}
 	if n.Name == s.cfg.Cluster.Self {
-		return s.system.CreateSession(ctx, userID, s.cfg.Now(), SessionTTL)
+		return s.newSession(ctx, userID)
 	}
 	ans, err := s.toPeer(ctx, n, datadesk.Caller{UserID: userID}, http.MethodPost, "/v1/cluster/sessions", nil)
 	if err != nil {
@@ -280,6 +280,15 @@ func (s *Server) createSession(c *echo.Context, userID string) (string, *serverd
 		return "", nil, datadesk.Errorf(datadesk.Internal, "node %s sent a session that does not read", n.Name).WithCause(err)
 	}
 	return out.Token, &serverdb.Session{UserID: userID, CSRF: out.CSRF, ExpiresAt: out.ExpiresAt}, nil
+}
+
+// newSession starts a session on this node in the user's present epoch.
+func (s *Server) newSession(ctx context.Context, userID string) (string, *serverdb.Session, error) {
+	user, err := s.users.ByID(userID)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.system.CreateSession(ctx, userID, user.SessionEpoch, s.cfg.Now(), SessionTTL)
 }
 
 type peerSession struct {
@@ -302,7 +311,7 @@ func (s *Server) clusterSession(c *echo.Context) error {
 		return datadesk.Errorf(datadesk.Misdirected, "this node does not hold the account; it belongs on node %s", n.Name)
 	}
 	c.Set(actionKey, "session.sign_in")
-	token, sess, err := s.system.CreateSession(c.Request().Context(), who.UserID, s.cfg.Now(), SessionTTL)
+	token, sess, err := s.newSession(c.Request().Context(), who.UserID)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func TestMoveStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	token, _, err := from.sys.CreateSession(ctx, owner, now, time.Hour)
+	token, _, err := from.sys.CreateSession(ctx, owner, 0, now, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

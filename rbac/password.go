@@ -129,8 +129,9 @@ func checkPassword(encoded, pw string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// SetPassword sets a user's password for signing in to the web page.
-// Errors: not_found (name), invalid (too short).
+// SetPassword sets a user's password for signing in to the web page, and
+// ends the web sessions begun with the one before. Errors: not_found
+// (name), invalid (too short).
 func (u *Users) SetPassword(name, pw string) error {
 	if len([]rune(pw)) < MinPasswordLen {
 		return datadesk.Errorf(datadesk.Invalid, "the password must have at least %d characters", MinPasswordLen).WithField("password")
@@ -140,6 +141,7 @@ func (u *Users) SetPassword(name, pw string) error {
 		for i := range db.Users {
 			if db.Users[i].Name == name {
 				db.Users[i].PasswordHash = h
+				db.Users[i].SessionEpoch++
 				return nil
 			}
 		}

@@ -56,6 +56,10 @@ type User struct {
 	// LinksValidFrom, once tokens were revoked, is when the signed download
 	// links the user's credentials made before stopped working.
 	LinksValidFrom time.Time `json:"links_valid_from,omitzero"`
+	// SessionEpoch counts the changes that end the user's web sessions:
+	// a new password and revoked tokens. A session lives only in the
+	// epoch it began in.
+	SessionEpoch int64 `json:"session_epoch,omitzero"`
 }
 
 // Token is a stored bearer token: only its hash.
@@ -165,12 +169,14 @@ func (u *Users) AddToken(name string) (string, error) {
 	return token, err
 }
 
-// RevokeTokens removes every bearer token of a user, and stops the signed
-// download links their credentials made so far. Errors: not_found.
+// RevokeTokens removes every bearer token of a user, and ends their web
+// sessions and the signed download links their credentials made so far.
+// Errors: not_found.
 func (u *Users) RevokeTokens(name string) error {
 	return u.change(name, func(user *User) error {
 		user.Tokens = nil
 		user.LinksValidFrom = time.Now().UTC()
+		user.SessionEpoch++
 		return nil
 	})
 }

@@ -27,6 +27,7 @@ type SessionRecord struct {
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Revoked   bool      `json:"revoked"`
+	Epoch     int64     `json:"epoch,omitzero"`
 }
 
 // ApprovalRecord is an approval's row, with its arguments when they are
@@ -76,13 +77,13 @@ func (s *DB) OwnerRecords(ctx context.Context, owner string) (*OwnerRecords, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := &OwnerRecords{Sessions: []SessionRecord{}, Approvals: []ApprovalRecord{}}
-	rows, err := s.db.QueryContext(ctx, `SELECT token_hash, user_id, csrf, created_at, expires_at, revoked FROM sessions WHERE user_id = ? ORDER BY created_at`, owner)
+	rows, err := s.db.QueryContext(ctx, `SELECT token_hash, user_id, csrf, created_at, expires_at, revoked, epoch FROM sessions WHERE user_id = ? ORDER BY created_at`, owner)
 	if err != nil {
 		return nil, dbError(ctx, err)
 	}
 	for rows.Next() {
 		var r SessionRecord
-		if err := rows.Scan(&r.TokenHash, &r.UserID, &r.CSRF, &r.CreatedAt, &r.ExpiresAt, &r.Revoked); err != nil {
+		if err := rows.Scan(&r.TokenHash, &r.UserID, &r.CSRF, &r.CreatedAt, &r.ExpiresAt, &r.Revoked, &r.Epoch); err != nil {
 			rows.Close()
 			return nil, dbError(ctx, err)
 		}
@@ -144,8 +145,8 @@ func (s *DB) PutOwnerRecords(ctx context.Context, owner string, r *OwnerRecords)
 	}
 	defer tx.Rollback()
 	for _, x := range r.Sessions {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)`,
-			x.TokenHash, x.UserID, x.CSRF, x.CreatedAt, x.ExpiresAt, x.Revoked); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sessions (token_hash, user_id, csrf, created_at, expires_at, revoked, epoch) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			x.TokenHash, x.UserID, x.CSRF, x.CreatedAt, x.ExpiresAt, x.Revoked, x.Epoch); err != nil {
 			return dbError(ctx, err)
 		}
 	}

@@ -76,6 +76,9 @@ var systemDDL = []string{
 		created_at TIMESTAMP NOT NULL,
 		expires_at TIMESTAMP NOT NULL,
 		revoked BOOLEAN NOT NULL)`,
+	// A session belongs to one of its user's epochs, which a new password
+	// or revoked tokens end.
+	`ALTER TABLE sessions ADD COLUMN IF NOT EXISTS epoch BIGINT DEFAULT 0`,
 	// A call that was running when the server stopped did not finish; it
 	// is marked failed rather than run again.
 	`UPDATE approvals SET status = 'failed', error_code = 'internal', error_message = 'the server stopped while the call ran' WHERE status = 'running'`,
@@ -497,6 +500,9 @@ type Session struct {
 	UserID    string
 	CSRF      string
 	ExpiresAt time.Time
+	// Epoch is the user's session epoch when it began (rbac.User); it
+	// lives while the user's epoch is the same.
+	Epoch int64
 }
 
 func randomToken() string {
@@ -513,10 +519,11 @@ func tokenHash(token string) string {
 // CreateSession starts a session for a user and returns its cookie token,
 // `<user id>.<secret>`: the id lets a proxy route the session's requests
 // to the user's node. Only the token's hash is stored.
-func (s *DB) CreateSession(ctx context.Context, userID string, now time.Time, ttl time.Duration) (string, *Session, error) {
+func (s *DB) CreateSession(ctx context.Context, userID string, epoch int64, now time.Time, ttl time.Duration) (string, *Session, error) {
 	token := userID + "." + randomToken()
-	sess := &Session{UserID: userID, CSRF: randomToken(), ExpiresAt: now.Add(ttl)}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions VALUES (?, ?, ?, ?, ?, false)`, tokenHash(token), userID, sess.CSRF, now, sess.ExpiresAt)
+	sess := &Session{UserID: userID, CSRF: randomToken(), ExpiresAt: now.Add(ttl), Epoch: epoch}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, csrf, created_at, expires_at, revoked, epoch) VALUES (?, ?, ?, ?, ?, false, ?)`,
+		tokenHash(token), userID, sess.CSRF, now, sess.ExpiresAt, epoch)
 	if err != nil {
 		return "", nil, dbError(ctx, err)
 	}
@@ -528,8 +535,8 @@ func (s *DB) CreateSession(ctx context.Context, userID string, now time.Time, tt
 func (s *DB) Session(ctx context.Context, token string, now time.Time) (*Session, error) {
 	var sess Session
 	var revoked bool
-	err := s.db.QueryRowContext(ctx, `SELECT user_id, csrf, expires_at, revoked FROM sessions WHERE token_hash = ?`, tokenHash(token)).
-		Scan(&sess.UserID, &sess.CSRF, &sess.ExpiresAt, &revoked)
+	err := s.db.QueryRowContext(ctx, `SELECT user_id, csrf, expires_at, revoked, epoch FROM sessions WHERE token_hash = ?`, tokenHash(token)).
+		Scan(&sess.UserID, &sess.CSRF, &sess.ExpiresAt, &revoked, &sess.Epoch)
 	switch {
 	case errors.Is(err, sql.ErrNoRows) || err == nil && revoked:
 		return nil, datadesk.Errorf(datadesk.Unauthenticated, "the session has ended; sign in again")
