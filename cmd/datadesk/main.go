@@ -76,6 +76,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	privateFiles()
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command")
@@ -230,6 +231,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	apiCfg := api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
 		OffloadProviders: splitList(*offload), TrustedProxies: proxies, Logger: logger}
 	if err := nf.apply(&apiCfg, *ef.data); err != nil {
+		return err
+	}
+	if err := tighten(*ef.data, nf.sharedDir(*ef.data)); err != nil {
 		return err
 	}
 
