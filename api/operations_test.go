@@ -85,6 +85,19 @@ func TestReadyz(t *testing.T) {
 	if code, _, _ := ts.do("GET", "/healthz", "", nil, ""); code != http.StatusOK {
 		t.Errorf("healthz: %d", code)
 	}
+	// Through the proxy, which names its client, the status alone: the
+	// checks name addresses and carry error texts.
+	req, _ := http.NewRequest("GET", ts.url+"/readyz", nil)
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || string(raw) != `{"status":"unavailable"}`+"\n" {
+		t.Errorf("readyz for a client of the proxy: %d %s, want 503 and the status alone", resp.StatusCode, raw)
+	}
 }
 
 // TestExportCutShort: an export that fails after its first byte ends the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -26,7 +27,11 @@ type readyCheck struct {
 // readyz says whether the server can do its work now, dependency by
 // dependency: owners' storage, the server's own database, the shared
 // directory, each ClickHouse shard, and each peer node. 200 when all
-// answer, else 503; /healthz stays a liveness check.
+// answer, else 503; /healthz stays a liveness check. The checks name
+// addresses and carry error texts, so only a caller on this machine or a
+// trusted proxy's own health check sees them (checkedHere); a request
+// passed on by the proxy, which names its client in X-Forwarded-For,
+// gets the status alone.
 func (s *Server) readyz(c *echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 	defer cancel()
@@ -45,7 +50,32 @@ func (s *Server) readyz(c *echo.Context) error {
 			status, state = http.StatusServiceUnavailable, "unavailable"
 		}
 	}
+	if !s.checkedHere(c.Request()) {
+		return c.JSON(status, map[string]any{"status": state})
+	}
 	return c.JSON(status, map[string]any{"status": state, "checks": out})
+}
+
+// checkedHere reports whether a request comes straight from this machine
+// or from a trusted proxy itself, not passed on for a client.
+func (s *Server) checkedHere(r *http.Request) bool {
+	if r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("Forwarded") != "" {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	addr := ap.Addr().Unmap()
+	if addr.IsLoopback() {
+		return true
+	}
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // peerChecks asks each other node of a cluster for its /healthz.
