@@ -209,6 +209,11 @@ func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.Use
 		c.Response().Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "too many failed sign-ins from this address; try again in %d seconds", max(secs, 1))
 	}
+	if !s.signIns.begin(keys) {
+		c.Response().Header().Set("Retry-After", "1")
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "a sign-in from this address is being checked; send one at a time")
+	}
+	defer s.signIns.end(keys)
 	check := s.users.CheckPassword
 	if suspect {
 		check = s.users.CheckPasswordLater

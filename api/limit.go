@@ -50,6 +50,8 @@ type attemptLimiter struct {
 
 	mu      sync.Mutex
 	entries map[string]*attempts
+	// checking counts each address's passwords being checked now.
+	checking map[string]int
 }
 
 type attempts struct {
@@ -61,7 +63,32 @@ type attempts struct {
 }
 
 func newAttemptLimiter(now func() time.Time) *attemptLimiter {
-	return &attemptLimiter{now: now, entries: map[string]*attempts{}}
+	return &attemptLimiter{now: now, entries: map[string]*attempts{}, checking: map[string]int{}}
+}
+
+// signInChecksPerAddr is how many of one address's passwords are checked
+// at once: the server hashes few at a time, and an address's right
+// passwords sent by the hundred must not keep another's from its turn.
+const signInChecksPerAddr = 1
+
+// begin takes one of the address's checking slots, or reports that they
+// are all taken; end gives it back.
+func (l *attemptLimiter) begin(k signInAttempt) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.checking[k.addr] >= signInChecksPerAddr {
+		return false
+	}
+	l.checking[k.addr]++
+	return true
+}
+
+func (l *attemptLimiter) end(k signInAttempt) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.checking[k.addr]--; l.checking[k.addr] <= 0 {
+		delete(l.checking, k.addr)
+	}
 }
 
 // signInAttempt is one sign-in's counts: its client address, name and

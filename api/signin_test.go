@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,4 +117,54 @@ func TestAdminNotLockedOut(t *testing.T) {
 	if resp := ts.signInAs("198.51.100.22", "admin", "correct horse battery"); resp.StatusCode != http.StatusOK {
 		t.Errorf("admin from a fresh address while guesses are paced: got %d, want 200", resp.StatusCode)
 	}
+}
+
+// TestSignInFloodOfRightPasswords: 150 right sign-ins at once from one
+// address took the server's few hashing slots, and 2 of 5 admins signing
+// in from other addresses got 429. One address's passwords are checked one
+// at a time; the rest of its flood is refused at once (429, Retry-After),
+// and the admins sign in.
+func TestSignInFloodOfRightPasswords(t *testing.T) {
+	ts, users := newServerFull(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, rbac.DefaultPolicy,
+		engine.Config{MemoryLimit: "256MB"})
+	addUser(t, users, "ana", "analyst")
+	admins := make([]string, 5)
+	for i := range admins {
+		admins[i] = fmt.Sprintf("admin%d", i)
+		addUser(t, users, admins[i], "admin")
+	}
+	for _, name := range append([]string{"ana"}, admins...) {
+		if err := users.SetPassword(name, "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var flooded, refused atomic.Int64
+	for range 150 {
+		wg.Go(func() {
+			resp := ts.signInAs("203.0.113.77", "ana", "correct horse battery")
+			flooded.Add(1)
+			if resp.StatusCode == http.StatusTooManyRequests {
+				refused.Add(1)
+				if resp.Header.Get("Retry-After") == "" {
+					t.Errorf("429 without Retry-After")
+				}
+			}
+		})
+	}
+	codes := make([]int, len(admins))
+	var admin sync.WaitGroup
+	for i, name := range admins {
+		admin.Go(func() {
+			codes[i] = ts.signInAs(fmt.Sprintf("198.51.100.%d", 30+i), name, "correct horse battery").StatusCode
+		})
+	}
+	admin.Wait()
+	wg.Wait()
+	for i, code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("%s from an address of its own: got %d, want 200", admins[i], code)
+		}
+	}
+	t.Logf("of the flood's %d sign-ins, %d refused", flooded.Load(), refused.Load())
 }
