@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/labstack/echo/v5"
+
 	"datadesk"
 )
 
@@ -25,14 +27,43 @@ const bodyInMemory = 1 << 20
 type spooledBody struct {
 	*io.SectionReader
 	file *os.File
+	// release gives back the body's turn (Server.spool).
+	release func()
 }
 
 // Close lets the body go; a file's space is freed.
 func (b *spooledBody) Close() error {
+	if b.release != nil {
+		b.release()
+	}
 	if b.file == nil {
 		return nil
 	}
 	return b.file.Close()
+}
+
+// spool keeps a tool call's body (spoolBody). A body that may pass
+// bodyInMemory first takes one of the node's and the caller's turns for
+// large bodies, held until it is closed, and every body is dropped once
+// it sends nothing for bodyIdle.
+func (s *Server) spool(c *echo.Context, user string) (*spooledBody, error) {
+	r := c.Request()
+	var release func()
+	if r.ContentLength < 0 || r.ContentLength > bodyInMemory {
+		var err error
+		if release, err = s.bodies.enter(r.Context(), user); err != nil {
+			return nil, err
+		}
+	}
+	body, err := spoolBody(s.newIdleBody(c.Response(), r.Body), r.ContentLength, maxToolBody, s.spoolDir())
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, err
+	}
+	body.release = release
+	return body, nil
 }
 
 // spoolBody reads a request body of size bytes (-1 when unknown) and at

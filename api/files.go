@@ -155,9 +155,14 @@ func (s *Server) uploadFile(c *echo.Context) error {
 	if err != nil || mt != "multipart/form-data" {
 		return datadesk.Errorf(datadesk.Invalid, "send the file as multipart/form-data in a field named \"file\"").WithField("file")
 	}
+	release, err := s.bodies.enter(r.Context(), caller(c).UserID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// The body may hold a little more than the file: part headers and
 	// boundaries.
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxUpload+(1<<20))
+	r.Body = http.MaxBytesReader(c.Response(), io.NopCloser(s.newIdleBody(c.Response(), r.Body)), s.cfg.MaxUpload+(1<<20))
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return datadesk.Errorf(datadesk.Invalid, "the multipart body is malformed").WithField("file").WithCause(err)
@@ -425,6 +430,11 @@ func (s *Server) tableRows(c *echo.Context) error {
 		return err
 	}
 	defer release()
+	leave, err := s.reads.enter(c.Request().Context(), caller(c).UserID)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	p, err := store.Rows(c.Request().Context(), id, req)
 	if err != nil {
 		return err

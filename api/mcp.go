@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,7 +76,7 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 		r := c.Request()
 		ctx := r.Context()
 		if r.Method == http.MethodPost {
-			body, err := spoolBody(r.Body, r.ContentLength, maxToolBody, s.spoolDir())
+			body, err := s.spool(c, caller(c).UserID)
 			if err != nil {
 				return err
 			}
@@ -618,10 +617,15 @@ func (s *Server) approvalFor(ctx context.Context, who datadesk.Caller, args map[
 // /v1/tables/{id}/rows does, under the same permission.
 func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri string) (*mcp.ReadResourceResult, error) {
 	start := s.cfg.Now()
-	page, err := s.tablePageAt(ctx, who, uri)
 	var raw []byte
+	leave, err := s.reads.enter(ctx, who.UserID)
 	if err == nil {
-		raw, err = fitPage(page, mcpMaxPageBytes)
+		var page *catalog.Page
+		page, err = s.tablePageAt(ctx, who, uri)
+		if err == nil {
+			raw, err = fitPage(page, mcpMaxPageBytes)
+		}
+		leave()
 	}
 	if err == nil {
 		err = spend(ctx, len(raw))
@@ -681,23 +685,57 @@ func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri strin
 }
 
 // fitPage encodes a page of rows in at most max bytes: past it, the page
-// keeps the rows that fit and says more follow. Errors: too_large when
+// keeps the rows that fit and says more follow. Each row is encoded once,
+// and no row past the bytes: the page's other members first, then its rows
+// one at a time into the place of its empty rows. Errors: too_large when
 // not even its first row fits.
 func fitPage(page *catalog.Page, max int) ([]byte, error) {
-	raw, err := json.Marshal(page)
-	if err != nil || len(raw) <= max {
-		return raw, err
+	p := *page
+	p.Rows = [][]any{}
+	env, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
 	}
-	keep := sort.Search(len(page.Rows), func(n int) bool {
-		p := *page
-		p.Rows = page.Rows[:n+1]
-		b, _ := json.Marshal(p)
-		return len(b) > max
-	})
+	// "rows":[] is found once: inside a string a quote is escaped.
+	at := bytes.Index(env, []byte(`"rows":[]`))
+	if at < 0 {
+		return nil, fmt.Errorf("api: a page's rows are not where they belong")
+	}
+	at += len(`"rows":[`)
+	var rows bytes.Buffer
+	keep := 0
+	for _, row := range page.Rows {
+		b, err := json.Marshal(row)
+		if err != nil {
+			return nil, err
+		}
+		// The limit and has_more may grow by a few digits when cut.
+		if len(env)+rows.Len()+len(b)+1+16 > max {
+			break
+		}
+		if keep > 0 {
+			rows.WriteByte(',')
+		}
+		rows.Write(b)
+		keep++
+	}
+	if keep == len(page.Rows) {
+		return splice(env, at, rows.Bytes()), nil
+	}
 	if keep == 0 {
 		return nil, datadesk.Errorf(datadesk.TooLarge, "row %d of this table alone takes more than %d bytes as JSON; read it with files_query_table and fewer columns", page.Offset+1, max)
 	}
-	p := *page
-	p.Rows, p.Limit, p.HasMore = page.Rows[:keep], keep, true
-	return json.Marshal(p)
+	p.Limit, p.HasMore = keep, true
+	if env, err = json.Marshal(p); err != nil {
+		return nil, err
+	}
+	return splice(env, bytes.Index(env, []byte(`"rows":[]`))+len(`"rows":[`), rows.Bytes()), nil
+}
+
+// splice puts rows into env at at.
+func splice(env []byte, at int, rows []byte) []byte {
+	out := make([]byte, 0, len(env)+len(rows))
+	out = append(out, env[:at]...)
+	out = append(out, rows...)
+	return append(out, env[at:]...)
 }

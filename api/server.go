@@ -99,6 +99,11 @@ type Server struct {
 	metrics *metrics
 	// members says which node holds each owner, in a cluster.
 	members *cluster.Members
+	// reads and bodies bound pages of rows being read and request bodies
+	// being kept, on the node and per user (gate.go).
+	reads, bodies *gate
+	// bodyIdle is how long a request body may send nothing.
+	bodyIdle time.Duration
 }
 
 // New returns a Server over its dependencies.
@@ -154,6 +159,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages, members: members}
 	s.signIns = newAttemptLimiter(cfg.Now)
+	s.reads = newGate("reads of rows", readsPerNode, readsPerUser)
+	s.bodies = newGate("large request bodies", bodiesPerNode, bodiesPerUser)
+	s.bodyIdle = bodyIdle
 	s.peers = &http.Client{Timeout: peerTimeout}
 	s.metrics = newMetrics(s)
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})

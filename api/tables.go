@@ -46,7 +46,7 @@ func (s *Server) declareTable(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionCreate); err != nil {
 		return err
 	}
-	body, err := spoolBody(c.Request().Body, c.Request().ContentLength, maxToolBody, s.spoolDir())
+	body, err := s.spool(c, caller(c).UserID)
 	if err != nil {
 		return err
 	}

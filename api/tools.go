@@ -177,7 +177,7 @@ func (s *Server) callTool(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := spoolBody(c.Request().Body, c.Request().ContentLength, maxToolBody, s.spoolDir())
+	body, err := s.spool(c, caller(c).UserID)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -74,7 +75,14 @@ func (s *Server) uploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if r.ContentLength > limit {
 			return filesRedirect(c, "", errTooLarge(s.cfg.MaxUpload))
 		}
-		r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+		// Not yet signed in: the form is read by the sign-in check, so
+		// its turn is the client address's.
+		release, err := s.bodies.enter(r.Context(), "address "+c.RealIP())
+		if err != nil {
+			return filesRedirect(c, "", err)
+		}
+		defer release()
+		r.Body = http.MaxBytesReader(c.Response(), io.NopCloser(s.newIdleBody(c.Response(), r.Body)), limit)
 		return next(c)
 	}
 }

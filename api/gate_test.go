@@ -1,0 +1,136 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestMCPReadsBounded: one 1.6 KB batch of 7 resources/read of a wide
+// table took a node from 113 to 379 MB, 20 such batches at once to
+// 5,028 MB: each read held a page of 6.4 MB and encoded it about nine
+// times to return 256 KiB, and nothing bounded reads running together.
+// A page is now encoded once, a row at a time up to its byte cap, and
+// reads take turns, a few at once on the node and for each user. Twenty
+// batches at once grow the process less than 1 GB, and every read answers.
+func TestMCPReadsBounded(t *testing.T) {
+	ts, users := newServer(t, 32<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	table := wideTable(t, ts, ana, 120)
+	var batch []any
+	for i := range 7 {
+		batch = append(batch, map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "resources/read",
+			"params": map[string]any{"uri": "datadesk://tables/" + table + "?limit=200"}})
+	}
+	body, _ := json.Marshal(batch)
+	var (
+		mu    sync.Mutex
+		codes = map[int]int{}
+		pages int
+	)
+	rss, _ := memoryPeaks(t, func() {
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				code, raw := postJSON(t, ts, "/mcp", ana, bytes.NewReader(body), int64(len(body)))
+				mu.Lock()
+				defer mu.Unlock()
+				codes[code]++
+				pages += strings.Count(string(raw), `\"has_more\":true`)
+			})
+		}
+		wg.Wait()
+	})
+	t.Logf("20 batches of 7 reads: the process grew %d MiB; answers %v, %d pages", rss>>20, codes, pages)
+	if codes[http.StatusOK] != 20 || pages != 140 {
+		t.Errorf("answers %v with %d pages, want 20 of 200 and 140 pages", codes, pages)
+	}
+	if rss > 1<<30 {
+		t.Errorf("the process grew %d MiB, want under 1 GiB", rss>>20)
+	}
+}
+
+// stalledBody sends its first bytes and then nothing until it is closed.
+type stalledBody struct {
+	head []byte
+	done chan struct{}
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	<-b.done
+	return 0, io.ErrUnexpectedEOF
+}
+
+// TestBodiesBounded: 8 requests from one user, each sending 60 of a
+// declared 64 MiB and then waiting, held 503 MB of files for 30 s and
+// more: nothing bounded bodies kept at once, and a body could stall
+// without end. Large bodies now take turns (two for a user, a few on the
+// node; the rest wait, then answer 503 with Retry-After), and a body that
+// sends nothing for a while is dropped, which frees its turn.
+func TestBodiesBounded(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	ts.srv.bodies.wait = 500 * time.Millisecond
+	ts.srv.bodyIdle = 2 * time.Second
+	done := make(chan struct{})
+	defer close(done)
+	send := func() (int, string) {
+		req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.create", &stalledBody{head: bytes.Repeat([]byte(" "), 2<<20), done: done})
+		req.ContentLength = 64 << 20
+		req.Header.Set("Authorization", "Bearer "+ana)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	start := time.Now()
+	type answer struct {
+		code  int
+		retry string
+		after time.Duration
+	}
+	answers := make(chan answer, 4)
+	for range 4 {
+		go func() {
+			code, retry := send()
+			answers <- answer{code, retry, time.Since(start)}
+		}()
+	}
+	var busy, dropped int
+	for range 4 {
+		a := <-answers
+		switch {
+		case a.code == http.StatusServiceUnavailable && a.retry != "":
+			busy++
+		case a.code == http.StatusBadRequest || a.code == 0:
+			// The stalled body was dropped: the server answered, or
+			// closed the connection while the client still sent.
+			dropped++
+			if a.after > 20*time.Second {
+				t.Errorf("a stalled body was dropped after %v", a.after)
+			}
+		default:
+			t.Errorf("got %d %q", a.code, a.retry)
+		}
+	}
+	if busy != 2 || dropped != 2 {
+		t.Errorf("%d told to retry and %d dropped, want 2 and 2", busy, dropped)
+	}
+	// The turns are free again.
+	if code, _ := postJSON(t, ts, "/v1/tools/files.create", ana, strings.NewReader(`{"arguments":{"filename":"a.txt","content":"hi"}}`), -1); code != http.StatusOK {
+		t.Errorf("a call after the stalled ones: %d", code)
+	}
+}
