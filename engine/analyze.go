@@ -73,6 +73,9 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 		}
 	}
 	q, params := duckAnalysis(p)
+	if err := catalog.CheckCompiled(q); err != nil {
+		return nil, err
+	}
 	s.logger.Debug("analysis", "table", p.Table.ID, "sql", q, "params", params)
 	res := &catalog.AnalysisResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount, Offset: p.Offset, SQL: q}
 	width := len(p.Groups) + len(p.Measures)

@@ -81,4 +81,23 @@ func TestAnalysisStatementLinear(t *testing.T) {
 	if per := (sizes[7] - sizes[1]) / 6; per > 1000 {
 		t.Errorf("each level adds %d characters (%v), want a stage of about its own expression", per, sizes)
 	}
+	// The largest analysis the limits allow: every measure computed, each
+	// of the longest expression naming the one before as often as it fits.
+	ms := []catalog.Measure{{Op: "count"}, {Name: "a0", Expr: "count/count"}}
+	for i := 1; len(ms) < catalog.MaxMeasures; i++ {
+		ref := fmt.Sprintf("a%d+", i-1)
+		ms = append(ms, catalog.Measure{Name: fmt.Sprintf("a%d", i), Expr: strings.TrimSuffix(strings.Repeat(ref, 200/len(ref)), "+")})
+	}
+	p, err := catalog.AnalysisFor(table, nil, catalog.Analysis{FileID: "t1", GroupBy: []catalog.GroupBy{{Column: "region"}}, Measures: ms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := duckAnalysis(p)
+	t.Logf("the largest analysis compiles to %d bytes", len(q))
+	if len(q) > catalog.MaxCompiledSQL/4 {
+		t.Errorf("the largest analysis compiles to %d bytes, near the bound of %d", len(q), catalog.MaxCompiledSQL)
+	}
+	if err := catalog.CheckCompiled(strings.Repeat("x", catalog.MaxCompiledSQL+1)); datadesk.ErrorCode(err) != datadesk.Invalid || !strings.Contains(err.Error(), "measures") {
+		t.Errorf("a statement past the bound: %v, want invalid naming the measures", err)
+	}
 }

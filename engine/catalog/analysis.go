@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"datadesk"
 	"datadesk/engine/typing"
 )
 
@@ -21,6 +22,23 @@ const (
 	MaxTopN             = 100
 	MaxJoinKeys         = 3
 )
+
+// MaxCompiledSQL bounds the statement an analysis compiles to. Each
+// computed measure is a stage of its own, naming earlier measures as
+// columns, so a statement grows with the arguments, never with how often
+// measures name each other: the limits above allow about 23 KB. The bound
+// keeps it so whatever the compilers become.
+const MaxCompiledSQL = 256 << 10
+
+// CheckCompiled refuses a compiled statement past MaxCompiledSQL.
+// Errors: invalid.
+func CheckCompiled(q string) error {
+	if len(q) > MaxCompiledSQL {
+		return datadesk.Errorf(datadesk.Invalid, "these measures and filters compile to a statement of %d bytes, more than the %d allowed: "+
+			"use fewer or shorter computed measures", len(q), MaxCompiledSQL).WithField("measures")
+	}
+	return nil
+}
 
 // Buckets are the time buckets a date or timestamp column groups by.
 var Buckets = []string{"year", "quarter", "month", "week", "day", "hour"}
