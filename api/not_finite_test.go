@@ -56,4 +56,25 @@ func TestNotFiniteAnswers(t *testing.T) {
 			}
 		})
 	}
+	// Shown as a table of its own: the infinity is stored, and its rows,
+	// its schema and its exports answer.
+	code, shown := ts.call(token, "files.analyze_table", map[string]any{"file_id": file, "show": true, "group_by": []any{"k"},
+		"measures": []any{m("avg", "x"), map[string]any{"name": "y", "expr": "avg_x*1e308*1e300"}}})
+	if code != http.StatusOK {
+		t.Fatalf("shown: %d %v", code, shown)
+	}
+	view := shown["result"].(map[string]any)["view"].(map[string]any)["table_id"].(string)
+	for _, path := range []string{"/v1/tables/" + view + "/rows", "/v1/tables/" + view, "/v1/tables/" + view + "/export?format=json",
+		"/v1/tables/" + view + "/export?format=csv", "/v1/tables/" + view + "/export?format=xlsx"} {
+		code, _, raw := ts.do("GET", path, token, nil, "")
+		if code != http.StatusOK {
+			t.Errorf("%s: %d %.300s", path, code, raw)
+		}
+		if !strings.Contains(path, "xlsx") && strings.HasSuffix(path, "rows") && !strings.Contains(string(raw), `"Infinity"`) {
+			t.Errorf("%s: %.300s, want \"Infinity\"", path, raw)
+		}
+		if strings.Contains(path, "csv") && !strings.Contains(string(raw), "Infinity") {
+			t.Errorf("%s: %.300s, want Infinity", path, raw)
+		}
+	}
 }
