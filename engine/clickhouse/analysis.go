@@ -45,8 +45,7 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 	a := &chAnalysis{c: c, p: p}
 	res := &catalog.AnalysisResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount, Offset: p.Offset}
 	totals := a.totals()
-	rows := a.rows()
-	if err := catalog.CheckCompiled(totals + rows); err != nil {
+	if err := catalog.CheckCompiled(totals); err != nil {
 		return nil, err
 	}
 	head, err := c.all(ctx, totals)
@@ -55,7 +54,11 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 	}
 	res.MatchedRowCount = head[0][0].(int64)
 	a.shareTotals = head[0][1:]
+	rows := a.rows()
 	page := a.page(rows)
+	if err := catalog.CheckCompiled(page); err != nil {
+		return nil, err
+	}
 	res.SQL = totals + ";\n" + page
 	if p.Grouped() {
 		counts := "SELECT count(), countIf(" + a.anyEmpty() + ") FROM (" + rows + ")"
