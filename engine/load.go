@@ -450,7 +450,7 @@ func newTable(f *catalog.File, ordinal int, src TableSource, rows int64) *catalo
 func setColumns(t *catalog.Table, labels, keys []string, decisions []typing.Decision) {
 	t.Columns = t.Columns[:0]
 	for i, d := range decisions {
-		c := catalog.Column{Key: keys[i], Label: labels[i], Type: d.Type, Identifier: d.Identifier, Reason: d.Reason, Blank: d.Blank}
+		c := catalog.Column{Key: keys[i], Label: labels[i], Type: d.Type, Identifier: d.Identifier, Reason: d.Reason, Blank: d.Blank, Numberish: d.Numberish}
 		if d.Type == typing.TypeText {
 			c.Trimmed = d.Padded
 		}
@@ -460,6 +460,13 @@ func setColumns(t *catalog.Table, labels, keys []string, decisions []typing.Deci
 
 // record writes the import report and the catalog rows of a loaded table.
 func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, src TableSource, stats RowStats, remote catalog.Backend) error {
+	var notes []string
+	if remote == nil {
+		var err error
+		if notes, err = s.refine(ctx, conn, t); err != nil {
+			return err
+		}
+	}
 	t.Report = catalog.Report{
 		Table:        src.Name,
 		RowsRead:     t.RowCount + stats.Rejected,
@@ -472,6 +479,7 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, sr
 		t.Report.Columns = append(t.Report.Columns, catalog.ReportOf(c))
 	}
 	t.Report.Notes = append(t.Report.Notes, spaceNotes(t.Columns)...)
+	t.Report.Notes = append(t.Report.Notes, notes...)
 	return s.recordLoaded(ctx, conn, t, remote)
 }
 

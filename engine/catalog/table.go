@@ -51,6 +51,9 @@ type Column struct {
 	// spaces around them.
 	Blank   int64 `json:"-"`
 	Trimmed int64 `json:"-"`
+	// Numberish marks, during a load, a text column to read again for
+	// numbers among marks of missing values or of many digits.
+	Numberish bool `json:"-"`
 }
 
 // Report is what an ingest did to one table.

@@ -68,6 +68,10 @@ type Decision struct {
 	KeepEmpty bool
 	// Trimmed: the values need no trim before the cast.
 	Trimmed bool
+	// Numberish marks a text column whose values are mostly numbers, with
+	// the rest possibly marks of missing values or numbers of more digits
+	// than the counts take: the engine reads it again (engine/refine.go).
+	Numberish bool
 	// Blank and Padded are the column's Stats of cells of only spaces
 	// (stored empty) and of values with spaces around them (stored
 	// trimmed), for the import report.
@@ -122,7 +126,9 @@ func Decide(st *Stats, key string, h Hint) Decision {
 		case c["lead"] > 0:
 			return Decision{Type: TypeText, Identifier: true, Reason: "text: " + plural(c["lead"], "value has a leading zero", "values with leading zeros")}
 		case c["long"] > 0:
-			return Decision{Type: TypeText, Identifier: true, Reason: "text: " + plural(c["long"], "value has", "values have") + " more than 15 significant digits"}
+			numbers := c["int"] + c["dec"] + c["long"] + c["form"]
+			return Decision{Type: TypeText, Identifier: true, Reason: "text: " + plural(c["long"], "value has", "values have") + " more than 15 significant digits",
+				Numberish: !nameID && n-numbers < numbers}
 		case all("int") && nameID:
 			return Decision{Type: TypeText, Identifier: true, Reason: fmt.Sprintf("text: whole numbers in a column named %q are identifiers", key)}
 		case all("int"):
@@ -162,6 +168,8 @@ func Decide(st *Stats, key string, h Hint) Decision {
 	// Dates in a day/month order that cannot be told apart are still
 	// dates to a reader, never codes.
 	d := Decision{Type: TypeText, Identifier: nameID || all("digitish") && c["int"] < n && !all("dateish")}
+	numbers := c["int"] + c["dec"] + c["long"] + c["form"]
+	d.Numberish = !h.NoNumbers && !nameID && c["lead"] == 0 && numbers > 0 && n-numbers < numbers
 	switch {
 	case h.NoNumbers:
 		d.Reason = "text: the file stores these values as text"
