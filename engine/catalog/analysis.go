@@ -694,7 +694,7 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 			return qerr(field+".column", "%s needs a column", t.Op)
 		}
 		if !ok(t.Col.Type) {
-			return qerr(field+".column", "%s needs %s; %q is %s", t.Op, kinds, t.Col.Key, t.Col.Type)
+			return qerr(field+".column", "%s needs %s; %q is %s", t.Op, kinds, t.Col.Key, t.Col.typeSaid())
 		}
 		return nil
 	}
@@ -729,7 +729,7 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 		return needCol("a number, date, timestamp or text column", func(typ string) bool { return typ != typing.TypeBoolean })
 	case "share":
 		if t.Col != nil && !Numeric(t.Col.Type) {
-			return qerr(field+".column", "share of a column needs a numeric column (its sum); without a column it is the share of rows")
+			return qerr(field+".column", "share of a column needs a numeric column (its sum), and %q is %s; without a column it is the share of rows", t.Col.Key, t.Col.typeSaid())
 		}
 	case "expr":
 		if err := noCol(); err != nil {

@@ -260,7 +260,7 @@ func (p *Plan) checkGroups() error {
 				return qerr(field+".column", "%s needs a column", a.Op)
 			}
 			if !Numeric(pa.Col.Type) {
-				return qerr(field+".column", "%s needs a numeric column; %q is %s", a.Op, pa.Col.Key, pa.Col.Type).
+				return qerr(field+".column", "%s needs a numeric column; %q is %s", a.Op, pa.Col.Key, pa.Col.typeSaid()).
 					WithAllowed(numericKeys(t)...)
 			}
 		default:

@@ -1,6 +1,12 @@
 package catalog
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"datadesk/engine/typing"
+)
 
 // File is a stored file as the catalog knows it.
 type File struct {
@@ -54,6 +60,16 @@ type Column struct {
 	// Numberish marks, during a load, a text column to read again for
 	// numbers among marks of missing values or of many digits.
 	Numberish bool `json:"-"`
+}
+
+// typeSaid is the column's type for an error, with why the import chose
+// it when it is text: a measure refused on a text column says what made
+// the column text ("text: 2 of 300 values are not numbers").
+func (c *Column) typeSaid() string {
+	if c.Type != typing.TypeText || c.Reason == "" || c.Reason == "text" {
+		return c.Type
+	}
+	return fmt.Sprintf("%s (the import found %s)", c.Type, strings.TrimPrefix(c.Reason, "text: "))
 }
 
 // Report is what an ingest did to one table.

@@ -1,0 +1,34 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestTextColumnSaysWhy: sum over a column stored as text answered only
+// that the column was text. The answer now quotes what the import found,
+// so the reader knows which values to fix.
+func TestTextColumnSaysWhy(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	code, up := ts.upload(token, "sales.csv", []byte("region,amount\nNorth,10\nSouth,12\nEast,about 7\n"))
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d %v", code, up)
+	}
+	file := up["file"].(map[string]any)["id"].(string)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"files.analyze_table", map[string]any{"file_id": file, "measures": []any{map[string]any{"op": "sum", "column": "amount"}}}},
+		{"files.analyze_table", map[string]any{"file_id": file, "measures": []any{map[string]any{"op": "share", "column": "amount"}}}},
+		{"files.query_table", map[string]any{"file_id": file, "aggregates": []any{map[string]any{"op": "avg", "column": "amount"}}}},
+	} {
+		code, m := ts.call(token, tc.tool, tc.args)
+		msg := mustJSON(m)
+		if code != http.StatusBadRequest || !strings.Contains(msg, "the import found 1 of 3 values are not numbers") {
+			t.Errorf("%s %v: got %d %s, want 400 quoting the import's reason", tc.tool, tc.args["measures"], code, msg)
+		}
+	}
+}
