@@ -94,6 +94,8 @@ type TableSource struct {
 	RowsWithNulls func(yield func(row []string, null []bool) error) (RowStats, error)
 	// Notes are remarks for the import report.
 	Notes []string
+	// Skipped are the rows above the header kept out of the table.
+	Skipped []catalog.SkippedRow
 	// Counted, when set, holds every column's counts over all the rows
 	// Rows or RowsWithNulls will yield, taken beforehand by a source that
 	// declares every column's type (a Type hint for each): the table is
@@ -118,6 +120,9 @@ type RowStats struct {
 	Rejects  []catalog.Reject
 	// Notes are remarks found while reading, for the import report.
 	Notes []string
+	// Skipped are rows found while reading to be kept out of the table
+	// (notes below the data).
+	Skipped []catalog.SkippedRow
 }
 
 // load decides each column's type from all of its values and creates the
@@ -474,6 +479,7 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, sr
 		RowsRejected: stats.Rejected,
 		Rejects:      stats.Rejects,
 		Notes:        append(slices.Clone(src.Notes), stats.Notes...),
+		Skipped:      append(slices.Clone(src.Skipped), stats.Skipped...),
 	}
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, catalog.ReportOf(c))

@@ -22,7 +22,7 @@ import (
 // '?' instead.
 func TestWorkbookStreamPreferred(t *testing.T) {
 	path := filepath.Join("testdata", "biff5-rich-text-string.xls")
-	ours, err := dumpWorkbook(t, testIngester(), path)
+	ours, err := dumpWorkbook(t, literalIngester(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

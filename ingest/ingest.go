@@ -46,6 +46,10 @@ type Config struct {
 	MaxUnzipRatio int64
 	MaxLine       int
 	MaxCells      int64
+	// Literal reads each sheet as it is: its first row with a value is
+	// the header, and every row under it is data; without it, titles and
+	// notes around a sheet's table are found and kept out (header.go).
+	Literal bool
 }
 
 func (c *Config) setDefaults() {

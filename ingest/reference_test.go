@@ -74,7 +74,7 @@ func TestAgainstReferenceReaders(t *testing.T) {
 	if err := json.Unmarshal(out, &refs); err != nil {
 		t.Fatal(err)
 	}
-	in := testIngester()
+	in := literalIngester()
 	for _, p := range files {
 		name := filepath.Base(p)
 		t.Run(name, func(t *testing.T) {

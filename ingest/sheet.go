@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,37 +22,62 @@ type sheetRows func(yield func(row int, texts []string, kinds []typing.CellKind)
 var errStop = errors.New("stop")
 
 // sheetSource makes a table of a sheet: its header is the first row with a
-// value, the rows under it are the data. ok is false for a sheet without
-// any value.
-func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget) (src engine.TableSource, ok bool, err error) {
-	var header []string
-	headerRow := 0
+// value, or a later one below titles and notes (findHeader), and the rows
+// under it are the data, but for notes at its end (noteRow). Every row
+// kept out is listed in the import report. ok is false for a sheet
+// without any value.
+func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, find bool) (src engine.TableSource, ok bool, err error) {
+	var probe []probeRow
 	err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
 		if emptyRow(texts) {
 			return nil
 		}
-		header, headerRow = append([]string(nil), texts...), row
-		return errStop
+		probe = append(probe, probeRow{row: row, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
+		if len(probe) == probeRows || !find {
+			return errStop
+		}
+		return nil
 	})
 	if err != nil && err != errStop {
 		return src, false, err
 	}
-	if header == nil {
+	if len(probe) == 0 {
 		return src, false, nil
 	}
+	h := 0
+	if find {
+		h = findHeader(probe)
+	}
+	header, headerRow, width := probe[h].texts, probe[h].row, probe[h].width()
+	if !find {
+		// No row is ever a note.
+		width = 0
+	}
 	src = engine.TableSource{Name: sheet, Header: header}
+	for _, r := range probe[:h] {
+		src.Skipped = append(src.Skipped, skippedRow(r, "above"))
+	}
 	src.Cells = func(yield func([]string, []typing.CellKind) error) (stats engine.RowStats, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = damagedSheet(filename, sheet, fmt.Errorf("panic: %v", r))
 			}
 		}()
+		// Rows that may be notes wait until a row of data follows them,
+		// or the sheet ends.
+		var held []probeRow
+		flush := func(n int) error {
+			for _, r := range held[:n] {
+				if err := yield(r.texts, r.kinds); err != nil {
+					return err
+				}
+			}
+			held = held[n:]
+			return nil
+		}
 		skipped, last := 0, headerRow
 		err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
-			if row <= headerRow {
-				return nil
-			}
-			if emptyRow(texts) {
+			if row <= headerRow || emptyRow(texts) {
 				return nil
 			}
 			skipped += max(row-last-1, 0)
@@ -59,12 +85,32 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget) (sr
 			if err := budget.take(filename, len(texts)); err != nil {
 				return err
 			}
+			r := probeRow{row: row, texts: texts, kinds: kinds}
+			if noteRow(r, width) {
+				held = append(held, probeRow{row: row, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
+				if len(held) > tailRows {
+					return flush(1)
+				}
+				return nil
+			}
+			if err := flush(len(held)); err != nil {
+				return err
+			}
 			return yield(texts, kinds)
 		})
+		if err != nil {
+			return stats, err
+		}
+		for _, r := range held {
+			stats.Skipped = append(stats.Skipped, skippedRow(r, "below"))
+		}
 		if skipped > 0 {
 			stats.Notes = append(stats.Notes, fmt.Sprintf("%d empty rows skipped", skipped))
 		}
-		return stats, err
+		if len(src.Skipped) > 0 || len(stats.Skipped) > 0 {
+			stats.Notes = append(stats.Notes, skippedNote(src.Skipped, stats.Skipped, headerRow))
+		}
+		return stats, nil
 	}
 	return src, true, nil
 }

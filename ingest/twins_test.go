@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
 
@@ -26,6 +27,8 @@ type sheetDump struct {
 	name   string
 	header []string
 	rows   [][]string
+	// skipped are the rows kept out of the table, above and below.
+	skipped []catalog.SkippedRow
 }
 
 // dumpWorkbook reads a spreadsheet through ingest without storing it.
@@ -38,8 +41,8 @@ func dumpWorkbook(t *testing.T, in *Ingester, path string) ([]sheetDump, error) 
 	defer res.Close()
 	var out []sheetDump
 	for _, src := range res.Tables {
-		d := sheetDump{name: src.Name, header: src.Header}
-		_, err := src.Cells(func(row []string, kinds []typing.CellKind) error {
+		d := sheetDump{name: src.Name, header: src.Header, skipped: src.Skipped}
+		stats, err := src.Cells(func(row []string, kinds []typing.CellKind) error {
 			cells := make([]string, len(row))
 			for i, v := range row {
 				if i < len(kinds) && kinds[i] != typing.KindEmpty {
@@ -55,6 +58,7 @@ func dumpWorkbook(t *testing.T, in *Ingester, path string) ([]sheetDump, error) 
 		if err != nil {
 			return nil, err
 		}
+		d.skipped = append(d.skipped, stats.Skipped...)
 		out = append(out, d)
 	}
 	return out, nil

@@ -81,6 +81,8 @@ type Report struct {
 	Rejects      []Reject       `json:"rejects,omitempty"`
 	Columns      []ColumnReport `json:"columns"`
 	Notes        []string       `json:"notes,omitempty"`
+	// Skipped lists the rows kept out of the table, each with its text.
+	Skipped []SkippedRow `json:"skipped_rows,omitempty"`
 }
 
 // ColumnReport is one column's type decision, and what the load changed
@@ -100,6 +102,17 @@ type ColumnReport struct {
 func ReportOf(c Column) ColumnReport {
 	return ColumnReport{Key: c.Key, Label: c.Label, Type: c.Type, Identifier: c.Identifier, Reason: c.Reason,
 		BlankCells: c.Blank, TrimmedValues: c.Trimmed}
+}
+
+// SkippedRow is a row of a file kept out of its table: a title or note
+// above the header, or a note below the data.
+type SkippedRow struct {
+	// Row is the row's number in the sheet or file, from 1.
+	Row int64 `json:"row"`
+	// Where is above (the header) or below (the data).
+	Where string `json:"where"`
+	// Text is the row's values, joined by " | ".
+	Text string `json:"text"`
 }
 
 // Reject is a row that could not be stored, with why.

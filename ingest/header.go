@@ -1,0 +1,169 @@
+package ingest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
+)
+
+// People write titles, sources and notes above a sheet's table, and notes
+// and footnotes below it. The header is found among the first probeRows
+// rows with a value: the first row as wide as the rows under it, with a
+// label over a column of numbers or dates, under rows narrower than it
+// (a title, a line of notes). Where no row is such a header, the first
+// row is, as before. Below, the last rows each holding a single text in a
+// table of several columns are notes; up to tailRows of them are kept out.
+const (
+	probeRows = 30
+	tailRows  = 20
+	// bodyRows is how many rows under a candidate header say how wide
+	// the table is and what its columns hold.
+	bodyRows = 10
+)
+
+// probeRow is one row read to find the header.
+type probeRow struct {
+	row   int
+	texts []string
+	kinds []typing.CellKind
+}
+
+func (p probeRow) width() int {
+	n := 0
+	for _, t := range p.texts {
+		if strings.TrimSpace(t) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// typed reports whether cell i holds a number, date or time.
+func (p probeRow) typed(i int) bool {
+	if i >= len(p.kinds) || i >= len(p.texts) || strings.TrimSpace(p.texts[i]) == "" {
+		return false
+	}
+	switch p.kinds[i] {
+	case typing.KindNumber, typing.KindDate, typing.KindDateTime, typing.KindTime:
+		return true
+	}
+	return false
+}
+
+// label reports whether cell i holds text.
+func (p probeRow) label(i int) bool {
+	return i < len(p.texts) && strings.TrimSpace(p.texts[i]) != "" && (i >= len(p.kinds) || p.kinds[i] == typing.KindText)
+}
+
+// findHeader returns the index among rows of the header row: 0 unless a
+// later row is a header by the evidence above it and below it.
+func findHeader(rows []probeRow) int {
+	for i := 1; i < len(rows)-1 && i < probeRows-1; i++ {
+		if headerAt(rows, i) {
+			return i
+		}
+	}
+	return 0
+}
+
+// headerAt reports whether rows[i] is a header over the rows under it,
+// with only narrower rows above.
+func headerAt(rows []probeRow, i int) bool {
+	h := rows[i]
+	body := rows[i+1 : min(len(rows), i+1+bodyRows)]
+	widths := make([]int, len(body))
+	for j, r := range body {
+		widths[j] = r.width()
+	}
+	slices.Sort(widths)
+	w := widths[len(widths)/2]
+	if w < 2 || h.width() < w*4/5 || h.width() < 2 {
+		return false
+	}
+	for _, r := range rows[:i] {
+		if r.width() > max(1, w/2) {
+			return false
+		}
+	}
+	// A label over a column whose cells below are numbers or dates: the
+	// header is text where its data is typed.
+	for c := range h.texts {
+		if !h.label(c) {
+			continue
+		}
+		typed := 0
+		for _, r := range body {
+			if r.typed(c) {
+				typed++
+			}
+		}
+		if typed*2 > len(body) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteRow reports whether a row below a table of width columns is a note:
+// a single text, in one of its first two columns, in a table of at least
+// two, that reads as a sentence or a footnote ("Source: ...", "* ...");
+// a single word is data of a sparse row.
+func noteRow(r probeRow, width int) bool {
+	if width < 2 || r.width() != 1 {
+		return false
+	}
+	for c := range r.texts {
+		t := strings.TrimSpace(r.texts[c])
+		if t == "" {
+			continue
+		}
+		if c > 1 || !r.label(c) {
+			return false
+		}
+		l := strings.ToLower(t)
+		for _, m := range []string{"source", "note", "*", "†", "‡", "©", "(", "1)", "1.", "footnote"} {
+			if strings.HasPrefix(l, m) {
+				return true
+			}
+		}
+		return len(strings.Fields(t)) >= 3
+	}
+	return false
+}
+
+// skippedRow is a row kept out of a table, for the import report.
+func skippedRow(r probeRow, where string) catalog.SkippedRow {
+	var parts []string
+	for _, t := range r.texts {
+		if t = strings.TrimSpace(t); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	text := strings.Join(parts, " | ")
+	if rs := []rune(text); len(rs) > 200 {
+		text = string(rs[:200]) + "…"
+	}
+	return catalog.SkippedRow{Row: int64(r.row), Where: where, Text: text}
+}
+
+// skippedNote says in words what was kept out, for readers of the notes.
+func skippedNote(above, below []catalog.SkippedRow, header int) string {
+	var parts []string
+	if len(above) > 0 {
+		parts = append(parts, fmt.Sprintf("the header is row %d; %s above it kept out of the table", header, rowsWord(len(above))))
+	}
+	if len(below) > 0 {
+		parts = append(parts, fmt.Sprintf("%s of notes below the table kept out", rowsWord(len(below))))
+	}
+	return strings.Join(parts, "; ") + " (skipped_rows lists each)"
+}
+
+func rowsWord(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
+}

@@ -1,0 +1,163 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// valuesOf is a dumped row's values, without their kinds, as the report
+// joins them.
+func valuesOf(cells []string) string {
+	var parts []string
+	for _, c := range cells {
+		if _, v, ok := strings.Cut(c, ":"); ok {
+			c = v
+		}
+		if c = strings.TrimSpace(c); c != "" {
+			parts = append(parts, c)
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// TestFoundTablesLoseNothing reads every workbook of the corpus as it is
+// (the reading TestAgainstReferenceReaders holds to openpyxl and xlrd)
+// and with its tables found: each found table is the literal reading
+// without rows the report lists, in order, each with its text; nothing
+// else differs, and nothing is dropped unsaid.
+func TestFoundTablesLoseNothing(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(sheetjsDir(), "*.xls*"))
+	found := 0
+	for _, p := range files {
+		literal, err := dumpWorkbook(t, literalIngester(), p)
+		if err != nil {
+			continue
+		}
+		tables, err := dumpWorkbook(t, testIngester(), p)
+		if err != nil {
+			t.Errorf("%s: read as it is, not with its tables found: %v", filepath.Base(p), err)
+			continue
+		}
+		if len(literal) != len(tables) {
+			t.Errorf("%s: %d sheets as it is, %d tables found", filepath.Base(p), len(literal), len(tables))
+			continue
+		}
+		for i, d := range tables {
+			l := literal[i]
+			all := append([]string{strings.Join(l.header, " | ")}, nil...)
+			for _, r := range l.rows {
+				all = append(all, valuesOf(r))
+			}
+			all[0] = valuesOf(l.header)
+			var above, below []string
+			for _, s := range d.skipped {
+				if s.Where == "above" {
+					above = append(above, s.Text)
+				} else {
+					below = append(below, s.Text)
+				}
+			}
+			if len(d.skipped) > 0 {
+				found++
+				t.Logf("%s %q: %d rows above the header, %d below the data kept out", filepath.Base(p), d.name, len(above), len(below))
+			}
+			want := slices.Concat(above, []string{valuesOf(d.header)}, nil)
+			for _, r := range d.rows {
+				want = append(want, valuesOf(r))
+			}
+			want = append(want, below...)
+			if fmt.Sprint(want) != fmt.Sprint(all) {
+				t.Errorf("%s %q: the found table and its kept-out rows are not the sheet:\n found %q\n sheet %q", filepath.Base(p), d.name, want, all)
+			}
+		}
+	}
+	t.Logf("%d sheets of %d workbooks had rows kept out", found, len(files))
+}
+
+// TestTitlesAndNotesKeptOut: a sheet with a title and notes above its
+// header, a blank row, and notes under its data had its title as the
+// header and every column text. The header is now the row over the data,
+// the rest is listed in the report, and the columns are typed.
+func TestTitlesAndNotesKeptOut(t *testing.T) {
+	rows := [][]any{
+		{"Lots of people"},
+		{"simply cannot resist writing"},
+		{"at the top of their spreadsheets"},
+		{},
+		{"country", "year", "price", "day"},
+	}
+	for i := range 12 {
+		rows = append(rows, []any{fmt.Sprintf("C%d", i%4), 2000 + i, 1.5 * float64(i+1), excelDate(2024, 1, 1+i)})
+	}
+	rows = append(rows, []any{}, []any{"Source: a statistics office, 2024 edition"}, []any{"* provisional figures"})
+	wb := excelize.NewFile()
+	style, _ := wb.NewStyle(&excelize.Style{NumFmt: 14})
+	for i, r := range rows {
+		cell := fmt.Sprintf("A%d", i+1)
+		if err := wb.SetSheetRow("Sheet1", cell, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r) == 4 && i > 4 {
+			wb.SetCellStyle("Sheet1", fmt.Sprintf("D%d", i+1), fmt.Sprintf("D%d", i+1), style)
+		}
+	}
+	var b bytes.Buffer
+	if err := wb.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	fx := newFixture(t)
+	f, err := fx.ingestBytes("titled.xlsx", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := f.Tables[0]
+	var types []string
+	for _, c := range tb.Columns {
+		types = append(types, c.Key+" "+c.Type)
+	}
+	if got := strings.Join(types, ", "); got != "country text, year integer, price decimal, day date" {
+		t.Errorf("columns: %s", got)
+	}
+	if tb.RowCount != 12 {
+		t.Errorf("%d rows, want 12", tb.RowCount)
+	}
+	var skipped []string
+	for _, s := range tb.Report.Skipped {
+		skipped = append(skipped, fmt.Sprintf("%d %s %s", s.Row, s.Where, s.Text))
+	}
+	want := []string{"1 above Lots of people", "2 above simply cannot resist writing", "3 above at the top of their spreadsheets",
+		"19 below Source: a statistics office, 2024 edition", "20 below * provisional figures"}
+	if !slices.Equal(skipped, want) {
+		t.Errorf("skipped rows %q, want %q", skipped, want)
+	}
+	if notes := strings.Join(tb.Report.Notes, "\n"); !strings.Contains(notes, "the header is row 5") {
+		t.Errorf("the notes do not say where the header is: %s", notes)
+	}
+	// A table whose first row is its header, and one whose last row holds
+	// a single word, keep today's reading.
+	plain := excelize.NewFile()
+	for i, r := range [][]any{{"name", "qty"}, {"pen", 3}, {"ink", 4}, {"paper"}} {
+		plain.SetSheetRow("Sheet1", fmt.Sprintf("A%d", i+1), &r)
+	}
+	b.Reset()
+	plain.Write(&b)
+	f, err = fx.ingestBytes("plain.xlsx", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb := f.Tables[0]; tb.RowCount != 3 || len(tb.Report.Skipped) != 0 || tb.Columns[0].Key != "name" {
+		t.Errorf("a plain table: %d rows, skipped %v, first column %s", tb.RowCount, tb.Report.Skipped, tb.Columns[0].Key)
+	}
+}
+
+// excelDate is a day as Excel's serial number.
+func excelDate(y, m, d int) float64 {
+	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Sub(time.Date(1899, 12, 30, 0, 0, 0, 0, time.UTC)).Hours() / 24
+}
