@@ -69,8 +69,10 @@ func findHeader(rows []probeRow) int {
 	return 0
 }
 
-// headerAt reports whether rows[i] is a header over the rows under it,
-// with only narrower rows above.
+// headerAt reports whether rows[i] is a header: about as wide as the
+// rows under it and wider than every row above it, more labels than
+// numbers, and a label over a column whose cells below are mostly
+// numbers or dates, the first row below among them.
 func headerAt(rows []probeRow, i int) bool {
 	h := rows[i]
 	body := rows[i+1 : min(len(rows), i+1+bodyRows)]
@@ -80,39 +82,62 @@ func headerAt(rows []probeRow, i int) bool {
 	}
 	slices.Sort(widths)
 	w := widths[len(widths)/2]
-	if w < 2 || h.width() < w*4/5 || h.width() < 2 {
+	if w < 2 || h.width() < max(2, w*4/5) {
 		return false
 	}
 	for _, r := range rows[:i] {
-		if r.width() > max(1, w/2) {
+		if r.width() >= h.width() {
 			return false
 		}
 	}
-	// A label over a column whose cells below are numbers or dates: the
-	// header is text where its data is typed.
+	labels, typed := 0, 0
 	for c := range h.texts {
-		if !h.label(c) {
+		if h.label(c) {
+			labels++
+		} else if h.typed(c) {
+			typed++
+		}
+	}
+	if labels <= typed {
+		return false
+	}
+	for c := range h.texts {
+		if !h.label(c) || !body[0].typed(c) {
 			continue
 		}
-		typed := 0
+		n := 0
 		for _, r := range body {
 			if r.typed(c) {
-				typed++
+				n++
 			}
 		}
-		if typed*2 > len(body) {
+		if n*2 > len(body) {
 			return true
 		}
 	}
 	return false
 }
 
-// noteRow reports whether a row below a table of width columns is a note:
-// a single text, in one of its first two columns, in a table of at least
-// two, that reads as a sentence or a footnote ("Source: ...", "* ...");
-// a single word is data of a sparse row.
-func noteRow(r probeRow, width int) bool {
-	if width < 2 || r.width() != 1 {
+// noteRow reports whether a row below a table of width columns, whose
+// data rows so far were each at least narrowest wide, is a note: no
+// number or date, narrower than every row of data, and either text in at
+// most a third of the columns or a single text that reads as a sentence
+// or a footnote ("Source: ...", "* ..."). In a table whose data has rows
+// as narrow, no row is a note.
+func noteRow(r probeRow, width, narrowest int) bool {
+	w := r.width()
+	if width < 2 || w == 0 || w >= narrowest {
+		return false
+	}
+	for c := range r.texts {
+		if r.typed(c) || strings.TrimSpace(r.texts[c]) != "" && !r.label(c) {
+			return false
+		}
+	}
+	if w <= width/3 {
+		return true
+	}
+	if w != 1 {
 		return false
 	}
 	for c := range r.texts {
@@ -120,11 +145,8 @@ func noteRow(r probeRow, width int) bool {
 		if t == "" {
 			continue
 		}
-		if c > 1 || !r.label(c) {
-			return false
-		}
 		l := strings.ToLower(t)
-		for _, m := range []string{"source", "note", "*", "†", "‡", "©", "(", "1)", "1.", "footnote"} {
+		for _, m := range []string{"source", "note", "*", "†", "‡", "©", "(", "footnote"} {
 			if strings.HasPrefix(l, m) {
 				return true
 			}

@@ -66,8 +66,11 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, fin
 		// Rows that may be notes wait until a row of data follows them,
 		// or the sheet ends.
 		var held []probeRow
+		// narrowest is the width of the narrowest row of data so far.
+		narrowest := width
 		flush := func(n int) error {
 			for _, r := range held[:n] {
+				narrowest = min(narrowest, r.width())
 				if err := yield(r.texts, r.kinds); err != nil {
 					return err
 				}
@@ -86,7 +89,7 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, fin
 				return err
 			}
 			r := probeRow{row: row, texts: texts, kinds: kinds}
-			if noteRow(r, width) {
+			if noteRow(r, width, narrowest) {
 				held = append(held, probeRow{row: row, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
 				if len(held) > tailRows {
 					return flush(1)
@@ -96,6 +99,7 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, fin
 			if err := flush(len(held)); err != nil {
 				return err
 			}
+			narrowest = min(narrowest, r.width())
 			return yield(texts, kinds)
 		})
 		if err != nil {
