@@ -121,7 +121,8 @@ func headerAt(rows []probeRow, i int) bool {
 // noteRow reports whether a row below a table of width columns, whose
 // data rows so far were each at least narrowest wide, is a note: no
 // number or date, narrower than every row of data, and either text in at
-// most a third of the columns or a single text that reads as a sentence
+// most a third of the columns of a table of five or more, or a single
+// text that reads as a sentence
 // or a footnote ("Source: ...", "* ..."). In a table whose data has rows
 // as narrow, no row is a note.
 func noteRow(r probeRow, width, narrowest int) bool {
@@ -134,7 +135,10 @@ func noteRow(r probeRow, width, narrowest int) bool {
 			return false
 		}
 	}
-	if w <= width/3 {
+	// Text in a third of a wide table's columns, under rows of data all
+	// wider: a table of four columns or fewer may well have rows of one
+	// word ("hidden", "visible").
+	if width >= 5 && w <= width/3 {
 		return true
 	}
 	if w != 1 {
