@@ -132,11 +132,17 @@ func (ts *testServer) do(method, path, token string, body io.Reader, contentType
 func (ts *testServer) upload(token, filename string, content []byte) (int, map[string]any) {
 	ts.t.Helper()
 	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
+	return ts.uploadWith(token, filename, content, "", &b)
+}
+
+// uploadWith uploads with a query (?header_row=...), building the body in b.
+func (ts *testServer) uploadWith(token, filename string, content []byte, query string, b *bytes.Buffer) (int, map[string]any) {
+	ts.t.Helper()
+	mw := multipart.NewWriter(b)
 	w, _ := mw.CreateFormFile("file", filename)
 	w.Write(content)
 	mw.Close()
-	code, m, _ := ts.do("POST", "/v1/files", token, &b, mw.FormDataContentType())
+	code, m, _ := ts.do("POST", "/v1/files"+query, token, b, mw.FormDataContentType())
 	return code, m
 }
 

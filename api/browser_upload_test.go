@@ -83,3 +83,50 @@ func TestReceiveBlamesTheRightSide(t *testing.T) {
 		t.Errorf("a body that breaks off: %v (%s), want the client's", err, e.Code)
 	}
 }
+
+// TestBrowserReadAgain: the table page says how the table was read (its
+// header's row, the rows kept out) and reads the stored file again with
+// the header in another row, into a new table.
+func TestBrowserReadAgain(t *testing.T) {
+	ts, users := newServer(t, 4<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	deaths, err := os.ReadFile(filepath.Join("..", "ingest", "testdata", "public", "deaths.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, m := ts.upload(ana, "deaths.xlsx", deaths)
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, m)
+	}
+	tid := m["file"].(map[string]any)["table_id"].(string)
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(ts.url + "/tables/" + tid))
+	b.signIn("ana")
+	b.do(chromedp.WaitVisible(chromedp.CSS("#read")))
+	if got := b.text("#read-header"); got != "The header is row 5." {
+		t.Errorf("read header: %q", got)
+	}
+	if got := b.text("#read-skipped tbody tr:first-child"); !strings.Contains(got, "Lots of people") {
+		t.Errorf("first row kept out: %q", got)
+	}
+	if got := b.text("#total"); got != "10" {
+		t.Errorf("rows: %q", got)
+	}
+	b.do(
+		chromedp.SetValue(chromedp.CSS("#header-row"), "4"),
+		chromedp.Click(chromedp.CSS("#reread-button")),
+		chromedp.WaitVisible(chromedp.CSS(".message")),
+	)
+	if got := b.text(".message"); !strings.Contains(got, "Read deaths.xlsx again with the header in row 4") {
+		t.Errorf("after reading again: %q", got)
+	}
+	if got := b.text("#read-header"); got != "The header is row 4, as asked." {
+		t.Errorf("read header after reading again: %q", got)
+	}
+	if got := b.text("#total"); got != "15" {
+		t.Errorf("rows after reading again: %q", got)
+	}
+}

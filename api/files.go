@@ -20,6 +20,7 @@ import (
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/exports"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
@@ -50,6 +51,11 @@ type tableSummary struct {
 	RowCount    int64  `json:"row_count"`
 	ColumnCount int    `json:"column_count"`
 	PreviewURL  string `json:"preview_url"`
+	// How the table was read: its header's row, whether a person named
+	// it, and how many rows were kept out (the report lists them).
+	HeaderRow   int64 `json:"header_row,omitempty"`
+	HeaderAsked bool  `json:"header_asked,omitempty"`
+	RowsKeptOut int   `json:"rows_kept_out,omitempty"`
 }
 
 // tableSchema is a table's schema with its import report.
@@ -78,7 +84,8 @@ func (s *Server) describe(owner string, f *catalog.File) fileDescriptor {
 		DownloadURL: s.downloadURL(f.ID, owner),
 	}
 	for i, t := range f.Tables {
-		ts := tableSummary{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns), PreviewURL: previewURL(t.ID)}
+		ts := tableSummary{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns), PreviewURL: previewURL(t.ID),
+			HeaderRow: t.Report.HeaderRow, HeaderAsked: t.Report.HeaderAsked, RowsKeptOut: len(t.Report.Skipped)}
 		d.Tables = append(d.Tables, ts)
 		if i == 0 {
 			d.TableID, d.PreviewURL = t.ID, ts.PreviewURL
@@ -147,6 +154,10 @@ func (s *Server) uploadFile(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionUpload); err != nil {
 		return err
 	}
+	opts, err := readOptions(c.QueryParam("header_row"), c.QueryParam("sheet"))
+	if err != nil {
+		return err
+	}
 	r := c.Request()
 	if r.ContentLength > s.cfg.MaxUpload+(1<<20) {
 		return errTooLarge(s.cfg.MaxUpload)
@@ -187,15 +198,11 @@ func (s *Server) uploadFile(c *echo.Context) error {
 		}
 		p.Close()
 	}
-	f, err := s.storeUpload(c, store, part.FileName(), part)
+	f, err := s.storeUpload(c, store, part.FileName(), part, opts)
 	if err != nil {
 		return err
 	}
-	schemas := make([]tableSchema, 0, len(f.Tables))
-	for i := range f.Tables {
-		schemas = append(schemas, schemaOf(&f.Tables[i]))
-	}
-	return c.JSON(http.StatusCreated, map[string]any{"file": s.describe(caller(c).UserID, f), "tables": schemas})
+	return c.JSON(http.StatusCreated, s.uploaded(c, f))
 }
 
 // storeUpload is every upload's one path, from the API and from the files
@@ -203,7 +210,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 // ingested and stored, and the policy decides again on what the file
 // turned out to hold (its rows, columns and bytes), as the audit log
 // records.
-func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, body io.Reader) (*catalog.File, error) {
+func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error) {
 	filename, err := cleanFilename(name)
 	if err != nil {
 		return nil, err
@@ -214,7 +221,7 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 	}
 	defer os.Remove(tmp) // gone already once stored
 	ctx := c.Request().Context()
-	res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
+	res, err := s.ingest.ReadWith(ctx, tmp, filename, store.IncomingDir(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +237,63 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
 		},
 	})
+}
+
+// readOptions reads a person's corrections to how a file is read: the
+// header's row, and the sheet it applies to. Errors: invalid.
+func readOptions(headerRow, sheet string) (ingest.Options, error) {
+	var o ingest.Options
+	if headerRow != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(headerRow))
+		if err != nil {
+			return o, datadesk.Errorf(datadesk.Invalid, "header_row must be a row number from 1 to %d", ingest.MaxHeaderRow).WithField("header_row")
+		}
+		o.HeaderRow = n
+	}
+	o.Sheet = sheet
+	return o, o.Check()
+}
+
+// readAgain reads a stored file again with a person's corrections
+// (header_row, sheet), into a new file of new tables, without its bytes
+// sent again: the policy, audit and import are an upload's.
+func (s *Server) readAgain(c *echo.Context) error {
+	store, id, release, err := s.ownStore(c, rbac.ActionUpload, "file")
+	if err != nil {
+		return err
+	}
+	defer release()
+	var in struct {
+		HeaderRow int    `json:"header_row"`
+		Sheet     string `json:"sheet"`
+	}
+	if err := decodeJSON(c.Request().Body, &in); err != nil {
+		return err
+	}
+	opts := ingest.Options{HeaderRow: in.HeaderRow, Sheet: in.Sheet}
+	if err := opts.Check(); err != nil {
+		return err
+	}
+	f, fh, err := store.Open(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	nf, err := s.storeUpload(c, store, f.Filename, fh, opts)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, s.uploaded(c, nf))
+}
+
+// uploaded is the answer to a stored upload: its descriptor and its
+// tables' schemas.
+func (s *Server) uploaded(c *echo.Context, f *catalog.File) map[string]any {
+	schemas := make([]tableSchema, 0, len(f.Tables))
+	for i := range f.Tables {
+		schemas = append(schemas, schemaOf(&f.Tables[i]))
+	}
+	return map[string]any{"file": s.describe(caller(c).UserID, f), "tables": schemas}
 }
 
 // uploadAttrs are an upload's attributes once ingested: its bytes and

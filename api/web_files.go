@@ -122,7 +122,11 @@ func (s *Server) uploadForm(c *echo.Context) error {
 		return filesRedirect(c, "", err)
 	}
 	defer release()
-	f, err := s.storeUpload(c, store, fh.Filename, part)
+	opts, err := readOptions(c.FormValue("header_row"), c.FormValue("sheet"))
+	if err != nil {
+		return filesRedirect(c, "", err)
+	}
+	f, err := s.storeUpload(c, store, fh.Filename, part, opts)
 	if err != nil {
 		return filesRedirect(c, "", err)
 	}

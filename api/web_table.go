@@ -119,6 +119,16 @@ type tableData struct {
 	Chart                               template.HTML
 	ChartLabel, ChartValue              string
 	Summary                             *columnSummary
+	Read                                *readInfo
+}
+
+// readInfo is how a table of a file was read, beside the control that
+// reads the file again with its header in another row.
+type readInfo struct {
+	HeaderRow int64
+	Asked     bool
+	Skipped   []catalog.SkippedRow
+	Notes     []string
 }
 
 func (s *Server) tablePage(c *echo.Context) error {
@@ -172,7 +182,53 @@ func (s *Server) tablePage(c *echo.Context) error {
 		data.LabelsTime = data.Labels.UpdatedAt.Format("2006-01-02 15:04")
 	}
 	data.Chart, data.ChartLabel, data.ChartValue = barChart(t, p)
+	if t.Query == "" && t.SourceTableID == "" && t.Report.HeaderRow > 0 {
+		data.Read = &readInfo{HeaderRow: t.Report.HeaderRow, Asked: t.Report.HeaderAsked, Skipped: t.Report.Skipped, Notes: t.Report.Notes}
+	}
 	return s.render(c, status, "table", data)
+}
+
+// rereadForm reads the file of a table again from the table page, with
+// the header in the row the form names, into a new file and tables (the
+// API's POST /v1/files/{id}/read), and shows the new table.
+func (s *Server) rereadForm(c *echo.Context) error {
+	store, id, release, err := s.ownStore(c, rbac.ActionUpload, "table")
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	defer release()
+	ctx := c.Request().Context()
+	back := func(err error) error {
+		return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?msg="+url.QueryEscape("Not done: "+datadesk.AsError(err).Message))
+	}
+	t, err := store.Table(ctx, id)
+	if err != nil {
+		return s.pageError(c, err)
+	}
+	opts, err := readOptions(c.FormValue("header_row"), "")
+	if err != nil {
+		return back(err)
+	}
+	f, fh, err := store.Open(ctx, t.FileID)
+	if err != nil {
+		return back(err)
+	}
+	defer fh.Close()
+	if len(f.Tables) > 1 {
+		opts.Sheet = t.Name
+	}
+	nf, err := s.storeUpload(c, store, f.Filename, fh, opts)
+	if err != nil {
+		return back(err)
+	}
+	next := nf.Tables[0].ID
+	for _, nt := range nf.Tables {
+		if nt.Name == t.Name {
+			next = nt.ID
+		}
+	}
+	msg := fmt.Sprintf("Read %s again with the header in row %d: a new table; the one before stays.", f.Filename, opts.HeaderRow)
+	return c.Redirect(http.StatusSeeOther, "/tables/"+next+"?msg="+url.QueryEscape(msg))
 }
 
 // fillTable lays out a page of rows with its links: sorting, paging,

@@ -96,6 +96,10 @@ type TableSource struct {
 	Notes []string
 	// Skipped are the rows above the header kept out of the table.
 	Skipped []catalog.SkippedRow
+	// HeaderRow is the header's row in the sheet or file, from 1 (0 when
+	// the format has none); HeaderAsked, that a person named it.
+	HeaderRow   int
+	HeaderAsked bool
 	// Counted, when set, holds every column's counts over all the rows
 	// Rows or RowsWithNulls will yield, taken beforehand by a source that
 	// declares every column's type (a Type hint for each): the table is
@@ -480,12 +484,17 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, sr
 		Rejects:      stats.Rejects,
 		Notes:        append(slices.Clone(src.Notes), stats.Notes...),
 		Skipped:      append(slices.Clone(src.Skipped), stats.Skipped...),
+		HeaderRow:    int64(src.HeaderRow),
+		HeaderAsked:  src.HeaderAsked,
 	}
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, catalog.ReportOf(c))
 	}
 	t.Report.Notes = append(t.Report.Notes, spaceNotes(t.Columns)...)
 	t.Report.Notes = append(t.Report.Notes, notes...)
+	if src.HeaderAsked {
+		t.Report.Notes = append(t.Report.Notes, fmt.Sprintf("the header is row %d, as asked when the file was read", src.HeaderRow))
+	}
 	return s.recordLoaded(ctx, conn, t, remote)
 }
 

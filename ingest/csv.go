@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
@@ -18,6 +20,7 @@ import (
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // maxRejectSamples is how many rejected rows a report lists by line.
@@ -175,7 +178,37 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 		return engine.TableSource{}, err
 	}
 	src := engine.TableSource{Name: name, Header: header, Notes: notes}
-	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 {
+	// first is the header's record, from 0: past 0 when titles and notes
+	// come before it.
+	first := 0
+	if choice := in.headerFor(""); choice.find || choice.row > 0 {
+		probe, err := in.csvProbe(path, head, delim, choice.row)
+		if err != nil {
+			return engine.TableSource{}, err
+		}
+		h := 0
+		if choice.row > 0 {
+			if h = len(probe) - 1; h < 0 || probe[h].row != choice.row {
+				return engine.TableSource{}, datadesk.Errorf(datadesk.Invalid, "%s has no value in row %d, the header row asked for", name, choice.row).WithField("header_row")
+			}
+			src.HeaderAsked = true
+		} else {
+			h = findHeader(probe)
+		}
+		src.HeaderRow = probe[h].row
+		if h > 0 || probe[h].row > 1 {
+			first = probe[h].row - 1
+			src.Header = probe[h].texts
+			for _, r := range probe[:h] {
+				src.Skipped = append(src.Skipped, skippedRow(r, "above"))
+			}
+			if h > 0 {
+				src.Notes = append(src.Notes, skippedNote(src.Skipped, nil, probe[h].row))
+			}
+		}
+	}
+	header = src.Header
+	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 && first == 0 {
 		// DuckDB's reader takes minutes to give up on a quoted field of
 		// millions of lines; such a record is refused first, at the speed
 		// of finding quotes.
@@ -197,8 +230,10 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 		ll.comma = byte(delim)
 		r := csv.NewReader(ll)
 		r.Comma, r.LazyQuotes, r.FieldsPerRecord, r.ReuseRecord = delim, true, -1, true
-		if _, err := r.Read(); err != nil { // the header
-			return stats, csvError(name, ll, err)
+		for range first + 1 { // the header, and the rows above it
+			if _, err := r.Read(); err != nil {
+				return stats, csvError(name, ll, err)
+			}
 		}
 		wider := 0
 		for {
@@ -312,6 +347,61 @@ func (in *Ingester) longFieldError(path, name string, at int64) error {
 		}
 	}
 	return datadesk.Errorf(datadesk.Invalid, "%s: the quoted field that starts on line %d is longer than %d bytes", name, line, in.cfg.MaxLine).WithField("file")
+}
+
+// csvProbe reads the first records with a value, up to probeRows, each
+// with its record's number from 1 and its cells' kinds as a reader would
+// see them: numbers, ISO dates, or text. With until, it reads the records
+// with a value up to record until instead.
+func (in *Ingester) csvProbe(path string, head []byte, delim rune, until int) ([]probeRow, error) {
+	f, ll, err := in.openText(path, head)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ll.comma = byte(delim)
+	r := csv.NewReader(ll)
+	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
+	var probe []probeRow
+	for n := 1; until > 0 && n <= until || until == 0 && len(probe) < probeRows; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// A broken or long record: the probe ends there, and the
+			// reading of the file says what is wrong with it.
+			break
+		}
+		if emptyRow(rec) {
+			continue
+		}
+		kinds := make([]typing.CellKind, len(rec))
+		for i, v := range rec {
+			kinds[i] = textKind(v)
+		}
+		probe = append(probe, probeRow{row: n, texts: rec, kinds: kinds})
+	}
+	return probe, nil
+}
+
+// textKind is the kind a cell's text would have in a spreadsheet: a
+// number (not a code with a leading zero), an ISO date, or text.
+func textKind(v string) typing.CellKind {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return typing.KindEmpty
+	case len(v) > 1 && v[0] == '0' && v[1] != '.':
+		return typing.KindText
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return typing.KindNumber
+	}
+	if _, err := time.Parse("2006-01-02", v); err == nil {
+		return typing.KindDate
+	}
+	return typing.KindText
 }
 
 func (in *Ingester) csvHeader(path string, head []byte, delim rune) ([]string, error) {

@@ -161,3 +161,47 @@ func TestTitlesAndNotesKeptOut(t *testing.T) {
 func excelDate(y, m, d int) float64 {
 	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Sub(time.Date(1899, 12, 30, 0, 0, 0, 0, time.UTC)).Hours() / 24
 }
+
+// TestCSVTitlesKeptOut: a national accounts CSV with its title and source
+// above the header had the title for a header and every column text. The
+// header is found as in a sheet, the rows above it are listed, and the
+// long doubles under it are numbers.
+func TestCSVTitlesKeptOut(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Table 1. Gross domestic product,,\nSource: national accounts; current prices,,\n,,\ncountry,year,gdp\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "C%d,%d,%s\n", i%5, 2000+i, []string{"2813571753.8725324", "9958200000.0", "99.99", ".."}[i%4])
+	}
+	fx := newFixture(t)
+	f, err := fx.ingestBytes("gdp.csv", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := f.Tables[0]
+	var types []string
+	for _, c := range tb.Columns {
+		types = append(types, c.Key+" "+c.Type)
+	}
+	if got := strings.Join(types, ", "); got != "country text, year integer, gdp double" {
+		t.Errorf("columns: %s", got)
+	}
+	if tb.RowCount != 40 {
+		t.Errorf("%d rows, want 40", tb.RowCount)
+	}
+	var skipped []string
+	for _, s := range tb.Report.Skipped {
+		skipped = append(skipped, fmt.Sprintf("%d %s %s", s.Row, s.Where, s.Text))
+	}
+	want := []string{"1 above Table 1. Gross domestic product", "2 above Source: national accounts; current prices"}
+	if !slices.Equal(skipped, want) {
+		t.Errorf("skipped rows %q, want %q", skipped, want)
+	}
+	// A CSV whose first row is its header reads as before, by DuckDB.
+	f, err = fx.ingestBytes("plain.csv", []byte("name,qty\npen,3\nink,4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb := f.Tables[0]; tb.RowCount != 2 || len(tb.Report.Skipped) != 0 || tb.Columns[0].Key != "name" {
+		t.Errorf("a plain CSV: %d rows, skipped %v, first column %s", tb.RowCount, tb.Report.Skipped, tb.Columns[0].Key)
+	}
+}

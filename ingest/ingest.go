@@ -69,7 +69,49 @@ func (c *Config) setDefaults() {
 
 // Ingester reads files into table sources.
 type Ingester struct {
-	cfg Config
+	cfg  Config
+	opts Options
+}
+
+// Options are a person's corrections to how a file is read.
+type Options struct {
+	// HeaderRow, from 1, is the row (of a sheet, or the record of a CSV
+	// file) that holds the header; the rows above it are kept out. 0
+	// finds the header.
+	HeaderRow int
+	// Sheet, when set, is the one sheet HeaderRow applies to; the others
+	// are read as ever. It must be a sheet of the workbook.
+	Sheet string
+}
+
+// MaxHeaderRow is the lowest row a header may be named in.
+const MaxHeaderRow = 1000
+
+// Check refuses options out of range. Errors: invalid.
+func (o Options) Check() error {
+	if o.HeaderRow < 0 || o.HeaderRow > MaxHeaderRow {
+		return datadesk.Errorf(datadesk.Invalid, "header_row must be a row number from 1 to %d (0 or none: found in the file)", MaxHeaderRow).WithField("header_row")
+	}
+	if o.Sheet != "" && o.HeaderRow == 0 {
+		return datadesk.Errorf(datadesk.Invalid, "sheet names the sheet header_row applies to; give header_row too").WithField("sheet")
+	}
+	return nil
+}
+
+// headerFor is how the header of sheet (or of a CSV file, sheet "") is
+// chosen: a row asked for, or found unless the ingester reads literally.
+func (in *Ingester) headerFor(sheet string) headerChoice {
+	if in.opts.HeaderRow > 0 && (in.opts.Sheet == "" || datadesk.CleanName(in.opts.Sheet) == datadesk.CleanName(sheet)) {
+		return headerChoice{row: in.opts.HeaderRow}
+	}
+	return headerChoice{find: !in.cfg.Literal}
+}
+
+// headerChoice says how a table's header is chosen: the row asked for
+// (row, from 1), else found (find), else the first row with a value.
+type headerChoice struct {
+	find bool
+	row  int
 }
 
 // New returns an Ingester.
@@ -128,6 +170,36 @@ var (
 // Errors: unsupported (format, encrypted workbook), invalid (corrupt or
 // unreadable content), too_large (an archive that expands too far).
 func (in *Ingester) Read(ctx context.Context, path, filename, tempDir string) (*Result, error) {
+	return in.ReadWith(ctx, path, filename, tempDir, Options{})
+}
+
+// ReadWith is Read with a person's corrections. Errors: as Read, and
+// invalid when the options name no row or sheet of the file.
+func (in *Ingester) ReadWith(ctx context.Context, path, filename, tempDir string, opts Options) (*Result, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	with := *in
+	with.opts = opts
+	res, err := with.read(ctx, path, filename, tempDir)
+	if err == nil && opts.Sheet != "" {
+		found := false
+		for _, t := range res.Tables {
+			found = found || t.Name == datadesk.CleanName(opts.Sheet) || t.Name == opts.Sheet
+		}
+		if !found {
+			res.Close()
+			var names []string
+			for _, t := range res.Tables {
+				names = append(names, t.Name)
+			}
+			return nil, datadesk.Errorf(datadesk.Invalid, "%s has no sheet %q with values", filename, opts.Sheet).WithField("sheet").WithAllowed(names...)
+		}
+	}
+	return res, err
+}
+
+func (in *Ingester) read(ctx context.Context, path, filename, tempDir string) (*Result, error) {
 	head, err := readHead(path, sniffSize)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)

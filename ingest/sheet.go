@@ -26,14 +26,19 @@ var errStop = errors.New("stop")
 // under it are the data, but for notes at its end (noteRow). Every row
 // kept out is listed in the import report. ok is false for a sheet
 // without any value.
-func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, find bool) (src engine.TableSource, ok bool, err error) {
+func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, choice headerChoice) (src engine.TableSource, ok bool, err error) {
 	var probe []probeRow
 	err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
-		if emptyRow(texts) {
+		if emptyRow(texts) || choice.row > 0 && row > choice.row {
 			return nil
 		}
 		probe = append(probe, probeRow{row: row, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
-		if len(probe) == probeRows || !find {
+		switch {
+		case choice.row > 0:
+			if row == choice.row {
+				return errStop
+			}
+		case len(probe) == probeRows || !choice.find:
 			return errStop
 		}
 		return nil
@@ -45,15 +50,20 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, fin
 		return src, false, nil
 	}
 	h := 0
-	if find {
+	switch {
+	case choice.row > 0:
+		if h = len(probe) - 1; probe[h].row != choice.row {
+			return src, false, datadesk.Errorf(datadesk.Invalid, "%s: sheet %q has no value in row %d, the header row asked for", filename, sheet, choice.row).WithField("header_row")
+		}
+	case choice.find:
 		h = findHeader(probe)
 	}
 	header, headerRow, width := probe[h].texts, probe[h].row, probe[h].width()
-	if !find {
+	if choice.row == 0 && !choice.find {
 		// No row is ever a note.
 		width = 0
 	}
-	src = engine.TableSource{Name: sheet, Header: header}
+	src = engine.TableSource{Name: sheet, Header: header, HeaderRow: headerRow, HeaderAsked: choice.row > 0}
 	for _, r := range probe[:h] {
 		src.Skipped = append(src.Skipped, skippedRow(r, "above"))
 	}

@@ -56,7 +56,7 @@ func (in *Ingester) readXLS(path, filename string) (res *Result, err error) {
 	var notes []string
 	budget := newCellBudget(in.cfg.MaxCells)
 	for _, sh := range wb.sheets {
-		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget, !in.cfg.Literal)
+		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget, in.headerFor(sh.name))
 		if err != nil {
 			return nil, err
 		}

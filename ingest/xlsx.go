@@ -100,7 +100,7 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 	res = &Result{Format: format, ContentType: ct, Close: func() { _ = wb.zr.Close() }}
 	budget := newCellBudget(in.cfg.MaxCells)
 	for _, sh := range wb.sheets {
-		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget, !in.cfg.Literal)
+		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget, in.headerFor(sh.name))
 		if err != nil {
 			wb.zr.Close()
 			return nil, err

@@ -57,7 +57,7 @@ usage:
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk backup DIR [--data ./data] [--shared DIR]  (a consistent copy, made by the running server or here)
   datadesk restore FROM --data DIR [--shared DIR]    (FROM: a backup, or a folder of them: the newest complete)
-  datadesk ingest [--memory] FILE
+  datadesk ingest [--memory] [--header-row N [--sheet NAME]] FILE
   datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]  (asks a server running on --data, or opens it)
   datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
   datadesk bench --owners 200,1000 [--owner-rows 50000] [--max-open 32] [--memory-limit 1GB]
@@ -624,11 +624,17 @@ func userList(args []string, stdout io.Writer) error {
 func ingestFile(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	memory := fs.Bool("memory", false, "also report this process's peak resident memory, in MiB (Linux)")
+	headerRow := fs.Int("header-row", 0, "the row (of a sheet, or the record of a CSV file), from 1, that holds the header (default: found in the file)")
+	sheet := fs.String("sheet", "", "with --header-row: the one sheet it applies to")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("ingest: give one FILE")
+	}
+	opts := ingest.Options{HeaderRow: *headerRow, Sheet: *sheet}
+	if err := opts.Check(); err != nil {
+		return err
 	}
 	path := fs.Arg(0)
 	dir, err := os.MkdirTemp("", "datadesk-ingest-")
@@ -652,7 +658,7 @@ func ingestFile(args []string, stdout io.Writer) error {
 		return err
 	}
 	in := ingest.New(ingest.Config{})
-	res, err := in.Read(ctx, tmp, filepath.Base(path), store.IncomingDir())
+	res, err := in.ReadWith(ctx, tmp, filepath.Base(path), store.IncomingDir(), opts)
 	if err != nil {
 		return err
 	}

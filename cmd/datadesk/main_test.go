@@ -73,6 +73,39 @@ func TestIngestPrintsReport(t *testing.T) {
 	}
 }
 
+// TestIngestHeaderRow: ingest finds a workbook's table under its notes,
+// and --header-row (with --sheet) names the header instead.
+func TestIngestHeaderRow(t *testing.T) {
+	p := filepath.Join("..", "..", "ingest", "testdata", "public", "deaths.xlsx")
+	read := func(args ...string) []map[string]any {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(append(append([]string{"ingest"}, args...), p), &out, &out); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		var rep struct{ Tables []map[string]any }
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		return rep.Tables
+	}
+	found := read()
+	if found[0]["header_row"] != float64(5) || found[0]["rows_stored"] != float64(10) || found[0]["header_asked"] != nil {
+		t.Errorf("found: %v", found[0])
+	}
+	asked := read("--header-row", "4", "--sheet", "other")
+	if asked[1]["header_row"] != float64(4) || asked[1]["header_asked"] != true || asked[1]["rows_stored"] != float64(15) {
+		t.Errorf("asked for sheet other: %v", asked[1])
+	}
+	if asked[0]["header_row"] != float64(5) {
+		t.Errorf("sheet arts, not asked: %v", asked[0])
+	}
+	var out bytes.Buffer
+	if err := run([]string{"ingest", "--header-row", "2000", p}, &out, &out); err == nil || !strings.Contains(err.Error(), "header_row must be") {
+		t.Errorf("--header-row 2000: %v", err)
+	}
+}
+
 func TestPolicyCheckAndPasswd(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer

@@ -83,6 +83,10 @@ type Report struct {
 	Notes        []string       `json:"notes,omitempty"`
 	// Skipped lists the rows kept out of the table, each with its text.
 	Skipped []SkippedRow `json:"skipped_rows,omitempty"`
+	// HeaderRow is the header's row in the sheet or file, from 1;
+	// HeaderAsked, that the person who stored the file named it.
+	HeaderRow   int64 `json:"header_row,omitempty"`
+	HeaderAsked bool  `json:"header_asked,omitempty"`
 }
 
 // ColumnReport is one column's type decision, and what the load changed
