@@ -31,4 +31,19 @@ func TestTextColumnSaysWhy(t *testing.T) {
 			t.Errorf("%s %v: got %d %s, want 400 quoting the import's reason", tc.tool, tc.args["measures"], code, msg)
 		}
 	}
+	// A max or a sort over such a column says it compared text.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"files.analyze_table", map[string]any{"file_id": file, "measures": []any{map[string]any{"op": "max", "column": "amount"}}}},
+		{"files.analyze_table", map[string]any{"file_id": file, "group_by": []any{"amount"}, "measures": []any{map[string]any{"op": "count"}}, "sort_by": "amount"}},
+		{"files.query_table", map[string]any{"file_id": file, "limit": 3, "sort_by": "amount", "direction": "desc"}},
+	} {
+		code, m := ts.call(token, tc.tool, tc.args)
+		msg := mustJSON(m)
+		if code != http.StatusOK || !strings.Contains(msg, `compared its values as text, not as numbers`) {
+			t.Errorf("%s %v: got %d %s, want a note that text was compared", tc.tool, tc.args, code, msg)
+		}
+	}
 }
