@@ -178,34 +178,9 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 		return engine.TableSource{}, err
 	}
 	src := engine.TableSource{Name: name, Header: header, Notes: notes}
-	// first is the header's record, from 0: past 0 when titles and notes
-	// come before it.
-	first := 0
-	if choice := in.headerFor(""); choice.find || choice.row > 0 {
-		probe, err := in.csvProbe(path, head, delim, choice.row)
-		if err != nil {
-			return engine.TableSource{}, err
-		}
-		h := 0
-		if choice.row > 0 {
-			if h = len(probe) - 1; h < 0 || probe[h].row != choice.row {
-				return engine.TableSource{}, datadesk.Errorf(datadesk.Invalid, "%s has no value in row %d, the header row asked for", name, choice.row).WithField("header_row")
-			}
-			src.HeaderAsked = true
-		} else {
-			h = findHeader(probe)
-		}
-		src.HeaderRow = probe[h].row
-		if h > 0 || probe[h].row > 1 {
-			first = probe[h].row - 1
-			src.Header = probe[h].texts
-			for _, r := range probe[:h] {
-				src.Skipped = append(src.Skipped, skippedRow(r, "above"))
-			}
-			if h > 0 {
-				src.Notes = append(src.Notes, skippedNote(src.Skipped, nil, probe[h].row))
-			}
-		}
+	first, err := in.placeHeader(&src, path, name, head, delim)
+	if err != nil {
+		return engine.TableSource{}, err
 	}
 	header = src.Header
 	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 && first == 0 {
@@ -347,6 +322,47 @@ func (in *Ingester) longFieldError(path, name string, at int64) error {
 		}
 	}
 	return datadesk.Errorf(datadesk.Invalid, "%s: the quoted field that starts on line %d is longer than %d bytes", name, line, in.cfg.MaxLine).WithField("file")
+}
+
+// placeHeader finds a CSV file's header, or takes the record asked for,
+// setting src's header, the records kept out above it, and how it was
+// read. It returns the header's record from 0: past 0 when titles and
+// notes come before it.
+func (in *Ingester) placeHeader(src *engine.TableSource, path, name string, head []byte, delim rune) (int, error) {
+	choice := in.headerFor("")
+	if !choice.find && choice.row == 0 {
+		return 0, nil
+	}
+	probe, err := in.csvProbe(path, head, delim, choice.row)
+	if err != nil {
+		return 0, err
+	}
+	h := 0
+	switch {
+	case choice.row > 0:
+		if h = len(probe) - 1; h < 0 || probe[h].row != choice.row {
+			return 0, datadesk.Errorf(datadesk.Invalid, "%s has no value in row %d, the header row asked for", name, choice.row).WithField("header_row")
+		}
+		src.HeaderAsked = true
+	case len(probe) == 0:
+		// No record with a value among the first: the reading says
+		// what the file holds.
+		return 0, nil
+	default:
+		h = findHeader(probe)
+	}
+	src.HeaderRow = probe[h].row
+	if h == 0 && probe[h].row == 1 {
+		return 0, nil
+	}
+	src.Header = probe[h].texts
+	for _, r := range probe[:h] {
+		src.Skipped = append(src.Skipped, skippedRow(r, "above"))
+	}
+	if h > 0 {
+		src.Notes = append(src.Notes, skippedNote(src.Skipped, nil, probe[h].row))
+	}
+	return probe[h].row - 1, nil
 }
 
 // csvProbe reads the first records with a value, up to probeRows, each
