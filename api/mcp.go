@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,9 +46,12 @@ const (
 	// the bytes the answers to one HTTP request may carry together.
 	mcpMaxBatch          = 8
 	mcpMaxRequestAnswers = 2 * maxToolAnswer
-	// mcpMaxText bounds the text beside a result: a summary, the data
-	// being in the structured content.
-	mcpMaxText = 2000
+	// mcpMaxText bounds the text beside a result: a summary, the rows of
+	// an answer as a compact table (each cell at most mcpMaxCell bytes)
+	// as far as they fit, its hint and notes. Many hosts pass a model the
+	// text alone.
+	mcpMaxText = 8000
+	mcpMaxCell = 60
 )
 
 var approvalsSchema = json.RawMessage(`{"type": "object", "required": ["approval_id"], "additionalProperties": false,
@@ -455,8 +459,8 @@ func approvalText(a *serverdb.Approval) string {
 }
 
 // mcpResult is a successful call's result, raw the HTTP answer's result:
-// it is the structured content, and beside it a short text a model can
-// act on, which never repeats the data.
+// it is the structured content, and beside it a text a model can act on
+// when its host passes it nothing else (answerText).
 func mcpResult(toolName string, raw []byte) *mcp.CallToolResult {
 	var structured map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -485,44 +489,8 @@ func clip(s string, n int) string {
 // content only.
 func summary(toolName string, r map[string]any) string {
 	switch toolName {
-	case "files.query_table":
-		var b strings.Builder
-		fmt.Fprintf(&b, "%v of %v rows match in %v.", r["matched_row_count"], r["source_row_count"], r["file_id"])
-		if g, ok := r["group_count"]; ok {
-			fmt.Fprintf(&b, " %v groups.", g)
-		}
-		if a, ok := r["aggregates"]; ok {
-			fmt.Fprintf(&b, " Aggregates: %s.", mustMarshal(a))
-		}
-		if rows, ok := r["rows"].([]any); ok && len(rows) > 0 {
-			fmt.Fprintf(&b, " %d rows of columns %s are in the structured result.", len(rows), mustMarshal(r["columns"]))
-			if r["has_more"] == true {
-				b.WriteString(" More follow: raise offset.")
-			}
-		}
-		if h, ok := r["hint"].(string); ok {
-			b.WriteString(" " + h)
-		}
-		if v, ok := r["view"].(map[string]any); ok {
-			fmt.Fprintf(&b, " Shown as table %v (%v rows).", v["table_id"], v["row_count"])
-		}
-		return b.String()
-	case "files.analyze_table":
-		var b strings.Builder
-		fmt.Fprintf(&b, "%v of %v rows match.", r["matched_row_count"], r["source_row_count"])
-		if g, ok := r["group_count"]; ok {
-			fmt.Fprintf(&b, " %v groups.", g)
-		}
-		if rows, ok := r["rows"].([]any); ok {
-			fmt.Fprintf(&b, " %d rows in the structured result.", len(rows))
-		}
-		if r["has_more"] == true {
-			b.WriteString(" More follow.")
-		}
-		if v, ok := r["view"].(map[string]any); ok {
-			fmt.Fprintf(&b, " Stored as table %v.", v["table_id"])
-		}
-		return b.String()
+	case "files.query_table", "files.analyze_table":
+		return answerText(r, mcpMaxText)
 	case "files.read":
 		if f, ok := r["file"].(map[string]any); ok {
 			return fmt.Sprintf("%v (%v, %v bytes): download %v", f["filename"], f["id"], f["size"], f["download_url"])
@@ -543,6 +511,119 @@ func summary(toolName string, r map[string]any) string {
 		}
 	}
 	return "The result is in the structured content."
+}
+
+// answerText is a query's or an analysis's answer as text: the counts,
+// its aggregates, its rows as a table of columns split by " | " (each cell
+// cut to mcpMaxCell bytes) as far as budget allows, then a sentence with
+// the rows left out and where the next page starts, its hint, its notes
+// and the table it was stored as.
+func answerText(r map[string]any, budget int) string {
+	var head, tail strings.Builder
+	fmt.Fprintf(&head, "%s of %s match", fmt.Sprint(r["matched_row_count"]), rowsWord(r["source_row_count"]))
+	if f, ok := r["file_id"].(string); ok && f != "" {
+		head.WriteString(" in " + f)
+	}
+	head.WriteString(".")
+	if g, ok := r["group_count"]; ok {
+		fmt.Fprintf(&head, " %s.", countWord(g, "group", "groups"))
+	}
+	if a, ok := r["aggregates"].(map[string]any); ok && len(a) > 0 {
+		names := make([]string, 0, len(a))
+		for k := range a {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for i, k := range names {
+			names[i] = k + " = " + cellText(a[k])
+		}
+		fmt.Fprintf(&head, " %s.", strings.Join(names, ", "))
+	}
+	if h, ok := r["hint"].(string); ok && h != "" {
+		tail.WriteString("\nHint: " + h)
+	}
+	if notes, ok := r["notes"].([]any); ok {
+		for _, n := range notes {
+			tail.WriteString("\nNote: " + fmt.Sprint(n))
+		}
+	}
+	if v, ok := r["view"].(map[string]any); ok {
+		fmt.Fprintf(&tail, "\nStored as table %v (%v rows).", v["table_id"], v["row_count"])
+	}
+	rows, _ := r["rows"].([]any)
+	cols, _ := r["columns"].([]any)
+	if len(rows) == 0 || len(cols) == 0 {
+		return head.String() + tail.String()
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = fmt.Sprint(c)
+	}
+	offset, _ := toInt(r["offset"])
+	var table strings.Builder
+	table.WriteString("\n" + strings.Join(names, " | "))
+	// Room kept for the sentence on what did not fit.
+	room := budget - head.Len() - tail.Len() - 160
+	shown := 0
+	for _, row := range rows {
+		cells, _ := row.([]any)
+		parts := make([]string, len(cells))
+		for i, c := range cells {
+			parts[i] = clip(cellText(c), mcpMaxCell)
+		}
+		line := "\n" + strings.Join(parts, " | ")
+		if table.Len()+len(line) > room {
+			break
+		}
+		table.WriteString(line)
+		shown++
+	}
+	switch {
+	case shown < len(rows):
+		fmt.Fprintf(&table, "\n%s of this page not shown here: they are in the structured content, or ask again with offset %d.",
+			countWord(len(rows)-shown, "more row", "more rows"), offset+shown)
+	case r["has_more"] == true:
+		fmt.Fprintf(&table, "\nMore follow: ask again with offset %d.", offset+len(rows))
+	}
+	return head.String() + table.String() + tail.String()
+}
+
+// cellText is a value as the text of an answer writes it: null for an
+// empty cell, numbers as JSON has them, text as it is.
+func cellText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return strings.ReplaceAll(strings.ReplaceAll(x, "\n", " "), "|", "/")
+	}
+	return fmt.Sprint(v)
+}
+
+// rowsWord is a count of rows in words: 1 row, 12 rows.
+func rowsWord(n any) string { return countWord(n, "row", "rows") }
+
+func countWord(n any, one, many string) string {
+	if k, ok := toInt(n); ok && k == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprint(n) + " " + many
+}
+
+// toInt reads a JSON number as an int.
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		return int(n), err == nil
+	case float64:
+		return int(x), true
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	}
+	return 0, false
 }
 
 func mustMarshal(v any) string {

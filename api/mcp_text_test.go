@@ -1,0 +1,80 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestMCPTextCarriesTheAnswer: a host that passes its model only a tool's
+// text content got "257 of 9958 rows match. 1 rows in the structured
+// result.", no values, hints or notes. The text now holds the answer's
+// rows as a table, its notes and what to ask next, within its budget.
+func TestMCPTextCarriesTheAnswer(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	var b strings.Builder
+	b.WriteString("region,amount,note\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, "R%02d,%d.%02d,%s\n", i%20, i, i%100, strings.Repeat("long words ", 10))
+	}
+	code, up := ts.upload(token, "sales.csv", []byte(b.String()))
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, up)
+	}
+	file := up["file"].(map[string]any)["id"].(string)
+	for name, connect := range mcpTransports {
+		t.Run(name, func(t *testing.T) {
+			cs := connect(t, ts, token)
+			res, structured := callMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file, "group_by": []any{"region"},
+				"measures": []any{map[string]any{"op": "sum", "column": "amount"}, map[string]any{"op": "count"}}, "limit": 20})
+			text := textOf(res)
+			rows := structured["rows"].([]any)
+			if len(rows) != 20 {
+				t.Fatalf("rows %d", len(rows))
+			}
+			for _, r := range rows {
+				cells := r.([]any)
+				line := fmt.Sprintf("%v | %.2f | %v", cells[0], cells[1], cells[2])
+				if !strings.Contains(text, line) {
+					t.Errorf("the text lacks the row %q:\n%s", line, text)
+				}
+			}
+			if !strings.HasPrefix(text, "200 of 200 rows match in "+file+". 20 groups.") || !strings.Contains(text, "\nregion | sum_amount | count\n") {
+				t.Errorf("the text's head: %.200s", text)
+			}
+			if len(text) > mcpMaxText {
+				t.Errorf("text of %d bytes, past %d", len(text), mcpMaxText)
+			}
+			// One group of one row, in words a person would write.
+			res, _ = callMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file, "filters": []any{map[string]any{"column": "region", "op": "eq", "value": "R03"}},
+				"measures": []any{map[string]any{"op": "count"}}, "group_by": []any{"region"}})
+			if text := textOf(res); !strings.Contains(text, "10 of 200 rows match in "+file+". 1 group.") {
+				t.Errorf("one group: %s", text)
+			}
+		})
+	}
+}
+
+// TestAnswerTextWithinBudget: rows past the text's budget are named, with
+// the offset of the first left out; cells are cut.
+func TestAnswerTextWithinBudget(t *testing.T) {
+	rows := make([]any, 40)
+	for i := range rows {
+		rows[i] = []any{fmt.Sprintf("r%d", i), strings.Repeat("x", 100)}
+	}
+	r := map[string]any{"matched_row_count": 1, "source_row_count": 1, "columns": []any{"id", "note"}, "rows": rows,
+		"offset": 20, "has_more": true, "notes": []any{"a note"}, "hint": "a hint"}
+	text := answerText(r, 1000)
+	if len(text) > 1000 {
+		t.Errorf("%d bytes past the budget of 1000", len(text))
+	}
+	for _, want := range []string{"1 of 1 row match.", "\nid | note\nr0 | xxx", "…", "of this page not shown here", "ask again with offset 3", "\nHint: a hint", "\nNote: a note"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, strings.Repeat("x", mcpMaxCell)) {
+		t.Errorf("a cell is not cut: %s", text)
+	}
+}
