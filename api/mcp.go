@@ -242,7 +242,7 @@ func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server 
 			continue
 		}
 		srv.AddTool(&mcp.Tool{Name: ProviderName(t.Name), Title: t.Name, Description: t.Description,
-			InputSchema: standardSchema(t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.RiskLevel == RiskRead}},
+			InputSchema: standardSchema(t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.readOnly()}},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				who, err := resolve()
 				if err != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -76,5 +77,34 @@ func TestAnswerTextWithinBudget(t *testing.T) {
 	}
 	if strings.Contains(text, strings.Repeat("x", mcpMaxCell)) {
 		t.Errorf("a cell is not cut: %s", text)
+	}
+}
+
+// TestReadOnlyHintsTrue: tools that store a table when asked to show
+// their answer were marked read-only. Only files.read is.
+func TestReadOnlyHintsTrue(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	cs := mcpTransports["http"](t, ts, token)
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		want := tl.Name == "files_read" || tl.Name == "approvals_get"
+		if got := tl.Annotations != nil && tl.Annotations.ReadOnlyHint; got != want {
+			t.Errorf("%s: readOnlyHint %v, want %v", tl.Name, got, want)
+		}
+	}
+	code, m, _ := ts.do("GET", "/v1/tools?format=mcp", token, nil, "")
+	if code != 200 {
+		t.Fatal(code)
+	}
+	for _, x := range m["tools"].([]any) {
+		tl := x.(map[string]any)
+		want := tl["name"] == "files_read"
+		if got := tl["annotations"].(map[string]any)["readOnlyHint"] == true; got != want {
+			t.Errorf("%v in ?format=mcp: readOnlyHint %v, want %v", tl["name"], got, want)
+		}
 	}
 }

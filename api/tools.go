@@ -54,6 +54,18 @@ type tool struct {
 	run    func(s *Server, call *toolCall, args map[string]any) (any, error)
 }
 
+// readOnly reports whether no call of the tool changes what an owner
+// holds: a tool that may store a table (show) is not read-only, whatever
+// its risk.
+func (t *tool) readOnly() bool {
+	var sc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &sc)
+	_, stores := sc.Properties["show"]
+	return t.RiskLevel == RiskRead && !stores
+}
+
 // floor is the tool's static metadata as the policy sees it.
 func (t *tool) floor() rbac.Floor {
 	return rbac.Floor{Enabled: t.Enabled, Approval: t.ApprovalMode}

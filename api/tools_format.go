@@ -106,7 +106,7 @@ func (s *Server) listToolsAs(c *echo.Context, format string) error {
 			out = append(out, anthropicTool{Name: pn, Description: t.Description, InputSchema: schema})
 		case FormatMCP:
 			out = append(out, mcpTool{Name: pn, Title: t.Name, Description: t.Description, InputSchema: schema,
-				Annotations: mcpAnnotations{ReadOnlyHint: t.RiskLevel == RiskRead}})
+				Annotations: mcpAnnotations{ReadOnlyHint: t.readOnly()}})
 		default:
 			return datadesk.Errorf(datadesk.Invalid, "unknown format %q", format).WithField("format").
 				WithAllowed(FormatOpenAI, FormatAnthropic, FormatMCP)
