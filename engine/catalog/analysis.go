@@ -854,6 +854,11 @@ func (c *checker) measureType(i int) string {
 	return typing.TypeDouble
 }
 
+// outName is how an output column is named in top.per and sort_by: a
+// lookup column is written lookup.key in filters and groups, and both
+// spellings name its output column lookup_key.
+func outName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
 func (c *checker) measureIndex(field, name string) (int, error) {
 	var names []string
 	for i, m := range c.p.Measures {
@@ -898,6 +903,7 @@ func (c *checker) having() error {
 }
 
 func (c *checker) groupIndex(field, name string) (int, error) {
+	name = outName(name)
 	var names []string
 	for i, g := range c.p.Groups {
 		if g.Name == name {
@@ -964,7 +970,7 @@ func (c *checker) sort() error {
 	if a.SortBy != "" {
 		names := c.p.OutNames()
 		for i, n := range names {
-			if n == a.SortBy {
+			if n == outName(a.SortBy) {
 				first = i
 			}
 		}
