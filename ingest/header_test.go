@@ -205,3 +205,48 @@ func TestCSVTitlesKeptOut(t *testing.T) {
 		t.Errorf("a plain CSV: %d rows, skipped %v, first column %s", tb.RowCount, tb.Report.Skipped, tb.Columns[0].Key)
 	}
 }
+
+// TestSheetNumbersAmongMarks: a statistics office's sheet of number cells
+// with ".." in the cells of missing values had every such column text. It
+// is numeric now, the marks empty and counted.
+func TestSheetNumbersAmongMarks(t *testing.T) {
+	wb := excelize.NewFile()
+	rows := [][]any{{"country", "2019", "2020"}}
+	for i := range 30 {
+		v2019, v2020 := any(1000.5+float64(i)), any(2813571.25+float64(i))
+		if i%7 == 3 {
+			v2019 = ".."
+		}
+		if i%11 == 5 {
+			v2020 = "n/a"
+		}
+		rows = append(rows, []any{fmt.Sprintf("C%02d", i), v2019, v2020})
+	}
+	for i, r := range rows {
+		if err := wb.SetSheetRow("Sheet1", fmt.Sprintf("A%d", i+1), &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := wb.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	f, err := newFixture(t).ingestBytes("stats.xlsx", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := f.Tables[0]
+	var types []string
+	for _, c := range tb.Columns {
+		types = append(types, c.Key+" "+c.Type)
+	}
+	if got := strings.Join(types, ", "); got != "country text, 2019 decimal, 2020 decimal" {
+		t.Errorf("columns: %s (%v)", got, tb.Columns)
+	}
+	notes := strings.Join(tb.Report.Notes, "\n")
+	for _, want := range []string{`2019: ".." in 4 cells`, `2020: "n/a" in 3 cells`} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the report lacks %q: %s", want, notes)
+		}
+	}
+}

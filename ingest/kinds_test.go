@@ -135,12 +135,24 @@ func TestCellKinds(t *testing.T) {
 		build: buildXLSX(func(x *excelize.File) {
 			x.SetSheetRow("Sheet1", "A1", &[]any{"Score"})
 			x.SetSheetRow("Sheet1", "A2", &[]any{1.5})
-			x.SetSheetRow("Sheet1", "A3", &[]any{"n/a"})
+			x.SetSheetRow("Sheet1", "A3", &[]any{"absent"})
 			x.SetSheetRow("Sheet1", "A4", &[]any{3})
 		}),
 		types:   []string{"text"},
-		reasons: []string{`text: 2 numbers and 1 text value ("n/a")`},
-		rows:    []string{"[1.5]", "[n/a]", "[3]"},
+		reasons: []string{`text: 2 numbers and 1 text value ("absent")`},
+		rows:    []string{"[1.5]", "[absent]", "[3]"},
+	}, {
+		// "n/a" is a mark of a missing value: the column is numeric.
+		name: "numbers with a mark of a missing value",
+		build: buildXLSX(func(x *excelize.File) {
+			x.SetSheetRow("Sheet1", "A1", &[]any{"Score"})
+			x.SetSheetRow("Sheet1", "A2", &[]any{1.5})
+			x.SetSheetRow("Sheet1", "A3", &[]any{"n/a"})
+			x.SetSheetRow("Sheet1", "A4", &[]any{3})
+		}),
+		types:   []string{"decimal"},
+		reasons: []string{`decimal: all 2 values are numbers; 1 cells marked as missing ("n/a") are stored empty`},
+		rows:    []string{"[1.5]", "[<nil>]", "[3.0]"},
 	}, {
 		name: "cells with an empty style attribute",
 		build: rawXLSX(`<row r="1"><c r="A1" s="" t="inlineStr"><is><t>Qty</t></is></c></row>` +

@@ -96,12 +96,15 @@ func DecideCells(k *KindCounts, st *Stats, key string, h Hint) Decision {
 		return Decide(st, key, Hint{})
 	case k.only(KindNumber, KindText):
 		// Numbers stored as text beside numbers are still numbers when
-		// every text reads as one.
-		if d := Decide(st, key, Hint{}); d.Type != TypeText || d.Identifier {
+		// every text reads as one; a few texts such as ".." leave the
+		// column to be read again (engine/refine.go).
+		d := Decide(st, key, Hint{})
+		if d.Type != TypeText || d.Identifier {
 			return d
 		}
+		return Decision{Type: TypeText, Identifier: HasIdentifierWord(key), Reason: "text: " + k.mix(), Numberish: d.Numberish}
 	}
-	return Decision{Type: TypeText, Identifier: HasIdentifierWord(key) && k.only(KindNumber, KindText), Reason: "text: " + k.mix()}
+	return Decision{Type: TypeText, Reason: "text: " + k.mix()}
 }
 
 // mix describes the kinds of a column: `24 dates and 1 text value ("Total")`.
