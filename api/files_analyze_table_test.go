@@ -97,7 +97,7 @@ func analysisQuestions(daily, countries string) []analysisQuestion {
 		// A lookup column is spelled lookup.key everywhere, as in groups.
 		{"the biggest country of each continent", map[string]any{"file_id": daily, "group_by": []any{"lookup.continent", "country"}, "measures": []any{m("sum", "cases")},
 			"lookup": map[string]any{"file_id": countries, "on": []any{map[string]any{"column": "country", "lookup_column": "name"}}},
-			"top": map[string]any{"n": 1, "per": []any{"lookup.continent"}, "by": "sum_cases"}, "sort_by": "lookup.continent"},
+			"top":    map[string]any{"n": 1, "per": []any{"lookup.continent"}, "by": "sum_cases"}, "sort_by": "lookup.continent"},
 			map[string]any{"rows": []any{[]any{"Europe", "France", 28}}}},
 		{"Spain, or France past 5 cases", map[string]any{"file_id": daily, "filters": []any{map[string]any{"any": []any{
 			f("country", "eq", "Spain"), map[string]any{"all": []any{f("country", "eq", "France"), f("cases", "gt", 5)}}}}}},
