@@ -350,6 +350,9 @@ func (in *Ingester) placeHeader(src *engine.TableSource, path, name string, head
 		return 0, nil
 	default:
 		h = findHeader(probe)
+		if note := uncertainNote(probe); h == 0 && note != "" {
+			src.Notes = append(src.Notes, note)
+		}
 	}
 	src.HeaderRow = probe[h].row
 	if h == 0 && probe[h].row == 1 {

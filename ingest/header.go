@@ -69,6 +69,28 @@ func findHeader(rows []probeRow) int {
 	return 0
 }
 
+// uncertainNote says, when the first row is kept as the header but is
+// much narrower than the rows under it (a title, perhaps, over a table
+// whose header the rules could not tell), that the header may be
+// elsewhere and how to say where; "" when the first row looks a header.
+func uncertainNote(rows []probeRow) string {
+	if len(rows) < 3 {
+		return ""
+	}
+	body := rows[1:min(len(rows), 1+bodyRows)]
+	widths := make([]int, len(body))
+	for j, r := range body {
+		widths[j] = r.width()
+	}
+	slices.Sort(widths)
+	w := widths[len(widths)/2]
+	if w < 2 || rows[0].width()*2 > w {
+		return ""
+	}
+	return fmt.Sprintf("the header was not certain: row %d, taken as the header, holds %d of the %d values of the rows under it; "+
+		"if the header is another row, read the file again naming it (header_row)", rows[0].row, rows[0].width(), w)
+}
+
 // headerAt reports whether rows[i] is a header: about as wide as the
 // rows under it and wider than every row above it, more labels than
 // numbers, and a label over a column whose cells below are mostly

@@ -250,3 +250,20 @@ func TestSheetNumbersAmongMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderNotCertain: a title over a table of text alone gives no
+// evidence of where the header is; the first row stays the header, as
+// before, and the report says it was not certain and how to name it.
+func TestHeaderNotCertain(t *testing.T) {
+	f, err := newFixture(t).ingestBytes("quarters.csv", []byte("Quarterly report\nregion,q1,q2,q3\nN,x,y,z\nS,a,b,c\nE,d,e,f\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := f.Tables[0]
+	if tb.Columns[0].Key != "quarterly_report" || len(tb.Report.Skipped) != 0 {
+		t.Errorf("first column %s, kept out %v: want today's reading", tb.Columns[0].Key, tb.Report.Skipped)
+	}
+	if notes := strings.Join(tb.Report.Notes, "\n"); !strings.Contains(notes, "the header was not certain: row 1") || !strings.Contains(notes, "header_row") {
+		t.Errorf("notes: %s", notes)
+	}
+}

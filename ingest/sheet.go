@@ -49,14 +49,16 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, cho
 	if len(probe) == 0 {
 		return src, false, nil
 	}
-	h := 0
+	h, uncertain := 0, ""
 	switch {
 	case choice.row > 0:
 		if h = len(probe) - 1; probe[h].row != choice.row {
 			return src, false, datadesk.Errorf(datadesk.Invalid, "%s: sheet %q has no value in row %d, the header row asked for", filename, sheet, choice.row).WithField("header_row")
 		}
 	case choice.find:
-		h = findHeader(probe)
+		if h = findHeader(probe); h == 0 {
+			uncertain = uncertainNote(probe)
+		}
 	}
 	header, headerRow, width := probe[h].texts, probe[h].row, probe[h].width()
 	if choice.row == 0 && !choice.find {
@@ -64,6 +66,9 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, cho
 		width = 0
 	}
 	src = engine.TableSource{Name: sheet, Header: header, HeaderRow: headerRow, HeaderAsked: choice.row > 0}
+	if uncertain != "" {
+		src.Notes = append(src.Notes, uncertain)
+	}
 	for _, r := range probe[:h] {
 		src.Skipped = append(src.Skipped, skippedRow(r, "above"))
 	}
