@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"strings"
 	"time"
 
+	"datadesk/engine"
 	"datadesk/engine/catalog"
 )
 
@@ -66,6 +68,39 @@ func (s *Server) listed(owner string, f *catalog.File) listedFile {
 	return lf
 }
 
+// storedResult is a table a call stored, with what made it in words.
+type storedResult struct {
+	TableID       string    `json:"table_id"`
+	Name          string    `json:"name"`
+	RowCount      int64     `json:"row_count"`
+	CreatedAt     time.Time `json:"created_at"`
+	SourceTableID string    `json:"source_table_id"`
+	Source        string    `json:"source"`
+	MadeBy        string    `json:"made_by"`
+}
+
+// maxStoredResults is how many stored results a list of files names.
+const maxStoredResults = 10
+
+// storedResults are the owner's newest stored results, each with its
+// source table named and what made it in words.
+func storedResults(ctx context.Context, store *engine.Store, limit int) ([]storedResult, error) {
+	views, err := store.StoredResults(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storedResult, 0, len(views))
+	for _, v := range views {
+		r := storedResult{TableID: v.ID, Name: v.Name, RowCount: v.RowCount, CreatedAt: v.CreatedAt.UTC().Truncate(time.Second),
+			SourceTableID: v.SourceTableID, Source: "a table since deleted", MadeBy: catalog.DescribeQuery(v.Query)}
+		if src, err := store.Table(ctx, v.SourceTableID); err == nil {
+			r.Source = src.Name
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 type readFile struct {
 	fileDescriptor
 	Preview *preview `json:"preview,omitempty"`
@@ -124,5 +159,13 @@ func (s *Server) toolFilesRead(call *toolCall, args map[string]any) (any, error)
 	for i := range files {
 		out = append(out, s.listed(call.caller.UserID, &files[i]))
 	}
-	return map[string]any{"files": out, "session_only": sessionOnly, "chat_session_id": session}, nil
+	results, err := storedResults(ctx, store, maxStoredResults)
+	if err != nil {
+		return nil, err
+	}
+	answer := map[string]any{"files": out, "session_only": sessionOnly, "chat_session_id": session}
+	if len(results) > 0 {
+		answer["stored_results"] = results
+	}
+	return answer, nil
 }

@@ -501,10 +501,18 @@ func summary(toolName string, r map[string]any) string {
 			f, _ := x.(map[string]any)
 			names = append(names, fmt.Sprintf("%v (%v)", f["filename"], f["id"]))
 		}
+		text := fmt.Sprintf("%d files: %s.", len(files), strings.Join(names, ", "))
 		if len(files) == 1 {
-			return "1 file: " + names[0] + "."
+			text = "1 file: " + names[0] + "."
 		}
-		return fmt.Sprintf("%d files: %s.", len(files), strings.Join(names, ", "))
+		if results, ok := r["stored_results"].([]any); ok {
+			text += fmt.Sprintf("\nStored results, newest first (%d):", len(results))
+			for _, x := range results {
+				v, _ := x.(map[string]any)
+				text += fmt.Sprintf("\n%v (%v, %v rows) from %v: %v", v["name"], v["table_id"], v["row_count"], v["source"], v["made_by"])
+			}
+		}
+		return text
 	case "files.create":
 		if f, ok := r["file"].(map[string]any); ok {
 			return fmt.Sprintf("Created %v (%v, %v bytes): download %v", f["filename"], f["id"], f["size"], f["download_url"])

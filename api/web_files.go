@@ -57,13 +57,18 @@ func (s *Server) filesPage(c *echo.Context) error {
 			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size)})
 	}
 	sort.Strings(sessions)
+	results, err := storedResults(c.Request().Context(), store, 50)
+	if err != nil {
+		return s.pageError(c, err)
+	}
 	return s.render(c, http.StatusOK, "files", struct {
 		page
 		Files     []fileRow
 		Sessions  []string
 		Session   string
 		MaxUpload string
-	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload)})
+		Results   []storedResult
+	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload), results})
 }
 
 // uploadLimit bounds a page upload's body before the form is read: the

@@ -170,6 +170,36 @@ func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]cat
 	return out, nil
 }
 
+// StoredResults returns the tables the owner's calls stored (an analysis
+// or a query shown as a table), newest first, at most limit.
+func (s *Store) StoredResults(ctx context.Context, limit int) ([]catalog.Table, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE kind = 'view' ORDER BY created_at DESC, id LIMIT ?`, limit)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, classify(ctx, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, classify(ctx, err)
+	}
+	out := make([]catalog.Table, 0, len(ids))
+	for _, id := range ids {
+		t, err := s.Table(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, nil
+}
+
 // File returns one file with its tables. Errors: not_found.
 func (s *Store) File(ctx context.Context, id string) (*catalog.File, error) {
 	var f catalog.File
