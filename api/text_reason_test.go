@@ -47,3 +47,26 @@ func TestTextColumnSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryTablePointsToAnalyze: query_table's refusals for what it does
+// not take (a date's max, a distinct count, a prefix filter) did not say
+// that files.analyze_table takes them.
+func TestQueryTablePointsToAnalyze(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	code, up := ts.upload(token, "days.csv", []byte("id,day,amount\n1,2024-01-02,3\n2,2024-02-03,4\n"))
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d %v", code, up)
+	}
+	file := up["file"].(map[string]any)["id"].(string)
+	for _, args := range []map[string]any{
+		{"file_id": file, "aggregates": []any{map[string]any{"op": "max", "column": "day"}}},
+		{"file_id": file, "aggregates": []any{map[string]any{"op": "count_distinct", "column": "day"}}},
+		{"file_id": file, "filters": []any{map[string]any{"column": "day", "op": "starts_with", "value": "2024"}}},
+	} {
+		code, m := ts.call(token, "files.query_table", args)
+		if msg := mustJSON(m); code != http.StatusBadRequest || !strings.Contains(msg, "files.analyze_table") {
+			t.Errorf("%v: got %d %s, want a 400 naming files.analyze_table", args, code, msg)
+		}
+	}
+}

@@ -66,6 +66,29 @@ func (t *tool) readOnly() bool {
 	return t.RiskLevel == RiskRead && !stores
 }
 
+// analyzeTakes says what files.analyze_table takes beyond files.query_table's
+// ops, for a query_table call refused for an op.
+var analyzeTakes = map[string]string{
+	"aggregates": "files.analyze_table's measures also take count_distinct, median, percentile, stddev and share, and min and max of dates and text",
+	"filters":    "files.analyze_table's filters also take not_in, starts_with, ends_with, between, is_blank and OR groups (any)",
+}
+
+// check validates a call's arguments against the tool's schema. A
+// files.query_table call refused for an op it does not take is pointed
+// to files.analyze_table, which takes more.
+func (t *tool) check(args map[string]any) error {
+	err := t.schema.validate("", args)
+	if err == nil || t.Name != "files.query_table" {
+		return err
+	}
+	e := datadesk.AsError(err)
+	arg, _, _ := strings.Cut(e.Field, "[")
+	if hint, ok := analyzeTakes[arg]; ok && strings.HasSuffix(e.Field, ".op") {
+		return &datadesk.Error{Code: e.Code, Message: e.Message + "; " + hint, Field: e.Field, Allowed: e.Allowed, Err: e.Err}
+	}
+	return err
+}
+
 // floor is the tool's static metadata as the policy sees it.
 func (t *tool) floor() rbac.Floor {
 	return rbac.Floor{Enabled: t.Enabled, Approval: t.ApprovalMode}
@@ -125,7 +148,8 @@ var toolSpecs = []tool{
 			"group_by groups server-side. show=true displays the complete resulting view in chat, regardless of preview limit. " +
 			"Zero-row results return counts without an empty table/file. Use show=false while refining filters and show=true for the final view. " +
 			"Derived views require files.create; reading/showing the original requires files.read. Reuse file_id returned by any module's table result. " +
-			"No source-system query or LLM call.",
+			"No source-system query or LLM call. For time buckets, distinct counts, medians, percentiles, shares, the latest date (max of a date), " +
+			"prefix or OR filters, use files.analyze_table.",
 		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
 		run: (*Server).toolFilesQueryTable,
 	},
@@ -243,7 +267,7 @@ func (s *Server) decideAndRun(ctx context.Context, who datadesk.Caller, t *tool,
 	if !t.Enabled {
 		return outcome{err: datadesk.Errorf(datadesk.Forbidden, "tool %s is disabled", t.Name)}
 	}
-	if err := t.schema.validate("", args); err != nil {
+	if err := t.check(args); err != nil {
 		return outcome{err: err}
 	}
 	attrs, err := workAttrs(ctx, s.engine, s.ingest, who.UserID, t, args)
@@ -440,7 +464,7 @@ func CheckCall(ctx context.Context, p *rbac.Policy, eng *engine.Engine, user *rb
 	if args == nil {
 		args = map[string]any{}
 	}
-	if err := t.schema.validate("", args); err != nil {
+	if err := t.check(args); err != nil {
 		return rbac.Decision{}, err
 	}
 	attrs, err := workAttrs(ctx, eng, ingest.New(ingest.Config{}), user.ID, t, args)

@@ -260,11 +260,12 @@ func (p *Plan) checkGroups() error {
 				return qerr(field+".column", "%s needs a column", a.Op)
 			}
 			if !Numeric(pa.Col.Type) {
-				return qerr(field+".column", "%s needs a numeric column; %q is %s", a.Op, pa.Col.Key, pa.Col.typeSaid()).
+				return qerr(field+".column", "%s needs a numeric column; %q is %s (files.analyze_table takes min and max of dates and text)", a.Op, pa.Col.Key, pa.Col.typeSaid()).
 					WithAllowed(numericKeys(t)...)
 			}
 		default:
-			return qerr(field+".op", "unknown aggregate %q", a.Op).WithAllowed("count", "sum", "avg", "min", "max")
+			return qerr(field+".op", "unknown aggregate %q; files.analyze_table also counts distinct values (count_distinct) and takes "+
+				"median, percentile, stddev and share", a.Op).WithAllowed("count", "sum", "avg", "min", "max")
 		}
 		if pa.Name == "" {
 			pa.Name = a.Op
@@ -407,7 +408,8 @@ func checkFilter(field string, c *Column, f Filter) (Cond, error) {
 		cond.Values = []any{pv}
 		return cond, nil
 	}
-	return cond, qerr(field+".op", "unknown op %q", f.Op).WithAllowed("eq", "ne", "contains", "gt", "gte", "lt", "lte", "in", "is_null")
+	return cond, qerr(field+".op", "unknown op %q; files.analyze_table's filters also take not_in, starts_with, ends_with, between, "+
+		"is_blank and OR groups (any)", f.Op).WithAllowed("eq", "ne", "contains", "gt", "gte", "lt", "lte", "in", "is_null")
 }
 
 // Numeric reports whether a column type holds numbers.
