@@ -89,7 +89,19 @@ func duckAggregate(m catalog.MeasureTerm) string {
 		return "count(" + col + ")"
 	case "count_distinct":
 		return "count(DISTINCT " + col + ")"
-	case "sum", "avg", "min", "max":
+	case "min", "max":
+		if m.Col.Natural() {
+			// The least or greatest by the natural order: its keys as one
+			// struct, compared field by field.
+			keys := duckOrderKeys(col, true)
+			fields := make([]string, len(keys))
+			for i, k := range keys {
+				fields[i] = "'k" + strconv.Itoa(i) + "': " + k
+			}
+			return "arg_" + m.Op + "(" + col + ", {" + strings.Join(fields, ", ") + "}) FILTER (WHERE " + col + " IS NOT NULL)"
+		}
+		return m.Op + "(" + col + ")"
+	case "sum", "avg":
 		return m.Op + "(" + col + ")"
 	case "median":
 		return "quantile_cont(" + asDouble + ", 0.5)"
@@ -235,7 +247,7 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 		}
 		order := []string{analysisCol("v", t.By) + " " + duckDir(t.Desc) + " NULLS LAST"}
 		for i := range p.Groups {
-			order = append(order, analysisCol("g", i)+" ASC NULLS LAST")
+			order = append(order, duckOrder(analysisCol("g", i), naturalOut(p, i), "ASC"))
 		}
 		q = `SELECT * FROM (SELECT *, row_number() OVER (` + partition(part) + "ORDER BY " + strings.Join(order, ", ") +
 			`) AS "__top" FROM (` + q + `)) WHERE "__top" <= ` + strconv.Itoa(t.N)
@@ -271,12 +283,18 @@ func duckHaving(p *catalog.AnalysisPlan, h catalog.HavingCond) (string, []any) {
 func duckAnalysisOrder(p *catalog.AnalysisPlan) string {
 	var terms []string
 	for _, s := range p.Sort {
-		terms = append(terms, duckOutCol(p, s.Out)+" "+duckDir(s.Desc)+" NULLS LAST")
+		terms = append(terms, duckOrder(duckOutCol(p, s.Out), naturalOut(p, s.Out), duckDir(s.Desc)))
 	}
 	if len(terms) == 0 {
 		return ""
 	}
 	return " ORDER BY " + strings.Join(terms, ", ")
+}
+
+// naturalOut reports whether output column i is a group of a natural
+// column, not bucketed.
+func naturalOut(p *catalog.AnalysisPlan, i int) bool {
+	return i < len(p.Groups) && p.Groups[i].Bucket == "" && p.Groups[i].Col.Natural()
 }
 
 // duckOutCol is output column i's internal column.

@@ -178,14 +178,54 @@ func duckGroupOrder(p *catalog.Plan, byPosition bool) string {
 		}
 		return outAlias(i)
 	}
+	// A natural group is ordered by expressions of its column, which a
+	// position cannot stand in.
+	term := func(i int, dir string) string {
+		if i < len(p.Groups) && p.Groups[i].Natural() {
+			e := out(i)
+			if byPosition {
+				e = quoteIdent(p.Groups[i].Key)
+			}
+			return duckOrder(e, true, dir)
+		}
+		return duckOrder(out(i), false, dir)
+	}
 	var terms []string
 	if p.Sort != nil {
-		terms = append(terms, out(p.Sort.Out)+" "+duckDir(p.Sort.Desc)+" NULLS LAST")
+		terms = append(terms, term(p.Sort.Out, duckDir(p.Sort.Desc)))
 	}
 	for i := range p.Groups {
-		terms = append(terms, out(i)+" ASC NULLS LAST")
+		terms = append(terms, term(i, "ASC"))
 	}
 	return strings.Join(terms, ", ")
+}
+
+// duckOrder is the order terms of expr in direction dir (ASC or DESC),
+// nulls last. A natural column orders its values of digits alone by
+// their number, before other values ascending and after them
+// descending, then as text: digits without their leading zeros, by
+// length and then digit by digit, so that any length of digits compares
+// without a cast; "007" and "7" then by their text.
+func duckOrder(expr string, natural bool, dir string) string {
+	keys := duckOrderKeys(expr, natural)
+	for i, k := range keys {
+		keys[i] = k + " " + dir + " NULLS LAST"
+	}
+	return strings.Join(keys, ", ")
+}
+
+// duckOrderKeys are the expressions expr orders by (duckOrder).
+func duckOrderKeys(expr string, natural bool) []string {
+	if !natural {
+		return []string{expr}
+	}
+	digits := "regexp_full_match(" + expr + ", '[0-9]+')"
+	return []string{
+		"CASE WHEN " + expr + " IS NULL THEN NULL WHEN " + digits + " THEN 0 ELSE 1 END",
+		"length(CASE WHEN " + digits + " THEN ltrim(" + expr + ", '0') END)",
+		"CASE WHEN " + digits + " THEN ltrim(" + expr + ", '0') ELSE " + expr + " END",
+		expr,
+	}
 }
 
 // duckRowOrder is an ungrouped result's order over the table's columns:
@@ -194,7 +234,7 @@ func duckRowOrder(p *catalog.Plan) string {
 	if p.Sort == nil {
 		return "rowid"
 	}
-	return quoteIdent(p.Sort.Col.Key) + " " + duckDir(p.Sort.Desc) + " NULLS LAST, rowid"
+	return duckOrder(quoteIdent(p.Sort.Col.Key), p.Sort.Col.Natural(), duckDir(p.Sort.Desc)) + ", rowid"
 }
 
 // duckGrouped is a grouped answer's statement: each row is a group of the
@@ -263,7 +303,7 @@ func duckUngrouped(p *catalog.Plan) (string, []any) {
 	outer := `"z0"`
 	if p.Sort != nil {
 		b.WriteString(`, ` + quoteIdent(p.Sort.Col.Key) + ` AS "z1"`)
-		outer = `"z1" ` + duckDir(p.Sort.Desc) + ` NULLS LAST, "z0"`
+		outer = duckOrder(`"z1"`, p.Sort.Col.Natural(), duckDir(p.Sort.Desc)) + `, "z0"`
 	}
 	pageParams := params
 	if p.Sort == nil && !p.Filtered() {

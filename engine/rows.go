@@ -36,8 +36,9 @@ func (s *Store) Rows(ctx context.Context, tableID string, req catalog.PageReques
 		if p.Desc {
 			dir, rev = rev, dir
 		}
-		order = quoteIdent(p.Sort.Key) + " " + dir + " NULLS LAST, rowid"
-		reversed = quoteIdent(p.Sort.Key) + " " + rev + " NULLS FIRST, rowid DESC"
+		order = duckOrder(quoteIdent(p.Sort.Key), p.Sort.Natural(), dir) + ", rowid"
+		// The reverse of the order, nulls first.
+		reversed = strings.ReplaceAll(duckOrder(quoteIdent(p.Sort.Key), p.Sort.Natural(), rev), "NULLS LAST", "NULLS FIRST") + ", rowid DESC"
 	}
 	from := `data.` + quoteIdent(t.ID)
 	total := t.RowCount

@@ -62,6 +62,11 @@ type Column struct {
 	Numberish bool `json:"-"`
 }
 
+// Natural reports whether the column's values order as people number
+// things: an identifier column of text, whose values that are all digits
+// compare as numbers (1, 2, 10, not 1, 10, 2) while staying text.
+func (c *Column) Natural() bool { return c.Type == typing.TypeText && c.Identifier }
+
 // typeSaid is the column's type for an error, with why the import chose
 // it when it is text: a measure refused on a text column says what made
 // the column text ("text: 2 of 300 values are not numbers").

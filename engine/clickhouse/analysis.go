@@ -245,6 +245,10 @@ func chMeasureAggregate(m catalog.MeasureTerm) string {
 		}
 		return nonEmpty + "sum(" + col + "))"
 	case "min", "max":
+		if m.Col.Natural() {
+			f := map[string]string{"min": "argMinIf", "max": "argMaxIf"}[m.Op]
+			return nonEmpty + f + "(" + col + ", tuple(" + strings.Join(chNaturalKeys(col), ", ") + "), isNotNull(" + col + ")))"
+		}
 		return nonEmpty + m.Op + "(" + col + "))"
 	case "avg":
 		// A sum divided by the count gives DuckDB's average every time;
@@ -350,7 +354,7 @@ func (a *chAnalysis) rows() string {
 	if t := p.Top; t != nil {
 		order := []string{chOrder(chInternal("v", t.By), a.decimal(len(p.Groups)+t.By), chDir(t.Desc))}
 		for i := range p.Groups {
-			order = append(order, chOrder(chInternal("g", i), a.decimal(i), "ASC"))
+			order = append(order, a.order(i, "ASC"))
 		}
 		var per []string
 		for _, g := range t.Per {
@@ -388,6 +392,15 @@ func chDir(desc bool) string {
 }
 
 // outCol is output column i's internal column.
+// order is output column i's order terms in direction dir: natural for a
+// group of an identifier column, as on DuckDB.
+func (a *chAnalysis) order(i int, dir string) string {
+	if i < len(a.p.Groups) && a.p.Groups[i].Bucket == "" && a.p.Groups[i].Col.Natural() {
+		return chNaturalOrder(a.outCol(i), dir)
+	}
+	return chOrder(a.outCol(i), a.decimal(i), dir)
+}
+
 func (a *chAnalysis) outCol(i int) string {
 	if i < len(a.p.Groups) {
 		return chInternal("g", i)
@@ -415,7 +428,7 @@ func (a *chAnalysis) page(rows string) string {
 		sel = append(sel, a.outCol(i))
 	}
 	for _, s := range p.Sort {
-		order = append(order, chOrder(a.outCol(s.Out), a.decimal(s.Out), chDir(s.Desc)))
+		order = append(order, a.order(s.Out, chDir(s.Desc)))
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")"
 	if len(order) > 0 {

@@ -198,6 +198,9 @@ func (c *Cluster) Rows(ctx context.Context, p *catalog.PagePlan) (*catalog.Page,
 			dir = "DESC"
 		}
 		order = chOrder(chCol(p.Sort.Key), p.Sort.Type == typing.TypeDecimal, dir) + ", " + chRowKey
+		if p.Sort.Natural() {
+			order = chNaturalOrder(chCol(p.Sort.Key), dir) + ", " + chRowKey
+		}
 	}
 	total := t.RowCount
 	if where != "" {

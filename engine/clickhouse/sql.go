@@ -245,11 +245,17 @@ func (c *Cluster) chSelect(p *catalog.Plan) (*chSelect, error) {
 			q.sel = append(q.sel, chAgg(a))
 		}
 		q.group = " GROUP BY " + strings.Join(keys, ", ")
-		if p.Sort != nil {
-			q.order = append(q.order, chOrder(q.sel[p.Sort.Out], chDecimal(p, p.Sort.Out), dir))
+		term := func(i int, dir string) string {
+			if i < len(p.Groups) && p.Groups[i].Natural() {
+				return chNaturalOrder(q.sel[i], dir)
+			}
+			return chOrder(q.sel[i], chDecimal(p, i), dir)
 		}
-		for i, k := range keys {
-			q.order = append(q.order, chOrder(k, chDecimal(p, i), "ASC"))
+		if p.Sort != nil {
+			q.order = append(q.order, term(p.Sort.Out, dir))
+		}
+		for i := range keys {
+			q.order = append(q.order, term(i, "ASC"))
 		}
 		return q, nil
 	}
@@ -260,7 +266,11 @@ func (c *Cluster) chSelect(p *catalog.Plan) (*chSelect, error) {
 		q.sel = append(q.sel, chCol(rc.Key))
 	}
 	if p.Sort != nil {
-		q.order = append(q.order, chOrder(chCol(p.Sort.Col.Key), p.Sort.Col.Type == typing.TypeDecimal, dir))
+		if p.Sort.Col.Natural() {
+			q.order = append(q.order, chNaturalOrder(chCol(p.Sort.Col.Key), dir))
+		} else {
+			q.order = append(q.order, chOrder(chCol(p.Sort.Col.Key), p.Sort.Col.Type == typing.TypeDecimal, dir))
+		}
 	}
 	q.order = append(q.order, chRowKey+" ASC")
 	return q, nil
@@ -300,6 +310,27 @@ func (c *Cluster) chStatements(p *catalog.Plan) (counts, page string, err error)
 // chOrder is an ORDER BY term with NULLS LAST. ClickHouse 18.16 sorts
 // Decimals many times slower than Float64, so a decimal sorts first by its
 // Float64 value and then, among equal floats only, exactly.
+// chNaturalOrder is a natural column's order terms, as DuckDB's (the
+// engine's duckOrder): values of digits alone by their number, before
+// other values ascending, then as text.
+func chNaturalOrder(expr, dir string) string {
+	keys := chNaturalKeys(expr)
+	keys[0] = "if(isNull(" + expr + "), NULL, " + keys[0] + ")"
+	for i, k := range keys {
+		keys[i] = k + " " + dir + " NULLS LAST"
+	}
+	return strings.Join(keys, ", ")
+}
+
+// chNaturalKeys are the keys a natural column orders by, none of them
+// Nullable: ClickHouse 18.16 compares tuples of them in argMin.
+func chNaturalKeys(expr string) []string {
+	v := "ifNull(" + expr + ", '')"
+	digits := "match(" + v + ", '^[0-9]+$')"
+	trimmed := "replaceRegexpOne(" + v + ", '^0+', '')"
+	return []string{"if(" + digits + ", 0, 1)", "if(" + digits + ", length(" + trimmed + "), 0)", "if(" + digits + ", " + trimmed + ", " + v + ")", v}
+}
+
 func chOrder(expr string, decimal bool, dir string) string {
 	if decimal {
 		return "toFloat64(" + expr + ") " + dir + " NULLS LAST, " + expr + " " + dir + " NULLS LAST"
