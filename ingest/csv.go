@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -183,7 +184,13 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 		return engine.TableSource{}, err
 	}
 	header = src.Header
-	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 && first == 0 {
+	// width is how many labels the header has: the notes after the data
+	// are narrower than every row of data (noteRow); 0 reads literally.
+	width := 0
+	if !in.cfg.Literal {
+		width = probeRow{texts: header}.width()
+	}
+	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 && first == 0 && !in.tailHasNotes(path, delim, width) {
 		// DuckDB's reader takes minutes to give up on a quoted field of
 		// millions of lines; such a record is refused first, at the speed
 		// of finding quotes.
@@ -211,11 +218,16 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 			}
 		}
 		wider := 0
+		// Rows that may be notes after the data wait until a row of data
+		// follows them, or the file ends (footnotes).
+		foot := newFooter(width)
+		n := first + 1
 		for {
 			rec, err := r.Read()
 			if err == io.EOF {
 				break
 			}
+			n++
 			var pe *csv.ParseError
 			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
 				stats.Rejected++
@@ -230,9 +242,15 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 			if len(rec) > len(header) {
 				wider++
 			}
-			if err := yield(rec); err != nil {
+			if err := foot.add(n, rec, yield); err != nil {
 				return stats, err
 			}
+		}
+		if stats.Skipped, err = foot.end(yield); err != nil {
+			return stats, err
+		}
+		if len(stats.Skipped) > 0 {
+			stats.Notes = append(stats.Notes, skippedNote(nil, stats.Skipped, 0))
 		}
 		if wider > 0 {
 			stats.Notes = append(stats.Notes, fmt.Sprintf("%d rows have more fields than the header; their extra values are kept in columns named by position", wider))
@@ -368,6 +386,144 @@ func (in *Ingester) placeHeader(src *engine.TableSource, path, name string, head
 	return probe[h].row - 1, nil
 }
 
+// footer holds back the rows after a table's data that may be notes,
+// handing each on once a row of data follows it.
+type footer struct {
+	width, narrowest int
+	held             []probeRow
+}
+
+func newFooter(width int) *footer { return &footer{width: width, narrowest: width} }
+
+// add takes record n: a possible note is held, anything else first hands
+// on what was held, then itself.
+func (f *footer) add(n int, rec []string, yield func([]string) error) error {
+	r := probeRow{row: n, texts: rec}
+	// Only a row narrower than every row of data may be a note: the
+	// kinds of its cells are read for it alone.
+	maybe := false
+	if f.width > 0 {
+		if w := r.width(); w < f.narrowest {
+			r.kinds = textKinds(rec)
+			maybe = w == 0 || noteRow(r, f.width, f.narrowest)
+		}
+	}
+	if maybe {
+		// An empty record is held too: before notes it belongs to them,
+		// before data it is handed on with the rest. At most tailRows
+		// are held: past them the first is data after all.
+		f.hold(r)
+		if len(f.held) > tailRows {
+			first := f.held[0]
+			f.held = f.held[1:]
+			return f.pass(first.texts, yield)
+		}
+		return nil
+	}
+	for _, h := range f.held {
+		if err := f.pass(h.texts, yield); err != nil {
+			return err
+		}
+	}
+	f.held = f.held[:0]
+	return f.pass(rec, yield)
+}
+
+func (f *footer) hold(r probeRow) {
+	r.texts, r.kinds = slices.Clone(r.texts), slices.Clone(r.kinds)
+	f.held = append(f.held, r)
+}
+
+func (f *footer) pass(rec []string, yield func([]string) error) error {
+	if !emptyRow(rec) {
+		f.narrowest = min(f.narrowest, probeRow{texts: rec}.width())
+	}
+	return yield(rec)
+}
+
+// end takes the end of the file: the rows still held are notes below the
+// data, kept out and listed but for empty ones; held empty rows with no
+// note among them are data, as ever.
+func (f *footer) end(yield func([]string) error) ([]catalog.SkippedRow, error) {
+	notes := f.notes()
+	if len(notes) > 0 {
+		return notes, nil
+	}
+	for _, h := range f.held {
+		if err := f.pass(h.texts, yield); err != nil {
+			return nil, err
+		}
+	}
+	f.held = nil
+	return nil, nil
+}
+
+// notes are the held rows with a value, as the report lists them.
+func (f *footer) notes() []catalog.SkippedRow {
+	var out []catalog.SkippedRow
+	for _, r := range f.held {
+		if !emptyRow(r.texts) {
+			out = append(out, skippedRow(r, "below"))
+		}
+	}
+	return out
+}
+
+// tailBytes is how much of a CSV file's end is read to find notes after
+// its data.
+const tailBytes = 64 << 10
+
+// tailHasNotes reports whether a UTF-8 CSV file ends with notes after
+// its data, read from its last tailBytes as footer would read them: such
+// a file is read through Go, which keeps them out, rather than by DuckDB.
+func (in *Ingester) tailHasNotes(path string, delim rune, width int) bool {
+	if width < 2 {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	start := max(0, st.Size()-tailBytes)
+	buf := make([]byte, st.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return false
+	}
+	if start > 0 {
+		// From the first whole line.
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return false
+		}
+		buf = buf[i+1:]
+	}
+	r := csv.NewReader(bytes.NewReader(buf))
+	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
+	foot := newFooter(width)
+	for n := 1; ; n++ {
+		rec, err := r.Read()
+		if err != nil {
+			break
+		}
+		_ = foot.add(n, rec, func([]string) error { return nil })
+	}
+	return len(foot.notes()) > 0
+}
+
+// textKinds are the kinds of a record's cells (textKind).
+func textKinds(rec []string) []typing.CellKind {
+	kinds := make([]typing.CellKind, len(rec))
+	for i, v := range rec {
+		kinds[i] = textKind(v)
+	}
+	return kinds
+}
+
 // csvProbe reads the first records with a value, up to probeRows, each
 // with its record's number from 1 and its cells' kinds as a reader would
 // see them: numbers, ISO dates, or text. With until, it reads the records
@@ -395,11 +551,7 @@ func (in *Ingester) csvProbe(path string, head []byte, delim rune, until int) ([
 		if emptyRow(rec) {
 			continue
 		}
-		kinds := make([]typing.CellKind, len(rec))
-		for i, v := range rec {
-			kinds[i] = textKind(v)
-		}
-		probe = append(probe, probeRow{row: n, texts: rec, kinds: kinds})
+		probe = append(probe, probeRow{row: n, texts: rec, kinds: textKinds(rec)})
 	}
 	return probe, nil
 }

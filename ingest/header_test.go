@@ -267,3 +267,39 @@ func TestHeaderNotCertain(t *testing.T) {
 		t.Errorf("notes: %s", notes)
 	}
 }
+
+// TestCSVNotesBelowKeptOut: a CSV whose data ends with a source line and a
+// footnote, read by DuckDB, kept them as rows, which made its numbers
+// text. The end of the file is read first; such a file goes through Go,
+// which keeps the notes out and lists them.
+func TestCSVNotesBelowKeptOut(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("country,year,gdp,pop,area\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "C%d,%d,%d.5,%d,%d\n", i, 2000+i, 1000+i, 50+i, 7*i)
+	}
+	b.WriteString(",,,,\n\"Source: national accounts, 2024 edition\",,,,\n* provisional,,,,\n")
+	f, err := newFixture(t).ingestBytes("gdp.csv", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := f.Tables[0]
+	var types []string
+	for _, c := range tb.Columns {
+		types = append(types, c.Key+" "+c.Type)
+	}
+	if got := strings.Join(types, ", "); got != "country text, year integer, gdp decimal, pop integer, area integer" {
+		t.Errorf("columns: %s", got)
+	}
+	if tb.RowCount != 30 {
+		t.Errorf("%d rows, want 30", tb.RowCount)
+	}
+	var skipped []string
+	for _, s := range tb.Report.Skipped {
+		skipped = append(skipped, fmt.Sprintf("%d %s %s", s.Row, s.Where, s.Text))
+	}
+	want := []string{"33 below Source: national accounts, 2024 edition", "34 below * provisional"}
+	if !slices.Equal(skipped, want) {
+		t.Errorf("skipped %q, want %q", skipped, want)
+	}
+}
