@@ -112,16 +112,26 @@ func headerAt(rows []probeRow, i int) bool {
 			return false
 		}
 	}
-	labels, typed := 0, 0
+	years := yearLabels(h)
+	labels, typed := len(years), 0
 	for c := range h.texts {
 		if h.label(c) {
 			labels++
-		} else if h.typed(c) {
+		} else if h.typed(c) && !years[c] {
 			typed++
 		}
 	}
 	if labels <= typed {
 		return false
+	}
+	// Years in a row, labelling columns of numbers ("1960", "1961", ...),
+	// are a header as statistics write them.
+	if len(years) >= 3 {
+		for c := range years {
+			if body[0].typed(c) {
+				return true
+			}
+		}
 	}
 	for c := range h.texts {
 		if !h.label(c) || !body[0].typed(c) {
@@ -138,6 +148,38 @@ func headerAt(rows []probeRow, i int) bool {
 		}
 	}
 	return false
+}
+
+// yearLabels are the cells of a row that hold years, 1800 to 2199,
+// rising from left to right: a header's labels of yearly columns. It is
+// empty unless there are at least three.
+func yearLabels(r probeRow) map[int]bool {
+	out := map[int]bool{}
+	last := 0
+	for c, t := range r.texts {
+		t = strings.TrimSpace(t)
+		if len(t) != 4 || !isYear(t) {
+			continue
+		}
+		y := int(t[0]-'0')*1000 + int(t[1]-'0')*100 + int(t[2]-'0')*10 + int(t[3]-'0')
+		if y <= last {
+			return map[int]bool{}
+		}
+		out[c], last = true, y
+	}
+	if len(out) < 3 {
+		return map[int]bool{}
+	}
+	return out
+}
+
+func isYear(t string) bool {
+	for i := 0; i < 4; i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return t[0] == '1' && t[1] >= '8' || t[0] == '2' && t[1] <= '1'
 }
 
 // noteRow reports whether a row below a table of width columns, whose

@@ -303,3 +303,31 @@ func TestCSVNotesBelowKeptOut(t *testing.T) {
 		t.Errorf("skipped %q, want %q", skipped, want)
 	}
 }
+
+// TestYearHeaderUnderPreamble: the World Bank's CSV layout, a preamble
+// ("Data Source", "Last Updated Date") above a header of four labels and
+// a column a year, made the preamble the header. Years rising along a row
+// over columns of numbers are a header.
+func TestYearHeaderUnderPreamble(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("\"Data Source\",\"World Development Indicators\",\n\n\"Last Updated Date\",\"2023-03-01\",\n\n")
+	b.WriteString("\"Country Name\",\"Country Code\",\"Indicator Name\",\"Indicator Code\",\"2018\",\"2019\",\"2020\",\"2021\",\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "\"Country %d\",\"C%02d\",\"GDP (current US$)\",\"NY.GDP.MKTP.CD\",\"%d.25\",\"\",\"%d\",\"%d.5\",\n", i, i, 1000+i, 2000+i, 3000+i)
+	}
+	f, err := newFixture(t).ingestBytes("API_NY.GDP.MKTP.CD.csv", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := f.Tables[0]
+	var types []string
+	for _, c := range tb.Columns[:8] {
+		types = append(types, c.Key+" "+c.Type)
+	}
+	if got := strings.Join(types, ", "); got != "country_name text, country_code text, indicator_name text, indicator_code text, 2018 decimal, 2019 text, 2020 integer, 2021 decimal" {
+		t.Errorf("columns: %s", got)
+	}
+	if tb.RowCount != 12 || len(tb.Report.Skipped) != 2 || tb.Report.HeaderRow != 3 {
+		t.Errorf("%d rows, header record %d, kept out %v", tb.RowCount, tb.Report.HeaderRow, tb.Report.Skipped)
+	}
+}
