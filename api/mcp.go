@@ -443,8 +443,9 @@ func mcpError(err error) *mcp.CallToolResult {
 	if body.Field != "" {
 		text += " (argument " + body.Field + ")"
 	}
-	if len(body.Allowed) > 0 {
-		text += "; allowed: " + strings.Join(body.Allowed, ", ")
+	// The allowed values once: most messages list them already.
+	if list := strings.Join(body.Allowed, ", "); list != "" && !strings.Contains(body.Message, list) {
+		text += "; allowed: " + list
 	}
 	return &mcp.CallToolResult{IsError: true, StructuredContent: map[string]any{"error": body},
 		Content: []mcp.Content{&mcp.TextContent{Text: text}}}

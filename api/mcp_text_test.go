@@ -108,3 +108,24 @@ func TestReadOnlyHintsTrue(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPErrorListsAllowedOnce: an MCP error's text printed the allowed
+// values twice, once in the message and once after it.
+func TestMCPErrorListsAllowedOnce(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	code, up := ts.upload(token, "t.csv", []byte("a,b\n1,2\n"))
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, up)
+	}
+	cs := mcpTransports["http"](t, ts, token)
+	res, _ := callMCP(t, cs, "files_query_table", map[string]any{"file_id": up["file"].(map[string]any)["id"],
+		"aggregates": []any{map[string]any{"op": "median", "column": "a"}}})
+	text := textOf(res)
+	if !res.IsError || strings.Count(text, "count, sum, avg, min, max") != 1 {
+		t.Errorf("error text %q: want the allowed ops once", text)
+	}
+	if !strings.Contains(text, "files.analyze_table") {
+		t.Errorf("error text %q does not point to files.analyze_table", text)
+	}
+}
