@@ -173,31 +173,7 @@ func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]cat
 // StoredResults returns the tables the owner's calls stored (an analysis
 // or a query shown as a table), newest first, at most limit.
 func (s *Store) StoredResults(ctx context.Context, limit int) ([]catalog.Table, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE kind = 'view' ORDER BY created_at DESC, id LIMIT ?`, limit)
-	if err != nil {
-		return nil, classify(ctx, err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, classify(ctx, err)
-		}
-		ids = append(ids, id)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, classify(ctx, err)
-	}
-	out := make([]catalog.Table, 0, len(ids))
-	for _, id := range ids {
-		t, err := s.Table(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *t)
-	}
-	return out, nil
+	return s.tablesWhere(ctx, `kind = 'view' ORDER BY created_at DESC, id LIMIT ?`, limit)
 }
 
 // File returns one file with its tables. Errors: not_found.
@@ -222,7 +198,13 @@ func errFileNotFound(id string) error {
 }
 
 func (s *Store) tablesOf(ctx context.Context, fileID string) ([]catalog.Table, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE file_id = ? AND kind = 'sheet' ORDER BY ordinal`, fileID)
+	return s.tablesWhere(ctx, `file_id = ? AND kind = 'sheet' ORDER BY ordinal`, fileID)
+}
+
+// tablesWhere returns the tables the catalog's rows matching where (with
+// its order) name, each as Table reads it.
+func (s *Store) tablesWhere(ctx context.Context, where string, args ...any) ([]catalog.Table, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM dd_tables WHERE `+where, args...)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
@@ -235,7 +217,9 @@ func (s *Store) tablesOf(ctx context.Context, fileID string) ([]catalog.Table, e
 		}
 		ids = append(ids, id)
 	}
-	rows.Close()
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, classify(ctx, err)
+	}
 	out := make([]catalog.Table, 0, len(ids))
 	for _, id := range ids {
 		t, err := s.Table(ctx, id)

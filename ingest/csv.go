@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -221,6 +220,7 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 		// Rows that may be notes after the data wait until a row of data
 		// follows them, or the file ends (footnotes).
 		foot := newFooter(width)
+		pass := func(r probeRow) error { return yield(r.texts) }
 		n := first + 1
 		for {
 			rec, err := r.Read()
@@ -242,11 +242,11 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 			if len(rec) > len(header) {
 				wider++
 			}
-			if err := foot.add(n, rec, yield); err != nil {
+			if err := foot.add(probeRow{row: n, texts: rec}, pass); err != nil {
 				return stats, err
 			}
 		}
-		if stats.Skipped, err = foot.end(yield); err != nil {
+		if stats.Skipped, err = foot.end(pass); err != nil {
 			return stats, err
 		}
 		if len(stats.Skipped) > 0 {
@@ -386,89 +386,6 @@ func (in *Ingester) placeHeader(src *engine.TableSource, path, name string, head
 	return probe[h].row - 1, nil
 }
 
-// footer holds back the rows after a table's data that may be notes,
-// handing each on once a row of data follows it.
-type footer struct {
-	width, narrowest int
-	held             []probeRow
-}
-
-func newFooter(width int) *footer { return &footer{width: width, narrowest: width} }
-
-// add takes record n: a possible note is held, anything else first hands
-// on what was held, then itself.
-func (f *footer) add(n int, rec []string, yield func([]string) error) error {
-	r := probeRow{row: n, texts: rec}
-	// Only a row narrower than every row of data may be a note: the
-	// kinds of its cells are read for it alone.
-	maybe := false
-	if f.width > 0 {
-		if w := r.width(); w < f.narrowest {
-			r.kinds = textKinds(rec)
-			maybe = w == 0 || noteRow(r, f.width, f.narrowest)
-		}
-	}
-	if maybe {
-		// An empty record is held too: before notes it belongs to them,
-		// before data it is handed on with the rest. At most tailRows
-		// are held: past them the first is data after all.
-		f.hold(r)
-		if len(f.held) > tailRows {
-			first := f.held[0]
-			f.held = f.held[1:]
-			return f.pass(first.texts, yield)
-		}
-		return nil
-	}
-	for _, h := range f.held {
-		if err := f.pass(h.texts, yield); err != nil {
-			return err
-		}
-	}
-	f.held = f.held[:0]
-	return f.pass(rec, yield)
-}
-
-func (f *footer) hold(r probeRow) {
-	r.texts, r.kinds = slices.Clone(r.texts), slices.Clone(r.kinds)
-	f.held = append(f.held, r)
-}
-
-func (f *footer) pass(rec []string, yield func([]string) error) error {
-	if !emptyRow(rec) {
-		f.narrowest = min(f.narrowest, probeRow{texts: rec}.width())
-	}
-	return yield(rec)
-}
-
-// end takes the end of the file: the rows still held are notes below the
-// data, kept out and listed but for empty ones; held empty rows with no
-// note among them are data, as ever.
-func (f *footer) end(yield func([]string) error) ([]catalog.SkippedRow, error) {
-	notes := f.notes()
-	if len(notes) > 0 {
-		return notes, nil
-	}
-	for _, h := range f.held {
-		if err := f.pass(h.texts, yield); err != nil {
-			return nil, err
-		}
-	}
-	f.held = nil
-	return nil, nil
-}
-
-// notes are the held rows with a value, as the report lists them.
-func (f *footer) notes() []catalog.SkippedRow {
-	var out []catalog.SkippedRow
-	for _, r := range f.held {
-		if !emptyRow(r.texts) {
-			out = append(out, skippedRow(r, "below"))
-		}
-	}
-	return out
-}
-
 // tailBytes is how much of a CSV file's end is read to find notes after
 // its data.
 const tailBytes = 64 << 10
@@ -510,7 +427,7 @@ func (in *Ingester) tailHasNotes(path string, delim rune, width int) bool {
 		if err != nil {
 			break
 		}
-		_ = foot.add(n, rec, func([]string) error { return nil })
+		_ = foot.add(probeRow{row: n, texts: rec}, func(probeRow) error { return nil })
 	}
 	return len(foot.notes()) > 0
 }

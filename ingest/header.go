@@ -77,18 +77,22 @@ func uncertainNote(rows []probeRow) string {
 	if len(rows) < 3 {
 		return ""
 	}
-	body := rows[1:min(len(rows), 1+bodyRows)]
-	widths := make([]int, len(body))
-	for j, r := range body {
-		widths[j] = r.width()
-	}
-	slices.Sort(widths)
-	w := widths[len(widths)/2]
+	w := medianWidth(rows[1:min(len(rows), 1+bodyRows)])
 	if w < 2 || rows[0].width()*2 > w {
 		return ""
 	}
 	return fmt.Sprintf("the header was not certain: row %d, taken as the header, holds %d of the %d values of the rows under it; "+
 		"if the header is another row, read the file again naming it (header_row)", rows[0].row, rows[0].width(), w)
+}
+
+// medianWidth is the median of rows' widths.
+func medianWidth(rows []probeRow) int {
+	widths := make([]int, len(rows))
+	for j, r := range rows {
+		widths[j] = r.width()
+	}
+	slices.Sort(widths)
+	return widths[len(widths)/2]
 }
 
 // headerAt reports whether rows[i] is a header: about as wide as the
@@ -98,12 +102,7 @@ func uncertainNote(rows []probeRow) string {
 func headerAt(rows []probeRow, i int) bool {
 	h := rows[i]
 	body := rows[i+1 : min(len(rows), i+1+bodyRows)]
-	widths := make([]int, len(body))
-	for j, r := range body {
-		widths[j] = r.width()
-	}
-	slices.Sort(widths)
-	w := widths[len(widths)/2]
+	w := medianWidth(body)
 	if w < 2 || h.width() < max(2, w*4/5) {
 		return false
 	}
@@ -222,6 +221,90 @@ func noteRow(r probeRow, width, narrowest int) bool {
 		return len(strings.Fields(t)) >= 3
 	}
 	return false
+}
+
+// footer holds back the rows after a table's data that may be notes,
+// handing each on once a row of data follows it.
+type footer struct {
+	width, narrowest int
+	held             []probeRow
+}
+
+func newFooter(width int) *footer { return &footer{width: width, narrowest: width} }
+
+// add takes row r, whose slices may be reused once it returns: a
+// possible note is held, anything else first hands on what was held,
+// then itself. A row without kinds (of a CSV file) has them read only
+// when it is narrower than every row of data, as a note must be.
+func (f *footer) add(r probeRow, pass func(probeRow) error) error {
+	maybe := false
+	if f.width > 0 {
+		if w := r.width(); w < f.narrowest {
+			if r.kinds == nil {
+				r.kinds = textKinds(r.texts)
+			}
+			maybe = w == 0 || noteRow(r, f.width, f.narrowest)
+		}
+	}
+	if maybe {
+		// An empty record is held too: before notes it belongs to them,
+		// before data it is handed on with the rest. At most tailRows
+		// are held: past them the first is data after all.
+		f.hold(r)
+		if len(f.held) > tailRows {
+			first := f.held[0]
+			f.held = f.held[1:]
+			return f.pass(first, pass)
+		}
+		return nil
+	}
+	for _, h := range f.held {
+		if err := f.pass(h, pass); err != nil {
+			return err
+		}
+	}
+	f.held = f.held[:0]
+	return f.pass(r, pass)
+}
+
+func (f *footer) hold(r probeRow) {
+	r.texts, r.kinds = slices.Clone(r.texts), slices.Clone(r.kinds)
+	f.held = append(f.held, r)
+}
+
+func (f *footer) pass(r probeRow, pass func(probeRow) error) error {
+	if w := r.width(); w > 0 {
+		f.narrowest = min(f.narrowest, w)
+	}
+	return pass(r)
+}
+
+// end takes the end of the file: the rows still held are notes below the
+// data, kept out and listed but for empty ones; held empty rows with no
+// note among them are data, as ever.
+func (f *footer) end(pass func(probeRow) error) ([]catalog.SkippedRow, error) {
+	notes := f.notes()
+	if len(notes) > 0 {
+		return notes, nil
+	}
+	for _, h := range f.held {
+		if err := f.pass(h, pass); err != nil {
+			return nil, err
+		}
+	}
+	f.held = nil
+	return nil, nil
+}
+
+// notes are the held rows with a value, as the report lists them.
+func (f *footer) notes() []catalog.SkippedRow {
+	var out []catalog.SkippedRow
+	for _, r := range f.held {
+		if !emptyRow(r.texts) {
+			out = append(out, skippedRow(r, "below"))
+		}
+	}
+	return out
 }
 
 // skippedRow is a row kept out of a table, for the import report.

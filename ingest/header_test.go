@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/xuri/excelize/v2"
+
+	"datadesk/engine/catalog"
 )
 
 // valuesOf is a dumped row's values, without their kinds, as the report
@@ -118,11 +120,7 @@ func TestTitlesAndNotesKeptOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := f.Tables[0]
-	var types []string
-	for _, c := range tb.Columns {
-		types = append(types, c.Key+" "+c.Type)
-	}
-	if got := strings.Join(types, ", "); got != "country text, year integer, price decimal, day date" {
+	if got := columnTypes(tb.Columns); got != "country text, year integer, price decimal, day date" {
 		t.Errorf("columns: %s", got)
 	}
 	if tb.RowCount != 12 {
@@ -178,11 +176,7 @@ func TestCSVTitlesKeptOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := f.Tables[0]
-	var types []string
-	for _, c := range tb.Columns {
-		types = append(types, c.Key+" "+c.Type)
-	}
-	if got := strings.Join(types, ", "); got != "country text, year integer, gdp double" {
+	if got := columnTypes(tb.Columns); got != "country text, year integer, gdp double" {
 		t.Errorf("columns: %s", got)
 	}
 	if tb.RowCount != 40 {
@@ -236,11 +230,7 @@ func TestSheetNumbersAmongMarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := f.Tables[0]
-	var types []string
-	for _, c := range tb.Columns {
-		types = append(types, c.Key+" "+c.Type)
-	}
-	if got := strings.Join(types, ", "); got != "country text, 2019 decimal, 2020 decimal" {
+	if got := columnTypes(tb.Columns); got != "country text, 2019 decimal, 2020 decimal" {
 		t.Errorf("columns: %s (%v)", got, tb.Columns)
 	}
 	notes := strings.Join(tb.Report.Notes, "\n")
@@ -284,11 +274,7 @@ func TestCSVNotesBelowKeptOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := f.Tables[0]
-	var types []string
-	for _, c := range tb.Columns {
-		types = append(types, c.Key+" "+c.Type)
-	}
-	if got := strings.Join(types, ", "); got != "country text, year integer, gdp decimal, pop integer, area integer" {
+	if got := columnTypes(tb.Columns); got != "country text, year integer, gdp decimal, pop integer, area integer" {
 		t.Errorf("columns: %s", got)
 	}
 	if tb.RowCount != 30 {
@@ -320,14 +306,19 @@ func TestYearHeaderUnderPreamble(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := f.Tables[0]
-	var types []string
-	for _, c := range tb.Columns[:8] {
-		types = append(types, c.Key+" "+c.Type)
-	}
-	if got := strings.Join(types, ", "); got != "country_name text, country_code text, indicator_name text, indicator_code text, 2018 decimal, 2019 text, 2020 integer, 2021 decimal" {
+	if got := columnTypes(tb.Columns[:8]); got != "country_name text, country_code text, indicator_name text, indicator_code text, 2018 decimal, 2019 text, 2020 integer, 2021 decimal" {
 		t.Errorf("columns: %s", got)
 	}
 	if tb.RowCount != 12 || len(tb.Report.Skipped) != 2 || tb.Report.HeaderRow != 3 {
 		t.Errorf("%d rows, header record %d, kept out %v", tb.RowCount, tb.Report.HeaderRow, tb.Report.Skipped)
 	}
+}
+
+// columnTypes lists columns as "key type", joined by commas.
+func columnTypes(cols []catalog.Column) string {
+	var types []string
+	for _, c := range cols {
+		types = append(types, c.Key+" "+c.Type)
+	}
+	return strings.Join(types, ", ")
 }

@@ -80,19 +80,8 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, cho
 		}()
 		// Rows that may be notes wait until a row of data follows them,
 		// or the sheet ends.
-		var held []probeRow
-		// narrowest is the width of the narrowest row of data so far.
-		narrowest := width
-		flush := func(n int) error {
-			for _, r := range held[:n] {
-				narrowest = min(narrowest, r.width())
-				if err := yield(r.texts, r.kinds); err != nil {
-					return err
-				}
-			}
-			held = held[n:]
-			return nil
-		}
+		foot := newFooter(width)
+		pass := func(r probeRow) error { return yield(r.texts, r.kinds) }
 		skipped, last := 0, headerRow
 		err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
 			if row <= headerRow || emptyRow(texts) {
@@ -103,25 +92,13 @@ func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, cho
 			if err := budget.take(filename, len(texts)); err != nil {
 				return err
 			}
-			r := probeRow{row: row, texts: texts, kinds: kinds}
-			if noteRow(r, width, narrowest) {
-				held = append(held, probeRow{row: row, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
-				if len(held) > tailRows {
-					return flush(1)
-				}
-				return nil
-			}
-			if err := flush(len(held)); err != nil {
-				return err
-			}
-			narrowest = min(narrowest, r.width())
-			return yield(texts, kinds)
+			return foot.add(probeRow{row: row, texts: texts, kinds: kinds}, pass)
 		})
 		if err != nil {
 			return stats, err
 		}
-		for _, r := range held {
-			stats.Skipped = append(stats.Skipped, skippedRow(r, "below"))
+		if stats.Skipped, err = foot.end(pass); err != nil {
+			return stats, err
 		}
 		if skipped > 0 {
 			stats.Notes = append(stats.Notes, fmt.Sprintf("%d empty rows skipped", skipped))
