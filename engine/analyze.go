@@ -79,28 +79,35 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 	s.logger.Debug("analysis", "table", p.Table.ID, "sql", q, "params", params)
 	res := &catalog.AnalysisResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount, Offset: p.Offset, SQL: q}
 	width := len(p.Groups) + len(p.Measures)
-	var matched, groups, empty int64
-	err := s.scan(ctx, q, params, width+3, func(vals []any) {
+	counts := 3
+	if p.Top != nil {
+		counts++
+	}
+	var matched, groups, empty, tied int64
+	err := s.scan(ctx, q, params, width+counts, func(vals []any) {
 		out := make([]any, width)
 		for i, v := range vals[:width] {
 			out[i] = JSONValue(v, p.OutType(i))
 		}
 		res.Rows = append(res.Rows, out)
 		matched, groups, empty = toInt64(vals[width]), toInt64(vals[width+1]), toInt64(vals[width+2])
+		if p.Top != nil {
+			tied = toInt64(vals[width+3])
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	if len(res.Rows) == 0 && p.Grouped() {
 		cq, cparams := duckAnalysisCounts(p)
-		err = s.scan(ctx, cq, cparams, 3, func(vals []any) {
-			matched, groups, empty = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2])
+		err = s.scan(ctx, cq, cparams, 4, func(vals []any) {
+			matched, groups, empty, tied = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2]), toInt64(vals[3])
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	res.MatchedRowCount, res.EmptyGroups = matched, empty
+	res.MatchedRowCount, res.EmptyGroups, res.Tied = matched, empty, tied
 	if p.Grouped() {
 		res.GroupCount = &groups
 	}

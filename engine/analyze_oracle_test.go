@@ -411,6 +411,31 @@ func measureOf(m catalog.Measure, rows []anaRow, lookup bool) any {
 			}
 		}
 		return best
+	case "first", "last":
+		// The value at the least or greatest order_by; among rows tied
+		// on it, the least value for first, the greatest for last.
+		var best anaRow
+		for _, r := range rows {
+			v, o := r.get(m.Column, lookup), r.get(m.OrderBy, lookup)
+			if v == nil || o == nil {
+				continue
+			}
+			if best == nil {
+				best = r
+				continue
+			}
+			c := anaCompare(o, best.get(m.OrderBy, lookup))
+			if c == 0 {
+				c = anaCompare(v, best.get(m.Column, lookup))
+			}
+			if m.Op == "first" && c < 0 || m.Op == "last" && c > 0 {
+				best = r
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		return best.get(m.Column, lookup)
 	case "median":
 		return quantile(0.5)
 	case "percentile":
@@ -474,18 +499,32 @@ func evalExpr(e *catalog.Expr, vals []any) any {
 
 // anaWant is the oracle's answer.
 type anaWant struct {
-	matched, groups, empty int64
-	rows                   [][]any
+	matched, groups, empty, tied int64
+	rows                         [][]any
 }
 
 // analyzeOracle answers analysis p over rows in Go.
 func analyzeOracle(rows []anaRow, p *catalog.AnalysisPlan) anaWant {
 	a := p.Analysis
 	lookup := a.Lookup != nil
+	// With windows all, the filters on the series column keep buckets
+	// after the measures over the groups ran over all of them.
+	rowFilters, held := a.Filters, []catalog.FilterNode(nil)
+	if a.Windows == catalog.WindowsAll {
+		rowFilters = nil
+		series := a.GroupBy[p.Series].Column
+		for _, n := range a.Filters {
+			if n.Column == series && n.Any == nil && n.All == nil {
+				held = append(held, n)
+			} else {
+				rowFilters = append(rowFilters, n)
+			}
+		}
+	}
 	var matched []anaRow
 	for _, r := range rows {
 		ok := true
-		for _, n := range a.Filters {
+		for _, n := range rowFilters {
 			ok = ok && holds(r, n, lookup, anaTypes)
 		}
 		if ok {
@@ -557,6 +596,28 @@ func analyzeOracle(rows []anaRow, p *catalog.AnalysisPlan) anaWant {
 			windowOracle(p, groups, i)
 		}
 	}
+	if held != nil {
+		series := a.GroupBy[p.Series].Column
+		typ := anaTypes[series]
+		var shown []*anaGroup
+		w.matched = 0
+		for _, g := range groups {
+			b := g.keys[p.Series]
+			if s, ok := b.(string); ok && typ == typing.TypeTimestamp {
+				b, _ = time.Parse("2006-01-02", s)
+			}
+			ok := true
+			for _, n := range held {
+				n.Column = "v"
+				ok = ok && holds(anaRow{"v": b}, n, false, map[string]string{"v": typ})
+			}
+			if ok {
+				shown = append(shown, g)
+				w.matched += int64(len(g.rows))
+			}
+		}
+		groups = shown
+	}
 	kept := groups[:0:0]
 	for _, g := range groups {
 		ok := true
@@ -569,7 +630,7 @@ func analyzeOracle(rows []anaRow, p *catalog.AnalysisPlan) anaWant {
 		}
 	}
 	if p.Top != nil {
-		kept = topOracle(p, kept)
+		kept, w.tied = topOracle(p, kept)
 	}
 	if !p.Grouped() {
 		out := make([]any, len(ms))
@@ -678,8 +739,10 @@ func windowOracle(p *catalog.AnalysisPlan, groups []*anaGroup, i int) {
 	}
 }
 
-// topOracle keeps the first N groups per combination of the Per groups.
-func topOracle(p *catalog.AnalysisPlan, groups []*anaGroup) []*anaGroup {
+// topOracle keeps the first N groups per combination of the Per groups
+// and, unless ties are cut, every group tied with the n-th; it counts the
+// groups past the n-th tied with it.
+func topOracle(p *catalog.AnalysisPlan, groups []*anaGroup) ([]*anaGroup, int64) {
 	t := p.Top
 	ranked := slices.Clone(groups)
 	sort.SliceStable(ranked, func(x, y int) bool {
@@ -699,19 +762,30 @@ func topOracle(p *catalog.AnalysisPlan, groups []*anaGroup) []*anaGroup {
 		return false
 	})
 	seen := map[string]int{}
+	nth := map[string]*anaGroup{}
 	var out []*anaGroup
+	var tied int64
 	for _, g := range ranked {
 		var key []any
 		for _, j := range t.Per {
 			key = append(key, g.keys[j])
 		}
 		k := fmt.Sprint(key...)
-		if seen[k] < t.N {
-			out = append(out, g)
-		}
 		seen[k]++
+		switch {
+		case seen[k] <= t.N:
+			out = append(out, g)
+			if seen[k] == t.N {
+				nth[k] = g
+			}
+		case nth[k] != nil && anaCompare(g.vals[t.By], nth[k].vals[t.By]) == 0:
+			tied++
+			if !t.Cut {
+				out = append(out, g)
+			}
+		}
 	}
-	return out
+	return out, tied
 }
 
 // sameAnalysisValue compares an engine value with the oracle's: numbers within a
@@ -852,7 +926,7 @@ func (g *anaGen) analysis() catalog.Analysis {
 	}
 	p := func(f float64) *float64 { return &f }
 	for range 1 + g.rng.IntN(4) {
-		switch g.rng.IntN(11) {
+		switch g.rng.IntN(12) {
 		case 0:
 			add(catalog.Measure{Op: "count"})
 		case 1:
@@ -875,11 +949,13 @@ func (g *anaGen) analysis() catalog.Analysis {
 			add(catalog.Measure{Op: "share", Column: g.pick("", "cases", "price")})
 		case 10:
 			add(catalog.Measure{Op: "count_distinct", Column: "country"})
+		case 11:
+			add(catalog.Measure{Op: g.pick("first", "last"), Column: g.pick("cases", "price", "city", "day"), OrderBy: g.pick("day", "ts", "cases", "price")})
 		}
 	}
 	base := slices.Clone(a.Measures)
 	numeric := func(m catalog.Measure) bool {
-		return !(m.Op == "min" || m.Op == "max") || m.Column == "cases" || m.Column == "price"
+		return !(m.Op == "min" || m.Op == "max" || m.Op == "first" || m.Op == "last") || m.Column == "cases" || m.Column == "price"
 	}
 	if g.rng.IntN(3) == 0 {
 		var ok []string
@@ -921,7 +997,17 @@ func (g *anaGen) analysis() catalog.Analysis {
 	}
 	if len(a.GroupBy) == 2 && len(whole) > 0 && g.rng.IntN(3) == 0 {
 		a.Top = &catalog.Top{N: 1 + g.rng.IntN(3), Per: []string{strings.ReplaceAll(a.GroupBy[0].Column, ".", "_") + bucketSuffix(a.GroupBy[0])},
-			By: whole[g.rng.IntN(len(whole))], Direction: g.pick("", "asc")}
+			By: whole[g.rng.IntN(len(whole))], Direction: g.pick("", "asc"), Ties: g.pick("", "keep", "cut")}
+	}
+	// Windows over every bucket, with a filter on the series column.
+	overGroups := slices.ContainsFunc(a.Measures, func(m catalog.Measure) bool {
+		return slices.Contains([]string{"change", "pct_change", "running_total", "rank", "share"}, m.Op)
+	})
+	if s := slices.IndexFunc(a.GroupBy, func(gb catalog.GroupBy) bool { return gb.Bucket != "" }); s >= 0 && overGroups && g.rng.IntN(2) == 0 {
+		a.Windows = g.pick(catalog.WindowsAll, catalog.WindowsFiltered)
+		if g.rng.IntN(4) > 0 {
+			a.Filters = append(a.Filters, g.cond([]string{a.GroupBy[s].Column}))
+		}
 	}
 	if len(a.GroupBy) > 0 && g.rng.IntN(2) == 0 {
 		sortable := slices.Clone(whole)
@@ -991,6 +1077,10 @@ func checkAnalysis(t *testing.T, s *Store, rows []anaRow, a catalog.Analysis, n 
 		fail("matched", got.MatchedRowCount, want.matched)
 		return 0
 	}
+	if got.Tied != want.tied {
+		fail("tied", got.Tied, want.tied)
+		return 0
+	}
 	if p.Grouped() && (*got.GroupCount != want.groups || got.EmptyGroups != want.empty) {
 		fail("groups, empty", fmt.Sprint(*got.GroupCount, got.EmptyGroups), fmt.Sprint(want.groups, want.empty))
 		return 0
@@ -1040,7 +1130,8 @@ func TestAnalysisOracle(t *testing.T) {
 	for _, k := range []string{"filter group", "nested filter group", "not_in", "starts_with", "ends_with", "between", "is_blank",
 		"bucket year", "bucket quarter", "bucket month", "bucket week", "bucket day", "bucket hour",
 		"count", "count_distinct", "sum", "avg", "min", "max", "median", "percentile", "stddev", "share", "expr",
-		"change", "pct_change", "running_total", "rank", "having", "top", "lookup", "sort_by", "offset", "answers with rows"} {
+		"change", "pct_change", "running_total", "rank", "having", "top", "lookup", "sort_by", "offset", "answers with rows",
+		"first", "last", "ties cut", "windows all", "windows filtered"} {
 		if covered[k] < 10 {
 			t.Errorf("%s: asked %d times, want at least 10", k, covered[k])
 		}
@@ -1080,7 +1171,8 @@ func capabilities(a catalog.Analysis) map[string]bool {
 		}
 	}
 	for k, ok := range map[string]bool{"having": len(a.Having) > 0, "top": a.Top != nil, "lookup": a.Lookup != nil,
-		"sort_by": a.SortBy != "", "offset": a.Offset > 0} {
+		"sort_by": a.SortBy != "", "offset": a.Offset > 0, "ties cut": a.Top != nil && a.Top.Ties == "cut",
+		"windows all": a.Windows == catalog.WindowsAll, "windows filtered": a.Windows == catalog.WindowsFiltered} {
 		if ok {
 			out[k] = true
 		}

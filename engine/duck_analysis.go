@@ -103,6 +103,12 @@ func duckAggregate(m catalog.MeasureTerm) string {
 		return m.Op + "(" + col + ")"
 	case "sum", "avg":
 		return m.Op + "(" + col + ")"
+	case "first", "last":
+		// The value at the least or greatest order_by; among rows tied on
+		// it, the least value for first, the greatest for last.
+		order := quoteIdent(m.OrderBy.Key)
+		f := map[string]string{"first": "arg_min", "last": "arg_max"}[m.Op]
+		return f + "(" + col + ", {'o': " + order + ", 'v': " + col + "}) FILTER (WHERE " + order + " IS NOT NULL AND " + col + " IS NOT NULL)"
 	case "median":
 		return "quantile_cont(" + asDouble + ", 0.5)"
 	case "percentile":
@@ -170,6 +176,50 @@ func partition(cols []string) string {
 // duckAnalysisRows is an analysis's rows in full, with the internal
 // columns, before the page: the stages up to top.
 func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
+	q, params := duckAnalysisGroups(p)
+	if len(p.Having) > 0 {
+		var terms []string
+		for _, h := range p.Having {
+			sql, ps := duckHaving(p, h)
+			terms = append(terms, sql)
+			params = append(params, ps...)
+		}
+		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
+	}
+	if t := p.Top; t != nil {
+		q = duckTop(p, t, q)
+	}
+	return q, params
+}
+
+// duckTop keeps the first n groups per combination of the per groups,
+// with every group tied with the n-th unless the plan cuts ties; "__tied"
+// counts the groups past the n-th tied with it, kept or not.
+func duckTop(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
+	var part []string
+	for _, g := range t.Per {
+		part = append(part, analysisCol("g", g))
+	}
+	by := analysisCol("v", t.By) + " " + duckDir(t.Desc) + " NULLS LAST"
+	order := []string{by}
+	for i := range p.Groups {
+		order = append(order, duckOrder(analysisCol("g", i), naturalOut(p, i), "ASC"))
+	}
+	n := strconv.Itoa(t.N)
+	keep := `"__rank" <= ` + n
+	if t.Cut {
+		keep = `"__top" <= ` + n
+	}
+	return `SELECT * EXCLUDE ("__top", "__rank") FROM (SELECT *, CAST(count(*) FILTER (WHERE "__rank" <= ` + n + ` AND "__top" > ` + n +
+		`) OVER () AS BIGINT) AS "__tied" FROM (SELECT *, row_number() OVER (` + partition(part) + "ORDER BY " + strings.Join(order, ", ") +
+		`) AS "__top", rank() OVER (` + partition(part) + "ORDER BY " + by + `) AS "__rank" FROM (` + q + `))) WHERE ` + keep
+}
+
+// duckAnalysisGroups is an analysis's groups with their measures, before
+// having and top: the groups of the filtered rows and their aggregates,
+// the measures computed from them, the measures over the groups and,
+// when those ran over every bucket, the filters on the series column.
+func duckAnalysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 	var params []any
 	where := ""
 	if p.Where != nil {
@@ -217,7 +267,10 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 	}
 	// The counts and shares read the groups alone: one window over them,
 	// with the group counts too when no having or top drops groups later.
-	first := append(agg, `CAST(sum("__n") OVER () AS BIGINT) AS "__matched"`)
+	first := agg
+	if !p.WindowsAll() {
+		first = append(first, `CAST(sum("__n") OVER () AS BIGINT) AS "__matched"`)
+	}
 	if groupsFinal(p) {
 		first = append(first, duckAnalysisGroupCounts(p)...)
 	}
@@ -231,33 +284,26 @@ func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
 		stage(cols)
 	}
 	stage(window)
-	if len(p.Having) > 0 {
+	if p.WindowsAll() {
+		// The buckets the filters on the series column keep, and the rows
+		// of those buckets as the matched rows.
 		var terms []string
-		for _, h := range p.Having {
-			sql, ps := duckHaving(p, h)
+		for _, c := range p.SeriesWhere {
+			// The bucket compares with the filter's values as they were
+			// given: a DATE bucket of a timestamp column with timestamps.
+			c.Col = catalog.Column{Key: "g" + strconv.Itoa(p.Series), Type: c.Col.Type}
+			sql, ps := duckCond(c)
 			terms = append(terms, sql)
 			params = append(params, ps...)
 		}
-		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
-	}
-	if t := p.Top; t != nil {
-		var part []string
-		for _, g := range t.Per {
-			part = append(part, analysisCol("g", g))
-		}
-		order := []string{analysisCol("v", t.By) + " " + duckDir(t.Desc) + " NULLS LAST"}
-		for i := range p.Groups {
-			order = append(order, duckOrder(analysisCol("g", i), naturalOut(p, i), "ASC"))
-		}
-		q = `SELECT * FROM (SELECT *, row_number() OVER (` + partition(part) + "ORDER BY " + strings.Join(order, ", ") +
-			`) AS "__top" FROM (` + q + `)) WHERE "__top" <= ` + strconv.Itoa(t.N)
+		q = `SELECT *, CAST(sum("__n") OVER () AS BIGINT) AS "__matched" FROM (SELECT * FROM (` + q + ") WHERE " + strings.Join(terms, " AND ") + ")"
 	}
 	return q, params
 }
 
 // groupsFinal reports whether the groups are final once aggregated: no
-// having or top drops any.
-func groupsFinal(p *catalog.AnalysisPlan) bool { return len(p.Having) == 0 && p.Top == nil }
+// having, top or filter on the buckets drops any.
+func groupsFinal(p *catalog.AnalysisPlan) bool { return len(p.Having) == 0 && p.Top == nil && !p.WindowsAll() }
 
 // duckAnalysisGroupCounts are the columns "__groups" and "__empty": the groups,
 // and those where a group column is empty.
@@ -323,6 +369,9 @@ func duckAnalysis(p *catalog.AnalysisPlan) (string, []any) {
 	} else {
 		sel = append(sel, duckAnalysisGroupCounts(p)...)
 	}
+	if p.Top != nil {
+		sel = append(sel, `"__tied"`)
+	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + duckAnalysisOrder(p)
 	if p.Grouped() {
 		q += " LIMIT ? OFFSET ?"
@@ -339,14 +388,22 @@ func duckAnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
 	for i := range p.Groups {
 		empty = append(empty, analysisCol("g", i))
 	}
+	tied := "0"
+	if p.Top != nil {
+		tied = `coalesce(max("__tied"), 0)`
+	}
+	counts := `, count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `), ` + tied + ` FROM (` + rows + `)`
+	if p.WindowsAll() {
+		groups, gparams := duckAnalysisGroups(p)
+		return `SELECT (SELECT coalesce(max("__matched"), 0) FROM (` + groups + `))` + counts, append(gparams, params...)
+	}
 	where := ""
 	var wparams []any
 	if p.Where != nil {
 		where, wparams = duckBool(p.Where)
 		where = " WHERE " + where
 	}
-	return `SELECT (SELECT count(*)` + duckAnalysisFrom(p) + where + `), count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `) FROM (` + rows + `)`,
-		append(wparams, params...)
+	return `SELECT (SELECT count(*)` + duckAnalysisFrom(p) + where + `)` + counts, append(wparams, params...)
 }
 
 // duckAnalysisView is the statement of an analysis's whole result, in

@@ -59,7 +59,19 @@ type Analysis struct {
 	Limit     int          `json:"limit,omitempty"`
 	Offset    int          `json:"offset,omitempty"`
 	Show      bool         `json:"show,omitempty"`
+	// Windows is what the measures over the groups run over: "filtered"
+	// (the default), the groups of the filtered rows; or "all", every
+	// bucket of the series, with the filters on the series column kept
+	// for the buckets shown.
+	Windows string `json:"windows,omitempty"`
 }
+
+// Window scopes: what change, pct_change, running_total, rank and share
+// run over.
+const (
+	WindowsFiltered = "filtered"
+	WindowsAll      = "all"
+)
 
 // FilterNode is a condition on a column (Column, Op, Value), or a group of
 // nodes of which any (OR) or all (AND) must hold.
@@ -109,6 +121,8 @@ type Measure struct {
 	Of        string   `json:"of,omitempty"`
 	Within    []string `json:"within,omitempty"`
 	Direction string   `json:"direction,omitempty"`
+	// OrderBy is the column first and last follow.
+	OrderBy string `json:"order_by,omitempty"`
 }
 
 // Having is a condition on a measure, applied to the groups.
@@ -125,6 +139,9 @@ type Top struct {
 	Per       []string `json:"per"`
 	By        string   `json:"by,omitempty"`
 	Direction string   `json:"direction,omitempty"`
+	// Ties is "keep" (the default: every group tied with the n-th is
+	// kept) or "cut" (n groups exactly, ties broken by the group values).
+	Ties string `json:"ties,omitempty"`
 }
 
 // Lookup joins a second table of the same owner, many to one: each row
@@ -162,8 +179,12 @@ type AnalysisPlan struct {
 	// Series is the index of the time bucket group that change,
 	// pct_change and running_total follow; -1 if none.
 	Series int
-	Limit  int
-	Offset int
+	// SeriesWhere, with Analysis.Windows "all", are the filters on the
+	// series column, held back from the rows and applied to the buckets
+	// after the measures over the groups ran over every bucket.
+	SeriesWhere []Cond
+	Limit       int
+	Offset      int
 }
 
 // LookupPlan is a checked lookup: the table, its key pairs, and its
@@ -222,6 +243,8 @@ type MeasureTerm struct {
 	// Within are the groups rank ranks within.
 	Within []int
 	Desc   bool
+	// OrderBy is the column first and last follow.
+	OrderBy *Column
 	// Type is the catalog type of its values.
 	Type string
 }
@@ -250,6 +273,9 @@ type TopTerm struct {
 	Per  []int
 	By   int
 	Desc bool
+	// Cut keeps n groups exactly; otherwise every group tied with the
+	// n-th is kept too.
+	Cut bool
 }
 
 // SortTerm orders by output column Out.
@@ -341,6 +367,9 @@ func AnalysisFor(t, lt *Table, a Analysis) (*AnalysisPlan, error) {
 		return nil, err
 	}
 	if err := c.measures(); err != nil {
+		return nil, err
+	}
+	if err := c.windows(); err != nil {
 		return nil, err
 	}
 	if err := c.having(); err != nil {
@@ -593,7 +622,7 @@ func (c *checker) groups() error {
 }
 
 // MeasureOps are the ops of a measure.
-var MeasureOps = []string{"count", "count_distinct", "sum", "avg", "min", "max", "median", "percentile", "stddev", "share",
+var MeasureOps = []string{"count", "count_distinct", "sum", "avg", "min", "max", "first", "last", "median", "percentile", "stddev", "share",
 	"change", "pct_change", "running_total", "rank"}
 
 func (c *checker) measures() error {
@@ -713,6 +742,9 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 	if m.Direction != "" && t.Op != "rank" {
 		return qerr(field+".direction", "direction applies to rank")
 	}
+	if m.OrderBy != "" && t.Op != "first" && t.Op != "last" {
+		return qerr(field+".order_by", "order_by applies to first and last")
+	}
 	switch t.Op {
 	case "count":
 	case "count_distinct":
@@ -727,6 +759,8 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 		return needCol("a numeric column", Numeric)
 	case "min", "max":
 		return needCol("a number, date, timestamp or text column", func(typ string) bool { return typ != typing.TypeBoolean })
+	case "first", "last":
+		return c.firstLast(field, t, m, needCol)
 	case "share":
 		if t.Col != nil && !Numeric(t.Col.Type) {
 			return qerr(field+".column", "share of a column needs a numeric column (its sum), and %q is %s; without a column it is the share of rows", t.Col.Key, t.Col.typeSaid())
@@ -803,6 +837,69 @@ func (c *checker) windowBody(field string, t *MeasureTerm, m Measure) error {
 	return nil
 }
 
+// firstLast checks a first or last measure: a column of any type, and
+// the number, date or timestamp column order_by names.
+func (c *checker) firstLast(field string, t *MeasureTerm, m Measure, needCol func(string, func(string) bool) error) error {
+	if err := needCol("a column", func(string) bool { return true }); err != nil {
+		return err
+	}
+	if m.OrderBy == "" {
+		return qerr(field+".order_by", "%s needs order_by: the date, timestamp or number column that says which row is %s", t.Op, t.Op)
+	}
+	col, err := c.column(field+".order_by", m.OrderBy)
+	if err != nil {
+		return err
+	}
+	if !Numeric(col.Type) && col.Type != typing.TypeDate && col.Type != typing.TypeTimestamp {
+		return qerr(field+".order_by", "order_by needs a date, timestamp or number column; %q is %s", col.Key, col.typeSaid())
+	}
+	t.OrderBy = col
+	return nil
+}
+
+// windows checks the scope of the measures over the groups. With "all",
+// the top-level filters on the series column are held back from the rows
+// and kept for the buckets once the measures over them are computed.
+func (c *checker) windows() error {
+	p := c.p
+	switch p.Analysis.Windows {
+	case "", WindowsFiltered:
+		return nil
+	case WindowsAll:
+	default:
+		return qerr("windows", "windows must be filtered or all").WithAllowed(WindowsFiltered, WindowsAll)
+	}
+	over := false
+	for _, m := range p.Measures {
+		over = over || m.Window() || m.Op == "share"
+	}
+	if !over || p.Series < 0 {
+		return qerr("windows", "windows: all applies to change, pct_change, running_total, rank and share over a time series "+
+			"(group_by a date or timestamp column with a bucket)")
+	}
+	if p.Where == nil {
+		return nil
+	}
+	series := p.Groups[p.Series]
+	var kept []Cond
+	for _, cond := range p.Where.Conds {
+		if cond.Col.Key == series.Col.Key {
+			p.SeriesWhere = append(p.SeriesWhere, cond)
+		} else {
+			kept = append(kept, cond)
+		}
+	}
+	p.Where.Conds = kept
+	if len(kept) == 0 && len(p.Where.Kids) == 0 {
+		p.Where = nil
+	}
+	return nil
+}
+
+// WindowsAll reports whether the measures over the groups ran over
+// every bucket, with filters on the series column held back.
+func (p *AnalysisPlan) WindowsAll() bool { return len(p.SeriesWhere) > 0 }
+
 // checkCycles refuses an expression that uses itself through others. Each
 // measure is walked once (a measure done is never entered again), so the
 // work is linear in the references written, however they repeat.
@@ -844,7 +941,7 @@ func (c *checker) measureType(i int) string {
 	switch m.Op {
 	case "count", "count_distinct", "rank":
 		return typing.TypeInteger
-	case "sum", "min", "max":
+	case "sum", "min", "max", "first", "last":
 		return m.Col.Type
 	case "change", "running_total":
 		if t := c.measureType(m.Of); t == typing.TypeInteger || t == typing.TypeDecimal {
@@ -929,6 +1026,13 @@ func (c *checker) top() error {
 		return qerr("top.per", "per names some but not all of the group columns: the first n of the others are kept for each of their values")
 	}
 	tt := &TopTerm{N: t.N, By: -1}
+	switch t.Ties {
+	case "", "keep":
+	case "cut":
+		tt.Cut = true
+	default:
+		return qerr("top.ties", "ties must be keep (every group tied with the n-th is kept) or cut (n groups exactly)").WithAllowed("keep", "cut")
+	}
 	for i, name := range t.Per {
 		g, err := c.groupIndex(fmt.Sprintf("top.per[%d]", i), name)
 		if err != nil {

@@ -199,6 +199,9 @@ type AnalysisResult struct {
 	SQL string `json:"-"`
 	// EmptyGroups counts the groups where a group column is empty.
 	EmptyGroups int64 `json:"-"`
+	// Tied counts the groups past top's n-th tied with it: kept, or with
+	// ties cut, left out.
+	Tied int64 `json:"-"`
 }
 
 // Finish completes an answer of total groups.
@@ -222,6 +225,19 @@ func (res *AnalysisResult) Finish(p *AnalysisPlan) {
 	if !p.Grouped() {
 		return
 	}
+	if n := windowsNote(p); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
+	if t := p.Top; t != nil && res.Tied > 0 {
+		by := p.Measures[t.By].Name
+		if t.Cut {
+			res.Notes = append(res.Notes, fmt.Sprintf("top left out %d %s tied on %s with the last one kept (ties: cut); ties: keep keeps them",
+				res.Tied, plural(res.Tied, "group", "groups"), by))
+		} else {
+			res.Notes = append(res.Notes, fmt.Sprintf("top kept %d more %s than n, tied on %s with the n-th (ties: keep); ties: cut keeps n exactly",
+				res.Tied, plural(res.Tied, "group", "groups"), by))
+		}
+	}
 	more := int64(p.Offset+len(res.Rows)) < *res.GroupCount
 	res.HasMore = &more
 	if res.EmptyGroups > 0 {
@@ -231,4 +247,46 @@ func (res *AnalysisResult) Finish(p *AnalysisPlan) {
 		}
 		res.Notes = append(res.Notes, emptyGroupsNote(cols, res.EmptyGroups))
 	}
+}
+
+// windowsNote says what the measures over the groups ran over, when
+// filters could have changed it: the groups of the filtered rows, or
+// every bucket with the filters on the series column choosing the
+// buckets shown.
+func windowsNote(p *AnalysisPlan) string {
+	var names []string
+	for _, m := range p.Measures {
+		if m.Window() || m.Op == "share" {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) == 0 || p.Where == nil && !p.WindowsAll() {
+		return ""
+	}
+	list := strings.Join(names, ", ")
+	if p.WindowsAll() {
+		g := p.Groups[p.Series]
+		return fmt.Sprintf("%s ran over every %s of %s the other filters kept (windows: all); the filters on %s then chose the %ss shown, each by its start",
+			list, g.Bucket, g.Col.Key, g.Col.Key, g.Bucket)
+	}
+	n := fmt.Sprintf("%s ran over the groups of the filtered rows only (windows: filtered)", list)
+	if p.Series >= 0 && p.Where.filters(p.Groups[p.Series].Col.Key) {
+		g := p.Groups[p.Series]
+		n += fmt.Sprintf("; a running total or share starts at the first %s the filters on %s keep: windows: all carries the earlier ones in",
+			g.Bucket, g.Col.Key)
+	}
+	return n
+}
+
+// filters reports whether a top-level condition of b is on column key.
+func (b *Bool) filters(key string) bool {
+	if b == nil {
+		return false
+	}
+	for _, c := range b.Conds {
+		if c.Col.Key == key {
+			return true
+		}
+	}
+	return false
 }
