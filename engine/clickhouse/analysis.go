@@ -39,6 +39,10 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 				"ClickHouse 18.16 has no window functions; move the table to duckdb to use it", m.Op).WithField(fmt.Sprintf("measures[%d].op", i))
 		}
 	}
+	if p.WindowsAll() {
+		return nil, datadesk.Errorf(datadesk.Invalid, "windows: all is not available for a table on the ClickHouse cluster: "+
+			"ClickHouse 18.16 has no window functions; leave windows filtered, or move the table to duckdb").WithField("windows")
+	}
 	if err := c.checkAnalysis(ctx, p); err != nil {
 		return nil, err
 	}
@@ -54,12 +58,27 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 	}
 	res.MatchedRowCount = head[0][0].(int64)
 	a.shareTotals = head[0][1:]
+	if p.Top != nil {
+		// LIMIT BY cuts ties: the answer is top's when none are cut.
+		tied := a.tied()
+		head, err := c.all(ctx, tied)
+		if err != nil {
+			return nil, err
+		}
+		res.Tied = head[0][0].(int64)
+		if !p.Top.Cut && res.Tied > 0 {
+			return nil, datadesk.Errorf(datadesk.Invalid, "%d %s tied with the n-th by %s; a table on the ClickHouse cluster cannot keep them "+
+				"(ClickHouse 18.16 has no rank()): pass ties: cut for n groups exactly (the answer says how many it left out), or move the table to duckdb",
+				res.Tied, map[bool]string{true: "group is", false: "groups are"}[res.Tied == 1], p.Measures[p.Top.By].Name).WithField("top.ties")
+		}
+		res.SQL += tied + ";\n"
+	}
 	rows := a.rows()
 	page := a.page(rows)
 	if err := catalog.CheckCompiled(page); err != nil {
 		return nil, err
 	}
-	res.SQL = totals + ";\n" + page
+	res.SQL = totals + ";\n" + res.SQL + page
 	if p.Grouped() {
 		counts := "SELECT count(), countIf(" + a.anyEmpty() + ") FROM (" + rows + ")"
 		res.SQL += ";\n" + counts
@@ -70,6 +89,7 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 		groups := head[0][0].(int64)
 		res.GroupCount, res.EmptyGroups = &groups, head[0][1].(int64)
 	}
+
 	out, err := c.all(ctx, page)
 	if err != nil {
 		return nil, err
@@ -244,6 +264,14 @@ func chMeasureAggregate(m catalog.MeasureTerm) string {
 			return nonEmpty + "sum(toDecimal128(" + col + ", 0)))"
 		}
 		return nonEmpty + "sum(" + col + "))"
+	case "first", "last":
+		// The value at the least or greatest order_by; among rows tied on
+		// it, the least value for first, the greatest for last. Tuples
+		// compare only without Nullable parts in ClickHouse 18.16.
+		order := chCol(m.OrderBy.Key)
+		both := "isNotNull(" + order + ") AND isNotNull(" + col + ")"
+		f := map[string]string{"first": "argMinIf", "last": "argMaxIf"}[m.Op]
+		return "if(countIf(" + both + ") = 0, NULL, " + f + "(" + col + ", tuple(assumeNotNull(" + order + "), assumeNotNull(" + col + ")), " + both + "))"
 	case "min", "max":
 		if m.Col.Natural() {
 			f := map[string]string{"min": "argMinIf", "max": "argMaxIf"}[m.Op]
@@ -293,6 +321,47 @@ func chExpr(e *catalog.Expr) string {
 // rows is the analysis's rows in full, before the page: the stages up to
 // top per group.
 func (a *chAnalysis) rows() string {
+	q := a.groups()
+	t := a.p.Top
+	if t == nil {
+		return q
+	}
+	p := a.p
+	order := []string{chOrder(chInternal("v", t.By), a.decimal(len(p.Groups)+t.By), chDir(t.Desc))}
+	for i := range p.Groups {
+		order = append(order, a.order(i, "ASC"))
+	}
+	var per []string
+	for _, g := range t.Per {
+		per = append(per, chInternal("g", g))
+	}
+	return "SELECT * FROM (" + q + ") ORDER BY " + strings.Join(order, ", ") + " LIMIT " + strconv.Itoa(t.N) + " BY " + strings.Join(per, ", ")
+}
+
+// tied is the statement counting the groups past top's n-th tied with
+// it. ClickHouse 18.16 has no rank(), and its arrays of decimals crash
+// it: per combination of the per groups, the values top ranks by as
+// doubles (equal decimals stay equal), sorted; with n of them or more,
+// those up to the last equal to the n-th, less n; with fewer, the empty
+// ones past n.
+func (a *chAnalysis) tied() string {
+	t := a.p.Top
+	n := strconv.Itoa(t.N)
+	var per []string
+	for _, g := range t.Per {
+		per = append(per, chInternal("g", g))
+	}
+	sorted := "arraySort(groupArray(toFloat64(" + chInternal("v", t.By) + ")))"
+	if t.Desc {
+		sorted = "arrayReverseSort(groupArray(toFloat64(" + chInternal("v", t.By) + ")))"
+	}
+	return "SELECT toInt64(sum(if(__nv >= " + n + ", toInt64(__nv) - toInt64(indexOf(arrayReverse(__sorted), __cut)) + 1 - " + n +
+		", greatest(toInt64(__c) - " + n + ", 0)))) FROM (SELECT " + sorted + " AS __sorted, length(__sorted) AS __nv, arrayElement(__sorted, " + n +
+		") AS __cut, count() AS __c FROM (" + a.groups() + ") GROUP BY " + strings.Join(per, ", ") + ")"
+}
+
+// groups is the analysis's groups with their measures, before top.
+func (a *chAnalysis) groups() string {
 	p := a.p
 	var sel, keys []string
 	for i, g := range p.Groups {
@@ -351,20 +420,6 @@ func (a *chAnalysis) rows() string {
 		}
 		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
 	}
-	if t := p.Top; t != nil {
-		order := []string{chOrder(chInternal("v", t.By), a.decimal(len(p.Groups)+t.By), chDir(t.Desc))}
-		for i := range p.Groups {
-			order = append(order, a.order(i, "ASC"))
-		}
-		var per []string
-		for _, g := range t.Per {
-			per = append(per, chInternal("g", g))
-		}
-		q = "SELECT * FROM (" + q + ") ORDER BY " + strings.Join(order, ", ") + " LIMIT " + strconv.Itoa(t.N)
-		if len(per) > 0 {
-			q += " BY " + strings.Join(per, ", ")
-		}
-	}
 	return q
 }
 
@@ -378,7 +433,7 @@ func (a *chAnalysis) decimal(i int) bool {
 	switch m.Op {
 	case "sum":
 		return true
-	case "min", "max":
+	case "min", "max", "first", "last":
 		return m.Col.Type == typing.TypeDecimal
 	}
 	return false
