@@ -154,6 +154,10 @@ func decodeJSON(body io.Reader, dst any) error {
 // which key, and what shape it takes. A decoder's own message names Go
 // types and never reaches the client.
 func jsonBodyError(err error, dst any, what string) *datadesk.Error {
+	if e := (*datadesk.Error)(nil); errors.As(err, &e) {
+		// A type's own check, worded already.
+		return e
+	}
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {

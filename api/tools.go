@@ -156,12 +156,9 @@ var toolSpecs = []tool{
 	{
 		Name: "files.analyze_table",
 		Description: "Answer an analytic question about an owned stored table in one call, on the server, when files.query_table cannot: " +
-			"group by time buckets (year, quarter, month, week, day, hour), count distinct values, median, percentiles, standard deviation, " +
-			"share of the total, ratios of measures (expr), having on measures, change, percent change and running totals over time, " +
-			"rank and top N per group, OR groups of filters, not_in, starts_with, ends_with, between, is_blank, and a lookup into another " +
-			"owned table joined on key columns. Returns the counts and a page of up to 200 groups; a larger page, or show=true, stores the " +
-			"whole result as a table and answers its id. Blank cells (empty or only spaces) are empty and never a group of their own unless " +
-			"notes say so. Use files.query_table for simple counts, sums and rows.",
+			"time buckets, distinct counts, medians, percentiles, first/last values, shares, ratios, having, change and running totals, " +
+			"rank and top N per group, OR filters, a lookup into another owned table. Returns counts and up to 50 groups; more, or " +
+			"show=true, store the whole result as a table. Blank cells are empty. Notes say how ties and windows were treated.",
 		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
 		run: (*Server).toolFilesAnalyzeTable,
 	},

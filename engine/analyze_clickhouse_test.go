@@ -43,7 +43,7 @@ func TestClickHouseAnalysisEquivalence(t *testing.T) {
 			}
 			analyses = append(analyses, catalog.Analysis{GroupBy: []catalog.GroupBy{{Column: col, Bucket: b}, {Column: "country"}},
 				Measures: []catalog.Measure{{Op: "count"}, {Op: "sum", Column: "cases"}, {Op: "median", Column: "price"}, {Op: "share", Column: "cases"}},
-				Limit:    200})
+				Limit:    catalog.MaxAnalysisPage})
 		}
 	}
 	// Ties at top's cut, certain: most cities have rows of both flags.
@@ -51,7 +51,7 @@ func TestClickHouseAnalysisEquivalence(t *testing.T) {
 		for n := 1; n <= 3; n++ {
 			analyses = append(analyses, catalog.Analysis{GroupBy: []catalog.GroupBy{{Column: "country"}, {Column: "city"}},
 				Measures: []catalog.Measure{{Op: "count_distinct", Column: "flag", Name: "flags"}, {Op: "last", Column: "cases", OrderBy: "ts"}},
-				Top:      &catalog.Top{N: n, Per: []string{"country"}, By: "flags", Ties: ties}, Limit: 200})
+				Top:      &catalog.Top{N: n, Per: []string{"country"}, By: "flags", Ties: ties}, Limit: catalog.MaxAnalysisPage})
 		}
 	}
 	for n, a := range analyses {

@@ -1016,7 +1016,7 @@ func (g *anaGen) analysis() catalog.Analysis {
 		}
 		a.SortBy, a.Direction = sortable[g.rng.IntN(len(sortable))], g.pick("", "asc", "desc")
 	}
-	a.Limit = []int{0, 1, 5, 200}[g.rng.IntN(4)]
+	a.Limit = []int{0, 1, 5, catalog.MaxAnalysisPage}[g.rng.IntN(4)]
 	if g.rng.IntN(5) == 0 {
 		a.Offset = g.rng.IntN(40)
 	}

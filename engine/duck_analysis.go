@@ -303,7 +303,9 @@ func duckAnalysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 
 // groupsFinal reports whether the groups are final once aggregated: no
 // having, top or filter on the buckets drops any.
-func groupsFinal(p *catalog.AnalysisPlan) bool { return len(p.Having) == 0 && p.Top == nil && !p.WindowsAll() }
+func groupsFinal(p *catalog.AnalysisPlan) bool {
+	return len(p.Having) == 0 && p.Top == nil && !p.WindowsAll()
+}
 
 // duckAnalysisGroupCounts are the columns "__groups" and "__empty": the groups,
 // and those where a group column is empty.

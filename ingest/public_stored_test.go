@@ -63,7 +63,7 @@ func TestPublicFilesStored(t *testing.T) {
 				t.Fatal(err)
 			}
 			var ref struct {
-				Header []string   `json:"header"`
+				Header []string    `json:"header"`
 				Rows   [][]*string `json:"rows"`
 			}
 			if err := json.Unmarshal(out, &ref); err != nil {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -17,7 +18,7 @@ const (
 	MaxMeasures         = 16
 	MaxAnalysisConds    = 50
 	MaxHaving           = 10
-	MaxAnalysisPage     = 200
+	MaxAnalysisPage     = 50
 	DefaultAnalysisPage = 20
 	MaxTopN             = 100
 	MaxJoinKeys         = 3
@@ -81,6 +82,27 @@ type FilterNode struct {
 	Value  any          `json:"value,omitempty"`
 	Any    []FilterNode `json:"any,omitempty"`
 	All    []FilterNode `json:"all,omitempty"`
+}
+
+// UnmarshalJSON reads a filter, refusing keys a filter does not have:
+// the tool's schema checks the filters' first level, and a key misspelt
+// deeper would otherwise be dropped unseen.
+func (n *FilterNode) UnmarshalJSON(b []byte) error {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err == nil {
+		for k := range keys {
+			switch k {
+			case "column", "op", "value", "any", "all":
+			default:
+				return qerr("filters", "unknown key %q in a filter; a filter has column, op and value, or any or all", k).
+					WithAllowed("column", "op", "value", "any", "all")
+			}
+		}
+	}
+	type plain FilterNode
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode((*plain)(n))
 }
 
 // GroupBy is a group column, with a time bucket for a date or timestamp

@@ -1,7 +1,8 @@
 // Package plantest runs the golden plans every dialect is tested against:
 // each query in a folder of JSON files, planned against the table in the
 // folder's table.json, compiled by a dialect and compared with the golden
-// file beside the query.
+// file beside the query; and MeasurePlan, a checked analysis of each
+// measure op, for the dialects' tests that every op compiles.
 package plantest
 
 import (
@@ -80,4 +81,32 @@ func readTable(path string) (*catalog.Table, error) {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// opsTable has a column of every kind a measure reads.
+var opsTable = &catalog.Table{ID: "t", Columns: []catalog.Column{{Key: "n", Type: "integer"}, {Key: "d", Type: "date"}, {Key: "s", Type: "text"}}}
+
+// MeasurePlan is an analysis of one measure of op, checked: of an
+// integer column by a date column where it needs an order, following a
+// count where it is computed over the groups; it is the plan's measure 1.
+func MeasurePlan(t testing.TB, op string) *catalog.AnalysisPlan {
+	t.Helper()
+	m := catalog.Measure{Op: op, Column: "n", Name: "x"}
+	switch op {
+	case "count":
+		m.Column = ""
+	case "percentile":
+		p := 0.5
+		m.P = &p
+	case "first", "last":
+		m.OrderBy = "d"
+	case "change", "pct_change", "running_total", "rank":
+		m.Column, m.Of = "", "c"
+	}
+	a := catalog.Analysis{FileID: "t", GroupBy: []catalog.GroupBy{{Column: "d", Bucket: "month"}}, Measures: []catalog.Measure{{Op: "count", Name: "c"}, m}}
+	p, err := catalog.AnalysisFor(opsTable, nil, a)
+	if err != nil {
+		t.Fatalf("%s: %v", op, err)
+	}
+	return p
 }
