@@ -230,6 +230,9 @@ func (e *Engine) Acquire(ctx context.Context, owner string) (*Store, func(), err
 	if s.err != nil {
 		return nil, nil, s.err
 	}
+	if first {
+		e.compactLater(owner)
+	}
 	e.evictSoon()
 	return s.store, e.releaser(s), nil
 }

@@ -86,13 +86,14 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 // transaction adds in memory, block by block for each column, until they
 // fill a row group, which it then writes to the file (or until the
 // commit); what a load holds is therefore about a block for every column
-// and a row group of rows. With DuckDB's defaults (blocks of 256 KiB, row
-// groups of 122,880 rows) a table of 256 columns and 50,000 rows of one
-// digit held 194 MiB until its commit, eight times what its files.create
-// call weighed; with these, 96 MiB (TestWideLoadHoldsLittle). Measured on
-// the benchmark's tables, the files are no larger (a CSV of 1,000,000
-// rows: 17 MB instead of 30) and loads and queries no slower; a table of
-// many distinct texts can compress less (docs/performance.md).
+// and a row group of rows. Owners' databases have blocks of 64 KiB (with
+// DuckDB's 256 KiB, a table of 256 columns and 50,000 rows of one digit
+// held 194 MiB until its commit; with 64 KiB, 117 MiB:
+// TestWideLoadHoldsLittle) and DuckDB's full row groups of 122,880 rows,
+// as CREATE TABLE AS writes them: row groups of 16,384 rows, which held
+// less of a wide load, made every scan slower (a contains filter over
+// 600,000 rows 2.8 times as long, docs/performance.md), and tables written
+// so are rewritten in the background (compact.go).
 //
 // The block size is fixed when a database is made (DuckDB reads it from
 // the file's header, so databases made before keep theirs); the row group
@@ -100,7 +101,7 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 // from then on.
 const (
 	ownerBlockSize = 64 << 10
-	ownerRowGroup  = 16_384
+	ownerRowGroup  = 122_880
 )
 
 // setOwnerStorage sets, in an instance's settings q, how the databases

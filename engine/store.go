@@ -84,6 +84,9 @@ var catalogDDL = []string{
 		location VARCHAR NOT NULL,
 		kind VARCHAR NOT NULL,
 		since TIMESTAMP NOT NULL)`,
+	// dd_layout records that every table of the database is stored in
+	// row groups of row_group_size rows (compact.go).
+	`CREATE TABLE IF NOT EXISTS dd_layout (row_group_size INTEGER NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS dd_labels (
 		table_id VARCHAR PRIMARY KEY,
 		labels VARCHAR NOT NULL,

@@ -16,6 +16,23 @@ type tableCache struct {
 	// unique holds the lookup keys (a table id and its key columns) found
 	// not to repeat.
 	unique map[string]bool
+	// full holds the tables found stored in full row groups.
+	full map[string]bool
+}
+
+func (c *tableCache) isFull(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.full[id]
+}
+
+func (c *tableCache) setFull(id string) {
+	c.mu.Lock()
+	if c.full == nil {
+		c.full = map[string]bool{}
+	}
+	c.full[id] = true
+	c.mu.Unlock()
 }
 
 func (c *tableCache) isUnique(key string) bool {
