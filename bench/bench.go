@@ -69,7 +69,7 @@ type Config struct {
 }
 
 // Groups of paths Config.Only may name.
-var Groups = []string{"ingest", "query", "analyze", "export", "browse", "http", "nodes", "nodejs"}
+var Groups = []string{"ingest", "layout", "query", "analyze", "export", "browse", "http", "nodes", "nodejs"}
 
 // runs reports whether group is measured: the nodejs paths only when
 // NodeModules is set or they are named.
@@ -286,7 +286,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer r.base.Close()
 	r.in = ingest.New(ingest.Config{})
 
-	steps := (15+len(analyses))*cfg.Repeat + 7
+	steps := (18+len(analyses))*cfg.Repeat + 7
 	r.bar = progressbar.NewOptions(steps, progressbar.OptionSetWriter(cfg.Progress), progressbar.OptionSetDescription("measuring"),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	if cfg.runs("ingest") {
@@ -311,6 +311,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		group string
 		run   func() error
 	}{
+		{"layout", r.layoutPaths},
 		{"query", func() error { return r.queryPaths(table) }},
 		{"analyze", func() error { return r.analyzePaths(table) }},
 		{"export", func() error { return r.exportPaths(table, small) }},
@@ -367,7 +368,7 @@ func (r *runner) generate() error {
 	if err := write("tenth.csv", func(w io.Writer) error { return WriteCSV(w, max(r.cfg.Rows/10, 1)) }); err != nil {
 		return err
 	}
-	if !r.cfg.runs("ingest") {
+	if !r.cfg.runs("ingest") && !r.cfg.runs("layout") {
 		return nil
 	}
 	if err := write("table.json", func(w io.Writer) error {

@@ -40,6 +40,11 @@ func (rep *Report) Markdown() string {
 	}
 	b.WriteString("\nRatios are datadesk's median time over the baseline's; below 1 is faster. Peak memory of a Node\n" +
 		"baseline is its own process's.\n\n")
+	for _, r := range rep.Results {
+		if r.Note != "" {
+			fmt.Fprintf(&b, "- %s: %s\n", r.Name, r.Note)
+		}
+	}
 	for _, m := range rep.Memory {
 		fmt.Fprintf(&b, "- %s\n", m)
 	}
