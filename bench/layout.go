@@ -30,7 +30,8 @@ func (r *runner) layoutPaths() error {
 			return err
 		}
 		res := &Result{Name: p.name + " ingest's layout: a contains filter", Baseline: "the same rows copied by CREATE TABLE AS", Target: 1.1,
-			Note: fmt.Sprintf("%d row groups, the copy %d", groups, copyGroups)}
+			Note: fmt.Sprintf("%d row groups, the copy %d; one write in DuckDB's row groups of 122,880 rows makes %d", groups, copyGroups,
+				(f.Tables[0].RowCount+122_879)/122_880)}
 		err = r.pair(res,
 			func() error { _, err := r.store.Drain(r.ctx, fmt.Sprintf(filter, copyID)); return err },
 			func() error { _, err := r.store.Drain(r.ctx, fmt.Sprintf(filter, id)); return err })
