@@ -187,17 +187,77 @@ func TestBrowserAnalyst(t *testing.T) {
 		if got := b.text("#filter-error"); !strings.Contains(got, "amount") || !strings.Contains(got, `"lots"`) {
 			t.Errorf("problem shown: %q", got)
 		}
-		if got := b.text("#e-amount"); !strings.Contains(got, "cannot be read as decimal") {
+		if got := b.text("#e-amount-0"); !strings.Contains(got, "cannot be read as decimal") {
 			t.Errorf("message beside the filter: %q", got)
 		}
-		if got := b.attr("#f-amount", "value"); got != "lots" {
+		if got := b.attr("#f-amount-0", "value"); got != "lots" {
 			t.Errorf("the mistyped filter was lost: %q", got)
 		}
-		if got := b.attr("#f-region", "value"); got != "North" {
+		if got := b.attr("#f-region-0", "value"); got != "North" {
 			t.Errorf("the other filter was lost: %q", got)
 		}
 		if got := b.text("h1"); got != "orders" {
 			t.Errorf("left the table page: h1 %q", got)
+		}
+	})
+
+	t.Run("range filter, said in words", func(t *testing.T) {
+		// amount >= 10 and <= 20 kept the first condition alone; now a
+		// column takes several, and between is one of them.
+		b.do(
+			chromedp.Navigate(ts.url+"/tables/"+tid),
+			chromedp.WaitVisible(chromedp.CSS("#o-amount")),
+			chromedp.SetValue(chromedp.CSS("#o-amount"), "between"),
+			chromedp.WaitVisible(chromedp.CSS("#t-amount")),
+			chromedp.SendKeys(chromedp.CSS("#f-amount"), "10"),
+			chromedp.SendKeys(chromedp.CSS("#t-amount"), "20"),
+			chromedp.Click(chromedp.CSS("#apply")),
+			chromedp.WaitVisible(chromedp.CSS("#f-amount-0")),
+		)
+		code, m := ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "filters": []any{
+			map[string]any{"column": "amount", "op": "gte", "value": 10}, map[string]any{"column": "amount", "op": "lte", "value": 20}}})
+		if code != 200 {
+			t.Fatalf("query_table: %d %v", code, m)
+		}
+		want := fmt.Sprint(m["result"].(map[string]any)["matched_row_count"])
+		if got := b.text("#total"); got != want {
+			t.Errorf("between 10 and 20: %s rows on the page, the plan %s", got, want)
+		}
+		if got := b.text("#sentence"); !strings.Contains(got, "rows where amount is between 10 and 20 (of 300).") {
+			t.Errorf("the sentence: %q", got)
+		}
+		// A second condition on the same column, and one on another.
+		b.do(
+			chromedp.SetValue(chromedp.CSS("#o-amount"), "ne"),
+			chromedp.SendKeys(chromedp.CSS("#f-amount"), "15.15"),
+			chromedp.SetValue(chromedp.CSS("#o-region"), "eq"),
+			chromedp.SendKeys(chromedp.CSS("#f-region"), "north"),
+			chromedp.Click(chromedp.CSS("#apply")),
+			chromedp.WaitVisible(chromedp.CSS("#f-amount-1")),
+		)
+		code, m = ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "filters": []any{
+			map[string]any{"column": "amount", "op": "gte", "value": 10}, map[string]any{"column": "amount", "op": "lte", "value": 20},
+			map[string]any{"column": "amount", "op": "ne", "value": 15.15}, map[string]any{"column": "region", "op": "eq", "value": "north"}}})
+		if code != 200 {
+			t.Fatalf("query_table: %d %v", code, m)
+		}
+		want = fmt.Sprint(m["result"].(map[string]any)["matched_row_count"])
+		if got := b.text("#total"); got != want {
+			t.Errorf("three conditions: %s rows on the page, the plan %s", got, want)
+		}
+		if got := b.text("#sentence"); !strings.Contains(got, `where region equals "north" and amount is between 10 and 20 and amount is not 15.15 (of 300)`) {
+			t.Errorf("the sentence: %q", got)
+		}
+		// Nothing matches: the page says which condition is why.
+		b.do(
+			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.amount=gt&f.amount=5000&o.region=eq&f.region=North"),
+			chromedp.WaitVisible(chromedp.CSS("#no-match")),
+		)
+		if got := b.text("#no-match"); !strings.Contains(got, "“amount is more than 5000”: that condition alone matches nothing") {
+			t.Errorf("no match: %q", got)
+		}
+		if got := b.text("#total"); got != "0" {
+			t.Errorf("total %q", got)
 		}
 	})
 

@@ -227,7 +227,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#o-region"), "eq"),
 		chromedp.SendKeys(chromedp.CSS("#f-region"), "NORTH"),
 		chromedp.Click(chromedp.CSS("#apply")),
-		chromedp.WaitVisible(chromedp.CSS(`#f-region[value="NORTH"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#f-region-0[value="NORTH"]`)),
 	)
 	if got := b.waitText("#total", "40"); got != "40" {
 		t.Errorf("rows with region north: %q", got)

@@ -24,9 +24,6 @@ var webFiles embed.FS
 // webPageSize is how many rows a table page shows.
 const webPageSize = 50
 
-// filterOps are the filter operators a page offers, as query_table has them.
-var filterOps = []string{"contains", "eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"}
-
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"signin", "files", "table", "approvals", "error"} {

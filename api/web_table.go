@@ -25,48 +25,159 @@ import (
 const summaryTop = 10
 
 type pageColumn struct {
-	Key, Label, Type, Class, Op, Value, SortURL, Arrow, AriaSort, SummaryURL string
-	Identifier                                                               bool
-	// Error says what is wrong with this column's filter, shown beside it.
-	Error string
+	Key, Label, Type, Class, SortURL, Arrow, AriaSort, SummaryURL string
+	Identifier                                                    bool
+	// Conds are the column's conditions, each its own inputs, then one
+	// empty to add another; Ops are the operators its type takes, the
+	// first its default; Input is the value inputs' type (text, date).
+	Conds []pageCond
+	Ops   []pageOp
+	Input string
 }
+
+// pageCond is one condition of a column's filter as the page shows it.
+type pageCond struct {
+	// N counts the column's conditions from 0, Num from 1.
+	N, Num int
+	// ID ends the ids of the condition's inputs: -<n> for a condition
+	// given, none for the empty one that adds another.
+	ID              string
+	Op, Value, To   string
+	Error, ErrorID  string
+	Blank, NewInput bool
+}
+
+// pageOp is an operator a column offers: its value in the address and
+// its name in words.
+type pageOp struct{ Value, Name string }
 
 type pageCell struct {
 	Text, Class, Title string
 }
 
 // tableView is what a table page's address asks for: filters, search and
-// sort. The page, its export and its column summary read it alike.
+// sort. The page, its export and its column summary read it alike. Each
+// column takes several conditions: the address repeats o.<key> (the
+// operator), f.<key> (the value) and t.<key> (between's upper bound) for
+// each, in order.
 type tableView struct {
 	Columns []pageColumn
 	Filters []catalog.Filter
-	// filterCol maps each filter to the column it came from.
-	filterCol []int
+	// filterAt maps each filter to the column and condition it came from.
+	filterAt  [][2]int
 	Search    string
 	Sort, Dir string
+}
+
+// Operators by column type; the first is the default.
+var (
+	numberOps = []pageOp{{"eq", "="}, {"between", "between"}, {"gt", ">"}, {"gte", "≥"}, {"lt", "<"}, {"lte", "≤"}, {"ne", "≠"},
+		{"in", "one of"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
+	dateOps = []pageOp{{"eq", "on"}, {"between", "between"}, {"gt", "after"}, {"gte", "on or after"}, {"lt", "before"},
+		{"lte", "on or before"}, {"ne", "not on"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
+	textOps = []pageOp{{"contains", "contains"}, {"eq", "equals"}, {"starts_with", "starts with"}, {"ends_with", "ends with"},
+		{"ne", "is not"}, {"in", "one of"}, {"gt", "after (A–Z)"}, {"lt", "before (A–Z)"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
+	boolOps = []pageOp{{"eq", "is"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
+)
+
+// opsFor are the operators a column of type typ offers.
+func opsFor(typ string) []pageOp {
+	switch {
+	case catalog.Numeric(typ):
+		return numberOps
+	case typ == "date" || typ == "timestamp":
+		return dateOps
+	case typ == "boolean":
+		return boolOps
+	}
+	return textOps
+}
+
+func knownOp(ops []pageOp, op string) bool {
+	for _, o := range ops {
+		if o.Value == op {
+			return true
+		}
+	}
+	return false
 }
 
 func viewOf(t *catalog.Table, q url.Values) *tableView {
 	v := &tableView{Search: strings.TrimSpace(q.Get("q")), Sort: q.Get("sort"), Dir: q.Get("dir")}
 	v.Columns = make([]pageColumn, len(t.Columns))
 	for i, col := range t.Columns {
-		pc := pageColumn{Key: col.Key, Label: col.Label, Type: col.Type, Identifier: col.Identifier, Class: "text", Op: q.Get("o." + col.Key), Value: q.Get("f." + col.Key)}
+		pc := pageColumn{Key: col.Key, Label: col.Label, Type: col.Type, Identifier: col.Identifier, Class: "text", Ops: opsFor(col.Type), Input: "text"}
 		if catalog.Numeric(col.Type) {
 			pc.Class = "num"
+		}
+		if col.Type == "date" {
+			pc.Input = "date"
 		}
 		if pc.Label == "" {
 			pc.Label = col.Key
 		}
-		if pc.Op == "" {
-			pc.Op = "contains"
+		ops, vals, tos := q["o."+col.Key], q["f."+col.Key], q["t."+col.Key]
+		for n := range max(len(ops), len(vals)) {
+			c := pageCond{Op: at(ops, n), Value: strings.TrimSpace(at(vals, n)), To: strings.TrimSpace(at(tos, n))}
+			if c.Op == "" || c.Op == "is_null" && c.Value == "" {
+				c.Op = pc.Ops[0].Value
+			}
+			f, ok := pageFilter(col, c)
+			if !ok {
+				continue
+			}
+			c.N, c.Num, c.ID = len(pc.Conds), len(pc.Conds)+1, "-"+strconv.Itoa(len(pc.Conds))
+			c.Blank = c.Op == "is_blank" || c.Op == "not_blank"
+			pc.Conds = append(pc.Conds, c)
+			v.Filters = append(v.Filters, f)
+			v.filterAt = append(v.filterAt, [2]int{i, c.N})
 		}
-		if pc.Value != "" || pc.Op == "is_null" && q.Has("f."+col.Key) {
-			v.Filters = append(v.Filters, pageFilter(col, pc.Op, pc.Value))
-			v.filterCol = append(v.filterCol, i)
-		}
+		pc.Conds = append(pc.Conds, pageCond{N: len(pc.Conds), Op: pc.Ops[0].Value, NewInput: true})
 		v.Columns[i] = pc
 	}
 	return v
+}
+
+func at(list []string, i int) string {
+	if i < len(list) {
+		return list[i]
+	}
+	return ""
+}
+
+// pageFilter reads a condition as the page's plans take it; a condition
+// with nothing to compare is none. in takes a comma-separated list;
+// between both bounds (one alone is at least or at most); an operator the
+// column does not offer is kept, for the plan to refuse beside it.
+func pageFilter(col catalog.Column, c pageCond) (catalog.Filter, bool) {
+	f := catalog.Filter{Column: col.Key, Op: c.Op, Value: c.Value}
+	switch c.Op {
+	case "is_blank", "not_blank":
+		f.Op, f.Value = "is_blank", c.Op == "is_blank"
+		return f, true
+	case "is_null":
+		f.Value = c.Value != "false"
+		return f, true
+	case "between":
+		switch {
+		case c.Value != "" && c.To != "":
+			f.Value = []any{c.Value, c.To}
+		case c.Value != "":
+			f.Op = "gte"
+		case c.To != "":
+			f.Op, f.Value = "lte", c.To
+		default:
+			return f, false
+		}
+		return f, true
+	case "in":
+		var list []any
+		for _, v := range strings.Split(c.Value, ",") {
+			list = append(list, strings.TrimSpace(v))
+		}
+		f.Value = list
+	}
+	return f, c.Value != ""
 }
 
 // query is the view as a files.query_table query, all rows.
@@ -85,9 +196,10 @@ func (v *tableView) place(err error) (string, bool) {
 		return "", false
 	}
 	if m := filterField.FindStringSubmatch(e.Field); m != nil {
-		if i, _ := strconv.Atoi(m[1]); i < len(v.filterCol) {
-			c := &v.Columns[v.filterCol[i]]
-			c.Error = e.Message
+		if i, _ := strconv.Atoi(m[1]); i < len(v.filterAt) {
+			c := &v.Columns[v.filterAt[i][0]]
+			cond := &c.Conds[v.filterAt[i][1]]
+			cond.Error, cond.ErrorID = e.Message, "e-"+c.Key+cond.ID
 			return fmt.Sprintf("The filter on %s cannot be used: %s. Change it and apply the filters again.", c.Label, e.Message), true
 		}
 	}
@@ -103,11 +215,14 @@ func (v *tableView) place(err error) (string, bool) {
 // tableData is what the table page shows.
 type tableData struct {
 	page
-	Table                               *catalog.Table
-	Columns                             []pageColumn
-	Rows                                [][]pageCell
-	Ops                                 []string
-	Total, From, To, Page, Pages        int64
+	Table                        *catalog.Table
+	Columns                      []pageColumn
+	Rows                         [][]pageCell
+	Total, From, To, Page, Pages int64
+	// TotalText and SentenceRest say what the page shows in words, the
+	// count first; NoMatch, for nothing matched, which condition is why.
+	TotalText, SentenceRest, NoMatch    string
+	TableRows                           string
 	Filtered                            bool
 	Search, Sort, Dir                   string
 	Problem                             string
@@ -155,7 +270,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 	req.Offset, _ = strconv.ParseInt(q.Get("offset"), 10, 64)
 	req.Offset = max(req.Offset, 0)
 	status := http.StatusOK
-	data := tableData{page: s.pageBase(c, t.Name), Table: t, Ops: filterOps, Filtered: len(req.Filters) > 0 || view.Search != "",
+	data := tableData{page: s.pageBase(c, t.Name), Table: t, Filtered: len(req.Filters) > 0 || view.Search != "",
 		Search: view.Search, Sort: req.Sort, Dir: req.Direction, ClearURL: "/tables/" + t.ID}
 	p, err := store.Rows(ctx, id, req)
 	if err != nil {
@@ -168,7 +283,23 @@ func (s *Server) tablePage(c *echo.Context) error {
 		status, data.Problem = http.StatusBadRequest, problem
 		p = &catalog.Page{Columns: t.Columns, Sort: req.Sort}
 	}
+	if err == nil && len(p.Rows) == 0 && p.Total > 0 && req.Offset > 0 {
+		// Past the last page: the last page.
+		req.Offset = (p.Total - 1) / webPageSize * webPageSize
+		if p, err = store.Rows(ctx, id, req); err != nil {
+			return s.pageError(c, err)
+		}
+	}
 	data.Dir = p.Direction
+	if data.Problem == "" {
+		data.TotalText, data.SentenceRest = view.sentence(t, p.Total, p.Sort, p.Direction)
+		data.TableRows = grouped(t.RowCount)
+		if p.Total == 0 && data.Filtered {
+			if data.NoMatch, err = whyNone(ctx, store, t, view); err != nil {
+				return s.pageError(c, err)
+			}
+		}
+	}
 	s.fillTable(&data, t, view, q, p, req.Offset)
 	if key := q.Get("summary"); key != "" && data.Problem == "" {
 		if data.Summary, err = summarize(ctx, store, t, view, key); err != nil {
@@ -319,23 +450,6 @@ func (s *Server) tableViewExport(c *echo.Context) error {
 		return s.pageError(c, err)
 	}
 	return nil
-}
-
-// pageFilter reads a filter form field as query_table would: in takes a
-// comma-separated list, is_null true or false.
-func pageFilter(col catalog.Column, op, value string) catalog.Filter {
-	f := catalog.Filter{Column: col.Key, Op: op, Value: value}
-	switch op {
-	case "in":
-		var list []any
-		for _, v := range strings.Split(value, ",") {
-			list = append(list, strings.TrimSpace(v))
-		}
-		f.Value = list
-	case "is_null":
-		f.Value = value != "false"
-	}
-	return f
 }
 
 // cellOf shows a value: an empty cell (NULL) differs from empty text.

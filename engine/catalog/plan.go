@@ -363,6 +363,10 @@ func checkFilter(field string, c *Column, f Filter) (Cond, error) {
 	cond := Cond{Col: *c, Op: f.Op}
 	vfield := field + ".value"
 	switch f.Op {
+	case "starts_with", "ends_with", "between", "is_blank":
+		// The analysis's ops, which the page's filters take too; the
+		// query_table tool's schema keeps them to files.analyze_table.
+		return checkAnalysisFilter(field, c, FilterNode{Column: f.Column, Op: f.Op, Value: f.Value})
 	case "is_null":
 		b, ok := f.Value.(bool)
 		if !ok {
