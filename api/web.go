@@ -160,7 +160,22 @@ func (s *Server) signInForm(c *echo.Context) error {
 			Next string
 		}{page{Title: "Sign in", Message: msg}, next})
 	}
-	return c.Redirect(http.StatusSeeOther, next)
+	return c.Redirect(http.StatusSeeOther, afterSignIn(next))
+}
+
+// afterSignIn is where a sign-in goes: next, but for a download (a
+// table's export), which would leave the browser on the sign-in page, the
+// table's page in the same view, saying where the export is.
+func afterSignIn(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || !strings.HasPrefix(u.Path, "/tables/") || !strings.HasSuffix(u.Path, "/export") {
+		return next
+	}
+	q := u.Query()
+	format := strings.ToUpper(q.Get("format"))
+	q.Del("format")
+	q.Set("msg", "You are signed in. Export "+format+" again from this page: the button is above the table.")
+	return strings.TrimSuffix(u.Path, "/export") + "?" + q.Encode()
 }
 
 func (s *Server) signOutForm(c *echo.Context) error {

@@ -68,7 +68,10 @@ func (s *Server) filesPage(c *echo.Context) error {
 		Session   string
 		MaxUpload string
 		Results   []storedResult
-	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload), results})
+		// CanUpload and CanDelete: the policy may let the caller upload
+		// and delete; a viewer sees no control they cannot use.
+		CanUpload, CanDelete bool
+	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload), results, s.may(c, rbac.ActionUpload), s.may(c, rbac.ActionDelete)})
 }
 
 // uploadLimit bounds a page upload's body before the form is read: the
@@ -206,4 +209,10 @@ func fileKind(contentType, filename string) string {
 		return strings.ToUpper(ext) + " file"
 	}
 	return "File"
+}
+
+// may reports whether the policy could let the caller use action, at
+// once or with approval: a page offers only the controls that can work.
+func (s *Server) may(c *echo.Context, action string) bool {
+	return s.policy.DecideAs(caller(c), action, rbac.Attrs{}).Effect != rbac.Deny
 }

@@ -114,18 +114,20 @@ func orderWords(typ string, desc bool) string {
 
 // grouped writes a count with thousands separators: 237,952.
 func grouped(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
+	if n < 0 {
+		return "-" + groupDigits(strconv.FormatInt(-n, 10))
+	}
+	return groupDigits(strconv.FormatInt(n, 10))
+}
+
+// groupDigits puts a comma between each three digits from the right.
+func groupDigits(digits string) string {
 	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
+	for i, r := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
 		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
 	}
 	return b.String()
 }
@@ -193,4 +195,25 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// exportName names an export of a view by what it holds: the table's
+// name and, when filtered, its conditions in words, up to 100 characters
+// ("orders, amount is between 100 and 200").
+func (v *tableView) exportName(t *catalog.Table) string {
+	var conds []string
+	for i := range v.Filters {
+		conds = append(conds, v.condWords(i))
+	}
+	if v.Search != "" {
+		conds = append(conds, fmt.Sprintf("a text column contains %q", v.Search))
+	}
+	if len(conds) == 0 {
+		return t.Name
+	}
+	name := []rune(t.Name + ", " + strings.Join(conds, " and "))
+	if len(name) > 100 {
+		name = append(name[:99], '…')
+	}
+	return string(name)
 }

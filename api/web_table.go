@@ -244,6 +244,8 @@ type readInfo struct {
 	Asked     bool
 	Skipped   []catalog.SkippedRow
 	Notes     []string
+	// CanReread: the caller may upload, which reading again is.
+	CanReread bool
 }
 
 func (s *Server) tablePage(c *echo.Context) error {
@@ -314,7 +316,8 @@ func (s *Server) tablePage(c *echo.Context) error {
 	}
 	data.Chart, data.ChartLabel, data.ChartValue = barChart(t, p)
 	if t.Query == "" && t.SourceTableID == "" && t.Report.HeaderRow > 0 {
-		data.Read = &readInfo{HeaderRow: t.Report.HeaderRow, Asked: t.Report.HeaderAsked, Skipped: t.Report.Skipped, Notes: t.Report.Notes}
+		data.Read = &readInfo{HeaderRow: t.Report.HeaderRow, Asked: t.Report.HeaderAsked, Skipped: t.Report.Skipped, Notes: t.Report.Notes,
+			CanReread: s.may(c, rbac.ActionUpload)}
 	}
 	return s.render(c, status, "table", data)
 }
@@ -442,10 +445,7 @@ func (s *Server) tableViewExport(c *echo.Context) error {
 	src := exports.Source{Columns: t.Columns, Count: counted.MatchedRowCount, Rows: func(yield func([]any) error) error {
 		return store.Stream(ctx, plan, yield)
 	}}
-	name := t.Name
-	if len(view.Filters) > 0 || view.Search != "" {
-		name += " (filtered)"
-	}
+	name := view.exportName(t)
 	if err := s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv", TempDir: store.IncomingDir()}); err != nil {
 		return s.pageError(c, err)
 	}
@@ -463,11 +463,47 @@ func cellOf(v any, class string) pageCell {
 		}
 		return pageCell{Text: x, Class: class}
 	case json.Number:
-		return pageCell{Text: x.String(), Class: class}
+		return pageCell{Text: shownNumber(x.String()), Class: class, Title: paddedTitle(x.String())}
 	case float64:
-		return pageCell{Text: strconv.FormatFloat(x, 'f', -1, 64), Class: class}
+		return pageCell{Text: shownNumber(strconv.FormatFloat(x, 'f', -1, 64)), Class: class}
+	case int64:
+		return pageCell{Text: shownNumber(strconv.FormatInt(x, 10)), Class: class}
 	}
 	return pageCell{Text: fmt.Sprint(v), Class: class}
+}
+
+// shownNumber writes a number as a reader takes it in: a decimal without
+// the zeros that pad it to its column's scale (33.93911, not 33.93911000)
+// and, from five digits on, with thousands separators (12,345; a year
+// stays 2024, as style guides write four-digit numbers).
+func shownNumber(s string) string {
+	sign, digits := "", s
+	if strings.HasPrefix(digits, "-") {
+		sign, digits = "-", digits[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(digits, ".")
+	if strings.ContainsAny(whole, "eE") || strings.Trim(whole, "0123456789") != "" {
+		return s
+	}
+	if hasFrac {
+		frac = strings.TrimRight(frac, "0")
+	}
+	if len(whole) > 4 {
+		whole = groupDigits(whole)
+	}
+	if frac != "" {
+		return sign + whole + "." + frac
+	}
+	return sign + whole
+}
+
+// paddedTitle is a decimal's stored text as its cell's title, when the
+// page shows it shorter.
+func paddedTitle(s string) string {
+	if shownNumber(s) == s {
+		return ""
+	}
+	return "stored as " + s
 }
 
 // columnSummary describes one column of the rows a page's view matches.
@@ -623,11 +659,18 @@ func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string)
 		bars = append(bars, bar{label: label, value: v, null: r[valueIdx] == nil})
 		top = math.Max(top, math.Abs(v))
 	}
+	names := make([]string, groups)
+	for i := range names {
+		names[i] = t.Columns[i].Key
+	}
+	label, value := strings.Join(names, ", "), t.Columns[valueIdx].Key
 	// Labels get the room they need, up to half the chart.
 	const width, rowH = 720.0, 22.0
 	labelW := math.Min(math.Max(float64(longest)*7+12, 80), width/2)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img">`, width, rowH*float64(len(bars))+4, width, rowH*float64(len(bars))+4)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%s">`,
+		width, rowH*float64(len(bars))+4, width, rowH*float64(len(bars))+4, template.HTMLEscapeString("Bar chart of "+value+" by "+label))
+	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString("Bar chart of "+value+" by "+label))
 	for i, br := range bars {
 		w := 0.0
 		if top > 0 {
@@ -644,9 +687,5 @@ func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="12">%s</text>`, labelW+w+4, y+15, shown)
 	}
 	b.WriteString(`</svg>`)
-	names := make([]string, groups)
-	for i := range names {
-		names[i] = t.Columns[i].Key
-	}
-	return template.HTML(b.String()), strings.Join(names, ", "), t.Columns[valueIdx].Key
+	return template.HTML(b.String()), label, value
 }
