@@ -261,6 +261,22 @@ func TestBrowserAnalyst(t *testing.T) {
 		}
 	})
 
+	t.Run("facet adds a filter", func(t *testing.T) {
+		b.do(
+			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.amount=gte&f.amount=10&summary=region#summary"),
+			chromedp.WaitVisible(chromedp.CSS("#summary-top a.facet")),
+		)
+		count := b.text("#summary-top tbody tr:first-child td.num")
+		value := b.text("#summary-top tbody tr:first-child a.facet")
+		b.do(chromedp.Click(chromedp.CSS("#summary-top a.facet")), chromedp.WaitVisible(chromedp.CSS("#f-region-0")))
+		if got := b.text("#total"); got != count {
+			t.Errorf("the facet %q counted %s rows; the page shows %s", value, count, got)
+		}
+		if got := b.text("#sentence"); !strings.Contains(got, `region equals "`+value+`" and amount is at least 10`) {
+			t.Errorf("the sentence after the facet: %q", got)
+		}
+	})
+
 	t.Run("search across text columns", func(t *testing.T) {
 		want := 0
 		for _, r := range orders {

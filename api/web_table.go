@@ -307,6 +307,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 		if data.Summary, err = summarize(ctx, store, t, view, key); err != nil {
 			return s.pageError(c, err)
 		}
+		data.Summary.facets(t.ID, q)
 	}
 	if data.Labels, err = store.Labels(ctx, t.ID); err != nil {
 		return s.pageError(c, err)
@@ -506,6 +507,41 @@ func paddedTitle(s string) string {
 	return "stored as " + s
 }
 
+// facets links each of a summary's most frequent values to the page with
+// that value added to the filters, as datasette's facets do: equals the
+// value, or is blank for the empty one.
+func (sum *columnSummary) facets(tableID string, q url.Values) {
+	for i := range sum.Top {
+		v := url.Values{}
+		for k, vals := range q {
+			v[k] = append([]string(nil), vals...)
+		}
+		v.Del("offset")
+		v.Del("summary")
+		v.Del("msg")
+		op, value := "eq", sum.Top[i].raw
+		if sum.Top[i].Value.Class == "null" || value == "" {
+			op, value = "is_blank", ""
+		}
+		// Each column's conditions are its o., f. and t. lists, in step.
+		n := max(len(v["o."+sum.Key]), len(v["f."+sum.Key]), len(v["t."+sum.Key]))
+		for prefix, add := range map[string]string{"o.": op, "f.": value, "t.": ""} {
+			v[prefix+sum.Key] = append(padded(v[prefix+sum.Key], n), add)
+		}
+		sum.Top[i].URL = "/tables/" + tableID + "?" + v.Encode()
+	}
+}
+
+// padded is a list of an address as long as n, so that a condition
+// added to each of a column's lists stays in step.
+func padded(list []string, n int) []string {
+	list = append([]string(nil), list...)
+	for len(list) < n {
+		list = append(list, "")
+	}
+	return list
+}
+
 // columnSummary describes one column of the rows a page's view matches.
 type columnSummary struct {
 	Key, Label         string
@@ -519,6 +555,9 @@ type columnSummary struct {
 type topValue struct {
 	Value pageCell
 	Count int64
+	// URL is the page with this value added to the filters (a facet).
+	URL string
+	raw string
 }
 
 // summarize counts a column's values through files.query_table's plans:
@@ -570,7 +609,11 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 	}
 	class := viewOfColumn(col)
 	for _, r := range res.Rows {
-		sum.Top = append(sum.Top, topValue{Value: cellOf(r[0], class), Count: int64Of(r[1])})
+		raw := ""
+		if r[0] != nil {
+			raw = fmt.Sprint(r[0])
+		}
+		sum.Top = append(sum.Top, topValue{Value: cellOf(r[0], class), Count: int64Of(r[1]), raw: raw})
 	}
 	for _, dir := range []string{"asc", "desc"} {
 		first := present
