@@ -25,8 +25,9 @@ run: build
 ## that read workbooks with reference readers, libreoffice-writer-nogui for
 ## the test that converts a DOCX export to PDF, libreoffice-calc-nogui for
 ## the test that reads an XLSX export in LibreOffice; and, from npm when Node is
-## there, @duckdb/node-api for the comparison with DuckDB in Node and
-## exceljs for the comparison of XLSX ingest with its streaming reader.
+## there, @duckdb/node-api for the comparison with DuckDB in Node,
+## exceljs for the comparison of XLSX ingest with its streaming reader and
+## axe-core for the accessibility test of every page.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -47,9 +48,9 @@ deps:
 			echo "the tests need Debian's$$missing: sudo apt-get install$$missing"; exit 1; \
 		fi; \
 	fi
-	@if command -v npm >/dev/null 2>&1 && { [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ] || [ ! -d $(NODE_MODULES)/node_modules/exceljs ]; }; then \
-		echo "installing @duckdb/node-api and exceljs into $(NODE_MODULES) for the comparisons with Node"; \
-		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0; \
+	@if command -v npm >/dev/null 2>&1 && { [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ] || [ ! -d $(NODE_MODULES)/node_modules/exceljs ] || [ ! -d $(NODE_MODULES)/node_modules/axe-core ]; }; then \
+		echo "installing @duckdb/node-api, exceljs and axe-core into $(NODE_MODULES) for the comparisons with Node and the pages' accessibility"; \
+		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0 axe-core@4.10.3; \
 	fi
 
 ## test: install what the tests need, fuzz briefly, and run every test.
