@@ -249,6 +249,14 @@ func (s *Server) decide(c *echo.Context, approve bool) (*serverdb.Approval, erro
 	if err != nil {
 		return nil, err
 	}
+	if a.Status != serverdb.ApprovalPending {
+		// A stale click: say what happened to the call.
+		what := "approval " + a.ID + " was already " + a.Status
+		if a.DecidedBy != "" && a.DecidedAt != nil {
+			what += " by " + a.DecidedBy + " at " + a.DecidedAt.Format("2006-01-02 15:04")
+		}
+		return nil, datadesk.Errorf(datadesk.Conflict, "%s; only a pending call can be decided", what).WithField("id")
+	}
 	who := caller(c)
 	if ownCall(who, a) {
 		d := s.policy.DecideAs(who, rbac.ActionApproveOwn, rbac.Attrs{Tool: a.Tool})

@@ -99,9 +99,11 @@ func TestAxeEveryPage(t *testing.T) {
 		t.Fatalf("grouped view: %d %v", code, m)
 	}
 	vid := m["result"].(map[string]any)["view"].(map[string]any)["table_id"].(string)
-	if code, m := ts.call(vic, "files.create", map[string]any{"filename": "wish.txt", "content": "please"}); code != 202 {
-		t.Fatalf("pending call: %d %v", code, m)
+	code, held := ts.call(vic, "files.create", map[string]any{"filename": "wish.xlsx", "columns": []any{"a", "b"}, "rows": []any{[]any{1, "x"}, []any{2, "y"}}})
+	if code != 202 {
+		t.Fatalf("pending call: %d %v", code, held)
 	}
+	approvalID := held["approval"].(map[string]any)["id"].(string)
 
 	b := newBrowser(t)
 	pages := []struct{ name, path, who string }{
@@ -114,6 +116,7 @@ func TestAxeEveryPage(t *testing.T) {
 		{"grouped view with its chart", "/tables/" + vid, "ana"},
 		{"not found", "/tables/t_nope", "ana"},
 		{"approvals", "/approvals", "root"},
+		{"an approval's detail", "/approvals/" + approvalID, "root"},
 	}
 	signedIn := ""
 	for _, width := range []int64{1400, 400} {

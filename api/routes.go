@@ -29,6 +29,7 @@ func (s *Server) routes() {
 	e.GET("/tables/:id/export", s.tableViewExport, page...)
 	e.POST("/tables/:id/reread", s.rereadForm, page...)
 	e.GET("/approvals", s.approvalsPage, page...)
+	e.GET("/approvals/:id", s.approvalDetailPage, page...)
 	e.POST("/approvals/:id/approve", s.decideApprovalForm(true), page...)
 	e.POST("/approvals/:id/reject", s.decideApprovalForm(false), page...)
 	// Downloads take a signed link or a token.

@@ -26,7 +26,7 @@ const webPageSize = 50
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"signin", "files", "table", "approvals", "error"} {
+	for _, name := range []string{"signin", "files", "table", "approvals", "approval", "error"} {
 		t, err := template.ParseFS(webFiles, "web/layout.tmpl", "web/"+name+".tmpl")
 		if err != nil {
 			return nil, fmt.Errorf("api: page %s: %w", name, err)
@@ -198,10 +198,8 @@ func (s *Server) approvalsPage(c *echo.Context) error {
 		return s.pageError(c, err)
 	}
 	rows := make([]approvalRow, len(list))
-	for i, a := range list {
-		rows[i] = approvalRow{ID: a.ID, Tool: a.Tool, UserName: a.UserName, ActorName: a.ActorName, Reason: a.Reason,
-			Status: a.Status, Rows: a.Rows, Bytes: a.Bytes, Created: a.CreatedAt.Format("2006-01-02 15:04"),
-			Expires: a.ExpiresAt.Format("2006-01-02 15:04")}
+	for i := range list {
+		rows[i] = rowOf(&list[i])
 	}
 	next := ""
 	if more {
