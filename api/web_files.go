@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v5"
@@ -23,7 +24,15 @@ type fileRow struct {
 	Kind, HumanSize string
 	Image           bool
 	Tables          []tableSummary
+	rows            int64
+	created         int64
 }
+
+// filesPageSize is how many files the files page lists at a time.
+const filesPageSize = 25
+
+// fileSorts are the orders the files list takes, each with its words.
+var fileSorts = []pageOp{{"date", "newest first"}, {"name", "name"}, {"size", "size, largest first"}, {"rows", "rows, most first"}}
 
 func (s *Server) filesPage(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionRead); err != nil {
@@ -34,7 +43,11 @@ func (s *Server) filesPage(c *echo.Context) error {
 		return s.pageError(c, err)
 	}
 	defer release()
-	session := c.QueryParam("session")
+	session, search := c.QueryParam("session"), strings.TrimSpace(c.QueryParam("q"))
+	order := c.QueryParam("sort")
+	if !knownOp(fileSorts, order) {
+		order = fileSorts[0].Value
+	}
 	all, err := store.Files(c.Request().Context(), "", 0)
 	if err != nil {
 		return s.pageError(c, err)
@@ -48,15 +61,40 @@ func (s *Server) filesPage(c *echo.Context) error {
 			seen[f.ChatSession] = true
 			sessions = append(sessions, f.ChatSession)
 		}
-		if session != "" && f.ChatSession != session {
+		if session != "" && f.ChatSession != session || search != "" && !strings.Contains(strings.ToLower(f.Filename), strings.ToLower(search)) {
 			continue
 		}
 		d := s.describe(caller(c).UserID, f)
 		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
 			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
-			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size)})
+			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size), created: f.CreatedAt.UnixNano()})
+		for _, t := range d.Tables {
+			rows[len(rows)-1].rows += t.RowCount
+		}
 	}
 	sort.Strings(sessions)
+	sortFiles(rows, order)
+	total := len(rows)
+	offset, _ := strconv.Atoi(c.QueryParam("offset"))
+	offset = min(max(offset, 0), max(total-1, 0)/filesPageSize*filesPageSize)
+	rows = rows[offset:min(offset+filesPageSize, total)]
+	at := func(off int) string {
+		v := url.Values{}
+		for k, x := range map[string]string{"session": session, "q": search, "sort": order} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		v.Set("offset", strconv.Itoa(off))
+		return "/files?" + v.Encode()
+	}
+	pager := filesPager{Total: total, From: min(offset+1, total), To: offset + len(rows)}
+	if offset > 0 {
+		pager.PrevURL = at(offset - filesPageSize)
+	}
+	if offset+filesPageSize < total {
+		pager.NextURL = at(offset + filesPageSize)
+	}
 	results, err := storedResults(c.Request().Context(), store, 50)
 	if err != nil {
 		return s.pageError(c, err)
@@ -71,7 +109,11 @@ func (s *Server) filesPage(c *echo.Context) error {
 		// CanUpload and CanDelete: the policy may let the caller upload
 		// and delete; a viewer sees no control they cannot use.
 		CanUpload, CanDelete bool
-	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload), results, s.may(c, rbac.ActionUpload), s.may(c, rbac.ActionDelete)})
+		Search, Sort         string
+		Sorts                []pageOp
+		Pager                filesPager
+	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload), results, s.may(c, rbac.ActionUpload), s.may(c, rbac.ActionDelete),
+		search, order, fileSorts, pager})
 }
 
 // uploadLimit bounds a page upload's body before the form is read: the
@@ -215,4 +257,33 @@ func fileKind(contentType, filename string) string {
 // once or with approval: a page offers only the controls that can work.
 func (s *Server) may(c *echo.Context, action string) bool {
 	return s.policy.DecideAs(caller(c), action, rbac.Attrs{}).Effect != rbac.Deny
+}
+
+// filesPager is where a page of the files list is in the whole.
+type filesPager struct {
+	Total, From, To  int
+	PrevURL, NextURL string
+}
+
+// sortFiles orders the files list: newest first, by name, by size or by
+// rows, largest first; ties by name.
+func sortFiles(rows []fileRow, order string) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		switch order {
+		case "size":
+			if a.Size != b.Size {
+				return a.Size > b.Size
+			}
+		case "rows":
+			if a.rows != b.rows {
+				return a.rows > b.rows
+			}
+		case "date":
+			if a.created != b.created {
+				return a.created > b.created
+			}
+		}
+		return strings.ToLower(a.Filename) < strings.ToLower(b.Filename)
+	})
 }
