@@ -95,6 +95,10 @@ func (s *Server) filesPage(c *echo.Context) error {
 	if offset+filesPageSize < total {
 		pager.NextURL = at(offset + filesPageSize)
 	}
+	saved, err := savedViewRows(c.Request().Context(), store)
+	if err != nil {
+		return s.pageError(c, err)
+	}
 	results, err := storedResults(c.Request().Context(), store, 50)
 	if err != nil {
 		return s.pageError(c, err)
@@ -112,8 +116,9 @@ func (s *Server) filesPage(c *echo.Context) error {
 		Search, Sort         string
 		Sorts                []pageOp
 		Pager                filesPager
+		Saved                []savedViewRow
 	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload), results, s.may(c, rbac.ActionUpload), s.may(c, rbac.ActionDelete),
-		search, order, fileSorts, pager})
+		search, order, fileSorts, pager, saved})
 }
 
 // uploadLimit bounds a page upload's body before the form is read: the

@@ -221,8 +221,11 @@ type tableData struct {
 	Total, From, To, Page, Pages int64
 	// TotalText and SentenceRest say what the page shows in words, the
 	// count first; NoMatch, for nothing matched, which condition is why.
-	TotalText, SentenceRest, NoMatch    string
-	TableRows                           string
+	TotalText, SentenceRest, NoMatch string
+	TableRows                        string
+	// ViewQuery is the page's view as an address's query, to save;
+	// MadeBy says, for a table an analysis or a query stored, what made it.
+	ViewQuery, MadeBy                   string
 	Filtered                            bool
 	Search, Sort, Dir                   string
 	Problem                             string
@@ -296,6 +299,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 	if data.Problem == "" {
 		data.TotalText, data.SentenceRest = view.sentence(t, p.Total, p.Sort, p.Direction)
 		data.TableRows = grouped(t.RowCount)
+		data.ViewQuery = viewQuery(q).Encode()
 		if p.Total == 0 && data.Filtered {
 			if data.NoMatch, err = whyNone(ctx, store, t, view); err != nil {
 				return s.pageError(c, err)
@@ -308,6 +312,13 @@ func (s *Server) tablePage(c *echo.Context) error {
 			return s.pageError(c, err)
 		}
 		data.Summary.facets(t.ID, q)
+	}
+	if t.Query != "" {
+		source := "a table since deleted"
+		if src, err := store.Table(ctx, t.SourceTableID); err == nil {
+			source = src.Name
+		}
+		data.MadeBy = "Made from " + source + " by " + catalog.DescribeQuery(t.Query) + ", " + t.CreatedAt.Format("2006-01-02 15:04") + "."
 	}
 	if data.Labels, err = store.Labels(ctx, t.ID); err != nil {
 		return s.pageError(c, err)

@@ -299,7 +299,7 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t)); err != nil {
 				return classify(ctx, err)
 			}
-			for _, q := range []string{`DELETE FROM dd_columns WHERE table_id = ?`, `DELETE FROM dd_labels WHERE table_id = ?`} {
+			for _, q := range []string{`DELETE FROM dd_columns WHERE table_id = ?`, `DELETE FROM dd_labels WHERE table_id = ?`, `DELETE FROM dd_views WHERE table_id = ?`} {
 				if _, err := conn.ExecContext(ctx, q, t); err != nil {
 					return classify(ctx, err)
 				}

@@ -84,6 +84,14 @@ var catalogDDL = []string{
 		location VARCHAR NOT NULL,
 		kind VARCHAR NOT NULL,
 		since TIMESTAMP NOT NULL)`,
+	// dd_views are views of a table saved by name from its page: the
+	// page's address after the table's (filters, search, sort).
+	`CREATE TABLE IF NOT EXISTS dd_views (
+		id VARCHAR PRIMARY KEY,
+		table_id VARCHAR NOT NULL,
+		name VARCHAR NOT NULL,
+		query VARCHAR NOT NULL,
+		created_at TIMESTAMP NOT NULL)`,
 	// dd_layout records that every table of the database is stored in
 	// row groups of row_group_size rows (compact.go).
 	`CREATE TABLE IF NOT EXISTS dd_layout (row_group_size INTEGER NOT NULL)`,
