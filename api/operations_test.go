@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v5"
 
+	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/engine/clickhouse"
@@ -236,4 +239,49 @@ func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *testS
 	ts, users := newServerFull(t, Config{MaxUpload: maxUpload}, rbac.DefaultPolicy,
 		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
 	return c, ts, addUser(t, users, "ana", "analyst")
+}
+
+// TestReadyzToRouteBy: /readyz is what a proxy routes a node's owners by.
+// A dead peer and a hung one used to make every other node answer 503
+// while it served its owners; they are now reported apart, the answer
+// still 200, within the probes' deadline. Low free space, which an empty
+// file's creation does not notice, is a 503 naming the directory.
+func TestReadyzToRouteBy(t *testing.T) {
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	go func() {
+		for {
+			c, err := hung.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never answered
+		}
+	}()
+	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=127.0.0.1:9,n3=" + hung.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := newServerWith(t, Config{Cluster: ClusterConfig{Ring: ring, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}})
+	start := time.Now()
+	code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+	if code != http.StatusOK || m["status"] != "ready" {
+		t.Fatalf("readyz with a dead and a hung peer: %d %v", code, m)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("readyz took %v", took)
+	}
+	peers := mustJSON(m["peers"])
+	if !strings.Contains(peers, "cannot be reached") || !strings.Contains(peers, "did not answer within") {
+		t.Errorf("the peers reported: %s", peers)
+	}
+
+	low, _ := newServerWith(t, Config{ReadyMinFree: 1 << 62})
+	code, m, _ = low.do("GET", "/readyz", "", nil, "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(mustJSON(m), "less than the") {
+		t.Errorf("readyz with less free space than asked: %d %v", code, m)
+	}
 }

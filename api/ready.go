@@ -13,8 +13,14 @@ import (
 	"datadesk/engine/catalog"
 )
 
-// readyTimeout bounds all of a readiness check's probes together.
-const readyTimeout = 3 * time.Second
+// readyProbeTimeout bounds each of a readiness check's probes; they run
+// at once, so /readyz answers within it whatever hangs.
+const readyProbeTimeout = 2 * time.Second
+
+// DefaultReadyMinFree is the free space the data and shared directories
+// need for /readyz to answer ready: a node about to run out stops taking
+// owners' calls before a load fails half-way.
+const DefaultReadyMinFree = 1 << 30
 
 // readyCheck is one dependency in /readyz's answer.
 type readyCheck struct {
@@ -24,36 +30,62 @@ type readyCheck struct {
 	MS    float64 `json:"ms"`
 }
 
-// readyz says whether the server can do its work now, dependency by
-// dependency: owners' storage, the server's own database, the shared
-// directory, each ClickHouse shard, and each peer node. 200 when all
-// answer, else 503; /healthz stays a liveness check. The checks name
-// addresses and carry error texts, so only a caller on this machine or a
-// trusted proxy's own health check sees them (checkedHere); a request
-// passed on by the proxy, which names its client in X-Forwarded-For,
-// gets the status alone.
+// readyz says whether this node can serve its own owners now, dependency
+// by dependency: owners' storage (writable, with ReadyMinFree bytes free),
+// the server's own database, the shared directory, each ClickHouse node
+// and, for replicated tables, ZooKeeper through ClickHouse. The probes run
+// at once, each with its own deadline, so a hung dependency is the one
+// blamed. 200 when all answer, else 503. Peer nodes are reported apart
+// ("peers") and never fail it: a proxy routes a node's owners by it, and
+// a dead peer does not stop this node serving its own. /healthz stays a
+// liveness check. The checks name addresses and carry error texts, so
+// only a caller on this machine or a trusted proxy's own health check
+// sees them (checkedHere); a request passed on by the proxy, which names
+// its client in X-Forwarded-For, gets the status alone.
 func (s *Server) readyz(c *echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
-	defer cancel()
-	checks := s.engine.Health(ctx)
-	checks = append(checks, catalog.Timed("server database", func() error { return s.system.Ping(ctx) }))
-	if s.cfg.SharedDir != "" {
-		checks = append(checks, catalog.Timed("shared directory", func() error { return engine.WritableDir(s.cfg.SharedDir) }))
+	ctx := c.Request().Context()
+	minFree := s.cfg.ReadyMinFree
+	if minFree == 0 {
+		minFree = DefaultReadyMinFree
 	}
-	checks = append(checks, s.peerChecks(ctx)...)
-	out := make([]readyCheck, len(checks))
+	probes := append(s.engine.Probes(minFree), catalog.Probe{Name: "server database", Run: s.system.Ping})
+	if s.cfg.SharedDir != "" {
+		probes = append(probes, catalog.Probe{Name: "shared directory", Run: func(context.Context) error { return engine.RoomIn(s.cfg.SharedDir, minFree) }})
+	}
+	var checks, peers []catalog.Check
+	done := make(chan struct{})
+	go func() {
+		peers = catalog.RunProbes(ctx, s.peerProbes(), readyProbeTimeout)
+		close(done)
+	}()
+	checks = catalog.RunProbes(ctx, probes, readyProbeTimeout)
+	<-done
 	status, state := http.StatusOK, "ready"
-	for i, ch := range checks {
-		out[i] = readyCheck{Name: ch.Name, OK: ch.Err == nil, MS: float64(ch.Took.Microseconds()) / 1000}
-		if ch.Err != nil {
-			out[i].Error = ch.Err.Error()
+	out := readyChecks(checks)
+	for _, ch := range out {
+		if !ch.OK {
 			status, state = http.StatusServiceUnavailable, "unavailable"
 		}
 	}
 	if !s.checkedHere(c.Request()) {
 		return c.JSON(status, map[string]any{"status": state})
 	}
-	return c.JSON(status, map[string]any{"status": state, "checks": out})
+	body := map[string]any{"status": state, "checks": out}
+	if s.clustered() {
+		body["peers"] = readyChecks(peers)
+	}
+	return c.JSON(status, body)
+}
+
+func readyChecks(checks []catalog.Check) []readyCheck {
+	out := make([]readyCheck, len(checks))
+	for i, ch := range checks {
+		out[i] = readyCheck{Name: ch.Name, OK: ch.Err == nil, MS: float64(ch.Took.Microseconds()) / 1000}
+		if ch.Err != nil {
+			out[i].Error = ch.Err.Error()
+		}
+	}
+	return out
 }
 
 // checkedHere reports whether a request comes straight from this machine
@@ -78,17 +110,17 @@ func (s *Server) checkedHere(r *http.Request) bool {
 	return false
 }
 
-// peerChecks asks each other node of a cluster for its /healthz.
-func (s *Server) peerChecks(ctx context.Context) []catalog.Check {
+// peerProbes ask each other node of a cluster for its /healthz.
+func (s *Server) peerProbes() []catalog.Probe {
 	if !s.clustered() {
 		return nil
 	}
-	var out []catalog.Check
+	var out []catalog.Probe
 	for _, n := range s.members.Nodes() {
 		if n.Name == s.cfg.Cluster.Self {
 			continue
 		}
-		out = append(out, catalog.Timed("node "+n.Name+" ("+n.Addr+")", func() error {
+		out = append(out, catalog.Probe{Name: "node " + n.Name + " (" + n.Addr + ")", Run: func(ctx context.Context) error {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.Addr+"/healthz", nil)
 			if err != nil {
 				return err
@@ -102,7 +134,7 @@ func (s *Server) peerChecks(ctx context.Context) []catalog.Check {
 				return fmt.Errorf("answered %d", resp.StatusCode)
 			}
 			return nil
-		}))
+		}})
 	}
 	return out
 }

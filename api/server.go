@@ -56,6 +56,9 @@ type Config struct {
 	// SharedDir holds users, the policy and the signing key; /readyz
 	// checks it can be written.
 	SharedDir string
+	// ReadyMinFree is the free space, in bytes, the data and shared
+	// directories need for /readyz to answer ready (0: DefaultReadyMinFree).
+	ReadyMinFree uint64
 	// Cluster places the server among several nodes; the zero value is
 	// one node alone.
 	Cluster ClusterConfig

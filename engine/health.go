@@ -5,26 +5,55 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"datadesk/engine/catalog"
 )
 
-// Health checks what the engine relies on: the DuckDB instance and the
-// data directory (owners' storage), and each part of a remote backend
-// that can say.
-func (e *Engine) Health(ctx context.Context) []catalog.Check {
-	checks := []catalog.Check{catalog.Timed("owners' storage", func() error {
+// Probes ask what the engine relies on: the DuckDB instance and the
+// data directory (owners' storage, with at least minFree bytes free), and
+// each part of a remote backend that can say.
+func (e *Engine) Probes(minFree uint64) []catalog.Probe {
+	probes := []catalog.Probe{{Name: "owners' storage", Run: func(ctx context.Context) error {
 		var one int
 		if err := e.hub.ctl.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 			return fmt.Errorf("the DuckDB instance does not answer: %w", err)
 		}
-		return WritableDir(filepath.Join(e.cfg.Dir, "owners"))
-	})}
+		return RoomIn(filepath.Join(e.cfg.Dir, "owners"), minFree)
+	}}}
 	if h, ok := e.cfg.Remote.(catalog.HealthChecker); ok {
-		checks = append(checks, h.Health(ctx)...)
+		probes = append(probes, h.Probes()...)
 	}
-	return checks
+	return probes
 }
+
+// RoomIn reports whether dir can be written and has at least minFree
+// bytes free: creating an empty file succeeds on a full disk.
+func RoomIn(dir string, minFree uint64) error {
+	if err := WritableDir(dir); err != nil {
+		return err
+	}
+	free, err := FreeBytes(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if free < minFree {
+		return fmt.Errorf("%s has %s free, less than the %s kept for loads and moves", dir, mib(free), mib(minFree))
+	}
+	return nil
+}
+
+// FreeBytes is how many bytes the file system of dir has free for this
+// process.
+func FreeBytes(dir string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
 
 // WritableDir reports whether a file can be made and removed in dir.
 func WritableDir(dir string) error {

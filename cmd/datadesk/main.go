@@ -208,6 +208,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	queryTimeout := fs.Duration("query-timeout", api.DefaultQueryTimeout, "longest a files.query_table call may run")
 	approvalTTL := fs.Duration("approval-ttl", api.DefaultApprovalTTL, "how long a call waits for approval")
 	offload := fs.String("offload-providers", envOr("DATADESK_OFFLOAD_PROVIDERS", ""), "comma-separated tool providers whose big table results are stored, not passed to the model")
+	minFree := fs.Uint64("ready-min-free", api.DefaultReadyMinFree, "free bytes the data and shared directories need for /readyz to answer ready")
 	trusted := fs.String("trusted-proxies", envOr("DATADESK_TRUSTED_PROXIES", ""), "addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client (empty: the header is ignored)")
 	ef := addEngineFlags(fs)
 	cf := addClusterFlags(fs)
@@ -229,7 +230,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	apiCfg := api.Config{MaxUpload: *maxUpload, QueryTimeout: *queryTimeout, ApprovalTTL: *approvalTTL,
-		OffloadProviders: splitList(*offload), TrustedProxies: proxies, Logger: logger}
+		OffloadProviders: splitList(*offload), TrustedProxies: proxies, ReadyMinFree: *minFree, Logger: logger}
 	if err := nf.apply(&apiCfg, *ef.data); err != nil {
 		return err
 	}

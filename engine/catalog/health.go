@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 )
 
@@ -13,10 +15,17 @@ type Check struct {
 	Took time.Duration
 }
 
+// Probe asks one dependency whether it answers now; Run must return once
+// its context ends.
+type Probe struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
 // HealthChecker is a Backend that can say, part by part, whether it
 // answers now.
 type HealthChecker interface {
-	Health(ctx context.Context) []Check
+	Probes() []Probe
 }
 
 // Timed runs f and reports it as the check called name.
@@ -24,4 +33,34 @@ func Timed(name string, f func() error) Check {
 	start := time.Now()
 	err := f()
 	return Check{Name: name, Err: err, Took: time.Since(start)}
+}
+
+// RunProbes runs probes at once, each with a deadline of its own, so a
+// hung dependency is blamed alone and in time: a probe past each is
+// reported as not answering, whether or not it returns.
+func RunProbes(ctx context.Context, probes []Probe, each time.Duration) []Check {
+	out := make([]Check, len(probes))
+	var wg sync.WaitGroup
+	for i, p := range probes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, each)
+			defer cancel()
+			start := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- p.Run(pctx) }()
+			select {
+			case err := <-done:
+				if err != nil && pctx.Err() != nil {
+					err = fmt.Errorf("did not answer within %s: %w", each, err)
+				}
+				out[i] = Check{Name: p.Name, Err: err, Took: time.Since(start)}
+			case <-pctx.Done():
+				out[i] = Check{Name: p.Name, Err: fmt.Errorf("did not answer within %s", each), Took: time.Since(start)}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }

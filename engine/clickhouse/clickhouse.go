@@ -379,18 +379,38 @@ func chIdent(s string) string {
 	return "`" + r.Replace(s) + "`"
 }
 
-// Health pings each node of the cluster: a shard, or a replica of one.
-func (c *Cluster) Health(ctx context.Context) []catalog.Check {
-	var out []catalog.Check
+// Probes ping each node of the cluster: a shard, or a replica of one.
+func (c *Cluster) Probes() []catalog.Probe {
+	var out []catalog.Probe
 	for i, n := range c.cfg.Nodes {
-		out = append(out, catalog.Timed(fmt.Sprintf("clickhouse node %d (%s)", i+1, n), func() error {
+		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse node %d (%s)", i+1, n), Run: func(ctx context.Context) error {
 			resp, err := c.request(ctx, n, "SELECT 1", nil, nil)
 			if err != nil {
 				return err
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			return resp.Body.Close()
-		}))
+		}})
+	}
+	if c.cfg.Replicas > 1 {
+		// Replicated tables take no insert while ClickHouse has lost
+		// ZooKeeper: asked through the first node that answers.
+		out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Run: func(ctx context.Context) error {
+			var last error
+			for _, n := range c.cfg.Nodes {
+				resp, err := c.request(ctx, n, "SELECT count() FROM system.zookeeper WHERE path = '/'", nil, nil)
+				if err != nil {
+					last = err
+					if ctx.Err() != nil {
+						break
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				return resp.Body.Close()
+			}
+			return fmt.Errorf("no clickhouse node reaches zookeeper: %w", last)
+		}})
 	}
 	return out
 }
