@@ -3,16 +3,21 @@
 // named by its UTC time inside the backups directory, holding a copy of
 // the data directory (each owner's database and stored files, the server
 // database with the arguments of waiting calls, the audit log) and of the
-// shared files (users, policy, keys), and a manifest written last: a
-// backup is complete when its manifest is there. One is written under a
+// shared files (users, policy, keys, the member list in force), and a
+// manifest written last, with every file's SHA-256: a backup is complete
+// when its manifest is there, and Verify checks it is still whole. One is written under a
 // ".partial-" name and renamed when complete, so a backup cut short by a
 // crash is never taken for one.
 package backup
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,6 +26,7 @@ import (
 
 	"datadesk"
 	"datadesk/api/serverdb"
+	"datadesk/cluster"
 	"datadesk/engine"
 )
 
@@ -41,6 +47,9 @@ type Manifest struct {
 	// Shared says whether the shared files are in shared/ (a node of a
 	// cluster) or in data/ (a server alone).
 	Shared bool `json:"shared"`
+	// Files are the backup's files, by path inside it, with their SHA-256
+	// in hex. Backups made before it was kept have none.
+	Files map[string]string `json:"files,omitempty"`
 }
 
 const (
@@ -49,8 +58,10 @@ const (
 	stampLayout   = "20060102T150405.000000000Z"
 )
 
-// sharedFiles are the files of the shared directory a backup keeps.
-var sharedFiles = []string{"users.json", "signing.key", "cluster.key"}
+// sharedFiles are the files of the shared directory a backup keeps: the
+// member list in force after a change of members (cluster.PlacementFile)
+// is the one record of them.
+var sharedFiles = []string{"users.json", "signing.key", "cluster.key", cluster.PlacementFile}
 
 // Make writes a backup of src into dir and returns its path. The owners
 // are copied one at a time, each consistent (its catalog changes wait
@@ -86,7 +97,11 @@ func Make(ctx context.Context, src Sources, dir string) (string, error) {
 	if err := copyShared(sharedSrc, sharedDst); err != nil {
 		return "", err
 	}
-	m := Manifest{Created: created, Owners: owners, Shared: shared}
+	files, err := sums(tmp)
+	if err != nil {
+		return "", err
+	}
+	m := Manifest{Created: created, Owners: owners, Shared: shared, Files: files}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	if err := writeSynced(filepath.Join(tmp, manifestName), b); err != nil {
 		return "", err
@@ -167,6 +182,83 @@ func readManifest(path string) (*Manifest, error) {
 	return &m, nil
 }
 
+// sums is the SHA-256 of each file under dir, by slash path inside it.
+func sums(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		sum, err := fileSum(path)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = sum
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
+	return out, nil
+}
+
+func fileSum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Verify checks that a backup is complete and whole: its manifest is
+// there and every file it lists is there with the same SHA-256, and no
+// file was added. It returns the backup's path (from may be a folder of
+// backups: its newest complete one). Errors: not_found (no complete
+// backup), invalid (naming what is missing, changed or added).
+func Verify(from string) (string, error) {
+	path, m, err := resolve(from)
+	if err != nil {
+		return "", err
+	}
+	if m.Files == nil {
+		return path, datadesk.Errorf(datadesk.Invalid, "the backup at %s keeps no checksums (made by an older version); it cannot be verified", path)
+	}
+	found, err := sums(path)
+	if err != nil {
+		return path, err
+	}
+	delete(found, manifestName)
+	var problems []string
+	for name, want := range m.Files {
+		got, ok := found[name]
+		switch {
+		case !ok:
+			problems = append(problems, name+" is missing")
+		case got != want:
+			problems = append(problems, name+" has changed")
+		}
+	}
+	for name := range found {
+		if _, ok := m.Files[name]; !ok {
+			problems = append(problems, name+" was added")
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return path, datadesk.Errorf(datadesk.Invalid, "the backup at %s is not whole: %s", path, strings.Join(problems, "; "))
+	}
+	return path, nil
+}
+
 // Restore copies a backup into an empty data directory (and, for a node,
 // its shared files into shared). from is a backup, or a directory of
 // backups whose newest complete one is taken. Errors: not_found (no
@@ -175,6 +267,11 @@ func Restore(from, data, shared string) (string, error) {
 	path, m, err := resolve(from)
 	if err != nil {
 		return "", err
+	}
+	if m.Files != nil {
+		if _, err := Verify(path); err != nil {
+			return "", err
+		}
 	}
 	if owners, _ := os.ReadDir(filepath.Join(data, "owners")); len(owners) > 0 {
 		return "", datadesk.Errorf(datadesk.Conflict, "%s already holds owners; restore into an empty data directory", data)

@@ -27,8 +27,16 @@ func backupCommand(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(pos) == 2 && pos[0] == "verify" {
+		path, err := backup.Verify(pos[1])
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "backup %s is complete and whole\n", path)
+		return err
+	}
 	if len(pos) != 1 {
-		return errors.New("backup: want DIR, the folder that keeps the backups")
+		return errors.New("backup: want DIR, the folder that keeps the backups (or verify DIR)")
 	}
 	dir, err := filepath.Abs(pos[0])
 	if err != nil {

@@ -56,6 +56,7 @@ usage:
   datadesk policy check USER TOOL [ARGS-JSON] [--data ./data]
   datadesk audit [--user NAME] [--limit N] [--data ./data]
   datadesk backup DIR [--data ./data] [--shared DIR]  (a consistent copy, made by the running server or here)
+  datadesk backup verify DIR                          (the newest backup in DIR, or DIR itself: complete, every checksum as made)
   datadesk restore FROM --data DIR [--shared DIR]    (FROM: a backup, or a folder of them: the newest complete)
   datadesk ingest [--memory] [--header-row N [--sheet NAME]] FILE
   datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]  (asks a server running on --data, or opens it)
