@@ -52,10 +52,13 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 }
 
 // newServerFull runs the real server with the given policy and engine
-// configuration (its Dir is the test's data directory).
+// configuration (its Dir, when empty, a new folder of the test's).
 func newServerFull(t testing.TB, cfg Config, policyText string, ecfg engine.Config) (*testServer, *rbac.Users) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := ecfg.Dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	ecfg.Dir = dir
 	eng, err := engine.New(ecfg)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
 )
 
 // maxJSONBody bounds small JSON request bodies such as sign-in.
@@ -94,6 +95,9 @@ func spoolBody(body io.Reader, size, limit int64, dir string) (*spooledBody, err
 		return nil, fmt.Errorf("api: %w", err)
 	}
 	fh, err := os.CreateTemp(dir, "body-*")
+	if engine.NoSpace(err) {
+		return nil, engine.NoSpaceError(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
@@ -105,6 +109,8 @@ func spoolBody(body io.Reader, size, limit int64, dir string) (*spooledBody, err
 	switch {
 	case in.err != nil:
 		err = unreadable(in.err)
+	case engine.NoSpace(err):
+		err = engine.NoSpaceError(err)
 	case err != nil:
 		err = fmt.Errorf("api: keeping a request body: %w", err)
 	case n > limit:

@@ -189,6 +189,9 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 func (s *Server) writeTemp(dir string, write func(io.Writer) error) (string, error) {
 	fh, err := os.CreateTemp(dir, "create-*")
 	if err != nil {
+		if engine.NoSpace(err) {
+			return "", engine.NoSpaceError(err)
+		}
 		return "", fmt.Errorf("api: %w", err)
 	}
 	err = write(fh)
@@ -200,6 +203,9 @@ func (s *Server) writeTemp(dir string, write func(io.Writer) error) (string, err
 	}
 	if err != nil {
 		os.Remove(fh.Name())
+		if engine.NoSpace(err) {
+			return "", engine.NoSpaceError(err)
+		}
 		return "", err
 	}
 	return fh.Name(), nil

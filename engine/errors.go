@@ -29,6 +29,9 @@ func classify(ctx context.Context, err error) error {
 	if errIs(err, duckdb.ErrorTypeOutOfMemory) {
 		return datadesk.Errorf(datadesk.TooLarge, "the operation needs more memory than this server allows").WithCause(err)
 	}
+	if NoSpace(err) {
+		return NoSpaceError(err)
+	}
 	if errIs(err, duckdb.ErrorTypeIO) {
 		// The owner's database file or the temp folder cannot be read or
 		// written: the disk, not the request.

@@ -2,10 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+
+	"datadesk"
 
 	"datadesk/engine/catalog"
 )
@@ -86,4 +90,23 @@ func (e *Engine) RemoteFailures() (int64, bool) {
 		return 0, false
 	}
 	return f.Failures(), true
+}
+
+// NoSpace reports whether err says a disk is full: the system's ENOSPC,
+// or DuckDB's message for it.
+func NoSpace(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "No space left on device") || strings.Contains(msg, "Disk quota exceeded") || strings.Contains(msg, "could not write all bytes")
+}
+
+// NoSpaceError is the answer to a write a full disk refused: the server's,
+// not the request's (503), saying so.
+func NoSpaceError(err error) error {
+	return datadesk.Errorf(datadesk.Unavailable, "the server's disk is full, so nothing was stored; try again once an operator has freed space").WithCause(err)
 }

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"datadesk/engine"
+	"datadesk/rbac"
+)
+
+// TestFullDiskSaysSo runs a server on a small file system and fills it: an
+// upload answered 400 "the upload could not be read", blaming the client,
+// and files.create a 500. Both now answer 503 saying the disk is full,
+// nothing half-written stays, /readyz is 503 on low space, and once space
+// is freed the same upload is stored.
+func TestFullDiskSaysSo(t *testing.T) {
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=192m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small file system here (%v %s): the full disk is not tried", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	ts, users := newServerFull(t, Config{MaxUpload: 32 << 20}, rbac.DefaultPolicy, engine.Config{Dir: mnt, MemoryLimit: "256MB", MaxTempSize: "32MB"})
+	ana := addUser(t, users, "ana", "analyst")
+	if code, m := ts.upload(ana, "first.csv", []byte("a,b\n1,2\n")); code != 201 {
+		t.Fatalf("an upload with room: %d %v", code, m)
+	}
+	var csv strings.Builder
+	csv.WriteString("id,note\n")
+	for i := range 60000 {
+		fmt.Fprintf(&csv, "%d,a note of some length %d\n", i, i)
+	}
+	// Fill the file system but for 256 KiB.
+	free, err := engine.FreeBytes(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler, err := os.Create(filepath.Join(mnt, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 1<<20)
+	for left := int64(free) - 256<<10; left > 0; left -= int64(len(chunk)) {
+		if _, err := filler.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+			break
+		}
+	}
+	filler.Close()
+
+	code, m := ts.upload(ana, "big.csv", []byte(csv.String()))
+	if code != 503 || errCode(m) != "unavailable" || !strings.Contains(mustJSON(m), "disk is full") {
+		t.Errorf("an upload on a full disk: %d %v, want 503 saying the disk is full", code, m)
+	}
+	code, m = ts.call(ana, "files.create", map[string]any{"filename": "notes.txt", "content": strings.Repeat("words ", 200000)})
+	if code != 503 || errCode(m) != "unavailable" || !strings.Contains(mustJSON(m), "disk is full") {
+		t.Errorf("files.create on a full disk: %d %v, want 503 saying the disk is full", code, m)
+	}
+	if code, m, _ := ts.do("GET", "/readyz", "", nil, ""); code != 503 || !strings.Contains(mustJSON(m), "free, less than") {
+		t.Errorf("readyz on a full disk: %d %v", code, m)
+	}
+
+	if err := os.Remove(filepath.Join(mnt, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	if code, m := ts.upload(ana, "big.csv", []byte(csv.String())); code != 201 {
+		t.Errorf("the upload once space is freed: %d %v", code, m)
+	}
+	_, m, _ = ts.do("GET", "/v1/files?session_only=false", ana, nil, "")
+	if n := len(m["files"].([]any)); n != 2 {
+		t.Errorf("%d files after the failed calls, want the 2 stored: %v", n, m)
+	}
+	var left []string
+	filepath.Walk(mnt, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && strings.Contains(p, string(filepath.Separator)+"incoming"+string(filepath.Separator)) {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("half-written files left: %v", left)
+	}
+}
