@@ -114,6 +114,7 @@ func TestAxeEveryPage(t *testing.T) {
 		{"table matching nothing", "/tables/" + tid + "?o.amount=gt&f.amount=100000", "ana"},
 		{"table with a refused filter", "/tables/" + tid + "?o.amount=gt&f.amount=lots", "ana"},
 		{"grouped view with its chart", "/tables/" + vid, "ana"},
+		{"table grouped on the page", "/tables/" + tid + "?o.amount=gte&f.amount=10&g=day&gb=month&gm=sum&gc=amount", "ana"},
 		{"not found", "/tables/t_nope", "ana"},
 		{"approvals", "/approvals", "root"},
 		{"an approval's detail", "/approvals/" + approvalID, "root"},

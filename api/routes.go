@@ -29,6 +29,8 @@ func (s *Server) routes() {
 	e.GET("/tables/:id/export", s.tableViewExport, page...)
 	e.POST("/tables/:id/reread", s.rereadForm, page...)
 	e.POST("/tables/:id/views", s.saveViewForm, page...)
+	e.GET("/tables/:id/group.svg", s.groupFile("svg"), page...)
+	e.GET("/tables/:id/group.xlsx", s.groupFile("xlsx"), page...)
 	e.GET("/approvals", s.approvalsPage, page...)
 	e.GET("/approvals/:id", s.approvalDetailPage, page...)
 	e.POST("/approvals/:id/approve", s.decideApprovalForm(true), page...)

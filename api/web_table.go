@@ -238,6 +238,10 @@ type tableData struct {
 	ChartLabel, ChartValue              string
 	Summary                             *columnSummary
 	Read                                *readInfo
+	Group                               *pageGroup
+	// Query is the page's view as an address has it, which the grouping
+	// form keeps.
+	Query url.Values
 }
 
 // readInfo is how a table of a file was read, beside the control that
@@ -307,6 +311,12 @@ func (s *Server) tablePage(c *echo.Context) error {
 		}
 	}
 	s.fillTable(&data, t, view, q, p, req.Offset)
+	data.Group, data.Query = groupOf(t, q), viewQuery(q)
+	if data.Group.Asked && data.Problem == "" {
+		if err := data.Group.run(ctx, store, t, view, q); err != nil {
+			return s.pageError(c, err)
+		}
+	}
 	if key := q.Get("summary"); key != "" && data.Problem == "" {
 		if data.Summary, err = summarize(ctx, store, t, view, key); err != nil {
 			return s.pageError(c, err)
@@ -687,14 +697,26 @@ func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string)
 	if valueIdx < 0 {
 		return "", "", ""
 	}
-	type bar struct {
-		label string
-		value float64
-		null  bool
+	names := make([]string, groups)
+	for i := range names {
+		names[i] = t.Columns[i].Key
 	}
-	var bars []bar
-	top, longest := 0.0, 0
-	for _, r := range p.Rows {
+	label, value := strings.Join(names, ", "), t.Columns[valueIdx].Key
+	return template.HTML(svgBars(barsOf(p.Rows, groups, valueIdx), "Bar chart of "+value+" by "+label)), label, value
+}
+
+// chartBar is one bar of a chart: its label and value.
+type chartBar struct {
+	label string
+	value float64
+	null  bool
+}
+
+// barsOf reads bars from rows: the first groups cells label each, cell
+// valueIdx is its value.
+func barsOf(rows [][]any, groups, valueIdx int) []chartBar {
+	var bars []chartBar
+	for _, r := range rows {
 		var v float64
 		switch x := r[valueIdx].(type) {
 		case int64:
@@ -708,23 +730,25 @@ func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string)
 		for i := range parts {
 			parts[i] = cellOf(r[i], "").Text
 		}
-		label := strings.Join(parts, " · ")
-		longest = max(longest, len([]rune(label)))
-		bars = append(bars, bar{label: label, value: v, null: r[valueIdx] == nil})
-		top = math.Max(top, math.Abs(v))
+		bars = append(bars, chartBar{label: strings.Join(parts, " · "), value: v, null: r[valueIdx] == nil})
 	}
-	names := make([]string, groups)
-	for i := range names {
-		names[i] = t.Columns[i].Key
+	return bars
+}
+
+// svgBars draws bars as a standalone SVG whose accessible name is name.
+func svgBars(bars []chartBar, name string) string {
+	top, longest := 0.0, 0
+	for _, br := range bars {
+		longest = max(longest, len([]rune(br.label)))
+		top = math.Max(top, math.Abs(br.value))
 	}
-	label, value := strings.Join(names, ", "), t.Columns[valueIdx].Key
 	// Labels get the room they need, up to half the chart.
 	const width, rowH = 720.0, 22.0
 	labelW := math.Min(math.Max(float64(longest)*7+12, 80), width/2)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%s">`,
-		width, rowH*float64(len(bars))+4, width, rowH*float64(len(bars))+4, template.HTMLEscapeString("Bar chart of "+value+" by "+label))
-	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString("Bar chart of "+value+" by "+label))
+		width, rowH*float64(len(bars))+4, width, rowH*float64(len(bars))+4, template.HTMLEscapeString(name))
+	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(name))
 	for i, br := range bars {
 		w := 0.0
 		if top > 0 {
@@ -732,14 +756,14 @@ func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string)
 		}
 		y := float64(i)*rowH + 2
 		shown := strconv.FormatFloat(br.value, 'f', -1, 64)
-		fmt.Fprintf(&b, `<text class="bar-label" x="%.0f" y="%.0f" text-anchor="end" font-size="12">%s</text>`, labelW-6, y+15, template.HTMLEscapeString(br.label))
+		fmt.Fprintf(&b, `<text class="bar-label" x="%.0f" y="%.0f" text-anchor="end" font-size="12" font-family="sans-serif">%s</text>`, labelW-6, y+15, template.HTMLEscapeString(br.label))
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.1f" height="%.0f" fill="#0969da"><title>%s: %s</title></rect>`,
 			labelW, y+3, w, rowH-6, template.HTMLEscapeString(br.label), shown)
 		if br.null {
 			shown = "∅ no value"
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="12">%s</text>`, labelW+w+4, y+15, shown)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="12" font-family="sans-serif">%s</text>`, labelW+w+4, y+15, shown)
 	}
 	b.WriteString(`</svg>`)
-	return template.HTML(b.String()), label, value
+	return b.String()
 }

@@ -22,13 +22,7 @@ import (
 // is none (make test installs Debian's python3-openpyxl).
 func openpyxlRows(t *testing.T, xlsx []byte) (map[string]int, bool) {
 	t.Helper()
-	python := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import openpyxl").Run() == nil {
-			python = path
-			break
-		}
-	}
+	python := openpyxlPython()
 	if python == "" {
 		return nil, false
 	}
@@ -123,4 +117,14 @@ func TestExportsReadWholeByOpenpyxl(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(string(body), `id="filter-error"`) || !strings.Contains(string(body), `value="lots"`) {
 		t.Errorf("mistyped filter: %d", code)
 	}
+}
+
+// openpyxlPython is a python3 with openpyxl, or "".
+func openpyxlPython() string {
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import openpyxl").Run() == nil {
+			return path
+		}
+	}
+	return ""
 }
