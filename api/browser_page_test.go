@@ -277,6 +277,28 @@ func TestBrowserAnalyst(t *testing.T) {
 		}
 	})
 
+	t.Run("range facet of a number column", func(t *testing.T) {
+		b.do(
+			chromedp.Navigate(ts.url+"/tables/"+tid+"?summary=amount#summary"),
+			chromedp.WaitVisible(chromedp.CSS("#summary-ranges a.facet")),
+		)
+		n := eval[int](b, `document.querySelectorAll("#summary-ranges tbody tr").length`)
+		counts := eval[[]string](b, `[...document.querySelectorAll("#summary-ranges td.num")].map(e => e.textContent.trim())`)
+		total := 0
+		for _, c := range counts {
+			v, _ := strconv.Atoi(c)
+			total += v
+		}
+		if n != 5 || total != 300 {
+			t.Errorf("%d ranges counting %d rows, want 5 counting all 300", n, total)
+		}
+		second := counts[1]
+		b.do(chromedp.Click(chromedp.CSS("#summary-ranges tbody tr:nth-child(2) a.facet")), chromedp.WaitVisible(chromedp.CSS("#f-amount-1")))
+		if got := b.text("#total"); got != second {
+			t.Errorf("the second range counted %s rows; the page shows %s", second, got)
+		}
+	})
+
 	t.Run("search across text columns", func(t *testing.T) {
 		want := 0
 		for _, r := range orders {

@@ -322,6 +322,9 @@ func (s *Server) tablePage(c *echo.Context) error {
 			return s.pageError(c, err)
 		}
 		data.Summary.facets(t.ID, q)
+		if err := data.Summary.ranges(ctx, store, t, view, q); err != nil {
+			return s.pageError(c, err)
+		}
 	}
 	if t.Query != "" {
 		source := "a table since deleted"
@@ -571,6 +574,11 @@ type columnSummary struct {
 	Min, Max           pageCell
 	Top                []topValue
 	TopShown, TopTotal int
+	// Ranges are a number column's equal ranges, or a date column's years
+	// (months within one year), each a facet.
+	Ranges     []topValue
+	RangesName string
+	min, max   any
 }
 
 type topValue struct {
@@ -643,13 +651,14 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 			return nil, err
 		}
 		cell := pageCell{Text: "∅", Class: "null", Title: "no values"}
+		var raw any
 		if len(res.Rows) > 0 {
-			cell = cellOf(res.Rows[0][0], class)
+			cell, raw = cellOf(res.Rows[0][0], class), res.Rows[0][0]
 		}
 		if dir == "asc" {
-			sum.Min = cell
+			sum.Min, sum.min = cell, raw
 		} else {
-			sum.Max = cell
+			sum.Max, sum.max = cell, raw
 		}
 	}
 	return sum, nil
