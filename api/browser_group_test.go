@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"image/png"
 	"fmt"
 	"os"
 	"os/exec"
@@ -73,6 +75,11 @@ func TestBrowserGroupAndChart(t *testing.T) {
 	svg := b.download("#group-svg")
 	if !strings.HasPrefix(string(svg), "<svg") || !strings.Contains(string(svg), `aria-label="Bar chart of the sum of amount by region"`) {
 		t.Errorf("the chart as SVG: %.200s", svg)
+	}
+	if img := b.download("#group-png"); !bytes.HasPrefix(img, []byte("\x89PNG")) {
+		t.Errorf("the chart as PNG: %.20q", img)
+	} else if cfg, err := png.DecodeConfig(bytes.NewReader(img)); err != nil || cfg.Width != 720 {
+		t.Errorf("the PNG: %+v %v", cfg, err)
 	}
 	x := b.download("#group-xlsx")
 	rows := readXLSXRows(t, x)

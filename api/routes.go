@@ -30,6 +30,7 @@ func (s *Server) routes() {
 	e.POST("/tables/:id/reread", s.rereadForm, page...)
 	e.POST("/tables/:id/views", s.saveViewForm, page...)
 	e.GET("/tables/:id/group.svg", s.groupFile("svg"), page...)
+	e.GET("/tables/:id/group.png", s.groupFile("png"), page...)
 	e.GET("/tables/:id/group.xlsx", s.groupFile("xlsx"), page...)
 	e.GET("/approvals", s.approvalsPage, page...)
 	e.GET("/approvals/:id", s.approvalDetailPage, page...)

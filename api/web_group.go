@@ -38,14 +38,14 @@ type pageGroup struct {
 	Ops, Buckets           []pageOp
 	Columns                []pageOp
 	// Asked: a grouping was asked for; then the answer, or Problem.
-	Asked           bool
-	Problem         string
-	Head            [2]string
-	Rows            [][2]pageCell
-	Groups          int64
-	Chart           template.HTML
-	Name            string
-	SVGURL, XLSXURL string
+	Asked                   bool
+	Problem                 string
+	Head                    [2]string
+	Rows                    [][2]pageCell
+	Groups                  int64
+	Chart                   template.HTML
+	Name                    string
+	SVGURL, PNGURL, XLSXURL string
 }
 
 // groupOf reads a page's grouping from its address: g (the column), gb
@@ -119,7 +119,7 @@ func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Tab
 		u.Del("msg")
 		return path + "?" + u.Encode()
 	}
-	g.SVGURL, g.XLSXURL = link("/tables/"+t.ID+"/group.svg"), link("/tables/"+t.ID+"/group.xlsx")
+	g.SVGURL, g.PNGURL, g.XLSXURL = link("/tables/"+t.ID+"/group.svg"), link("/tables/"+t.ID+"/group.png"), link("/tables/"+t.ID+"/group.xlsx")
 	return nil
 }
 
@@ -189,14 +189,22 @@ func (s *Server) groupFile(format string) echo.HandlerFunc {
 				return s.pageError(c, err)
 			}
 			rows = append(rows, res.Rows...)
-			if format == "svg" || len(res.Rows) < limit || len(rows) >= maxGroupExport {
+			if format != "xlsx" || len(res.Rows) < limit || len(rows) >= maxGroupExport {
 				break
 			}
 		}
 		name := g.chartName(p)
-		if format == "svg" {
+		switch format {
+		case "svg":
 			c.Response().Header().Set("Content-Disposition", exports.ContentDisposition(t.Name+" chart.svg"))
 			return c.Blob(http.StatusOK, "image/svg+xml", []byte(svgBars(barsOf(rows, 1, 1), name)))
+		case "png":
+			b, err := pngBars(barsOf(rows, 1, 1), name)
+			if err != nil {
+				return s.pageError(c, err)
+			}
+			c.Response().Header().Set("Content-Disposition", exports.ContentDisposition(t.Name+" chart.png"))
+			return c.Blob(http.StatusOK, "image/png", b)
 		}
 		b, err := groupWorkbook(p, rows, name)
 		if err != nil {
