@@ -3,8 +3,8 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"image/png"
 	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"

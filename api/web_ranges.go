@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"datadesk/engine"
@@ -65,25 +66,39 @@ func (sum *columnSummary) ranges(ctx context.Context, store *engine.Store, t *ca
 		}
 		sum.RangesName = "Ranges"
 		step := (hi - lo) / rangeBins
-		for i := range rangeBins {
-			a, b := lo+step*float64(i), lo+step*float64(i+1)
-			as, bs := num(a), num(b)
+		type bin struct {
+			label   string
+			conds   [][2]string
+			filters []catalog.Filter
+		}
+		bins := make([]bin, rangeBins)
+		for i := range bins {
+			as, bs := num(lo+step*float64(i)), num(lo+step*float64(i+1))
 			if i == 0 {
 				as = exact(lo)
 			}
-			conds := [][2]string{{"gte", as}, {"lt", bs}}
-			label := as + " to under " + bs
-			filters := []catalog.Filter{{Column: col.Key, Op: "gte", Value: as}, {Column: col.Key, Op: "lt", Value: bs}}
+			b := bin{label: as + " to under " + bs, conds: [][2]string{{"gte", as}, {"lt", bs}},
+				filters: []catalog.Filter{{Column: col.Key, Op: "gte", Value: as}, {Column: col.Key, Op: "lt", Value: bs}}}
 			if i == rangeBins-1 {
 				bs = exact(hi)
-				conds[1], label = [2]string{"lte", bs}, as+" to "+bs
-				filters[1] = catalog.Filter{Column: col.Key, Op: "lte", Value: bs}
+				b.label, b.conds[1] = as+" to "+bs, [2]string{"lte", bs}
+				b.filters[1] = catalog.Filter{Column: col.Key, Op: "lte", Value: bs}
 			}
-			n, err := count(filters...)
-			if err != nil {
-				return err
+			bins[i] = b
+		}
+		// The counts run at once: each scans the column alone.
+		counts := make([]int64, len(bins))
+		errs := make([]error, len(bins))
+		var wg sync.WaitGroup
+		for i, b := range bins {
+			wg.Go(func() { counts[i], errs[i] = count(b.filters...) })
+		}
+		wg.Wait()
+		for i, b := range bins {
+			if errs[i] != nil {
+				return errs[i]
 			}
-			add(label, n, conds)
+			add(b.label, counts[i], b.conds)
 		}
 	case col.Type == "date":
 		first, err1 := time.Parse("2006-01-02", fmt.Sprint(sum.min))

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v5"
 
@@ -613,26 +614,39 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 	base := view.query(t.ID)
 	base.SortBy, base.Direction = "", ""
 	sum := &columnSummary{Key: col.Key, Label: col.Label}
-	counts := base
-	counts.Aggregates = []catalog.Aggregate{{Op: "count", Name: "rows"}, {Op: "count", Column: col.Key, Name: "values"}}
-	res, err := run(counts)
-	if err != nil {
-		return nil, err
-	}
-	sum.Rows = int64Of(res.Aggregates["rows"])
-	sum.Nulls = sum.Rows - int64Of(res.Aggregates["values"])
 	present := base
 	present.Filters = append(append([]catalog.Filter(nil), base.Filters...), catalog.Filter{Column: col.Key, Op: "is_null", Value: false})
 	countName := "count"
 	if strings.EqualFold(col.Key, countName) {
 		countName = "count_of_rows"
 	}
+	counts := base
+	counts.Aggregates = []catalog.Aggregate{{Op: "count", Name: "rows"}, {Op: "count", Column: col.Key, Name: "values"}}
 	groups := present
 	groups.GroupBy, groups.Aggregates = []string{col.Key}, []catalog.Aggregate{{Op: "count", Name: countName}}
 	groups.SortBy, groups.Direction, groups.Limit = countName, "desc", summaryTop
-	if res, err = run(groups); err != nil {
-		return nil, err
+	queries := []catalog.Query{counts, groups, present, present}
+	for i, dir := range []string{"asc", "desc"} {
+		q := &queries[2+i]
+		q.Columns, q.SortBy, q.Direction, q.Limit = []string{col.Key}, col.Key, dir, 1
 	}
+	// The four plans read the table apart: they run at once.
+	results := make([]*catalog.QueryResult, len(queries))
+	errs := make([]error, len(queries))
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Go(func() { results[i], errs[i] = run(q) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	res := results[0]
+	sum.Rows = int64Of(res.Aggregates["rows"])
+	sum.Nulls = sum.Rows - int64Of(res.Aggregates["values"])
+	res = results[1]
 	if res.GroupCount != nil {
 		sum.Distinct = *res.GroupCount
 	}
@@ -644,18 +658,13 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 		}
 		sum.Top = append(sum.Top, topValue{Value: cellOf(r[0], class), Count: int64Of(r[1]), raw: raw})
 	}
-	for _, dir := range []string{"asc", "desc"} {
-		first := present
-		first.Columns, first.SortBy, first.Direction, first.Limit = []string{col.Key}, col.Key, dir, 1
-		if res, err = run(first); err != nil {
-			return nil, err
-		}
+	for i, res := range results[2:] {
 		cell := pageCell{Text: "∅", Class: "null", Title: "no values"}
 		var raw any
 		if len(res.Rows) > 0 {
 			cell, raw = cellOf(res.Rows[0][0], class), res.Rows[0][0]
 		}
-		if dir == "asc" {
+		if i == 0 {
 			sum.Min, sum.min = cell, raw
 		} else {
 			sum.Max, sum.max = cell, raw
