@@ -44,6 +44,7 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		if aerr := s.audit.Record(e); aerr != nil {
+			s.metrics.auditFailures.Inc()
 			s.cfg.Logger.Error("audit record failed", "err", aerr)
 		}
 		return err

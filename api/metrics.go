@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -20,6 +22,12 @@ type metrics struct {
 	reg     *prometheus.Registry
 	calls   *prometheus.CounterVec
 	latency *prometheus.HistogramVec
+	// requests and requestTime count every HTTP request by route (the
+	// pattern, never the address), method and status class.
+	requests    *prometheus.CounterVec
+	requestTime *prometheus.HistogramVec
+	// auditFailures counts audit records that could not be written.
+	auditFailures prometheus.Counter
 }
 
 // gaugeTimeout bounds a gauge's read at scrape time.
@@ -43,7 +51,15 @@ func newMetrics(s *Server) *metrics {
 			return v
 		})
 	}
-	m.reg.MustRegister(m.calls, m.latency,
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_http_requests_total",
+		Help: "HTTP requests by route (its pattern), method and status class (2xx, 3xx, 4xx, 5xx): uploads, lists, deletes, exports, pages and tool calls alike."},
+		[]string{"route", "method", "class"})
+	m.requestTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "datadesk_http_request_duration_seconds",
+		Help: "How long HTTP requests take, by route; a streamed export counts until its last byte.", Buckets: prometheus.ExponentialBuckets(0.002, 2, 16)},
+		[]string{"route"})
+	m.auditFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "datadesk_audit_failures_total",
+		Help: "Audit records that could not be written (the disk full or unwritable): alert on any."})
+	m.reg.MustRegister(m.calls, m.latency, m.requests, m.requestTime, m.auditFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("datadesk_open_owners", "Owners whose database is attached now.", func(context.Context) (float64, error) {
 			return float64(s.engine.OpenCount()), nil
@@ -58,7 +74,7 @@ func newMetrics(s *Server) *metrics {
 		}))
 	if _, ok := s.engine.RemoteFailures(); ok {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "datadesk_clickhouse_failures_total",
-			Help: "ClickHouse statements that failed: the cluster unreachable, a shard down, or an error of ClickHouse's."}, func() float64 {
+			Help: "ClickHouse statements of calls that failed: the cluster unreachable, a shard down, or an error of ClickHouse's (readiness probes not counted)."}, func() float64 {
 			n, _ := s.engine.RemoteFailures()
 			return float64(n)
 		}))
@@ -85,5 +101,27 @@ func (m *metrics) handler() echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil
+	}
+}
+
+// http counts each request by its route and status class once it is
+// answered.
+func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		status := http.StatusOK
+		if err != nil {
+			status, _ = errorStatus(err)
+		} else if r, _ := echo.UnwrapResponse(c.Response()); r != nil && r.Status != 0 {
+			status = r.Status
+		}
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status/100)+"xx").Inc()
+		m.requestTime.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		return err
 	}
 }

@@ -10,6 +10,7 @@ import (
 func (s *Server) routes() {
 	e := s.echo
 	e.Pre(s.relay)
+	e.Use(s.metrics.http)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", s.metrics.handler())

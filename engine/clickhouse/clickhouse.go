@@ -134,13 +134,20 @@ func (c *Cluster) request(ctx context.Context, node, query string, body io.Reade
 	return resp, nil
 }
 
+// probeKey marks a readiness probe's context: its failures are the
+// probe's answer, not failed calls, and are not counted.
+type probeKey struct{}
+
 // chMaxQuerySize bounds a statement's text on the cluster.
 const chMaxQuerySize = 64 << 20
 
-// chClassify maps a failed request to the error model: the context's end is
-// a timeout; anything else is internal and its text stays in the logs.
+// classify maps a failed request to the error model, counting it unless
+// a readiness probe made it: the context's end is a timeout; anything
+// else is internal and its text stays in the logs.
 func (c *Cluster) classify(ctx context.Context, err error) error {
-	c.failures.Add(1)
+	if ctx.Value(probeKey{}) == nil {
+		c.failures.Add(1)
+	}
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return datadesk.Errorf(datadesk.Timeout, "the operation took longer than allowed").WithCause(err)
 	}
@@ -384,7 +391,7 @@ func (c *Cluster) Probes() []catalog.Probe {
 	var out []catalog.Probe
 	for i, n := range c.cfg.Nodes {
 		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse node %d (%s)", i+1, n), Run: func(ctx context.Context) error {
-			resp, err := c.request(ctx, n, "SELECT 1", nil, nil)
+			resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT 1", nil, nil)
 			if err != nil {
 				return err
 			}
@@ -398,7 +405,7 @@ func (c *Cluster) Probes() []catalog.Probe {
 		out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Run: func(ctx context.Context) error {
 			var last error
 			for _, n := range c.cfg.Nodes {
-				resp, err := c.request(ctx, n, "SELECT count() FROM system.zookeeper WHERE path = '/'", nil, nil)
+				resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT count() FROM system.zookeeper WHERE path = '/'", nil, nil)
 				if err != nil {
 					last = err
 					if ctx.Err() != nil {
