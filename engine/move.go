@@ -23,6 +23,10 @@ import (
 // whole where it was. Queries, pages and exports follow the catalog.
 // Errors: not_found, invalid (to, or no cluster configured), timeout.
 func (s *Store) MoveTable(ctx context.Context, id, to string) (*catalog.Table, error) {
+	// The table is read under the lock: a move that waited for another
+	// sees where that one left it.
+	s.movesMu.Lock()
+	defer s.movesMu.Unlock()
 	t, err := s.Table(ctx, id)
 	if err != nil {
 		return nil, err
@@ -157,6 +161,8 @@ func switchJournal(ctx context.Context, conn *sql.Conn, id, from string) error {
 // first open since the start, when no move can be running), the copies of
 // moves that were killed.
 func (s *Store) sweepMoves(ctx context.Context, olderThan time.Time, copies bool) error {
+	s.movesMu.Lock()
+	defer s.movesMu.Unlock()
 	type entry struct {
 		id, location, kind string
 		since              time.Time
@@ -267,53 +273,21 @@ func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 	if err != nil {
 		return err
 	}
-	const stage = "dd_stage_move"
+	// The copy is made outside the owner's write lock, so uploads and
+	// other changes go on while the rows arrive; only the switch holds it,
+	// a moment. A copy left by a crash is an orphan the next open drops.
+	incoming := t.ID + "__in"
+	if err := s.copyIn(ctx, t, types, incoming); err != nil {
+		_, _ = s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+quoteIdent(incoming))
+		return err
+	}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
 		// The catalog says the backend: a DuckDB table of this id is an
 		// earlier move's old copy.
-		if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t.ID)); err != nil {
-			return classify(ctx, err)
-		}
-		var cols, sel []string
-		for i, c := range t.Columns {
-			cols = append(cols, stageColumn(i+1)+" VARCHAR")
-			sel = append(sel, `CAST(`+stageColumn(i+1)+` AS `+types[i]+`) AS `+quoteIdent(c.Key))
-		}
-		if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+stage+` (`+strings.Join(cols, ", ")+`)`); err != nil {
-			return classify(ctx, err)
-		}
-		err := conn.Raw(func(dc any) error {
-			ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
-			if err != nil {
-				return err
+		for _, q := range []string{`DROP TABLE IF EXISTS data.` + quoteIdent(t.ID), `ALTER TABLE data.` + quoteIdent(incoming) + ` RENAME TO ` + quoteIdent(t.ID)} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return classify(ctx, err)
 			}
-			vals := make([]driver.Value, len(t.Columns))
-			err = s.remote.Scan(ctx, t, func(row []any) error {
-				for i, v := range row {
-					vals[i] = duckText(v, t.Columns[i].Type)
-				}
-				return ap.AppendRow(vals...)
-			})
-			if cerr := ap.Close(); err == nil {
-				err = cerr
-			}
-			return err
-		})
-		if err != nil {
-			return classify(ctx, err)
-		}
-		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+stage); err != nil {
-			return classify(ctx, err)
-		}
-		var n int64
-		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(t.ID)).Scan(&n); err != nil {
-			return classify(ctx, err)
-		}
-		if n != t.RowCount {
-			return fmt.Errorf("engine: move of %s: %d rows arrived, want %d", t.ID, n, t.RowCount)
-		}
-		if _, err := conn.ExecContext(ctx, `DROP TABLE `+stage); err != nil {
-			return classify(ctx, err)
 		}
 		if _, err = conn.ExecContext(ctx, `UPDATE dd_tables SET location = ? WHERE id = ?`, catalog.LocationDuckDB, t.ID); err != nil {
 			return classify(ctx, err)
@@ -321,12 +295,65 @@ func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 		return switchJournal(ctx, conn, t.ID, t.Location)
 	})
 	if err != nil {
+		_, _ = s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+quoteIdent(incoming))
 		return err
 	}
 	// Readers find the table in DuckDB from now on; the cluster's copy
 	// goes once those that found it there are done.
 	s.forgetTables()
 	s.sweepLater()
+	return nil
+}
+
+// copyIn copies remote table t into the owner's DuckDB file as table name,
+// through a staging table of text on one connection, in row order,
+// casting each column to its type, and counts the rows that arrived.
+func (s *Store) copyIn(ctx context.Context, t *catalog.Table, types []string, name string) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer conn.Close()
+	const stage = "dd_stage_move"
+	var cols, sel []string
+	for i, c := range t.Columns {
+		cols = append(cols, stageColumn(i+1)+" VARCHAR")
+		sel = append(sel, `CAST(`+stageColumn(i+1)+` AS `+types[i]+`) AS `+quoteIdent(c.Key))
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+stage+` (`+strings.Join(cols, ", ")+`)`); err != nil {
+		return classify(ctx, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+stage)
+	err = conn.Raw(func(dc any) error {
+		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", stage)
+		if err != nil {
+			return err
+		}
+		vals := make([]driver.Value, len(t.Columns))
+		err = s.remote.Scan(ctx, t, func(row []any) error {
+			for i, v := range row {
+				vals[i] = duckText(v, t.Columns[i].Type)
+			}
+			return ap.AppendRow(vals...)
+		})
+		if cerr := ap.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+	if err != nil {
+		return classify(ctx, err)
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+quoteIdent(name)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+stage); err != nil {
+		return classify(ctx, err)
+	}
+	var n int64
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(name)).Scan(&n); err != nil {
+		return classify(ctx, err)
+	}
+	if n != t.RowCount {
+		return fmt.Errorf("engine: move of %s: %d rows arrived, want %d", t.ID, n, t.RowCount)
+	}
 	return nil
 }
 

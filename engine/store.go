@@ -29,6 +29,10 @@ type Store struct {
 	// writeMu serialises catalog changes so that two uploads of one owner
 	// never race on DDL; reads go on concurrently.
 	writeMu sync.Mutex
+	// movesMu lets one table move or one sweep of moves' old copies run
+	// at a time: a sweep that read the journal before a move began would
+	// drop the copy the move writes under the same name.
+	movesMu sync.Mutex
 
 	// tables caches catalog entries; it outlives the store's connections
 	// (tableCaches).
