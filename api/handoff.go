@@ -129,7 +129,7 @@ func (s *Server) peerOnly(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) reloadPlacement(c *echo.Context) error {
 	v, err := s.members.Reload()
 	if err != nil {
-		return datadesk.Errorf(datadesk.Unavailable, "the placement in the shared directory cannot be read: %v", err).WithCause(err)
+		return datadesk.Errorf(datadesk.Unavailable, "the placement in the shared directory cannot be read; try again once an operator has fixed it").WithCause(err)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"node": s.cfg.Cluster.Self, "version": v})
 }
@@ -213,7 +213,7 @@ func (s *Server) releaseOwner(c *echo.Context) error {
 		return err
 	}
 	if _, err := s.members.Reload(); err != nil {
-		return datadesk.Errorf(datadesk.Unavailable, "the placement in the shared directory cannot be read: %v", err).WithCause(err)
+		return datadesk.Errorf(datadesk.Unavailable, "the placement in the shared directory cannot be read; try again once an operator has fixed it").WithCause(err)
 	}
 	if n, ok := s.holder(owner); !ok || n.Name == s.cfg.Cluster.Self {
 		return datadesk.Errorf(datadesk.Conflict, "the placement does not give the account to another node yet")

@@ -756,7 +756,7 @@ func (r *runner) uploadAs(eng *engine.Engine, owner, name string) (*catalog.File
 	}
 	defer release()
 	tmp := filepath.Join(store.IncomingDir(), "up")
-	if err := copyFile(r.path(name), tmp); err != nil {
+	if err := engine.CopyFile(r.path(name), tmp); err != nil {
 		return nil, err
 	}
 	res, err := r.in.Read(r.ctx, tmp, name, store.IncomingDir())

@@ -266,7 +266,7 @@ func ownerTemplate(ctx context.Context, in *ingest.Ingester, dir string, rows in
 	}
 	defer release()
 	tmp := filepath.Join(store.IncomingDir(), "table.csv")
-	if err := copyFile(csvPath, tmp); err != nil {
+	if err := engine.CopyFile(csvPath, tmp); err != nil {
 		return ownerFiles{}, err
 	}
 	res, err := in.Read(ctx, tmp, "table.csv", store.IncomingDir())
@@ -315,25 +315,8 @@ func copyTree(src, dst string) error {
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
 		}
-		return copyFile(path, filepath.Join(dst, rel))
+		return engine.CopyFile(path, filepath.Join(dst, rel))
 	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // ownersLoad sends owners' calls to a server.

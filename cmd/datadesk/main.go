@@ -656,7 +656,7 @@ func ingestFile(args []string, stdout io.Writer) error {
 	}
 	defer release()
 	tmp := filepath.Join(store.IncomingDir(), "upload")
-	if err := copyFile(path, tmp); err != nil {
+	if err := engine.CopyFile(path, tmp); err != nil {
 		return err
 	}
 	in := ingest.New(ingest.Config{})
@@ -758,21 +758,4 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprint(stdout, rep.Markdown())
 	fmt.Fprintf(stdout, "\nwritten to %s\n", filepath.Join(*out, "report.md"))
 	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
