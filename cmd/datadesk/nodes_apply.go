@@ -28,6 +28,8 @@ type applier struct {
 	plan   *cluster.Placement
 	http   *http.Client
 	out    io.Writer
+	// done: the change asked for is the one already in force.
+	done bool
 }
 
 // nodesApply moves the owners a new member list gives to other nodes, one
@@ -65,6 +67,9 @@ func nodesApply(args []string, stdout io.Writer) error {
 	if err := a.start(*nodes, *to); err != nil {
 		return err
 	}
+	if a.done {
+		return nil
+	}
 	ctx := context.Background()
 	if err := a.publish(ctx); err != nil {
 		return err
@@ -100,6 +105,12 @@ func (a *applier) start(nodes, to string) error {
 		}
 		fmt.Fprintf(a.out, "going on with the change from %s: %d owners to move\n", p.From, len(p.Moves))
 		a.plan = p
+		return nil
+	}
+	if p != nil && p.Nodes == to && p.From == nodes {
+		// Run again after it finished: nothing left to do, and so done.
+		fmt.Fprintf(a.out, "the change from %s to %s is already done\n", nodes, to)
+		a.done = true
 		return nil
 	}
 	if p != nil && p.Nodes != nodes {

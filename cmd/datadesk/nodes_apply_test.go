@@ -227,6 +227,13 @@ func TestNodesApplyAddsANode(t *testing.T) {
 		})
 	}
 
+	// The same command again, as a script would rerun it: done, exit 0
+	// (it exited 1 naming the list in force).
+	out.Reset()
+	if err := run([]string{"nodes", "apply", "--nodes", two, "--to", three, "--shared", shared}, &out, io.Discard); err != nil ||
+		!strings.Contains(out.String(), "already done") {
+		t.Errorf("the same apply again: %v\n%s", err, out.String())
+	}
 	// Run again: nothing is left to move.
 	out.Reset()
 	if err := run([]string{"nodes", "apply", "--nodes", three, "--to", three, "--shared", shared}, &out, io.Discard); err != nil ||
