@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -123,10 +124,7 @@ func (s *Server) clusterApprovalPage(c *echo.Context, f serverdb.ApprovalFilter)
 	if err != nil {
 		return nil, f, false, err
 	}
-	others, othersMore, err := s.peerApprovals(c, f.Status, n)
-	if err != nil {
-		return nil, f, false, err
-	}
+	others, othersMore := s.peerApprovals(c, f.Status, n)
 	page, cut := mergeApprovals(append(list, others...), f.Offset, f.Limit)
 	return page, f, cut || more || othersMore, nil
 }
@@ -140,6 +138,11 @@ func (s *Server) listApprovals(c *echo.Context) error {
 		return err
 	}
 	out := map[string]any{"approvals": list, "offset": f.Offset, "has_more": more}
+	if missing, _ := c.Get(unansweredKey).([]string); len(missing) > 0 {
+		// The list answers with what it has, and says what it lacks.
+		out["unanswered_nodes"] = missing
+		out["note"] = "nodes " + strings.Join(missing, ", ") + " did not answer in time; their waiting calls are not in this list"
+	}
 	if more {
 		out["next_offset"] = f.Offset + len(list)
 	}

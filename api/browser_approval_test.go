@@ -55,7 +55,7 @@ func TestBrowserApprovalDetail(t *testing.T) {
 	if code, m, _ := ts.do("POST", "/v1/approvals/"+id+"/reject", root, nil, ""); code != 200 {
 		t.Fatalf("reject: %d %v", code, m)
 	}
-	b.do(chromedp.Click(chromedp.CSS("#approval-"+id+" .approve")), chromedp.WaitVisible(chromedp.CSS("main")))
+	b.do(chromedp.Click(chromedp.CSS("#approval-"+id+" .approve")), chromedp.WaitNotPresent(chromedp.CSS("#approval-"+id)), chromedp.WaitVisible(chromedp.CSS("main")))
 	if got := b.text("main"); !strings.Contains(got, "already rejected by root") {
 		t.Errorf("a stale Approve says: %q", got)
 	}

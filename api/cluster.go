@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -201,31 +202,71 @@ func (s *Server) decideElsewhere(c *echo.Context, approve bool, notFound error) 
 	return nil, notFound
 }
 
+// peerListTimeout bounds how long an approval list waits for another
+// node: a hung node costs the list seconds, and the list says it is
+// missing.
+const peerListTimeout = 3 * time.Second
+
+// unansweredKey holds, in a request, the nodes whose queues an approval
+// list could not read.
+const unansweredKey = "approvals.unanswered"
+
 // peerApprovals returns the first n approvals of the other nodes' queues
-// that the caller may see, with the filter's status.
-func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]serverdb.Approval, bool, error) {
-	var all []serverdb.Approval
-	more := false
-	for _, node := range s.otherNodes() {
-		path := fmt.Sprintf("/v1/approvals?limit=%d&status=%s", n, status)
-		ans, err := s.toPeer(c.Request().Context(), node, caller(c), http.MethodGet, path, nil)
-		if err != nil {
-			return nil, false, err
-		}
-		if ans.status != http.StatusOK {
-			return nil, false, datadesk.Errorf(datadesk.Unavailable, "node %s answered %d to the approval list; try again once it is well", node.Name, ans.status)
-		}
-		var page struct {
-			Approvals []serverdb.Approval `json:"approvals"`
-			More      bool                `json:"has_more"`
-		}
-		if err := json.Unmarshal(ans.body, &page); err != nil {
-			return nil, false, datadesk.Errorf(datadesk.Internal, "node %s sent an approval list that does not read", node.Name).WithCause(err)
-		}
-		all = append(all, page.Approvals...)
-		more = more || page.More
+// that the caller may see, with the filter's status, asking them at once,
+// each for at most peerListTimeout; a node that does not answer in time,
+// or answers wrong, is left out and named in the request
+// (unansweredKey), so the list answers with what it has.
+func (s *Server) peerApprovals(c *echo.Context, status string, n int) ([]serverdb.Approval, bool) {
+	nodes := s.otherNodes()
+	type answer struct {
+		list []serverdb.Approval
+		more bool
+		err  error
 	}
-	return all, more, nil
+	answers := make([]answer, len(nodes))
+	var wg sync.WaitGroup
+	for i, node := range nodes {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(c.Request().Context(), peerListTimeout)
+			defer cancel()
+			path := fmt.Sprintf("/v1/approvals?limit=%d&status=%s", n, status)
+			ans, err := s.toPeer(ctx, node, caller(c), http.MethodGet, path, nil)
+			switch {
+			case err != nil:
+				answers[i].err = err
+				return
+			case ans.status != http.StatusOK:
+				answers[i].err = fmt.Errorf("answered %d", ans.status)
+				return
+			}
+			var page struct {
+				Approvals []serverdb.Approval `json:"approvals"`
+				More      bool                `json:"has_more"`
+			}
+			if err := json.Unmarshal(ans.body, &page); err != nil {
+				answers[i].err = err
+				return
+			}
+			answers[i] = answer{list: page.Approvals, more: page.More}
+		})
+	}
+	wg.Wait()
+	var all []serverdb.Approval
+	var missing []string
+	more := false
+	for i, a := range answers {
+		if a.err != nil {
+			s.cfg.Logger.Warn("approval list: a node did not answer", "node", nodes[i].Name, "err", a.err)
+			missing = append(missing, nodes[i].Name)
+			continue
+		}
+		all = append(all, a.list...)
+		more = more || a.more
+	}
+	if len(missing) > 0 {
+		c.Set(unansweredKey, missing)
+	}
+	return all, more
 }
 
 // mergeApprovals orders the approvals of every node newest first, as one

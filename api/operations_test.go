@@ -289,3 +289,37 @@ func TestReadyzToRouteBy(t *testing.T) {
 		t.Errorf("readyz with less free space than asked: %d %v", code, m)
 	}
 }
+
+// TestApprovalListWithAHungPeer: the approvers' list waited up to 60 s on
+// a hung node. It now asks every node at once for at most a few seconds
+// and answers with what it has, naming the node that did not answer.
+func TestApprovalListWithAHungPeer(t *testing.T) {
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	go func() {
+		for {
+			c, err := hung.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never answered
+		}
+	}()
+	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=" + hung.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, users := newServerWith(t, Config{Cluster: ClusterConfig{Ring: ring, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}})
+	root := addUser(t, users, "root", "admin")
+	start := time.Now()
+	code, m, _ := ts.do("GET", "/v1/approvals", root, nil, "")
+	if code != http.StatusOK || fmt.Sprint(m["unanswered_nodes"]) != "[n2]" || !strings.Contains(fmt.Sprint(m["note"]), "did not answer") {
+		t.Errorf("the list with a hung node: %d %v", code, m)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("the list took %v", took)
+	}
+}

@@ -209,12 +209,16 @@ func (s *Server) approvalsPage(c *echo.Context) error {
 		}
 		next = "/approvals?" + q.Encode()
 	}
+	pb := s.pageBase(c, "Approvals")
+	if missing, _ := c.Get(unansweredKey).([]string); len(missing) > 0 {
+		pb.Message = "Nodes " + strings.Join(missing, ", ") + " did not answer in time: their waiting calls are not listed. Reload in a moment."
+	}
 	return s.render(c, http.StatusOK, "approvals", struct {
 		page
 		Approvals []approvalRow
 		Approver  bool
 		Next      string
-	}{s.pageBase(c, "Approvals"), rows, s.mayApprove(c), next})
+	}{pb, rows, s.mayApprove(c), next})
 }
 
 // decideApprovalForm approves or rejects from the page, through the same
