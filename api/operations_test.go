@@ -313,7 +313,14 @@ func TestApprovalListWithAHungPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts, users := newServerWith(t, Config{Cluster: ClusterConfig{Ring: ring, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}})
-	root := addUser(t, users, "root", "admin")
+	// An approver this node holds.
+	var root string
+	for i := 0; root == ""; i++ {
+		token := addUser(t, users, fmt.Sprintf("root%d", i), "admin")
+		if u, _ := users.ByName(fmt.Sprintf("root%d", i)); ring.Owner(u.ID).Name == "n1" {
+			root = token
+		}
+	}
 	start := time.Now()
 	code, m, _ := ts.do("GET", "/v1/approvals", root, nil, "")
 	if code != http.StatusOK || fmt.Sprint(m["unanswered_nodes"]) != "[n2]" || !strings.Contains(fmt.Sprint(m["note"]), "did not answer") {
