@@ -162,6 +162,11 @@ func (c *Cluster) classify(ctx context.Context, err error) error {
 // ALL_CONNECTION_TRIES_FAILED, and a connection that ended mid-packet.
 var chDownText = regexp.MustCompile(`Code: (209|210|279)[,.]|while receiving packet from|Connection refused|Connection reset`)
 
+// chZooKeeperText matches ClickHouse's errors when it cannot reach
+// ZooKeeper: its coordination errors, and a replicated table gone
+// read-only (Code 242) for the session it lost.
+var chZooKeeperText = regexp.MustCompile(`ZooKeeper|Coordination::|Code: 242[,.]`)
+
 // chAddress finds the address of the server an error names.
 var chAddress = regexp.MustCompile(`(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):[0-9]{2,5}`)
 
@@ -176,6 +181,11 @@ func chDown(err error) string {
 		return "a node ended its answer early"
 	}
 	msg := err.Error()
+	if chZooKeeperText.MatchString(msg) {
+		// Checked first: its "All connection tries failed" names
+		// ZooKeeper's address, not a shard's.
+		return "ClickHouse has lost ZooKeeper, without which replicated tables take no writes"
+	}
 	if strings.Contains(msg, "Code: 285,") {
 		// TOO_FEW_LIVE_REPLICAS: an insert waits for every replica.
 		return "a replica of a shard is down, and writes wait for every replica"
