@@ -105,6 +105,14 @@ type toolCall struct {
 // permission that the policy grants only with approval.
 var errNeedsApproval = errors.New("needs approval")
 
+// needsApproval is errNeedsApproval with the policy's reason, kept as a
+// field rather than recovered from the error's text.
+type needsApproval struct{ reason string }
+
+func (e *needsApproval) Error() string { return errNeedsApproval.Error() + ": " + e.reason }
+
+func (e *needsApproval) Is(target error) bool { return target == errNeedsApproval }
+
 // authorize checks a further permission a call's arguments need. A denial
 // is final; an approval requirement is met by an approved call and turns an
 // unapproved one into a pending approval.
@@ -114,7 +122,7 @@ func (call *toolCall) authorize(s *Server, action string, attrs rbac.Attrs) erro
 	case d.Effect == rbac.Allow, d.Effect == rbac.Approve && call.approved:
 		return nil
 	case d.Effect == rbac.Approve:
-		return fmt.Errorf("%w: %s", errNeedsApproval, d.Reason)
+		return &needsApproval{reason: d.Reason}
 	}
 	return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", call.caller.Name, action, d.Reason)
 }
@@ -283,8 +291,8 @@ func (s *Server) decideAndRun(ctx context.Context, who datadesk.Caller, t *tool,
 	}
 	call := &toolCall{ctx: ctx, caller: who}
 	out.result, out.err = t.run(s, call, args)
-	if errors.Is(out.err, errNeedsApproval) {
-		reason := strings.TrimPrefix(out.err.Error(), errNeedsApproval.Error()+": ")
+	if na := (*needsApproval)(nil); errors.As(out.err, &na) {
+		reason := na.reason
 		out.approval, out.err = s.requestApproval(ctx, who, t, args, reason)
 	}
 	if out.err == nil && out.approval == nil {
