@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"datadesk"
@@ -726,11 +727,7 @@ func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri stri
 		if datadesk.IsNotFound(err) {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		e := datadesk.AsError(err)
-		if e.Code == datadesk.Internal {
-			return nil, fmt.Errorf("internal error")
-		}
-		return nil, fmt.Errorf("%s: %s", e.Code, e.Message)
+		return nil, resourceError(err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil
 }
@@ -828,4 +825,21 @@ func splice(env []byte, at int, rows []byte) []byte {
 	out = append(out, env[:at]...)
 	out = append(out, rows...)
 	return append(out, env[at:]...)
+}
+
+// resourceError is a resources/read failure as a JSON-RPC error that keeps
+// the error model: invalid arguments as invalid params, the rest as an
+// internal error code, the message as the API's, and the code, field and
+// allowed values in data, as an HTTP answer's error carries them.
+func resourceError(err error) error {
+	e := datadesk.AsError(err)
+	code, msg := int64(jsonrpc.CodeInternalError), e.Message
+	if e.Code == datadesk.Invalid {
+		code = jsonrpc.CodeInvalidParams
+	}
+	if e.Code == datadesk.Internal {
+		msg = "internal error"
+	}
+	data, _ := json.Marshal(map[string]any{"code": e.Code, "field": e.Field, "allowed": e.Allowed})
+	return &jsonrpc.Error{Code: code, Message: string(e.Code) + ": " + msg, Data: data}
 }
