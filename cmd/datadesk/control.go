@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"datadesk/backup"
@@ -69,8 +70,7 @@ func serveControl(ctx context.Context, src backup.Sources, logger *slog.Logger) 
 		owner, t, err := eng.MoveTable(r.Context(), req.Owner, req.TableID, req.To)
 		if err != nil {
 			logger.Error("table move", "table", req.TableID, "err", err)
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": datadesk.AsError(err).Message})
+			controlError(w, err)
 			return
 		}
 		logger.Info("table moved", "owner", owner, "table", t.ID, "to", t.Location)
@@ -85,8 +85,7 @@ func serveControl(ctx context.Context, src backup.Sources, logger *slog.Logger) 
 		path, err := backup.Make(r.Context(), src, req.Dir)
 		if err != nil {
 			logger.Error("backup", "dir", req.Dir, "err", err)
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": datadesk.AsError(err).Message + ": " + err.Error()})
+			controlError(w, err)
 			return
 		}
 		logger.Info("backup written", "path", path)
@@ -132,13 +131,19 @@ func askServer(data, route string, req, out any) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
-			Error string `json:"error"`
+			Error string        `json:"error"`
+			Code  datadesk.Code `json:"code"`
+			Field string        `json:"field"`
 		}
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			e.Error = string(raw)
+			return errors.New(strings.TrimSpace(string(raw)))
 		}
-		return errors.New(e.Error)
+		if e.Code == "" {
+			return errors.New(e.Error)
+		}
+		// The server's error, with its code, as if made here.
+		return datadesk.Errorf(e.Code, "%s", e.Error).WithField(e.Field)
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
 }
@@ -150,4 +155,19 @@ func moveThroughServer(data string, req moveRequest) (*moveAnswer, error) {
 		return nil, err
 	}
 	return &a, nil
+}
+
+// controlError answers a control request that failed with the error
+// model's code, message and field, for askServer to make it again; an
+// internal error with its cause.
+func controlError(w http.ResponseWriter, err error) {
+	e := datadesk.AsError(err)
+	msg := e.Message
+	if e.Code == datadesk.Internal {
+		// The socket is the operator's own (mode 0600): the cause helps.
+		msg += ": " + err.Error()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg, "code": string(e.Code), "field": e.Field})
 }
