@@ -139,9 +139,10 @@ func TestTableMoveBothWays(t *testing.T) {
 		}
 	}
 	out.Reset()
+	// Through the control socket the error keeps its code.
 	if err := run([]string{"table", "move", "t_nosuchtable000000000000000000", "--to", "clickhouse", "--data", dir}, &out, &out); err == nil ||
-		!strings.Contains(err.Error(), "no table") {
-		t.Errorf("moving a missing table through the server: %v", err)
+		!strings.Contains(err.Error(), "no table") || datadesk.ErrorCode(err) != datadesk.NotFound {
+		t.Errorf("moving a missing table through the server: %v (code %s)", err, datadesk.ErrorCode(err))
 	}
 }
 
