@@ -251,21 +251,8 @@ func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *testS
 // still 200, within the probes' deadline. Low free space, which an empty
 // file's creation does not notice, is a 503 naming the directory.
 func TestReadyzToRouteBy(t *testing.T) {
-	hung, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hung.Close()
-	go func() {
-		for {
-			c, err := hung.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // accepted, never answered
-		}
-	}()
-	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=127.0.0.1:9,n3=" + hung.Addr().String())
+	hung := hungNode(t)
+	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=127.0.0.1:9,n3=" + hung)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,21 +281,8 @@ func TestReadyzToRouteBy(t *testing.T) {
 // a hung node. It now asks every node at once for at most a few seconds
 // and answers with what it has, naming the node that did not answer.
 func TestApprovalListWithAHungPeer(t *testing.T) {
-	hung, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hung.Close()
-	go func() {
-		for {
-			c, err := hung.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // accepted, never answered
-		}
-	}()
-	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=" + hung.Addr().String())
+	hung := hungNode(t)
+	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=" + hung)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,4 +303,31 @@ func TestApprovalListWithAHungPeer(t *testing.T) {
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("the list took %v", took)
 	}
+}
+
+// hungNode is the address of a node that accepts connections and never
+// answers, as a node stopped with SIGSTOP does.
+func hungNode(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	return l.Addr().String()
 }

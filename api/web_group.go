@@ -109,16 +109,7 @@ func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Tab
 	if err != nil {
 		return err
 	}
-	link := func(path string) string {
-		u := url.Values{}
-		for k, vals := range q {
-			u[k] = vals
-		}
-		u.Del("offset")
-		u.Del("summary")
-		u.Del("msg")
-		return path + "?" + u.Encode()
-	}
+	link := func(path string) string { return path + "?" + copyAddress(q, "offset", "summary", "msg").Encode() }
 	g.SVGURL, g.PNGURL, g.XLSXURL = link("/tables/"+t.ID+"/group.svg"), link("/tables/"+t.ID+"/group.png"), link("/tables/"+t.ID+"/group.xlsx")
 	return nil
 }

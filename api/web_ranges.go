@@ -39,24 +39,13 @@ func (sum *columnSummary) ranges(ctx context.Context, store *engine.Store, t *ca
 		return res.MatchedRowCount, nil
 	}
 	add := func(label string, n int64, conds [][2]string) {
-		u := url.Values{}
-		for k, vals := range q {
-			u[k] = append([]string(nil), vals...)
-		}
-		for _, k := range []string{"offset", "summary", "msg"} {
-			u.Del(k)
-		}
-		n0 := max(len(u["o."+col.Key]), len(u["f."+col.Key]), len(u["t."+col.Key]))
-		for prefix := range map[string]bool{"o.": true, "f.": true, "t.": true} {
-			u[prefix+col.Key] = padded(u[prefix+col.Key], n0)
-		}
+		u := copyAddress(q, "offset", "summary", "msg")
 		for _, c := range conds {
-			u["o."+col.Key] = append(u["o."+col.Key], c[0])
-			u["f."+col.Key] = append(u["f."+col.Key], c[1])
-			u["t."+col.Key] = append(u["t."+col.Key], "")
+			addCondition(u, col.Key, c[0], c[1])
 		}
 		sum.Ranges = append(sum.Ranges, topValue{Value: pageCell{Text: label, Class: "text"}, Count: n, URL: "/tables/" + t.ID + "?" + u.Encode() + "&summary=" + url.QueryEscape(col.Key)})
 	}
+
 	switch {
 	case catalog.Numeric(col.Type):
 		lo, okLo := floatOf(sum.min)

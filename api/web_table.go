@@ -537,23 +537,34 @@ func paddedTitle(s string) string {
 // value, or is blank for the empty one.
 func (sum *columnSummary) facets(tableID string, q url.Values) {
 	for i := range sum.Top {
-		v := url.Values{}
-		for k, vals := range q {
-			v[k] = append([]string(nil), vals...)
-		}
-		v.Del("offset")
-		v.Del("summary")
-		v.Del("msg")
+		v := copyAddress(q, "offset", "summary", "msg")
 		op, value := "eq", sum.Top[i].raw
 		if sum.Top[i].Value.Class == "null" || value == "" {
 			op, value = "is_blank", ""
 		}
-		// Each column's conditions are its o., f. and t. lists, in step.
-		n := max(len(v["o."+sum.Key]), len(v["f."+sum.Key]), len(v["t."+sum.Key]))
-		for prefix, add := range map[string]string{"o.": op, "f.": value, "t.": ""} {
-			v[prefix+sum.Key] = append(padded(v[prefix+sum.Key], n), add)
-		}
+		addCondition(v, sum.Key, op, value)
 		sum.Top[i].URL = "/tables/" + tableID + "?" + v.Encode()
+	}
+}
+
+// copyAddress is a copy of a page's address without the keys drop.
+func copyAddress(q url.Values, drop ...string) url.Values {
+	v := url.Values{}
+	for k, vals := range q {
+		v[k] = append([]string(nil), vals...)
+	}
+	for _, k := range drop {
+		v.Del(k)
+	}
+	return v
+}
+
+// addCondition adds a condition on column key to an address: a column's
+// conditions are its o., f. and t. lists, kept in step.
+func addCondition(v url.Values, key, op, value string) {
+	n := max(len(v["o."+key]), len(v["f."+key]), len(v["t."+key]))
+	for prefix, add := range map[string]string{"o.": op, "f.": value, "t.": ""} {
+		v[prefix+key] = append(padded(v[prefix+key], n), add)
 	}
 }
 

@@ -28,13 +28,6 @@ type HealthChecker interface {
 	Probes() []Probe
 }
 
-// Timed runs f and reports it as the check called name.
-func Timed(name string, f func() error) Check {
-	start := time.Now()
-	err := f()
-	return Check{Name: name, Err: err, Took: time.Since(start)}
-}
-
 // RunProbes runs probes at once, each with a deadline of its own, so a
 // hung dependency is blamed alone and in time: a probe past each is
 // reported as not answering, whether or not it returns.
