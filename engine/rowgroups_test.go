@@ -164,9 +164,12 @@ func TestOlderTablesRewritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As a database of the older version: no record of its layout.
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM dd_layout`); err != nil {
-		t.Fatal(err)
+	// As a database of the older version: no record of its layout, and
+	// no tables the catalog has gained since.
+	for _, q := range []string{`DROP TABLE dd_layout`, `DROP TABLE dd_views`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	release()
 	e1.Close()
@@ -185,8 +188,12 @@ func TestOlderTablesRewritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A call meanwhile is answered.
+		// A call meanwhile is answered, and the catalog's newer tables are
+		// there.
 		if _, err := s.Table(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SavedViews(ctx); err != nil {
 			t.Fatal(err)
 		}
 		after, err = s.RowGroups(ctx, id)

@@ -178,13 +178,19 @@ func (e *Engine) closeStore(s *Store) error {
 // prepare creates the catalog, or brings an older one up to date, and
 // recovers from a crash.
 func (s *Store) prepare(ctx context.Context) error {
-	// The newest part of the catalog answers when the rest is there too;
+	// The newest parts of the catalog answer when the rest is there too;
 	// then the statements that create it are not run again.
-	if _, err := s.db.ExecContext(ctx, `SELECT since FROM dd_moves LIMIT 0`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `SELECT 1 FROM dd_moves, dd_views, dd_layout LIMIT 0`); err != nil {
 		for _, stmt := range catalogDDL {
 			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("engine: catalog of %s: %w", s.owner, err)
 			}
+		}
+		// A catalog with no table yet has nothing written in small row
+		// groups: it needs no rewrite (compact.go).
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO dd_layout SELECT ? WHERE NOT EXISTS (SELECT 1 FROM dd_tables) AND NOT EXISTS (SELECT 1 FROM dd_layout)`,
+			ownerRowGroup); err != nil {
+			return fmt.Errorf("engine: catalog of %s: %w", s.owner, err)
 		}
 	}
 	if err := s.recover(ctx); err != nil {
