@@ -15,7 +15,8 @@ var layers = [][]string{
 	{"datadesk", "datadesk/cluster", "datadesk/internal/testenv", "datadesk/engine/clickhousetest"},
 	{"datadesk/engine/typing", "datadesk/rbac", "datadesk/cluster/haproxytest"},
 	{"datadesk/engine/catalog", "datadesk/api/serverdb"},
-	{"datadesk/engine", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
+	{"datadesk/engine/ducksql", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
+	{"datadesk/engine"},
 	{"datadesk/ingest", "datadesk/exports", "datadesk/backup", "datadesk/handoff"},
 	{"datadesk/api"},
 	{"datadesk/bench"},
@@ -23,12 +24,14 @@ var layers = [][]string{
 }
 
 // forbidden lists, per package, what must not be among its dependencies,
-// direct or not: value typing and the catalog speak no SQL, and the
-// ClickHouse backend sees the catalog and the plan, never the DuckDB store.
+// direct or not: value typing and the catalog speak no SQL, the DuckDB
+// dialect builds text without the driver, and the ClickHouse backend sees
+// the catalog and the plan, never the DuckDB store.
 var forbidden = map[string][]string{
-	"datadesk/engine/typing":     {"database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine/catalog", "datadesk/engine"},
-	"datadesk/engine/catalog":    {"database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine"},
+	"datadesk/engine/typing":     {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine/catalog", "datadesk/engine"},
+	"datadesk/engine/catalog":    {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine"},
 	"datadesk/engine/clickhouse": {"datadesk/engine", "github.com/duckdb/duckdb-go/v2", "database/sql"},
+	"datadesk/engine/ducksql":    {"datadesk/engine", "github.com/duckdb/duckdb-go/v2", "database/sql", "runtime/cgo"},
 	"datadesk/api/serverdb":      {"datadesk/engine", "datadesk/engine/catalog"},
 	"datadesk/engine":            {"datadesk/engine/clickhouse", "datadesk/api", "datadesk/api/serverdb"},
 }

@@ -9,6 +9,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -72,7 +73,7 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 			return nil, err
 		}
 	}
-	q, params := duckAnalysis(p)
+	q, params := ducksql.Analysis(p)
 	if err := catalog.CheckCompiled(q); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 		return nil, err
 	}
 	if len(res.Rows) == 0 && p.Grouped() {
-		cq, cparams := duckAnalysisCounts(p)
+		cq, cparams := ducksql.AnalysisCounts(p)
 		err = s.scan(ctx, cq, cparams, 4, func(vals []any) {
 			matched, groups, empty, tied = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2]), toInt64(vals[3])
 		})
@@ -128,7 +129,7 @@ func (s *Store) checkLookup(ctx context.Context, p *catalog.AnalysisPlan) error 
 	}
 	var n int64
 	var example sql.NullString
-	if err := s.db.QueryRowContext(ctx, duckLookupRepeats(p)).Scan(&n, &example); err != nil {
+	if err := s.db.QueryRowContext(ctx, ducksql.LookupRepeats(p)).Scan(&n, &example); err != nil {
 		return classify(ctx, err)
 	}
 	if n == 0 {
@@ -166,14 +167,14 @@ func (s *Store) ShowAnalysis(ctx context.Context, p *catalog.AnalysisPlan, res *
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	sel, params := duckAnalysisView(p, keys)
+	sel, params := ducksql.AnalysisView(p, keys)
 	t := &catalog.Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (analysis)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
-		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS `+sel, params...); err != nil {
+		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+ducksql.Ident(t.ID)+` AS `+sel, params...); err != nil {
 			return classify(ctx, err)
 		}
-		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(t.ID)).Scan(&t.RowCount); err != nil {
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+ducksql.Ident(t.ID)).Scan(&t.RowCount); err != nil {
 			return classify(ctx, err)
 		}
 		t.Report = catalog.Report{Table: t.Name, RowsRead: t.RowCount, RowsStored: t.RowCount, Notes: []string{"derived by an analysis of table " + p.Table.ID}}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"datadesk/engine/ducksql"
+
 	"datadesk"
 )
 
@@ -40,12 +42,12 @@ func (e *Engine) BackupOwner(ctx context.Context, owner, dst string) error {
 	}
 	defer conn.Close()
 	for _, stmt := range []string{
-		`ATTACH ` + quoteString(tmp) + ` AS ` + quoteIdent(name) + attachOptions,
-		`COPY FROM DATABASE ` + quoteIdent(owner) + ` TO ` + quoteIdent(name),
-		`DETACH ` + quoteIdent(name),
+		`ATTACH ` + ducksql.Literal(tmp) + ` AS ` + ducksql.Ident(name) + attachOptions,
+		`COPY FROM DATABASE ` + ducksql.Ident(owner) + ` TO ` + ducksql.Ident(name),
+		`DETACH ` + ducksql.Ident(name),
 	} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE IF EXISTS `+quoteIdent(name))
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE IF EXISTS `+ducksql.Ident(name))
 			return classify(ctx, err)
 		}
 	}

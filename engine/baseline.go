@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"datadesk/engine/ducksql"
+
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -46,7 +48,7 @@ func OpenBaseline(ctx context.Context, cfg Config, dir, folder string) (*Baselin
 	// allowed_directories must be set while external access is still on;
 	// then access is closed and the configuration locked, as for owners.
 	for _, stmt := range []string{
-		`ATTACH ` + quoteLiteral(filepath.Join(dir, "baseline.duckdb")) + ` AS ` + quoteIdent(baselineCatalog) + attachOptions,
+		`ATTACH ` + quoteLiteral(filepath.Join(dir, "baseline.duckdb")) + ` AS ` + ducksql.Ident(baselineCatalog) + attachOptions,
 		`SET GLOBAL allowed_directories = [` + quoteLiteral(strings.TrimSuffix(folder, "/")+"/") + `]`,
 		`SET GLOBAL enable_external_access = false`,
 		`SET GLOBAL lock_configuration = true`,
@@ -87,7 +89,7 @@ func (b *Baseline) AppendStrings(ctx context.Context, table string, width int, r
 	for i := range cols {
 		cols[i] = "c" + strconv.Itoa(i+1) + " VARCHAR"
 	}
-	if _, err := b.db.ExecContext(ctx, `CREATE OR REPLACE TABLE `+quoteIdent(table)+` (`+strings.Join(cols, ", ")+`)`); err != nil {
+	if _, err := b.db.ExecContext(ctx, `CREATE OR REPLACE TABLE `+ducksql.Ident(table)+` (`+strings.Join(cols, ", ")+`)`); err != nil {
 		return err
 	}
 	conn, err := b.db.Conn(ctx)
@@ -148,11 +150,11 @@ func (s *Store) Drain(ctx context.Context, query string, args ...any) (int, erro
 // against it; drop removes the copy.
 func (s *Store) CopyAsWritten(ctx context.Context, id string) (copyID string, drop func() error, err error) {
 	copyID = id + "__as_written"
-	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+quoteIdent(copyID)+` AS SELECT * FROM data.`+quoteIdent(id)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+ducksql.Ident(copyID)+` AS SELECT * FROM data.`+ducksql.Ident(id)); err != nil {
 		return "", nil, classify(ctx, err)
 	}
 	return copyID, func() error {
-		_, err := s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+quoteIdent(copyID))
+		_, err := s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+ducksql.Ident(copyID))
 		return err
 	}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // A table is scanned fastest in full row groups: DuckDB evaluates a
@@ -23,7 +24,7 @@ func fullRowGroups(rows int64) int64 { return max(1, (rows+ownerRowGroup-1)/owne
 // query's.
 func (s *Store) RowGroups(ctx context.Context, id string) (int64, error) {
 	var n int64
-	err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT row_group_id) FROM pragma_storage_info(?)`, "data."+quoteIdent(id)).Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT row_group_id) FROM pragma_storage_info(?)`, "data."+ducksql.Ident(id)).Scan(&n)
 	return n, classify(ctx, err)
 }
 
@@ -91,7 +92,7 @@ func (s *Store) laidOut(ctx context.Context) (bool, error) {
 // left by a crash is dropped at the next open as an orphan.
 func (s *Store) rewrite(ctx context.Context, id string) error {
 	full := id + "__full"
-	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+quoteIdent(full)+` AS SELECT * FROM data.`+quoteIdent(id)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+ducksql.Ident(full)+` AS SELECT * FROM data.`+ducksql.Ident(id)); err != nil {
 		return classify(ctx, err)
 	}
 	return s.inTx(ctx, func(conn *sql.Conn) error {
@@ -99,10 +100,10 @@ func (s *Store) rewrite(ctx context.Context, id string) error {
 		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM dd_tables WHERE id = ? AND location = ?`, id, catalog.LocationDuckDB).Scan(&still); err != nil {
 			return classify(ctx, err)
 		}
-		stmts := []string{`DROP TABLE data.` + quoteIdent(id), `ALTER TABLE data.` + quoteIdent(full) + ` RENAME TO ` + quoteIdent(id)}
+		stmts := []string{`DROP TABLE data.` + ducksql.Ident(id), `ALTER TABLE data.` + ducksql.Ident(full) + ` RENAME TO ` + ducksql.Ident(id)}
 		if still == 0 {
 			// Deleted or moved while it was copied.
-			stmts = []string{`DROP TABLE data.` + quoteIdent(full)}
+			stmts = []string{`DROP TABLE data.` + ducksql.Ident(full)}
 		}
 		for _, q := range stmts {
 			if _, err := conn.ExecContext(ctx, q); err != nil {

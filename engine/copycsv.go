@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"datadesk"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -34,7 +35,7 @@ func (s *Store) CopyCSV(ctx context.Context, tableID string, w io.Writer) (ok bo
 	}
 	sel := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
-		col := quoteIdent(c.Key)
+		col := ducksql.Ident(c.Key)
 		switch c.Type {
 		case typing.TypeDouble:
 			return false, nil
@@ -52,7 +53,7 @@ func (s *Store) CopyCSV(ctx context.Context, tableID string, w io.Writer) (ok bo
 	// the owner's incoming folder, sent, and removed.
 	path := filepath.Join(s.IncomingDir(), datadesk.NewID("csv")+".csv")
 	defer os.Remove(path)
-	q := `COPY (SELECT ` + strings.Join(sel, ", ") + ` FROM data.` + quoteIdent(t.ID) + `) TO ` + quoteString(path) +
+	q := `COPY (SELECT ` + strings.Join(sel, ", ") + ` FROM data.` + ducksql.Ident(t.ID) + `) TO ` + ducksql.Literal(path) +
 		` (FORMAT csv, HEADER false, DELIMITER ',', QUOTE '"', ESCAPE '"', NULLSTR '')`
 	if _, err := s.db.ExecContext(ctx, q); err != nil {
 		return false, classify(ctx, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"datadesk"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -61,7 +62,7 @@ func TestCountedWholeNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := quoteIdent(f.Tables[0].ID), quoteIdent(f.Tables[1].ID)
+	a, b := ducksql.Ident(f.Tables[0].ID), ducksql.Ident(f.Tables[1].ID)
 	var diff int
 	var types, emptyText string
 	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM (SELECT * FROM data.`+a+` EXCEPT ALL SELECT * FROM data.`+b+`))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -113,7 +114,7 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *catalog.File,
 			setColumns(t, labels, keys, decisions)
 			return t, false, s.record(ctx, conn, t, src, stats, nil)
 		}
-		if _, err := conn.ExecContext(ctx, `DROP TABLE data.`+quoteIdent(t.ID)); err != nil {
+		if _, err := conn.ExecContext(ctx, `DROP TABLE data.`+ducksql.Ident(t.ID)); err != nil {
 			return nil, false, classify(ctx, err)
 		}
 		if attempt > 0 {
@@ -310,14 +311,14 @@ func checkSQL(d typing.Decision, x string) string {
 		_, scale := catalog.DecimalParts(d.SQLType)
 		cast := castSQL(d, x)
 		ok = "strlen(" + x + ") <= 16 AND " + cast + " IS NOT NULL AND CASE WHEN " + cast + "::VARCHAR = " + x + " THEN true ELSE regexp_full_match(" + x + ", " +
-			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+strconv.Itoa(scale)+`}`) + ") END"
+			ducksql.Literal(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+strconv.Itoa(scale)+`}`) + ") END"
 	case typing.TypeDate:
 		// The round trip of quick code 6, without printing: four digits
 		// of a year from 1 (year 0 prints as 0001 BC), two of a month and
 		// a day, and a date the column's own cast reads.
 		ok = x + " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND " + x + " >= '0001' AND " + castSQL(d, x) + " IS NOT NULL"
 	case typing.TypeBoolean:
-		ok = "lower(" + trimSQL(x) + ") IN ('true', 'false')"
+		ok = "lower(" + ducksql.Trim(x) + ") IN ('true', 'false')"
 	}
 	// A failed cast is NULL, and so would the check be: coalesce.
 	return "NOT coalesce(" + x + " IS NULL OR " + x + " = '' OR " + ok + ", false)"
@@ -329,7 +330,7 @@ func castSQL(d typing.Decision, x string) string {
 	v := "NULLIF(" + x + ", '')"
 	switch d.Type {
 	case typing.TypeBoolean:
-		return "TRY_CAST(lower(NULLIF(" + trimSQL(x) + ", '')) AS BOOLEAN)"
+		return "TRY_CAST(lower(NULLIF(" + ducksql.Trim(x) + ", '')) AS BOOLEAN)"
 	case typing.TypeInteger:
 		return "TRY_CAST(" + v + " AS BIGINT)"
 	case typing.TypeDecimal:
@@ -381,9 +382,9 @@ func (p planned) facts() []fact {
 func (p planned) factSQL(f fact, x string) string {
 	switch f {
 	case factBlank:
-		return "(" + edgeSQL(x) + " = 1)"
+		return "(" + ducksql.Edge(x) + " = 1)"
 	case factPadded:
-		return "(" + edgeSQL(x) + " = 2)"
+		return "(" + ducksql.Edge(x) + " = 2)"
 	case factNegative:
 		return "(" + x + " < '0' AND " + x + " <> '')"
 	case factPoint:
@@ -406,13 +407,13 @@ func (p planned) factSQL(f fact, x string) string {
 		// byte up to '9', two upper-case letters (ISO codes), or any byte
 		// other than ASCII (currency signs).
 		second := "substring(" + x + ", 2, 1)"
-		return "CASE WHEN " + x + " < ':' OR " + x + " >= " + quoteString("\u0080") + " OR " + x + " >= 'A' AND " + x + " < '[' AND " +
+		return "CASE WHEN " + x + " < ':' OR " + x + " >= " + ducksql.Literal("\u0080") + " OR " + x + " >= 'A' AND " + x + " < '[' AND " +
 			second + " >= 'A' AND " + second + " < '[' THEN " + quickMaybeSQL(x) + " ELSE false END"
 	case p.screen == screenDigits:
 		// Every string of 1 to 15 digits is quick code 1 or 5.
 		return "CASE WHEN strlen(" + x + ") BETWEEN 1 AND 15 THEN " + x + " GLOB '*[!0-9]*' ELSE " + x + " <> '' END"
 	}
-	return "(" + x + " <> '' AND NOT (strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " + quoteString(plainNumbersPattern) + ")))"
+	return "(" + x + " <> '' AND NOT (strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " + ducksql.Literal(plainNumbersPattern) + ")))"
 }
 
 // longSQL is true for a value of raw text column x longer than a cell may
@@ -432,7 +433,7 @@ func factLayout(plan []planned) ([]factBit, []string) {
 	var bits []factBit
 	var sqls, long []string
 	for i, p := range plan {
-		raw := stageColumn(i + 1)
+		raw := ducksql.StageColumn(i + 1)
 		for _, f := range p.facts() {
 			bits, sqls = append(bits, factBit{i, f}), append(sqls, p.factSQL(f, raw))
 		}
@@ -459,15 +460,15 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table,
 	defs := make([]string, len(plan))
 	sel := make([]string, len(plan))
 	for i, p := range plan {
-		raw := stageColumn(i + 1)
-		defs[i] = quoteIdent(keys[i]) + " " + sqlTypeName(p.d)
+		raw := ducksql.StageColumn(i + 1)
+		defs[i] = ducksql.Ident(keys[i]) + " " + sqlTypeName(p.d)
 		if p.compression != "" {
 			defs[i] += " USING COMPRESSION " + p.compression
 		}
 		if readChecked(p.d) {
 			sel[i] = castSQL(p.d, raw)
 		} else {
-			sel[i] = textCast(p.d, raw)
+			sel[i] = ducksql.TextCast(p.d, raw)
 		}
 	}
 	flags := flagNames(keys, (len(bits)+63)/64)
@@ -477,10 +478,10 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table,
 			// A shifted boolean costs less than a CASE; NULL is no fact.
 			word = append(word, "(coalesce("+bit+", false)::UBIGINT << "+strconv.Itoa(b)+")")
 		}
-		defs = append(defs, quoteIdent(name)+" UBIGINT")
+		defs = append(defs, ducksql.Ident(name)+" UBIGINT")
 		sel = append(sel, strings.Join(word, " | "))
 	}
-	table := `data.` + quoteIdent(t.ID)
+	table := `data.` + ducksql.Ident(t.ID)
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE `+table+` (`+strings.Join(defs, ", ")+`)`); err != nil {
 		return nil, RowStats{}, false, classify(ctx, err)
 	}
@@ -489,7 +490,7 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table,
 	}
 	stats, ok, err := r.after()
 	if err != nil || !ok {
-		if _, dropErr := conn.ExecContext(ctx, `DROP TABLE data.`+quoteIdent(t.ID)); dropErr != nil && err == nil {
+		if _, dropErr := conn.ExecContext(ctx, `DROP TABLE data.`+ducksql.Ident(t.ID)); dropErr != nil && err == nil {
 			err = classify(ctx, dropErr)
 		}
 		return nil, RowStats{}, false, err
@@ -526,14 +527,14 @@ func (sum summary) count(col int, f fact) int64 { return sum.counts[factBit{col,
 // updates every aggregate through its group.) A screened column where
 // some value failed is marked screenNone.
 func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *catalog.Table, keys []string, plan []planned, layout []factBit, flags []string) (summary, error) {
-	table := `data.` + quoteIdent(t.ID)
+	table := `data.` + ducksql.Ident(t.ID)
 	aggs := []string{"count(*)"}
 	var checked []int
 	for i, p := range plan {
 		if !readChecked(p.d) {
 			continue
 		}
-		k := quoteIdent(keys[i])
+		k := ducksql.Ident(keys[i])
 		aggs = append(aggs, "count("+k+")")
 		if p.d.Type == typing.TypeInteger || p.d.Type == typing.TypeDecimal {
 			aggs = append(aggs, "count_if("+k+" < 0)::BIGINT", "max(abs("+k+"))::VARCHAR")
@@ -545,7 +546,7 @@ func (s *Store) summarize(ctx context.Context, conn *sql.Conn, t *catalog.Table,
 		words := make([]string, len(flags))
 		names := make([]string, len(flags))
 		for j, name := range flags {
-			words[j], names[j] = quoteIdent(name), "w"+strconv.Itoa(j)
+			words[j], names[j] = ducksql.Ident(name), "w"+strconv.Itoa(j)
 		}
 		sums := make([]string, len(layout))
 		for b := range layout {
@@ -617,7 +618,7 @@ func flagNames(keys []string, n int) []string {
 // when a checked column decides otherwise than planned or a cell is too
 // long: the staged path then loads the file, or names the cell.
 func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *catalog.Table, src TableSource, keys []string, plan []planned, flags []string, sum summary) ([]typing.Decision, bool, error) {
-	table := "data." + quoteIdent(t.ID)
+	table := "data." + ducksql.Ident(t.ID)
 	drop := func() ([]typing.Decision, bool, error) {
 		if _, err := conn.ExecContext(ctx, `DROP TABLE `+table); err != nil {
 			return nil, false, classify(ctx, err)
@@ -625,7 +626,7 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *catalog.Tab
 		return nil, false, nil
 	}
 	for _, name := range flags {
-		if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` DROP COLUMN `+quoteIdent(name)); err != nil {
+		if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` DROP COLUMN `+ducksql.Ident(name)); err != nil {
 			return nil, false, classify(ctx, err)
 		}
 	}
@@ -638,7 +639,7 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *catalog.Tab
 	for i, p := range plan {
 		st, ok := p.stats(sum.checked[i], func(f fact) int64 { return sum.count(i, f) })
 		if !ok {
-			open, openAt = append(open, quoteIdent(keys[i])), append(openAt, i)
+			open, openAt = append(open, ducksql.Ident(keys[i])), append(openAt, i)
 		}
 		cols[i] = st
 	}
@@ -664,8 +665,8 @@ func (s *Store) settleDirect(ctx context.Context, conn *sql.Conn, t *catalog.Tab
 			// in place; it rarely happens (a failed screen).
 			return drop()
 		case !readChecked(p) && d.Type != typing.TypeText:
-			k := quoteIdent(keys[i])
-			if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` ALTER COLUMN `+k+` SET DATA TYPE `+sqlTypeName(d)+` USING `+textCast(d, k)); err != nil {
+			k := ducksql.Ident(keys[i])
+			if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` ALTER COLUMN `+k+` SET DATA TYPE `+sqlTypeName(d)+` USING `+ducksql.TextCast(d, k)); err != nil {
 				return nil, false, classify(ctx, err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -276,7 +277,7 @@ func TestDirectLoadKeepsFileOrder(t *testing.T) {
 		t.Fatalf("%d rows, line %s", tb.RowCount, tb.Columns[0].Type)
 	}
 	var misplaced int64
-	err = s.db.QueryRow(`SELECT count(*) FILTER (WHERE "line" <> n - 1) FROM (SELECT "line", row_number() OVER (ORDER BY rowid) AS n FROM data.` + quoteIdent(tb.ID) + `)`).Scan(&misplaced)
+	err = s.db.QueryRow(`SELECT count(*) FILTER (WHERE "line" <> n - 1) FROM (SELECT "line", row_number() OVER (ORDER BY rowid) AS n FROM data.` + ducksql.Ident(tb.ID) + `)`).Scan(&misplaced)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,11 +327,11 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	x := stageColumn(1)
+	x := ducksql.StageColumn(1)
 	// A decimal's pattern, and a value the type holds.
 	decimal := func(sqlType, places string) string {
 		return "NOT coalesce(" + x + " IS NULL OR " + x + " = '' OR strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", " +
-			quoteString(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+places+`}`) + ") AND TRY_CAST(" + x + " AS " + sqlType + ") IS NOT NULL, false)"
+			ducksql.Literal(quickIntPattern+`|-?(0|[1-9][0-9]*)\.[0-9]{1,`+places+`}`) + ") AND TRY_CAST(" + x + " AS " + sqlType + ") IS NOT NULL, false)"
 	}
 	for _, tc := range []struct {
 		p    planned

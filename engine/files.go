@@ -15,6 +15,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // NewFile is a file to add: its bytes, already written and synced to a
@@ -296,7 +297,7 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 	remote := s.remoteTables(ctx, all)
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
 		for _, t := range all {
-			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t)); err != nil {
+			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+ducksql.Ident(t)); err != nil {
 				return classify(ctx, err)
 			}
 			for _, q := range []string{`DELETE FROM dd_columns WHERE table_id = ?`, `DELETE FROM dd_labels WHERE table_id = ?`, `DELETE FROM dd_views WHERE table_id = ?`} {

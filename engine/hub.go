@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"datadesk/engine/ducksql"
+
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -70,7 +72,7 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 	}
 	h := &hub{connector: connector, ctl: sql.OpenDB(connector)}
 	for _, stmt := range []string{
-		`SET GLOBAL allowed_directories = [` + quoteString(filepath.Join(dir, "owners")+string(filepath.Separator)) + `]`,
+		`SET GLOBAL allowed_directories = [` + ducksql.Literal(filepath.Join(dir, "owners")+string(filepath.Separator)) + `]`,
 		`SET GLOBAL enable_external_access = false`,
 		`SET GLOBAL lock_configuration = true`,
 	} {
@@ -129,7 +131,7 @@ var attachOptions = ` (ROW_GROUP_SIZE ` + strconv.Itoa(ownerRowGroup) + `)`
 func (h *hub) attach(ctx context.Context, catalog, path string) error {
 	start := time.Now()
 	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 50*time.Millisecond) {
-		_, err := h.ctl.ExecContext(ctx, `ATTACH `+quoteString(path)+` AS `+quoteIdent(catalog)+attachOptions)
+		_, err := h.ctl.ExecContext(ctx, `ATTACH `+ducksql.Literal(path)+` AS `+ducksql.Ident(catalog)+attachOptions)
 		// DuckDB gives this case no error type of its own.
 		if err == nil || !errIs(err, duckdb.ErrorTypeBinder) || !strings.Contains(err.Error(), "Unique file handle conflict") ||
 			time.Since(start) > attachWait {
@@ -145,7 +147,7 @@ func (h *hub) attach(ctx context.Context, catalog, path string) error {
 
 // detach detaches catalog; DuckDB checkpoints it first.
 func (h *hub) detach(ctx context.Context, catalog string) error {
-	_, err := h.ctl.ExecContext(ctx, `DETACH `+quoteIdent(catalog))
+	_, err := h.ctl.ExecContext(ctx, `DETACH `+ducksql.Ident(catalog))
 	return err
 }
 
@@ -183,7 +185,7 @@ func (c catalogConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("engine: the DuckDB driver's connection cannot execute")
 	}
-	if _, err := exec.ExecContext(ctx, `USE `+quoteIdent(c.catalog), nil); err != nil {
+	if _, err := exec.ExecContext(ctx, `USE `+ducksql.Ident(c.catalog), nil); err != nil {
 		conn.Close()
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -123,7 +124,7 @@ func TestWideLoadHoldsLittle(t *testing.T) {
 	}
 	var sum, n int64
 	if err := s.db.QueryRowContext(context.Background(),
-		`SELECT sum("c255"), count(*) FROM data.`+quoteIdent(f.Tables[0].ID)).Scan(&sum, &n); err != nil {
+		`SELECT sum("c255"), count(*) FROM data.`+ducksql.Ident(f.Tables[0].ID)).Scan(&sum, &n); err != nil {
 		t.Fatal(err)
 	}
 	if sum != 0 || n != rows {
@@ -159,7 +160,7 @@ func TestOlderLayoutStillServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int64
-	if err := s.db.QueryRowContext(context.Background(), `SELECT count(*) FROM data.`+quoteIdent(f.Tables[0].ID)).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(context.Background(), `SELECT count(*) FROM data.`+ducksql.Ident(f.Tables[0].ID)).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 40_000 {

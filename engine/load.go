@@ -14,6 +14,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -209,10 +210,10 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File
 	sel := make([]string, len(decisions))
 	whole := make([]bool, len(decisions))
 	for i, d := range decisions {
-		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
+		sel[i] = ducksql.StageCast(d, i+1) + " AS " + ducksql.Ident(keys[i])
 		if src.Typed != nil && d.Type == typing.TypeInteger && d.Written == nil {
 			whole[i] = true
-			sel[i] = stageColumn(i+1) + " AS " + quoteIdent(keys[i])
+			sel[i] = ducksql.StageColumn(i+1) + " AS " + ducksql.Ident(keys[i])
 		}
 	}
 	var (
@@ -368,7 +369,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ord
 	t := newTable(f, ordinal, src, st.rows)
 	sel := make([]string, len(decisions))
 	for i, d := range decisions {
-		sel[i] = stageCast(d, i+1) + " AS " + quoteIdent(keys[i])
+		sel[i] = ducksql.StageCast(d, i+1) + " AS " + ducksql.Ident(keys[i])
 	}
 	setColumns(t, labels, keys, decisions)
 	remote, err := s.storeTyped(ctx, conn, t, stage, columnDefs(keys, decisions), strings.Join(sel, ", "), st)
@@ -386,7 +387,7 @@ func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ord
 func columnDefs(keys []string, decisions []typing.Decision) string {
 	defs := make([]string, len(decisions))
 	for i, d := range decisions {
-		defs[i] = quoteIdent(keys[i]) + " " + sqlTypeName(d)
+		defs[i] = ducksql.Ident(keys[i]) + " " + sqlTypeName(d)
 	}
 	return strings.Join(defs, ", ")
 }
@@ -603,9 +604,6 @@ func writeCatalog(ctx context.Context, conn *sql.Conn, t *catalog.Table, kind st
 	return nil
 }
 
-// stageColumn names staging column i (1-based).
-func stageColumn(i int) string { return `"c` + strconv.Itoa(i) + `"` }
-
 func sourceName(src TableSource) string {
 	if src.Name == "" {
 		return "table"
@@ -627,7 +625,7 @@ func (s *Store) copyTable(ctx context.Context, conn *sql.Conn, f *catalog.File, 
 	} else if r != nil {
 		return s.copyOn(ctx, conn, r, src, t)
 	}
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS SELECT * FROM data.`+quoteIdent(src.ID)+` ORDER BY rowid`); err != nil {
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+ducksql.Ident(t.ID)+` AS SELECT * FROM data.`+ducksql.Ident(src.ID)+` ORDER BY rowid`); err != nil {
 		return nil, classify(ctx, err)
 	}
 	t.Report = catalog.Report{Table: t.Name, RowsRead: src.RowCount, RowsStored: src.RowCount, Notes: []string{"copied from table " + src.ID}}

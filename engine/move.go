@@ -13,6 +13,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -102,10 +103,10 @@ func (s *Store) moveOut(ctx context.Context, t *catalog.Table) error {
 	}
 	var sel []string
 	for _, c := range t.Columns {
-		sel = append(sel, `CAST(`+quoteIdent(c.Key)+` AS VARCHAR)`)
+		sel = append(sel, `CAST(`+ducksql.Ident(c.Key)+` AS VARCHAR)`)
 	}
 	err = s.remote.Put(ctx, t, types, func(w catalog.RowWriter) error {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM data.`+quoteIdent(t.ID)+` ORDER BY rowid`)
+		rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM data.`+ducksql.Ident(t.ID)+` ORDER BY rowid`)
 		if err != nil {
 			return classify(ctx, err)
 		}
@@ -212,7 +213,7 @@ func (s *Store) sweepMoves(ctx context.Context, olderThan time.Time, copies bool
 // dropCopy drops table id's copy at location.
 func (s *Store) dropCopy(ctx context.Context, id, location string) error {
 	if location == catalog.LocationDuckDB {
-		_, err := s.db.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(id))
+		_, err := s.db.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+ducksql.Ident(id))
 		return classify(ctx, err)
 	}
 	if s.remote == nil || s.remote.Name() != location {
@@ -278,13 +279,13 @@ func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 	// a moment. A copy left by a crash is an orphan the next open drops.
 	incoming := t.ID + "__in"
 	if err := s.copyIn(ctx, t, types, incoming); err != nil {
-		_, _ = s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+quoteIdent(incoming))
+		_, _ = s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+ducksql.Ident(incoming))
 		return err
 	}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
 		// The catalog says the backend: a DuckDB table of this id is an
 		// earlier move's old copy.
-		for _, q := range []string{`DROP TABLE IF EXISTS data.` + quoteIdent(t.ID), `ALTER TABLE data.` + quoteIdent(incoming) + ` RENAME TO ` + quoteIdent(t.ID)} {
+		for _, q := range []string{`DROP TABLE IF EXISTS data.` + ducksql.Ident(t.ID), `ALTER TABLE data.` + ducksql.Ident(incoming) + ` RENAME TO ` + ducksql.Ident(t.ID)} {
 			if _, err := conn.ExecContext(ctx, q); err != nil {
 				return classify(ctx, err)
 			}
@@ -295,7 +296,7 @@ func (s *Store) moveIn(ctx context.Context, t *catalog.Table) error {
 		return switchJournal(ctx, conn, t.ID, t.Location)
 	})
 	if err != nil {
-		_, _ = s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+quoteIdent(incoming))
+		_, _ = s.db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS data.`+ducksql.Ident(incoming))
 		return err
 	}
 	// Readers find the table in DuckDB from now on; the cluster's copy
@@ -317,8 +318,8 @@ func (s *Store) copyIn(ctx context.Context, t *catalog.Table, types []string, na
 	const stage = "dd_stage_move"
 	var cols, sel []string
 	for i, c := range t.Columns {
-		cols = append(cols, stageColumn(i+1)+" VARCHAR")
-		sel = append(sel, `CAST(`+stageColumn(i+1)+` AS `+types[i]+`) AS `+quoteIdent(c.Key))
+		cols = append(cols, ducksql.StageColumn(i+1)+" VARCHAR")
+		sel = append(sel, `CAST(`+ducksql.StageColumn(i+1)+` AS `+types[i]+`) AS `+ducksql.Ident(c.Key))
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+stage+` (`+strings.Join(cols, ", ")+`)`); err != nil {
 		return classify(ctx, err)
@@ -344,11 +345,11 @@ func (s *Store) copyIn(ctx context.Context, t *catalog.Table, types []string, na
 	if err != nil {
 		return classify(ctx, err)
 	}
-	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+quoteIdent(name)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+stage); err != nil {
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+ducksql.Ident(name)+` AS SELECT `+strings.Join(sel, ", ")+` FROM `+stage); err != nil {
 		return classify(ctx, err)
 	}
 	var n int64
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(name)).Scan(&n); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+ducksql.Ident(name)).Scan(&n); err != nil {
 		return classify(ctx, err)
 	}
 	if n != t.RowCount {

@@ -8,6 +8,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -41,7 +42,7 @@ func TestNoReservedNames(t *testing.T) {
 			seen := map[string]bool{}
 			for i, c := range tbl.Columns {
 				k := strings.ToLower(c.Key)
-				if seen[k] || k == "rowid" || k == rowKey || strings.ContainsAny(c.Key, "\x00\x07") {
+				if seen[k] || k == "rowid" || k == ducksql.RowKey || strings.ContainsAny(c.Key, "\x00\x07") {
 					t.Errorf("column %d: key %q collides", i, c.Key)
 				}
 				seen[k] = true

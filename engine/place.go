@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // storeTyped creates the typed table t from the staging table with the
@@ -29,17 +30,17 @@ func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table
 			return nil, err
 		}
 	}
-	typed := `SELECT ` + sel + ` FROM ` + quoteIdent(stage)
+	typed := `SELECT ` + sel + ` FROM ` + ducksql.Ident(stage)
 	var r catalog.Backend
 	if remote {
 		r = s.remote
 		if err := s.putTyped(ctx, conn, t, typed); err != nil {
 			return nil, err
 		}
-	} else if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS `+typed); err != nil {
+	} else if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+ducksql.Ident(t.ID)+` AS `+typed); err != nil {
 		return nil, classify(ctx, err)
 	}
-	if _, err := conn.ExecContext(ctx, `DROP TABLE `+quoteIdent(stage)); err != nil {
+	if _, err := conn.ExecContext(ctx, `DROP TABLE `+ducksql.Ident(stage)); err != nil {
 		if r != nil {
 			_ = r.Drop(context.WithoutCancel(ctx), t)
 		}
@@ -57,7 +58,7 @@ func (s *Store) putTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, 
 	}
 	text := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
-		text[i] = `CAST(` + quoteIdent(c.Key) + ` AS VARCHAR)`
+		text[i] = `CAST(` + ducksql.Ident(c.Key) + ` AS VARCHAR)`
 	}
 	err = s.remote.Put(ctx, t, types, func(w catalog.RowWriter) error {
 		rows, err := conn.QueryContext(ctx, `SELECT `+strings.Join(text, ", ")+` FROM (`+typed+`) AS typed`)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // Run executes a plan; when filters matched nothing, the answer's hint
@@ -58,7 +59,7 @@ func (a answerer) logRemote(what string, t *catalog.Table, sql string) {
 
 // runDuck answers a plan over a table in the owner's DuckDB file.
 func (s *Store) runDuck(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult, error) {
-	q, params := duckSQL(p)
+	q, params := ducksql.Query(p)
 	s.logger.Debug("query", "table", p.Table.ID, "sql", q, "params", params)
 	res := &catalog.QueryResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount,
 		Offset: p.Offset, SQL: q, Schema: catalog.NewSchemaPage(p.Table, p.Query.SchemaOffset)}
@@ -98,7 +99,7 @@ func (s *Store) runGrouped(ctx context.Context, p *catalog.Plan, res *catalog.Qu
 		return err
 	}
 	if len(res.Rows) == 0 && p.Offset > 0 {
-		cq, cparams := duckGroupCounts(p)
+		cq, cparams := ducksql.GroupCounts(p)
 		err = s.scan(ctx, cq, cparams, 3, func(vals []any) {
 			matched, groups, empty = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2])
 		})
@@ -191,8 +192,8 @@ func (s *Store) Plan(ctx context.Context, q catalog.Query) (*catalog.Plan, error
 
 // near is the nearFunc of the owner's DuckDB file, with bound values.
 func (s *Store) near(ctx context.Context, t *catalog.Table, c *catalog.Column, kind, value string) ([]string, error) {
-	col := quoteIdent(c.Key)
-	q := `SELECT DISTINCT ` + col + ` FROM data.` + quoteIdent(t.ID) + ` WHERE `
+	col := ducksql.Ident(c.Key)
+	q := `SELECT DISTINCT ` + col + ` FROM data.` + ducksql.Ident(t.ID) + ` WHERE `
 	var args []any
 	switch kind {
 	case catalog.NearNumber:

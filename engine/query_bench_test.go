@@ -11,6 +11,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
@@ -97,7 +98,7 @@ func BenchmarkQueryTable(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sql, params := duckSQL(p)
+				sql, params := ducksql.Query(p)
 				for b.Loop() {
 					rows, err := s.db.QueryContext(context.Background(), sql, params...)
 					if err != nil {

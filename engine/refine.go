@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -53,12 +54,12 @@ func (s *Store) refine(ctx context.Context, conn *sql.Conn, t *catalog.Table) ([
 		if !ok {
 			continue
 		}
-		k := quoteIdent(c.Key)
+		k := ducksql.Ident(c.Key)
 		var marks []string
 		for _, m := range missingMarks {
 			marks = append(marks, "'"+strings.ReplaceAll(m, "'", "''")+"'")
 		}
-		q := `ALTER TABLE data.` + quoteIdent(t.ID) + ` ALTER COLUMN ` + k + ` SET DATA TYPE ` + sqlType +
+		q := `ALTER TABLE data.` + ducksql.Ident(t.ID) + ` ALTER COLUMN ` + k + ` SET DATA TYPE ` + sqlType +
 			` USING CASE WHEN lower(` + k + `) IN (` + strings.Join(marks, ", ") + `) THEN NULL ELSE CAST(` + k + ` AS ` + sqlType + `) END`
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return nil, classify(ctx, err)
@@ -84,7 +85,7 @@ type numberRead struct {
 
 // readNumbers reads every value of text column key of t.
 func (s *Store) readNumbers(ctx context.Context, conn *sql.Conn, t *catalog.Table, key string) (*numberRead, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT `+quoteIdent(key)+` FROM data.`+quoteIdent(t.ID)+` WHERE `+quoteIdent(key)+` IS NOT NULL`)
+	rows, err := conn.QueryContext(ctx, `SELECT `+ducksql.Ident(key)+` FROM data.`+ducksql.Ident(t.ID)+` WHERE `+ducksql.Ident(key)+` IS NOT NULL`)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // rowGroupRows is enough rows for three full row groups, where the row
@@ -24,10 +25,10 @@ func ctasRowGroups(t *testing.T, s *Store, id string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	copyID := id + "_ctas"
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(copyID)+` AS SELECT * FROM data.`+quoteIdent(id)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE data.`+ducksql.Ident(copyID)+` AS SELECT * FROM data.`+ducksql.Ident(id)); err != nil {
 		t.Fatal(err)
 	}
-	defer s.db.ExecContext(ctx, `DROP TABLE data.`+quoteIdent(copyID))
+	defer s.db.ExecContext(ctx, `DROP TABLE data.`+ducksql.Ident(copyID))
 	n, err := s.RowGroups(ctx, copyID)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestOlderTablesRewritten(t *testing.T) {
 		done, _ := s.laidOut(ctx)
 		var n, first, last int64
 		if err == nil {
-			err = s.db.QueryRowContext(ctx, `SELECT count(*), first("id" ORDER BY rowid), last("id" ORDER BY rowid) FROM data.`+quoteIdent(id)).Scan(&n, &first, &last)
+			err = s.db.QueryRowContext(ctx, `SELECT count(*), first("id" ORDER BY rowid), last("id" ORDER BY rowid) FROM data.`+ducksql.Ident(id)).Scan(&n, &first, &last)
 		}
 		release()
 		if err != nil {

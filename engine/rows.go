@@ -9,6 +9,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // Rows returns a page of a table. Rows in file order unless sorted; sorted
@@ -29,18 +30,18 @@ func (s *Store) Rows(ctx context.Context, tableID string, req catalog.PageReques
 	} else if r != nil {
 		return r.Rows(ctx, p)
 	}
-	where, params := duckWhere(p.Conds, p.Search)
+	where, params := ducksql.Where(p.Conds, p.Search)
 	order, reversed := "rowid", "rowid DESC"
 	if p.Sort != nil {
 		dir, rev := "ASC", "DESC"
 		if p.Desc {
 			dir, rev = rev, dir
 		}
-		order = duckOrder(quoteIdent(p.Sort.Key), p.Sort.Natural(), dir) + ", rowid"
+		order = ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Natural(), dir) + ", rowid"
 		// The reverse of the order, nulls first.
-		reversed = strings.ReplaceAll(duckOrder(quoteIdent(p.Sort.Key), p.Sort.Natural(), rev), "NULLS LAST", "NULLS FIRST") + ", rowid DESC"
+		reversed = strings.ReplaceAll(ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Natural(), rev), "NULLS LAST", "NULLS FIRST") + ", rowid DESC"
 	}
-	from := `data.` + quoteIdent(t.ID)
+	from := `data.` + ducksql.Ident(t.ID)
 	total := t.RowCount
 	var q string
 	args := params

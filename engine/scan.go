@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // Scan streams every row of a table in file order to fn, as Go values:
@@ -21,7 +22,7 @@ func (s *Store) Scan(ctx context.Context, tableID string, fn func(row []any) err
 	} else if r != nil {
 		return t, r.Scan(ctx, t, fn)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT * FROM data.`+quoteIdent(t.ID)+` ORDER BY rowid`)
+	rows, err := s.db.QueryContext(ctx, `SELECT * FROM data.`+ducksql.Ident(t.ID)+` ORDER BY rowid`)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -112,7 +113,7 @@ func TestLoadThroughGoHoldsARowGroup(t *testing.T) {
 		t.Errorf("DuckDB held %.1f MiB of tables while loading %d rows; at most 48 (about a row group of these)", float64(held)/(1<<20), rows)
 	}
 	var last string
-	if err := s.db.QueryRowContext(context.Background(), `SELECT "id" FROM data.`+quoteIdent(tb.ID)+` ORDER BY rowid DESC LIMIT 1`).Scan(&last); err != nil {
+	if err := s.db.QueryRowContext(context.Background(), `SELECT "id" FROM data.`+ducksql.Ident(tb.ID)+` ORDER BY rowid DESC LIMIT 1`).Scan(&last); err != nil {
 		t.Fatal(err)
 	}
 	if want := fmt.Sprintf("%010d", rows-1); last != want {

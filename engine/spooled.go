@@ -12,6 +12,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // appendBatch is about how much text DuckDB is handed at a time when a
@@ -74,7 +75,7 @@ func (s *Store) appendTyped(ctx context.Context, conn *sql.Conn, t *catalog.Tabl
 	// The table is made from its columns' definitions, not from the
 	// select: DuckDB plans a select of thousands of casts in time growing
 	// with their square, once is enough.
-	table := `data.` + quoteIdent(t.ID)
+	table := `data.` + ducksql.Ident(t.ID)
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE `+table+` (`+defs+`)`); err != nil {
 		return classify(ctx, err)
 	}
@@ -124,9 +125,9 @@ func (s *Store) appendTyped(ctx context.Context, conn *sql.Conn, t *catalog.Tabl
 func (s *Store) unspool(ctx context.Context, conn *sql.Conn, stage string, st stagedTable) error {
 	cols := make([]string, max(st.width, 1))
 	for i := range cols {
-		cols[i] = stageColumn(i+1) + " VARCHAR"
+		cols[i] = ducksql.StageColumn(i+1) + " VARCHAR"
 	}
-	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` (`+strings.Join(cols, ", ")+`)`); err != nil {
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+ducksql.Ident(stage)+` (`+strings.Join(cols, ", ")+`)`); err != nil {
 		return classify(ctx, err)
 	}
 	err := conn.Raw(func(dc any) error {

@@ -9,6 +9,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -18,9 +19,6 @@ import (
 // as strings.TrimSpace trims, sorted into a kind by a cheap first test and
 // at most three patterns, and split into parts by regexp_extract; the
 // counts are count_if and CASE aggregates (FILTER clauses copy the input once each) over those parts.
-
-// trimSQL trims a staging column as trimValue does.
-func trimSQL(col string) string { return "trim(" + col + ", " + quoteString(typing.SpaceChars) + ")" }
 
 // Patterns of the SQL pass, each the exact counterpart of a Go test in
 // classify.go.
@@ -38,7 +36,7 @@ const (
 
 // sqlCounts counts the shapes of staging columns 1..width of table stage.
 func sqlCounts(ctx context.Context, conn *sql.Conn, stage string, width int) ([]typing.Stats, error) {
-	return sqlCountsFrom(ctx, conn, quoteIdent(stage), width)
+	return sqlCountsFrom(ctx, conn, ducksql.Ident(stage), width)
 }
 
 // sqlCountsFrom counts the shapes of columns c1..cwidth of from, a table
@@ -90,12 +88,12 @@ func countsSQL(from string, width int) string {
 	for i := 1; i <= width; i++ {
 		n := strconv.Itoa(i)
 		x, k, e := "x"+n, "k"+n, "e"+n
-		trims = append(trims, trimSQL(stageColumn(i))+" AS "+x+", "+edgeSQL(stageColumn(i))+" AS "+e)
+		trims = append(trims, ducksql.Trim(ducksql.StageColumn(i))+" AS "+x+", "+ducksql.Edge(ducksql.StageColumn(i))+" AS "+e)
 		kinds = append(kinds, x+", "+e+", "+kindSQL(x)+" AS "+k)
 		parts = append(parts, x+", "+k+", "+e+
-			", CASE WHEN "+k+" = 'n' THEN regexp_extract("+x+", "+quoteString(plainNumberPattern)+", ['sg', 'ip', 'dt', 'fr']) END AS np"+n+
-			", CASE WHEN "+k+" = 'w' THEN regexp_extract("+x+", "+quoteString(typing.WrittenPattern)+", "+sqlList(typing.WrittenParts)+") END AS wp"+n+
-			", CASE WHEN "+k+" <> 'o' THEN regexp_full_match("+x+", "+quoteString(digitishPattern)+") END AS dg"+n)
+			", CASE WHEN "+k+" = 'n' THEN regexp_extract("+x+", "+ducksql.Literal(plainNumberPattern)+", ['sg', 'ip', 'dt', 'fr']) END AS np"+n+
+			", CASE WHEN "+k+" = 'w' THEN regexp_extract("+x+", "+ducksql.Literal(typing.WrittenPattern)+", "+sqlList(typing.WrittenParts)+") END AS wp"+n+
+			", CASE WHEN "+k+" <> 'o' THEN regexp_full_match("+x+", "+ducksql.Literal(digitishPattern)+") END AS dg"+n)
 		flags = append(flags, flagsSQL(n))
 		aggs = append(aggs, aggsSQL(n)...)
 	}
@@ -111,7 +109,7 @@ func countsSQL(from string, width int) string {
 func sqlList(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = quoteString(n)
+		q[i] = ducksql.Literal(n)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
@@ -133,15 +131,15 @@ func kindSQL(x string) string {
 	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN NULL" +
 		" WHEN NOT (left(" + x + ", 1) IN " + sqlTuple(firsts) + " OR left(" + x + ", 3) IN " + sqlTuple(isoCodes) + ") THEN 'o'" +
 		" WHEN regexp_full_match(" + x + ", '[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)') THEN 'n'" +
-		" WHEN regexp_full_match(" + x + ", " + quoteString(typing.WrittenPattern) + ") THEN 'w'" +
-		" WHEN regexp_full_match(" + x + ", " + quoteString(dateishPattern) + ") THEN 'd'" +
+		" WHEN regexp_full_match(" + x + ", " + ducksql.Literal(typing.WrittenPattern) + ") THEN 'w'" +
+		" WHEN regexp_full_match(" + x + ", " + ducksql.Literal(dateishPattern) + ") THEN 'd'" +
 		" ELSE 'x' END"
 }
 
 func sqlTuple(vals []string) string {
 	q := make([]string, len(vals))
 	for i, v := range vals {
-		q[i] = quoteString(v)
+		q[i] = ducksql.Literal(v)
 	}
 	return "(" + strings.Join(q, ", ") + ")"
 }
@@ -176,10 +174,10 @@ func flagsSQL(n string) string {
 	// Dates.
 	d := "(" + k + " = 'd')"
 	isoTime := func(pattern string) string {
-		return "(" + d + " AND regexp_full_match(" + x + ", " + quoteString(isoDatePattern+"[ T]"+pattern) + ") AND TRY_CAST(left(" + x + ", 10) AS DATE) IS NOT NULL)"
+		return "(" + d + " AND regexp_full_match(" + x + ", " + ducksql.Literal(isoDatePattern+"[ T]"+pattern) + ") AND TRY_CAST(left(" + x + ", 10) AS DATE) IS NOT NULL)"
 	}
 	dayMonth := func(pattern, format string) string {
-		return "(" + d + " AND regexp_full_match(" + x + ", " + quoteString(pattern) + ") AND try_strptime(" + x + ", " + quoteString(format) + ") IS NOT NULL)"
+		return "(" + d + " AND regexp_full_match(" + x + ", " + ducksql.Literal(pattern) + ") AND try_strptime(" + x + ", " + ducksql.Literal(format) + ") IS NOT NULL)"
 	}
 	return strings.Join([]string{
 		x, k, "e" + n, "dg" + n, np + ".ip AS ip" + n, np + ".fr AS fr" + n, np + ".sg AS sg" + n,
@@ -285,9 +283,9 @@ func quickSQL(x string) string {
 	a := "ascii(" + x + ")"
 	return "CASE WHEN " + x + " IS NULL OR " + x + " = '' THEN 0" +
 		" WHEN NOT " + quickMaybeSQL(x) +
-		" THEN CASE WHEN " + a + " IN (70, 84, 102, 116) AND lower(" + trimSQL(x) + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
+		" THEN CASE WHEN " + a + " IN (70, 84, 102, 116) AND lower(" + ducksql.Trim(x) + ") IN ('true', 'false') THEN 2 ELSE 3 END" +
 		" WHEN " + a + " IN (" + strings.Join(spaces, ", ") + ") THEN 7" +
-		" WHEN regexp_full_match(" + x + ", " + quoteString(quickIntPattern) + ") THEN 1" +
+		" WHEN regexp_full_match(" + x + ", " + ducksql.Literal(quickIntPattern) + ") THEN 1" +
 		" WHEN strlen(" + x + ") <= 16 AND regexp_full_match(" + x + ", '-?(0|[1-9][0-9]*)\\.[0-9]+') THEN 4" +
 		" WHEN regexp_full_match(" + x + ", '0[0-9]{1,14}') THEN 5" +
 		" WHEN length(" + x + ") = 10 AND TRY_CAST(" + x + " AS DATE)::VARCHAR = " + x + " THEN 6" +
@@ -299,7 +297,7 @@ func quickSQL(x string) string {
 // and 3). One anchored pattern tests it: a chain of code point tests ran
 // ten times slower.
 func quickMaybeSQL(x string) string {
-	return "regexp_matches(" + x + ", " + quoteString(quickMaybePattern) + ")"
+	return "regexp_matches(" + x + ", " + ducksql.Literal(quickMaybePattern) + ")"
 }
 
 // quickMaybePattern matches the start of a value that may be other than
@@ -329,7 +327,7 @@ type quickCounts struct {
 	codes            [quickCodes]int64
 	intDigits, scale int64
 	// blank and padded count cells of only spaces and values with spaces
-	// around them (edgeSQL).
+	// around them (ducksql.Edge).
 	blank, padded int64
 	// negative counts the whole and decimal numbers with a minus sign:
 	// the others are digitish, which decide asks of text columns.
@@ -375,7 +373,7 @@ func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string)
 			"coalesce(max(CASE WHEN q = 4 THEN length(x) - strpos(x, '.') END), 0)",
 			"CAST(coalesce(count_if(q IN (1, 4) AND ascii(x) = 45), 0) AS BIGINT)",
 			"CAST(coalesce(count_if(e = 1), 0) AS BIGINT)", "CAST(coalesce(count_if(e = 2), 0) AS BIGINT)")
-		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x, " + edgeSQL("x") + " AS e" +
+		q := "SELECT " + strings.Join(aggs, ", ") + " FROM (SELECT " + quickSQL("x") + " AS q, x, " + ducksql.Edge("x") + " AS e" +
 			" FROM (SELECT " + col + " AS x FROM " + table + "))"
 		vals := make([]int64, quickCodes+5)
 		ptrs := make([]any, len(vals))
@@ -396,9 +394,9 @@ func quickPass(ctx context.Context, conn *sql.Conn, table string, cols []string)
 func classifyStaged(ctx context.Context, conn *sql.Conn, stage string, width int) ([]typing.Stats, error) {
 	cols := make([]string, width)
 	for i := range cols {
-		cols[i] = stageColumn(i + 1)
+		cols[i] = ducksql.StageColumn(i + 1)
 	}
-	return classifyColumns(ctx, conn, quoteIdent(stage), cols)
+	return classifyColumns(ctx, conn, ducksql.Ident(stage), cols)
 }
 
 // classifyColumns counts the shapes of text columns cols of table in SQL:
@@ -416,7 +414,7 @@ func classifyColumns(ctx context.Context, conn *sql.Conn, table string, cols []s
 		} else {
 			// The full count runs over the open columns only, one at a
 			// time.
-			full, err := sqlCountsFrom(ctx, conn, "(SELECT "+cols[i]+" AS "+stageColumn(1)+" FROM "+table+")", 1)
+			full, err := sqlCountsFrom(ctx, conn, "(SELECT "+cols[i]+" AS "+ducksql.StageColumn(1)+" FROM "+table+")", 1)
 			if err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // CSVFile is a CSV file as ingest found it, for DuckDB's reader: UTF-8,
@@ -53,7 +54,7 @@ func (s *Store) csvRead(src TableSource, rejects, scans string, bufferSize int) 
 	}
 	cols := make([]string, width)
 	for i := range cols {
-		cols[i] = quoteString("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
+		cols[i] = ducksql.Literal("c"+strconv.Itoa(i+1)) + ": 'VARCHAR'"
 	}
 	maxLine := csvReadLimit(c)
 	// Without rejects, the read is of the first rows: one thread reads
@@ -64,11 +65,11 @@ func (s *Store) csvRead(src TableSource, rejects, scans string, bufferSize int) 
 	if rejects == "" {
 		maxLine = min(maxLine, 1<<20)
 	} else {
-		kept = `, store_rejects = true, rejects_table = ` + quoteString(rejects) + `, rejects_scan = ` + quoteString(scans)
+		kept = `, store_rejects = true, rejects_table = ` + ducksql.Literal(rejects) + `, rejects_scan = ` + ducksql.Literal(scans)
 	}
 	// A folder of the path named like key=value would otherwise add a
 	// column (hive partitioning is detected from the path).
-	return `read_csv(` + quoteString(path) + `, hive_partitioning = false, auto_detect = false, header = true, delim = ` + quoteString(string(c.Delimiter)) +
+	return `read_csv(` + ducksql.Literal(path) + `, hive_partitioning = false, auto_detect = false, header = true, delim = ` + ducksql.Literal(string(c.Delimiter)) +
 		`, quote = '"', escape = '"', columns = {` + strings.Join(cols, ", ") + `}, strict_mode = true` + kept +
 		`, max_line_size = ` + strconv.Itoa(maxLine) + `, buffer_size = ` + strconv.Itoa(max(maxLine+1<<20, bufferSize)) + `, encoding = 'utf-8')`, true
 }
@@ -98,7 +99,7 @@ func csvRejectTables(ctx context.Context, conn *sql.Conn, ordinal int) (rejects,
 	rejects, scans = "dd_rejects_"+strconv.Itoa(ordinal), "dd_reject_scans_"+strconv.Itoa(ordinal)
 	return rejects, scans, func() error {
 		for _, t := range []string{rejects, scans} {
-			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS temp.`+quoteIdent(t)); err != nil {
+			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS temp.`+ducksql.Ident(t)); err != nil {
 				return classify(ctx, err)
 			}
 		}
@@ -145,11 +146,11 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 	if err := dropRejects(); err != nil {
 		return stagedTable{}, false, err
 	}
-	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read); err != nil {
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+ducksql.Ident(stage)+` AS SELECT * FROM `+read); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
 	st := stagedTable{width: width}
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+ducksql.Ident(stage)).Scan(&st.rows); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
 	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src)
@@ -160,7 +161,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 		return stagedTable{}, false, err
 	}
 	if wider {
-		if _, err := conn.ExecContext(ctx, `DROP TABLE `+quoteIdent(stage)); err != nil {
+		if _, err := conn.ExecContext(ctx, `DROP TABLE `+ducksql.Ident(stage)); err != nil {
 			return stagedTable{}, false, classify(ctx, err)
 		}
 		return stagedTable{}, false, nil
@@ -180,25 +181,25 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 func checkCells(ctx context.Context, conn *sql.Conn, stage string, width int, src TableSource) error {
 	lens := make([]string, width)
 	for i := range lens {
-		lens[i] = "max(strlen(" + stageColumn(i+1) + "))"
+		lens[i] = "max(strlen(" + ducksql.StageColumn(i+1) + "))"
 	}
 	vals := make([]sql.NullInt64, width)
 	ptrs := make([]any, width)
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(lens, ", ")+` FROM `+quoteIdent(stage)).Scan(ptrs...); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT `+strings.Join(lens, ", ")+` FROM `+ducksql.Ident(stage)).Scan(ptrs...); err != nil {
 		return classify(ctx, err)
 	}
 	for i, v := range vals {
 		if v.Int64 <= MaxCellChars {
 			continue
 		}
-		col := stageColumn(i + 1)
+		col := ducksql.StageColumn(i + 1)
 		var row, chars int64
 		// Rows of a table made in this transaction are numbered from an
 		// offset: the first has the smallest rowid.
-		err := conn.QueryRowContext(ctx, `SELECT rowid - (SELECT min(rowid) FROM `+quoteIdent(stage)+`), length(`+col+`) FROM `+quoteIdent(stage)+
+		err := conn.QueryRowContext(ctx, `SELECT rowid - (SELECT min(rowid) FROM `+ducksql.Ident(stage)+`), length(`+col+`) FROM `+ducksql.Ident(stage)+
 			` WHERE length(`+col+`) > `+strconv.Itoa(MaxCellChars)+` ORDER BY rowid LIMIT 1`).Scan(&row, &chars)
 		if err == sql.ErrNoRows {
 			continue
@@ -219,7 +220,7 @@ func checkCells(ctx context.Context, conn *sql.Conn, stage string, width int, sr
 // on the Go path.
 func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, stats *RowStats, src TableSource) (bool, error) {
 	maxLine := csvReadLimit(src.CSV)
-	rows, err := conn.QueryContext(ctx, `SELECT line, error_type::VARCHAR FROM temp.`+quoteIdent(table)+` ORDER BY line`)
+	rows, err := conn.QueryContext(ctx, `SELECT line, error_type::VARCHAR FROM temp.`+ducksql.Ident(table)+` ORDER BY line`)
 	if err != nil {
 		return false, classify(ctx, err)
 	}
@@ -296,14 +297,14 @@ func (s *Store) jsonRead(src TableSource) (string, bool) {
 	}
 	cols, names := make([]string, width), make([]string, width)
 	for i, k := range j.Keys {
-		cols[i] = quoteString(k) + ": 'VARCHAR'"
-		names[i] = stageColumn(i + 1)
+		cols[i] = ducksql.Literal(k) + ": 'VARCHAR'"
+		names[i] = ducksql.StageColumn(i + 1)
 	}
 	format := "array"
 	if j.Lines {
 		format = "newline_delimited"
 	}
-	return `read_json(` + quoteString(path) + `, hive_partitioning = false, format = ` + quoteString(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
+	return `read_json(` + ducksql.Literal(path) + `, hive_partitioning = false, format = ` + ducksql.Literal(format) + `, records = true, columns = {` + strings.Join(cols, ", ") +
 		`}, maximum_object_size = ` + strconv.Itoa(max(j.MaxRecord+1, 1<<20)) + `) AS r(` + strings.Join(names, ", ") + `)`, true
 }
 
@@ -323,11 +324,11 @@ func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src
 		return stagedTable{}, false, nil
 	}
 	width := len(src.JSON.Keys)
-	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+quoteIdent(stage)+` AS SELECT * FROM `+read); err != nil {
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+ducksql.Ident(stage)+` AS SELECT * FROM `+read); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
 	st := stagedTable{width: width}
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(stage)).Scan(&st.rows); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+ducksql.Ident(stage)).Scan(&st.rows); err != nil {
 		return stagedTable{}, false, classify(ctx, err)
 	}
 	var err error

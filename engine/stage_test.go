@@ -12,6 +12,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // csvSourceOf reads a CSV file for both paths: the row stream (Go) and the
@@ -168,16 +169,16 @@ func TestOwnerReadsOwnIncomingOnly(t *testing.T) {
 	dataFile := write(root, "users.csv")
 	outside := filepath.Join(t.TempDir(), "elsewhere.duckdb")
 	var n int
-	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM read_csv(`+quoteString(own)+`)`).Scan(&n); err != nil || n != 1 {
+	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM read_csv(`+ducksql.Literal(own)+`)`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("own incoming file: %d %v", n, err)
 	}
 	for name, stmt := range map[string]string{
 		"/etc/passwd":              `SELECT count(*) FROM read_csv('/etc/passwd')`,
-		"the data directory":       `SELECT count(*) FROM read_csv(` + quoteString(dataFile) + `)`,
-		"climbing out with ..":     `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(a.IncomingDir(), "..", "..", "..", "users.csv")) + `)`,
-		"a glob over the data dir": `SELECT count(*) FROM read_csv(` + quoteString(filepath.Join(root, "*.csv")) + `)`,
-		"the server's database":    `SELECT count(*) FROM read_blob(` + quoteString(filepath.Join(root, "system.duckdb")) + `)`,
-		"attach a file outside":    `ATTACH ` + quoteString(outside) + ` AS stolen`,
+		"the data directory":       `SELECT count(*) FROM read_csv(` + ducksql.Literal(dataFile) + `)`,
+		"climbing out with ..":     `SELECT count(*) FROM read_csv(` + ducksql.Literal(filepath.Join(a.IncomingDir(), "..", "..", "..", "users.csv")) + `)`,
+		"a glob over the data dir": `SELECT count(*) FROM read_csv(` + ducksql.Literal(filepath.Join(root, "*.csv")) + `)`,
+		"the server's database":    `SELECT count(*) FROM read_blob(` + ducksql.Literal(filepath.Join(root, "system.duckdb")) + `)`,
+		"attach a file outside":    `ATTACH ` + ducksql.Literal(outside) + ` AS stolen`,
 		"loosen the directories":   `SET allowed_directories = ['/']`,
 		"turn access back on":      `SET enable_external_access = true`,
 		"load an extension":        `LOAD httpfs`,

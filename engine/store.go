@@ -16,6 +16,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // Store is one owner's database: the catalog of their files and tables, the
@@ -243,7 +244,7 @@ func (s *Store) recover(ctx context.Context) error {
 	}
 	for _, t := range orphans {
 		s.logger.Warn("dropping table without catalog row", "table", t)
-		if _, err := s.db.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+quoteIdent(t)); err != nil {
+		if _, err := s.db.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+ducksql.Ident(t)); err != nil {
 			return fmt.Errorf("engine: recover: %w", err)
 		}
 	}

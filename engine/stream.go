@@ -5,6 +5,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 )
 
 // Stream sends every row a row plan matches to fn, in the plan's order and
@@ -21,7 +22,7 @@ func (s *Store) Stream(ctx context.Context, p *catalog.Plan, fn func(row []any) 
 	} else if r != nil {
 		return r.Stream(ctx, p, fn)
 	}
-	q, params := duckStream(p)
+	q, params := ducksql.Stream(p)
 	rows, err := s.db.QueryContext(ctx, q, params...)
 	if err != nil {
 		return classify(ctx, err)

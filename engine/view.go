@@ -10,6 +10,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/ducksql"
 	"datadesk/engine/typing"
 )
 
@@ -51,7 +52,7 @@ func (s *Store) Show(ctx context.Context, p *catalog.Plan, res *catalog.QueryRes
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	sel, params := duckView(p, keys)
+	sel, params := ducksql.View(p, keys)
 	t := &catalog.Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}
 	if r, err := s.remoteOf(p.Table); err != nil {
@@ -60,10 +61,10 @@ func (s *Store) Show(ctx context.Context, p *catalog.Plan, res *catalog.QueryRes
 		return s.showOn(ctx, r, p, t)
 	}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
-		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+quoteIdent(t.ID)+` AS `+sel, params...); err != nil {
+		if _, err := conn.ExecContext(ctx, `CREATE TABLE data.`+ducksql.Ident(t.ID)+` AS `+sel, params...); err != nil {
 			return classify(ctx, err)
 		}
-		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+quoteIdent(t.ID)).Scan(&t.RowCount); err != nil {
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM data.`+ducksql.Ident(t.ID)).Scan(&t.RowCount); err != nil {
 			return classify(ctx, err)
 		}
 		t.Report = catalog.Report{Table: t.Name, RowsRead: t.RowCount, RowsStored: t.RowCount, Notes: []string{"derived by a query of table " + p.Table.ID}}

@@ -59,7 +59,7 @@ type Aggregate struct {
 
 // Plan is a checked query in typed parts: every name resolved to a column
 // of the table, every value converted to its column's type. It holds no
-// SQL; each backend compiles it in its own dialect (duckSQL, the
+// SQL; each backend compiles it in its own dialect (ducksql.Query, the
 // ClickHouse backend's chSelect).
 type Plan struct {
 	Table *Table

@@ -309,5 +309,5 @@ func isDigitish(v string) bool {
 // characters (the first byte of U+2000 is the first byte of €).
 const SpaceChars = " \t\n\v\f\r"
 
-// TrimValue trims a value as trimSQL does.
+// TrimValue trims a value as ducksql.Trim does in SQL.
 func TrimValue(v string) string { return strings.Trim(v, SpaceChars) }

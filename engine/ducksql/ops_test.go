@@ -1,4 +1,4 @@
-package engine
+package ducksql
 
 import (
 	"testing"
@@ -13,7 +13,7 @@ func TestEveryMeasureOpCompiles(t *testing.T) {
 	for _, op := range catalog.MeasureOps {
 		p := plantest.MeasurePlan(t, op)
 		m := p.Measures[1]
-		if sql := duckAggregate(m); sql == "" && !(m.Window() && duckWindow(p, m) != "") {
+		if sql := Aggregate(m); sql == "" && !(m.Window() && Window(p, m) != "") {
 			t.Errorf("%s compiles to nothing", op)
 		}
 	}

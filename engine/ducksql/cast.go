@@ -1,21 +1,22 @@
-package engine
+package ducksql
 
 // The casts a typing decision becomes: SQL built from constants and column
 // positions only, never from a value.
 
 import (
+	"strconv"
 	"strings"
 
 	"datadesk/engine/typing"
 )
 
-// stageCast returns the SQL that turns staging column i (1-based) into the
+// StageCast returns the SQL that turns staging column i (1-based) into the
 // decided type. Only constants and the column's position go into it.
-func stageCast(d typing.Decision, i int) string { return textCast(d, stageColumn(i)) }
+func StageCast(d typing.Decision, i int) string { return TextCast(d, StageColumn(i)) }
 
-// textCast returns the SQL that turns text column raw into the decided type.
-func textCast(d typing.Decision, raw string) string {
-	v := "NULLIF(" + trimSQL(raw) + ", '')"
+// TextCast returns the SQL that turns text column raw into the decided type.
+func TextCast(d typing.Decision, raw string) string {
+	v := "NULLIF(" + Trim(raw) + ", '')"
 	if d.Trimmed {
 		v = "NULLIF(" + raw + ", '')"
 	}
@@ -52,19 +53,19 @@ func textCast(d typing.Decision, raw string) string {
 // keepEmpty, empty text stays apart from an empty cell.
 func textValue(raw string, keepEmpty bool) string {
 	edge := "(" + raw + " < '!' OR right(" + raw + ", 1) < '!')"
-	trimmed := "NULLIF(" + trimSQL(raw) + ", '')"
+	trimmed := "NULLIF(" + Trim(raw) + ", '')"
 	if keepEmpty {
 		return "CASE WHEN " + raw + " = '' THEN " + raw + " WHEN " + edge + " THEN " + trimmed + " ELSE " + raw + " END"
 	}
 	return "CASE WHEN " + edge + " THEN " + trimmed + " ELSE NULLIF(" + raw + ", '') END"
 }
 
-// edgeSQL is 1 for a value of raw column x of only spaces, 2 for one with
+// Edge is 1 for a value of raw column x of only spaces, 2 for one with
 // spaces around it, else 0: what textValue changes, counted for the
 // import report.
-func edgeSQL(x string) string {
-	return "CASE WHEN " + x + " <> '' AND (" + x + " < '!' OR right(" + x + ", 1) < '!') THEN CASE WHEN " + trimSQL(x) + " = '' THEN 1 WHEN " +
-		trimSQL(x) + " <> " + x + " THEN 2 ELSE 0 END ELSE 0 END"
+func Edge(x string) string {
+	return "CASE WHEN " + x + " <> '' AND (" + x + " < '!' OR right(" + x + ", 1) < '!') THEN CASE WHEN " + Trim(x) + " = '' THEN 1 WHEN " +
+		Trim(x) + " <> " + x + " THEN 2 ELSE 0 END ELSE 0 END"
 }
 
 // numberCast casts trimmed text v to the decided numeric type, through the
@@ -109,7 +110,7 @@ func serialTimestamp(v string, date1904 bool) string {
 func cleanSQL(f typing.WrittenForm, v string) string {
 	out := v
 	if f.Currency != "" {
-		out = "replace(" + out + ", " + quoteString(f.Currency) + ", '')"
+		out = "replace(" + out + ", " + Literal(f.Currency) + ", '')"
 	}
 	if f.Grouped {
 		out = "replace(" + out + ", ',', '')"
@@ -126,4 +127,10 @@ func cleanSQL(f typing.WrittenForm, v string) string {
 	return out
 }
 
-func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+func Literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// StageColumn names staging column i (1-based).
+func StageColumn(i int) string { return `"c` + strconv.Itoa(i) + `"` }
+
+// Trim trims a column of text as the typing package trims a value.
+func Trim(col string) string { return "trim(" + col + ", " + Literal(typing.SpaceChars) + ")" }

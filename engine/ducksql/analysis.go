@@ -1,4 +1,4 @@
-package engine
+package ducksql
 
 import (
 	"strconv"
@@ -17,40 +17,40 @@ import (
 // analysisCol names internal column kind+i.
 func analysisCol(kind string, i int) string { return `"` + kind + strconv.Itoa(i) + `"` }
 
-// duckAnalysisFrom is the FROM of an analysis: the table, or the table
+// analysisFrom is the FROM of an analysis: the table, or the table
 // with the lookup columns it uses joined as "lookup.key".
-func duckAnalysisFrom(p *catalog.AnalysisPlan) string {
-	from := "data." + quoteIdent(p.Table.ID)
+func analysisFrom(p *catalog.AnalysisPlan) string {
+	from := "data." + Ident(p.Table.ID)
 	if p.Lookup == nil {
 		return " FROM " + from
 	}
 	var b strings.Builder
 	b.WriteString(" FROM (SELECT m.*")
 	for _, c := range p.Lookup.Cols {
-		b.WriteString(", l." + quoteIdent(c.Key) + " AS " + quoteIdent(catalog.LookupPrefix+c.Key))
+		b.WriteString(", l." + Ident(c.Key) + " AS " + Ident(catalog.LookupPrefix+c.Key))
 	}
-	b.WriteString(" FROM " + from + " AS m LEFT JOIN data." + quoteIdent(p.Lookup.Table.ID) + " AS l ON ")
+	b.WriteString(" FROM " + from + " AS m LEFT JOIN data." + Ident(p.Lookup.Table.ID) + " AS l ON ")
 	for i, k := range p.Lookup.On {
 		if i > 0 {
 			b.WriteString(" AND ")
 		}
-		b.WriteString("m." + quoteIdent(k.Col.Key) + " = l." + quoteIdent(k.Lookup.Key))
+		b.WriteString("m." + Ident(k.Col.Key) + " = l." + Ident(k.Lookup.Key))
 	}
 	b.WriteString(") AS src")
 	return b.String()
 }
 
-// duckBool compiles a filter tree.
-func duckBool(b *catalog.Bool) (string, []any) {
+// boolean compiles a filter tree.
+func boolean(b *catalog.Bool) (string, []any) {
 	var terms []string
 	var params []any
 	for _, c := range b.Conds {
-		sql, ps := duckCond(c)
+		sql, ps := condition(c)
 		terms = append(terms, sql)
 		params = append(params, ps...)
 	}
 	for _, k := range b.Kids {
-		sql, ps := duckBool(k)
+		sql, ps := boolean(k)
 		terms = append(terms, sql)
 		params = append(params, ps...)
 	}
@@ -61,9 +61,9 @@ func duckBool(b *catalog.Bool) (string, []any) {
 	return "(" + strings.Join(terms, join) + ")", params
 }
 
-// duckBucket is group g's value.
-func duckBucket(g catalog.GroupTerm) string {
-	col := quoteIdent(g.Col.Key)
+// bucket is group g's value.
+func bucket(g catalog.GroupTerm) string {
+	col := Ident(g.Col.Key)
 	switch g.Bucket {
 	case "":
 		return col
@@ -73,12 +73,12 @@ func duckBucket(g catalog.GroupTerm) string {
 	return "CAST(date_trunc('" + g.Bucket + "', " + col + ") AS DATE)"
 }
 
-// duckAggregate is measure m's aggregate, or "" for a measure computed
+// Aggregate is measure m's aggregate, or "" for a measure computed
 // after the groups.
-func duckAggregate(m catalog.MeasureTerm) string {
+func Aggregate(m catalog.MeasureTerm) string {
 	col := ""
 	if m.Col != nil {
-		col = quoteIdent(m.Col.Key)
+		col = Ident(m.Col.Key)
 	}
 	asDouble := "CAST(" + col + " AS DOUBLE)"
 	switch m.Op {
@@ -93,7 +93,7 @@ func duckAggregate(m catalog.MeasureTerm) string {
 		if m.Col.Natural() {
 			// The least or greatest by the natural order: its keys as one
 			// struct, compared field by field.
-			keys := duckOrderKeys(col, true)
+			keys := orderKeys(col, true)
 			fields := make([]string, len(keys))
 			for i, k := range keys {
 				fields[i] = "'k" + strconv.Itoa(i) + "': " + k
@@ -106,7 +106,7 @@ func duckAggregate(m catalog.MeasureTerm) string {
 	case "first", "last":
 		// The value at the least or greatest order_by; among rows tied on
 		// it, the least value for first, the greatest for last.
-		order := quoteIdent(m.OrderBy.Key)
+		order := Ident(m.OrderBy.Key)
 		f := map[string]string{"first": "arg_min", "last": "arg_max"}[m.Op]
 		return f + "(" + col + ", {'o': " + order + ", 'v': " + col + "}) FILTER (WHERE " + order + " IS NOT NULL AND " + col + " IS NOT NULL)"
 	case "median":
@@ -124,30 +124,30 @@ func duckAggregate(m catalog.MeasureTerm) string {
 	return ""
 }
 
-// duckExpr compiles an expression over the measures' values.
-func duckExpr(e *catalog.Expr) string {
+// expr compiles an expression over the measures' values.
+func expr(e *catalog.Expr) string {
 	switch e.Op {
 	case '#':
 		return strconv.FormatFloat(e.Num, 'g', -1, 64) + "::DOUBLE"
 	case '$':
 		return "CAST(" + analysisCol("v", e.Ref) + " AS DOUBLE)"
 	case '~':
-		return "(-" + duckExpr(e.L) + ")"
+		return "(-" + expr(e.L) + ")"
 	case '/':
-		return "(" + duckExpr(e.L) + " / NULLIF(" + duckExpr(e.R) + ", 0))"
+		return "(" + expr(e.L) + " / NULLIF(" + expr(e.R) + ", 0))"
 	}
-	return "(" + duckExpr(e.L) + " " + string(e.Op) + " " + duckExpr(e.R) + ")"
+	return "(" + expr(e.L) + " " + string(e.Op) + " " + expr(e.R) + ")"
 }
 
-// duckWindow compiles measure m, computed over the groups.
-func duckWindow(p *catalog.AnalysisPlan, m catalog.MeasureTerm) string {
+// Window compiles measure m, computed over the groups.
+func Window(p *catalog.AnalysisPlan, m catalog.MeasureTerm) string {
 	val := analysisCol("v", m.Of)
 	if m.Op == "rank" {
 		var part []string
 		for _, g := range m.Within {
 			part = append(part, analysisCol("g", g))
 		}
-		return "rank() OVER (" + partition(part) + "ORDER BY " + val + " " + duckDir(m.Desc) + " NULLS LAST)"
+		return "rank() OVER (" + partition(part) + "ORDER BY " + val + " " + direction(m.Desc) + " NULLS LAST)"
 	}
 	var part []string
 	for i := range p.Groups {
@@ -173,37 +173,37 @@ func partition(cols []string) string {
 	return "PARTITION BY " + strings.Join(cols, ", ") + " "
 }
 
-// duckAnalysisRows is an analysis's rows in full, with the internal
+// analysisRows is an analysis's rows in full, with the internal
 // columns, before the page: the stages up to top.
-func duckAnalysisRows(p *catalog.AnalysisPlan) (string, []any) {
-	q, params := duckAnalysisGroups(p)
+func analysisRows(p *catalog.AnalysisPlan) (string, []any) {
+	q, params := analysisGroups(p)
 	if len(p.Having) > 0 {
 		var terms []string
 		for _, h := range p.Having {
-			sql, ps := duckHaving(p, h)
+			sql, ps := having(p, h)
 			terms = append(terms, sql)
 			params = append(params, ps...)
 		}
 		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
 	}
 	if t := p.Top; t != nil {
-		q = duckTop(p, t, q)
+		q = top(p, t, q)
 	}
 	return q, params
 }
 
-// duckTop keeps the first n groups per combination of the per groups,
+// top keeps the first n groups per combination of the per groups,
 // with every group tied with the n-th unless the plan cuts ties; "__tied"
 // counts the groups past the n-th tied with it, kept or not.
-func duckTop(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
+func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
 	var part []string
 	for _, g := range t.Per {
 		part = append(part, analysisCol("g", g))
 	}
-	by := analysisCol("v", t.By) + " " + duckDir(t.Desc) + " NULLS LAST"
+	by := analysisCol("v", t.By) + " " + direction(t.Desc) + " NULLS LAST"
 	order := []string{by}
 	for i := range p.Groups {
-		order = append(order, duckOrder(analysisCol("g", i), naturalOut(p, i), "ASC"))
+		order = append(order, Order(analysisCol("g", i), naturalOut(p, i), "ASC"))
 	}
 	n := strconv.Itoa(t.N)
 	keep := `"__rank" <= ` + n
@@ -215,31 +215,31 @@ func duckTop(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
 		`) AS "__top", rank() OVER (` + partition(part) + "ORDER BY " + by + `) AS "__rank" FROM (` + q + `))) WHERE ` + keep
 }
 
-// duckAnalysisGroups is an analysis's groups with their measures, before
+// analysisGroups is an analysis's groups with their measures, before
 // having and top: the groups of the filtered rows and their aggregates,
 // the measures computed from them, the measures over the groups and,
 // when those ran over every bucket, the filters on the series column.
-func duckAnalysisGroups(p *catalog.AnalysisPlan) (string, []any) {
+func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 	var params []any
 	where := ""
 	if p.Where != nil {
 		var ps []any
-		where, ps = duckBool(p.Where)
+		where, ps = boolean(p.Where)
 		where = " WHERE " + where
 		params = append(params, ps...)
 	}
 	var sel, keys []string
 	for i, g := range p.Groups {
-		sel = append(sel, duckBucket(g)+" AS "+analysisCol("g", i))
+		sel = append(sel, bucket(g)+" AS "+analysisCol("g", i))
 		keys = append(keys, analysisCol("g", i))
 	}
 	for i, m := range p.Measures {
-		if a := duckAggregate(m); a != "" {
+		if a := Aggregate(m); a != "" {
 			sel = append(sel, a+" AS "+analysisCol("a", i))
 		}
 	}
 	sel = append(sel, `count(*) AS "__n"`)
-	q := "SELECT " + strings.Join(sel, ", ") + duckAnalysisFrom(p) + where
+	q := "SELECT " + strings.Join(sel, ", ") + analysisFrom(p) + where
 	if p.Grouped() {
 		q += " GROUP BY " + strings.Join(keys, ", ")
 	}
@@ -260,7 +260,7 @@ func duckAnalysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 		case m.Op == "expr":
 			// In the stages of their levels, below.
 		case m.Window():
-			window = append(window, duckWindow(p, m)+" AS "+v)
+			window = append(window, Window(p, m)+" AS "+v)
 		default:
 			agg = append(agg, analysisCol("a", i)+" AS "+v)
 		}
@@ -272,14 +272,14 @@ func duckAnalysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 		first = append(first, `CAST(sum("__n") OVER () AS BIGINT) AS "__matched"`)
 	}
 	if groupsFinal(p) {
-		first = append(first, duckAnalysisGroupCounts(p)...)
+		first = append(first, analysisGroupCounts(p)...)
 	}
 	stage(append(first, share...))
 	// An expression may read another's value: its stage comes after.
 	for _, level := range p.ExprLevels() {
 		var cols []string
 		for _, i := range level {
-			cols = append(cols, duckExpr(p.Measures[i].Expr)+" AS "+analysisCol("v", i))
+			cols = append(cols, expr(p.Measures[i].Expr)+" AS "+analysisCol("v", i))
 		}
 		stage(cols)
 	}
@@ -292,7 +292,7 @@ func duckAnalysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 			// The bucket compares with the filter's values as they were
 			// given: a DATE bucket of a timestamp column with timestamps.
 			c.Col = catalog.Column{Key: "g" + strconv.Itoa(p.Series), Type: c.Col.Type}
-			sql, ps := duckCond(c)
+			sql, ps := condition(c)
 			terms = append(terms, sql)
 			params = append(params, ps...)
 		}
@@ -307,9 +307,9 @@ func groupsFinal(p *catalog.AnalysisPlan) bool {
 	return len(p.Having) == 0 && p.Top == nil && !p.WindowsAll()
 }
 
-// duckAnalysisGroupCounts are the columns "__groups" and "__empty": the groups,
+// analysisGroupCounts are the columns "__groups" and "__empty": the groups,
 // and those where a group column is empty.
-func duckAnalysisGroupCounts(p *catalog.AnalysisPlan) []string {
+func analysisGroupCounts(p *catalog.AnalysisPlan) []string {
 	empty := `0 AS "__empty"`
 	if p.Grouped() {
 		var cols []string
@@ -321,17 +321,17 @@ func duckAnalysisGroupCounts(p *catalog.AnalysisPlan) []string {
 	return []string{`count(*) OVER () AS "__groups"`, empty}
 }
 
-// duckHaving compiles a condition on a measure's value.
-func duckHaving(p *catalog.AnalysisPlan, h catalog.HavingCond) (string, []any) {
+// having compiles a condition on a measure's value.
+func having(p *catalog.AnalysisPlan, h catalog.HavingCond) (string, []any) {
 	col := catalog.Column{Key: "v" + strconv.Itoa(h.Measure), Type: p.Measures[h.Measure].Type}
-	return duckCond(catalog.Cond{Col: col, Op: h.Op, Values: h.Values, Null: h.Null})
+	return condition(catalog.Cond{Col: col, Op: h.Op, Values: h.Values, Null: h.Null})
 }
 
-// duckAnalysisOrder is the result's order over the internal columns.
-func duckAnalysisOrder(p *catalog.AnalysisPlan) string {
+// analysisOrder is the result's order over the internal columns.
+func analysisOrder(p *catalog.AnalysisPlan) string {
 	var terms []string
 	for _, s := range p.Sort {
-		terms = append(terms, duckOrder(duckOutCol(p, s.Out), naturalOut(p, s.Out), duckDir(s.Desc)))
+		terms = append(terms, Order(outCol(p, s.Out), naturalOut(p, s.Out), direction(s.Desc)))
 	}
 	if len(terms) == 0 {
 		return ""
@@ -345,19 +345,19 @@ func naturalOut(p *catalog.AnalysisPlan, i int) bool {
 	return i < len(p.Groups) && p.Groups[i].Bucket == "" && p.Groups[i].Col.Natural()
 }
 
-// duckOutCol is output column i's internal column.
-func duckOutCol(p *catalog.AnalysisPlan, i int) string {
+// outCol is output column i's internal column.
+func outCol(p *catalog.AnalysisPlan, i int) string {
 	if i < len(p.Groups) {
 		return analysisCol("g", i)
 	}
 	return analysisCol("v", i-len(p.Groups))
 }
 
-// duckAnalysis is an analysis's statement: the page's rows, each with the
+// Analysis is an analysis's statement: the page's rows, each with the
 // matched count, the group count and how many groups have an empty group
 // column.
-func duckAnalysis(p *catalog.AnalysisPlan) (string, []any) {
-	rows, params := duckAnalysisRows(p)
+func Analysis(p *catalog.AnalysisPlan) (string, []any) {
+	rows, params := analysisRows(p)
 	var sel []string
 	for i := range p.Groups {
 		sel = append(sel, analysisCol("g", i))
@@ -369,12 +369,12 @@ func duckAnalysis(p *catalog.AnalysisPlan) (string, []any) {
 	if groupsFinal(p) {
 		sel = append(sel, `"__groups"`, `"__empty"`)
 	} else {
-		sel = append(sel, duckAnalysisGroupCounts(p)...)
+		sel = append(sel, analysisGroupCounts(p)...)
 	}
 	if p.Top != nil {
 		sel = append(sel, `"__tied"`)
 	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + duckAnalysisOrder(p)
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + analysisOrder(p)
 	if p.Grouped() {
 		q += " LIMIT ? OFFSET ?"
 		params = append(params, p.Limit, p.Offset)
@@ -382,10 +382,10 @@ func duckAnalysis(p *catalog.AnalysisPlan) (string, []any) {
 	return q, params
 }
 
-// duckAnalysisCounts counts the matched rows, the groups and the empty
+// AnalysisCounts counts the matched rows, the groups and the empty
 // groups of an analysis apart, for a page past the last group.
-func duckAnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
-	rows, params := duckAnalysisRows(p)
+func AnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
+	rows, params := analysisRows(p)
 	var empty []string
 	for i := range p.Groups {
 		empty = append(empty, analysisCol("g", i))
@@ -396,37 +396,37 @@ func duckAnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
 	}
 	counts := `, count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `), ` + tied + ` FROM (` + rows + `)`
 	if p.WindowsAll() {
-		groups, gparams := duckAnalysisGroups(p)
+		groups, gparams := analysisGroups(p)
 		return `SELECT (SELECT coalesce(max("__matched"), 0) FROM (` + groups + `))` + counts, append(gparams, params...)
 	}
 	where := ""
 	var wparams []any
 	if p.Where != nil {
-		where, wparams = duckBool(p.Where)
+		where, wparams = boolean(p.Where)
 		where = " WHERE " + where
 	}
-	return `SELECT (SELECT count(*)` + duckAnalysisFrom(p) + where + `)` + counts, append(wparams, params...)
+	return `SELECT (SELECT count(*)` + analysisFrom(p) + where + `)` + counts, append(wparams, params...)
 }
 
-// duckAnalysisView is the statement of an analysis's whole result, in
+// AnalysisView is the statement of an analysis's whole result, in
 // order, for a stored view: keys name its columns.
-func duckAnalysisView(p *catalog.AnalysisPlan, keys []string) (string, []any) {
-	rows, params := duckAnalysisRows(p)
+func AnalysisView(p *catalog.AnalysisPlan, keys []string) (string, []any) {
+	rows, params := analysisRows(p)
 	sel := make([]string, len(keys))
 	for i, k := range keys {
-		sel[i] = duckOutCol(p, i) + " AS " + quoteIdent(k)
+		sel[i] = outCol(p, i) + " AS " + Ident(k)
 	}
-	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + duckAnalysisOrder(p), params
+	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + analysisOrder(p), params
 }
 
-// duckLookupRepeats counts the keys that repeat in an analysis's lookup
+// LookupRepeats counts the keys that repeat in an analysis's lookup
 // table, and shows one of them.
-func duckLookupRepeats(p *catalog.AnalysisPlan) string {
+func LookupRepeats(p *catalog.AnalysisPlan) string {
 	var keys, notNull []string
 	for _, k := range p.Lookup.On {
-		keys = append(keys, quoteIdent(k.Lookup.Key))
-		notNull = append(notNull, quoteIdent(k.Lookup.Key)+" IS NOT NULL")
+		keys = append(keys, Ident(k.Lookup.Key))
+		notNull = append(notNull, Ident(k.Lookup.Key)+" IS NOT NULL")
 	}
 	return "SELECT count(*), CAST(min(" + keys[0] + ") AS VARCHAR) FROM (SELECT " + strings.Join(keys, ", ") + " FROM data." +
-		quoteIdent(p.Lookup.Table.ID) + " WHERE " + strings.Join(notNull, " AND ") + " GROUP BY " + strings.Join(keys, ", ") + " HAVING count(*) > 1)"
+		Ident(p.Lookup.Table.ID) + " WHERE " + strings.Join(notNull, " AND ") + " GROUP BY " + strings.Join(keys, ", ") + " HAVING count(*) > 1)"
 }

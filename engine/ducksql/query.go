@@ -1,4 +1,4 @@
-package engine
+package ducksql
 
 import (
 	"math"
@@ -17,15 +17,15 @@ import (
 // to its rows (a top-N or a range of row ids), with no common table
 // expression DuckDB would materialise for two readers.
 
-// rowKey names the row number carried through a statement for file order.
-const rowKey = "__row"
+// RowKey names the row number carried through a statement for file order.
+const RowKey = "__row"
 
 // outAlias names output column i of a statement.
 func outAlias(i int) string { return `"o` + strconv.Itoa(i+1) + `"` }
 
-// duckCond compiles one condition with its bound values.
-func duckCond(c catalog.Cond) (string, []any) {
-	col := quoteIdent(c.Col.Key)
+// condition compiles one condition with its bound values.
+func condition(c catalog.Cond) (string, []any) {
+	col := Ident(c.Col.Key)
 	switch c.Op {
 	case "is_null":
 		if c.Null {
@@ -35,20 +35,20 @@ func duckCond(c catalog.Cond) (string, []any) {
 	case "is_blank":
 		blank := col + " IS NULL"
 		if c.Col.Type == typing.TypeText {
-			blank = "(" + col + " IS NULL OR " + trimSQL(col) + " = '')"
+			blank = "(" + col + " IS NULL OR " + Trim(col) + " = '')"
 		}
 		if c.Null {
 			return blank, nil
 		}
 		return "NOT " + blank, nil
 	case "contains":
-		return "contains(lower(" + duckTextOf(&c.Col) + "), lower(?))", []any{c.Text}
+		return "contains(lower(" + textOf(&c.Col) + "), lower(?))", []any{c.Text}
 	case "starts_with":
-		return "starts_with(lower(" + duckTextOf(&c.Col) + "), lower(?))", []any{c.Text}
+		return "starts_with(lower(" + textOf(&c.Col) + "), lower(?))", []any{c.Text}
 	case "ends_with":
-		return "ends_with(lower(" + duckTextOf(&c.Col) + "), lower(?))", []any{c.Text}
+		return "ends_with(lower(" + textOf(&c.Col) + "), lower(?))", []any{c.Text}
 	}
-	lhs, place := duckOperand(&c.Col)
+	lhs, place := operand(&c.Col)
 	values := c.Values
 	if c.Col.Type == typing.TypeInteger && allWhole(values) {
 		// A whole number compares with an integer column as an integer,
@@ -79,11 +79,11 @@ func duckCond(c catalog.Cond) (string, []any) {
 	return lhs + sym + place, values
 }
 
-// duckTextOf is column c as text, as text filters read it: a decimal as
+// textOf is column c as text, as text filters read it: a decimal as
 // written, without the zeros that pad it to the column's scale (33.93911,
 // not 33.93911000).
-func duckTextOf(c *catalog.Column) string {
-	col := quoteIdent(c.Key)
+func textOf(c *catalog.Column) string {
+	col := Ident(c.Key)
 	switch c.Type {
 	case typing.TypeText:
 		return col
@@ -106,9 +106,9 @@ func allWhole(values []any) bool {
 	return true
 }
 
-// duckOperand returns how a column and a bound value are compared.
-func duckOperand(c *catalog.Column) (lhs, place string) {
-	col := quoteIdent(c.Key)
+// operand returns how a column and a bound value are compared.
+func operand(c *catalog.Column) (lhs, place string) {
+	col := Ident(c.Key)
 	switch c.Type {
 	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
 		return col, "CAST(? AS DOUBLE)"
@@ -124,20 +124,20 @@ func duckOperand(c *catalog.Column) (lhs, place string) {
 	return "lower(" + col + ")", "lower(?)"
 }
 
-// duckWhere compiles conditions and a search to a WHERE clause ("" for
+// Where compiles conditions and a search to a WHERE clause ("" for
 // none) and its bound values.
-func duckWhere(conds []catalog.Cond, search *catalog.Search) (string, []any) {
+func Where(conds []catalog.Cond, search *catalog.Search) (string, []any) {
 	var terms []string
 	var params []any
 	for _, c := range conds {
-		sql, ps := duckCond(c)
+		sql, ps := condition(c)
 		terms = append(terms, sql)
 		params = append(params, ps...)
 	}
 	if search != nil {
 		var any []string
 		for _, c := range search.Cols {
-			any = append(any, "contains(lower("+quoteIdent(c.Key)+"), lower(?))")
+			any = append(any, "contains(lower("+Ident(c.Key)+"), lower(?))")
 			params = append(params, search.Text)
 		}
 		terms = append(terms, "("+strings.Join(any, " OR ")+")")
@@ -148,30 +148,30 @@ func duckWhere(conds []catalog.Cond, search *catalog.Search) (string, []any) {
 	return " WHERE " + strings.Join(terms, " AND "), params
 }
 
-// duckAgg compiles an aggregate.
-func duckAgg(a catalog.Agg) string {
+// aggregateOf compiles an aggregate.
+func aggregateOf(a catalog.Agg) string {
 	if a.Op == "count" {
 		if a.Col == nil {
 			return "count(*)"
 		}
-		return "count(" + quoteIdent(a.Col.Key) + ")"
+		return "count(" + Ident(a.Col.Key) + ")"
 	}
-	return a.Op + "(" + quoteIdent(a.Col.Key) + ")"
+	return a.Op + "(" + Ident(a.Col.Key) + ")"
 }
 
-func duckFrom(p *catalog.Plan) string { return " FROM data." + quoteIdent(p.Table.ID) }
+func fromTable(p *catalog.Plan) string { return " FROM data." + Ident(p.Table.ID) }
 
-func duckDir(desc bool) string {
+func direction(desc bool) string {
 	if desc {
 		return "DESC"
 	}
 	return "ASC"
 }
 
-// duckGroupOrder is a grouped result's order over its output aliases (or
+// groupOrder is a grouped result's order over its output aliases (or
 // positions, with byPosition): the sort, then the group columns, which
 // are unique per group.
-func duckGroupOrder(p *catalog.Plan, byPosition bool) string {
+func groupOrder(p *catalog.Plan, byPosition bool) string {
 	out := func(i int) string {
 		if byPosition {
 			return strconv.Itoa(i + 1)
@@ -184,15 +184,15 @@ func duckGroupOrder(p *catalog.Plan, byPosition bool) string {
 		if i < len(p.Groups) && p.Groups[i].Natural() {
 			e := out(i)
 			if byPosition {
-				e = quoteIdent(p.Groups[i].Key)
+				e = Ident(p.Groups[i].Key)
 			}
-			return duckOrder(e, true, dir)
+			return Order(e, true, dir)
 		}
-		return duckOrder(out(i), false, dir)
+		return Order(out(i), false, dir)
 	}
 	var terms []string
 	if p.Sort != nil {
-		terms = append(terms, term(p.Sort.Out, duckDir(p.Sort.Desc)))
+		terms = append(terms, term(p.Sort.Out, direction(p.Sort.Desc)))
 	}
 	for i := range p.Groups {
 		terms = append(terms, term(i, "ASC"))
@@ -200,22 +200,22 @@ func duckGroupOrder(p *catalog.Plan, byPosition bool) string {
 	return strings.Join(terms, ", ")
 }
 
-// duckOrder is the order terms of expr in direction dir (ASC or DESC),
+// Order is the order terms of expr in direction dir (ASC or DESC),
 // nulls last. A natural column orders its values of digits alone by
 // their number, before other values ascending and after them
 // descending, then as text: digits without their leading zeros, by
 // length and then digit by digit, so that any length of digits compares
 // without a cast; "007" and "7" then by their text.
-func duckOrder(expr string, natural bool, dir string) string {
-	keys := duckOrderKeys(expr, natural)
+func Order(expr string, natural bool, dir string) string {
+	keys := orderKeys(expr, natural)
 	for i, k := range keys {
 		keys[i] = k + " " + dir + " NULLS LAST"
 	}
 	return strings.Join(keys, ", ")
 }
 
-// duckOrderKeys are the expressions expr orders by (duckOrder).
-func duckOrderKeys(expr string, natural bool) []string {
+// orderKeys are the expressions expr orders by (Order).
+func orderKeys(expr string, natural bool) []string {
 	if !natural {
 		return []string{expr}
 	}
@@ -228,47 +228,47 @@ func duckOrderKeys(expr string, natural bool) []string {
 	}
 }
 
-// duckRowOrder is an ungrouped result's order over the table's columns:
+// rowOrder is an ungrouped result's order over the table's columns:
 // the sort, then file order.
-func duckRowOrder(p *catalog.Plan) string {
+func rowOrder(p *catalog.Plan) string {
 	if p.Sort == nil {
 		return "rowid"
 	}
-	return duckOrder(quoteIdent(p.Sort.Col.Key), p.Sort.Col.Natural(), duckDir(p.Sort.Desc)) + ", rowid"
+	return Order(Ident(p.Sort.Col.Key), p.Sort.Col.Natural(), direction(p.Sort.Desc)) + ", rowid"
 }
 
-// duckGrouped is a grouped answer's statement: each row is a group of the
+// grouped is a grouped answer's statement: each row is a group of the
 // page, then the matched count, the group count and how many groups have
 // an empty group column.
-func duckGrouped(p *catalog.Plan) (string, []any) {
-	where, params := duckWhere(p.Conds, p.Search)
+func grouped(p *catalog.Plan) (string, []any) {
+	where, params := Where(p.Conds, p.Search)
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	keys := make([]string, len(p.Groups))
 	for i, g := range p.Groups {
-		keys[i] = quoteIdent(g.Key)
+		keys[i] = Ident(g.Key)
 		b.WriteString(keys[i] + " AS " + outAlias(i) + ", ")
 	}
 	for i, a := range p.Aggs {
-		b.WriteString(duckAgg(a) + " AS " + outAlias(len(p.Groups)+i) + ", ")
+		b.WriteString(aggregateOf(a) + " AS " + outAlias(len(p.Groups)+i) + ", ")
 	}
 	b.WriteString(`CAST(sum(count(*)) OVER () AS BIGINT) AS "matched", count(*) OVER () AS "groups", `)
 	b.WriteString(`CAST(sum(CASE WHEN ` + anyNull(keys) + ` THEN 1 ELSE 0 END) OVER () AS BIGINT) AS "empty"`)
-	b.WriteString(duckFrom(p) + where + " GROUP BY " + strings.Join(keys, ", "))
-	b.WriteString(" ORDER BY " + duckGroupOrder(p, false) + " LIMIT ? OFFSET ?")
+	b.WriteString(fromTable(p) + where + " GROUP BY " + strings.Join(keys, ", "))
+	b.WriteString(" ORDER BY " + groupOrder(p, false) + " LIMIT ? OFFSET ?")
 	return b.String(), append(params, p.Limit, p.Offset)
 }
 
-// duckGroupCounts counts matched rows and groups apart, for a grouped
+// GroupCounts counts matched rows and groups apart, for a grouped
 // page past the last group, which carries no counts of its own.
-func duckGroupCounts(p *catalog.Plan) (string, []any) {
-	where, params := duckWhere(p.Conds, p.Search)
+func GroupCounts(p *catalog.Plan) (string, []any) {
+	where, params := Where(p.Conds, p.Search)
 	keys := make([]string, len(p.Groups))
 	for i, g := range p.Groups {
-		keys[i] = quoteIdent(g.Key)
+		keys[i] = Ident(g.Key)
 	}
 	return `SELECT CAST(coalesce(sum(n), 0) AS BIGINT), count(*), count(*) FILTER (WHERE e) FROM (SELECT count(*) AS n, ` +
-		anyNull(keys) + ` AS e` + duckFrom(p) + where + " GROUP BY " + strings.Join(keys, ", ") + ")", params
+		anyNull(keys) + ` AS e` + fromTable(p) + where + " GROUP BY " + strings.Join(keys, ", ") + ")", params
 }
 
 // anyNull is the condition that one of the quoted columns is NULL.
@@ -280,16 +280,16 @@ func anyNull(cols []string) string {
 	return strings.Join(terms, " OR ")
 }
 
-// duckUngrouped is an ungrouped answer's statement: one row of the matched
+// ungrouped is an ungrouped answer's statement: one row of the matched
 // count and the aggregates, joined to the page's rows, if any.
-func duckUngrouped(p *catalog.Plan) (string, []any) {
-	where, params := duckWhere(p.Conds, p.Search)
+func ungrouped(p *catalog.Plan) (string, []any) {
+	where, params := Where(p.Conds, p.Search)
 	var b strings.Builder
 	b.WriteString(`SELECT count(*) AS "matched"`)
 	for i, a := range p.Aggs {
-		b.WriteString(", " + duckAgg(a) + " AS " + outAlias(i))
+		b.WriteString(", " + aggregateOf(a) + " AS " + outAlias(i))
 	}
-	b.WriteString(duckFrom(p) + where)
+	b.WriteString(fromTable(p) + where)
 	if p.Limit == 0 {
 		return b.String(), params
 	}
@@ -297,22 +297,22 @@ func duckUngrouped(p *catalog.Plan) (string, []any) {
 	b.Reset()
 	b.WriteString("SELECT c.*, p.* FROM (" + counts + ") AS c LEFT JOIN (SELECT 1 AS present")
 	for i, c := range p.Cols {
-		b.WriteString(", " + quoteIdent(c.Key) + ` AS "r` + strconv.Itoa(i+1) + `"`)
+		b.WriteString(", " + Ident(c.Key) + ` AS "r` + strconv.Itoa(i+1) + `"`)
 	}
 	b.WriteString(`, rowid AS "z0"`)
 	outer := `"z0"`
 	if p.Sort != nil {
-		b.WriteString(`, ` + quoteIdent(p.Sort.Col.Key) + ` AS "z1"`)
-		outer = duckOrder(`"z1"`, p.Sort.Col.Natural(), duckDir(p.Sort.Desc)) + `, "z0"`
+		b.WriteString(`, ` + Ident(p.Sort.Col.Key) + ` AS "z1"`)
+		outer = Order(`"z1"`, p.Sort.Col.Natural(), direction(p.Sort.Desc)) + `, "z0"`
 	}
 	pageParams := params
 	if p.Sort == nil && !p.Filtered() {
 		// Unfiltered, in file order: a stored table's row ids are its row
 		// positions, so the page is a range of them.
-		b.WriteString(duckFrom(p) + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`)
+		b.WriteString(fromTable(p) + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`)
 		pageParams = []any{p.Offset, p.Offset + p.Limit}
 	} else {
-		b.WriteString(duckFrom(p) + where + " ORDER BY " + duckRowOrder(p) + " LIMIT ? OFFSET ?")
+		b.WriteString(fromTable(p) + where + " ORDER BY " + rowOrder(p) + " LIMIT ? OFFSET ?")
 		pageParams = append(append([]any(nil), params...), p.Limit, p.Offset)
 	}
 	// The page is sorted again after the join, which keeps no order.
@@ -320,53 +320,53 @@ func duckUngrouped(p *catalog.Plan) (string, []any) {
 	return b.String(), append(append([]any(nil), params...), pageParams...)
 }
 
-// duckSQL returns the one statement that answers the query on DuckDB, and its
+// Query returns the one statement that answers the query on DuckDB, and its
 // bound values.
-func duckSQL(p *catalog.Plan) (string, []any) {
+func Query(p *catalog.Plan) (string, []any) {
 	if p.Grouped() {
-		return duckGrouped(p)
+		return grouped(p)
 	}
-	return duckUngrouped(p)
+	return ungrouped(p)
 }
 
-// duckView is the statement of a derived result's whole rows, in order,
+// View is the statement of a derived result's whole rows, in order,
 // for a shown view: keys name its columns.
-func duckView(p *catalog.Plan, keys []string) (string, []any) {
-	where, params := duckWhere(p.Conds, p.Search)
+func View(p *catalog.Plan, keys []string) (string, []any) {
+	where, params := Where(p.Conds, p.Search)
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	if p.Grouped() {
 		groups := make([]string, len(p.Groups))
 		for i, g := range p.Groups {
-			groups[i] = quoteIdent(g.Key)
+			groups[i] = Ident(g.Key)
 			b.WriteString(groups[i] + ", ")
 		}
 		for i, a := range p.Aggs {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(duckAgg(a) + " AS " + quoteIdent(keys[len(p.Groups)+i]))
+			b.WriteString(aggregateOf(a) + " AS " + Ident(keys[len(p.Groups)+i]))
 		}
-		b.WriteString(duckFrom(p) + where + " GROUP BY " + strings.Join(groups, ", ") + " ORDER BY " + duckGroupOrder(p, true))
+		b.WriteString(fromTable(p) + where + " GROUP BY " + strings.Join(groups, ", ") + " ORDER BY " + groupOrder(p, true))
 		return b.String(), params
 	}
 	for i, c := range p.Cols {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(quoteIdent(c.Key))
+		b.WriteString(Ident(c.Key))
 	}
-	b.WriteString(duckFrom(p) + where + " ORDER BY " + duckRowOrder(p))
+	b.WriteString(fromTable(p) + where + " ORDER BY " + rowOrder(p))
 	return b.String(), params
 }
 
-// duckStream is the statement of every row an ungrouped plan matches, in
+// Stream is the statement of every row an ungrouped plan matches, in
 // its order, with its columns.
-func duckStream(p *catalog.Plan) (string, []any) {
-	where, params := duckWhere(p.Conds, p.Search)
+func Stream(p *catalog.Plan) (string, []any) {
+	where, params := Where(p.Conds, p.Search)
 	cols := make([]string, len(p.Cols))
 	for i, c := range p.Cols {
-		cols[i] = quoteIdent(c.Key)
+		cols[i] = Ident(c.Key)
 	}
-	return "SELECT " + strings.Join(cols, ", ") + duckFrom(p) + where + " ORDER BY " + duckRowOrder(p), params
+	return "SELECT " + strings.Join(cols, ", ") + fromTable(p) + where + " ORDER BY " + rowOrder(p), params
 }

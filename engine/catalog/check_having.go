@@ -1,0 +1,35 @@
+package catalog
+
+import "fmt"
+
+func (c *checker) having() error {
+	hs := c.p.Analysis.Having
+	if len(hs) == 0 {
+		return nil
+	}
+	if !c.p.Grouped() {
+		return qerr("having", "having keeps groups; it needs group_by (filters keep rows)")
+	}
+	if len(hs) > MaxHaving {
+		return qerr("having", "at most %d having conditions are allowed", MaxHaving)
+	}
+	for i, h := range hs {
+		field := fmt.Sprintf("having[%d]", i)
+		m, err := c.measureIndex(field+".measure", h.Measure)
+		if err != nil {
+			return err
+		}
+		col := &Column{Key: h.Measure, Type: c.p.Measures[m].Type}
+		switch h.Op {
+		case "eq", "ne", "gt", "gte", "lt", "lte", "between", "is_null":
+		default:
+			return qerr(field+".op", "unknown op %q", h.Op).WithAllowed("eq", "ne", "gt", "gte", "lt", "lte", "between", "is_null")
+		}
+		cond, err := checkAnalysisFilter(field, col, FilterNode{Column: h.Measure, Op: h.Op, Value: h.Value})
+		if err != nil {
+			return err
+		}
+		c.p.Having = append(c.p.Having, HavingCond{Measure: m, Op: cond.Op, Values: cond.Values, Null: cond.Null})
+	}
+	return nil
+}

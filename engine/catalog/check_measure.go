@@ -1,0 +1,273 @@
+package catalog
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"datadesk/engine/typing"
+)
+
+var measureName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// MeasureOps are the ops of a measure.
+var MeasureOps = []string{"count", "count_distinct", "sum", "avg", "min", "max", "first", "last", "median", "percentile", "stddev", "share",
+	"change", "pct_change", "running_total", "rank"}
+
+func (c *checker) measures() error {
+	a := c.p.Analysis
+	ms := a.Measures
+	if len(ms) > MaxMeasures {
+		return qerr("measures", "at most %d measures are allowed", MaxMeasures)
+	}
+	if len(ms) == 0 {
+		ms = []Measure{{Op: "count"}}
+	}
+	// Names first: an expression may use a measure named after it.
+	terms := make([]MeasureTerm, len(ms))
+	for i, m := range ms {
+		field := fmt.Sprintf("measures[%d]", i)
+		t, err := c.measureHead(field, m)
+		if err != nil {
+			return err
+		}
+		terms[i] = t
+	}
+	c.p.Measures = terms
+	for i, m := range ms {
+		if err := c.measureBody(fmt.Sprintf("measures[%d]", i), i, m); err != nil {
+			return err
+		}
+	}
+	if err := c.checkCycles(); err != nil {
+		return err
+	}
+	for i := range c.p.Measures {
+		c.p.Measures[i].Type = c.measureType(i)
+	}
+	return nil
+}
+
+// measureHead resolves a measure's op, column and name.
+func (c *checker) measureHead(field string, m Measure) (MeasureTerm, error) {
+	t := MeasureTerm{Op: m.Op, Name: m.Name, Of: -1}
+	if m.Expr != "" {
+		if m.Op != "" && m.Op != "expr" {
+			return t, qerr(field+".op", "a measure has an op or an expr, not both")
+		}
+		t.Op = "expr"
+		if m.Name == "" {
+			return t, qerr(field+".name", "an expr measure needs a name")
+		}
+	}
+	known := t.Op == "expr"
+	for _, op := range MeasureOps {
+		known = known || op == t.Op
+	}
+	if !known {
+		return t, qerr(field+".op", "unknown measure %q", m.Op).WithAllowed(MeasureOps...)
+	}
+	if m.Column != "" {
+		col, err := c.column(field+".column", m.Column)
+		if err != nil {
+			return t, err
+		}
+		t.Col = col
+	}
+	if t.Name == "" {
+		t.Name = defaultMeasureName(t, m)
+	} else if !measureName.MatchString(t.Name) {
+		return t, qerr(field+".name", "name %q must be letters, digits and _, not starting with a digit, up to 63 characters", t.Name)
+	}
+	return t, c.name(field+".name", t.Name)
+}
+
+func defaultMeasureName(t MeasureTerm, m Measure) string {
+	col := ""
+	if t.Col != nil {
+		col = "_" + strings.ReplaceAll(t.Col.Key, ".", "_")
+	}
+	switch t.Op {
+	case "count_distinct":
+		return "distinct" + col
+	case "percentile":
+		p := 0.0
+		if m.P != nil {
+			p = *m.P * 100
+		}
+		return "p" + strings.ReplaceAll(strconv.FormatFloat(p, 'f', -1, 64), ".", "_") + col
+	case "change", "pct_change", "running_total", "rank":
+		prefix := map[string]string{"change": "change_", "pct_change": "pct_change_", "running_total": "running_", "rank": "rank_"}[t.Op]
+		return prefix + m.Of
+	}
+	return t.Op + col
+}
+
+// measureBody checks what a measure reads: its column's type, its
+// expression or the measure it follows.
+func (c *checker) measureBody(field string, i int, m Measure) error {
+	t := &c.p.Measures[i]
+	needCol := func(kinds string, ok func(typ string) bool) error {
+		if t.Col == nil {
+			return qerr(field+".column", "%s needs a column", t.Op)
+		}
+		if !ok(t.Col.Type) {
+			return qerr(field+".column", "%s needs %s; %q is %s", t.Op, kinds, t.Col.Key, t.Col.typeSaid())
+		}
+		return nil
+	}
+	noCol := func() error {
+		if t.Col != nil {
+			return qerr(field+".column", "%s takes no column", t.Op)
+		}
+		return nil
+	}
+	if m.P != nil && t.Op != "percentile" {
+		return qerr(field+".p", "p applies to percentile")
+	}
+	if (m.Of != "" || len(m.Within) > 0) && !t.Window() {
+		return qerr(field+".of", "of and within apply to change, pct_change, running_total and rank")
+	}
+	if m.Direction != "" && t.Op != "rank" {
+		return qerr(field+".direction", "direction applies to rank")
+	}
+	if m.OrderBy != "" && t.Op != "first" && t.Op != "last" {
+		return qerr(field+".order_by", "order_by applies to first and last")
+	}
+	switch t.Op {
+	case "count":
+	case "count_distinct":
+		return needCol("a column", func(string) bool { return true })
+	case "sum", "avg", "median", "stddev":
+		return needCol("a numeric column", Numeric)
+	case "percentile":
+		if m.P == nil || *m.P < 0 || *m.P > 1 {
+			return qerr(field+".p", "percentile needs p from 0 to 1 (0.9 is the 90th percentile)")
+		}
+		t.P = *m.P
+		return needCol("a numeric column", Numeric)
+	case "min", "max":
+		return needCol("a number, date, timestamp or text column", func(typ string) bool { return typ != typing.TypeBoolean })
+	case "first", "last":
+		return c.firstLast(field, t, m, needCol)
+	case "share":
+		if t.Col != nil && !Numeric(t.Col.Type) {
+			return qerr(field+".column", "share of a column needs a numeric column (its sum), and %q is %s; without a column it is the share of rows", t.Col.Key, t.Col.typeSaid())
+		}
+	case "expr":
+		if err := noCol(); err != nil {
+			return err
+		}
+		e, err := ParseExpr(field+".expr", m.Expr, func(name string) (int, error) {
+			for j, o := range c.p.Measures {
+				if o.Name == name {
+					if j == i {
+						return 0, fmt.Errorf("a measure cannot use itself")
+					}
+					if o.Window() {
+						return 0, fmt.Errorf("%s is computed over the groups; an expression uses the groups' own measures", name)
+					}
+					return j, nil
+				}
+			}
+			return 0, fmt.Errorf("no measure is named %q", name)
+		})
+		if err != nil {
+			return err
+		}
+		t.Expr = e
+	case "change", "pct_change", "running_total", "rank":
+		return c.windowBody(field, t, m)
+	default:
+		return qerr(field+".op", "unknown op %q", t.Op).WithAllowed(MeasureOps...)
+	}
+	return nil
+}
+
+// firstLast checks a first or last measure: a column of any type, and
+// the number, date or timestamp column order_by names.
+func (c *checker) firstLast(field string, t *MeasureTerm, m Measure, needCol func(string, func(string) bool) error) error {
+	if err := needCol("a column", func(string) bool { return true }); err != nil {
+		return err
+	}
+	if m.OrderBy == "" {
+		return qerr(field+".order_by", "%s needs order_by: the date, timestamp or number column that says which row is %s", t.Op, t.Op)
+	}
+	col, err := c.column(field+".order_by", m.OrderBy)
+	if err != nil {
+		return err
+	}
+	if !Numeric(col.Type) && col.Type != typing.TypeDate && col.Type != typing.TypeTimestamp {
+		return qerr(field+".order_by", "order_by needs a date, timestamp or number column; %q is %s", col.Key, col.typeSaid())
+	}
+	t.OrderBy = col
+	return nil
+}
+
+// checkCycles refuses an expression that uses itself through others. Each
+// measure is walked once (a measure done is never entered again), so the
+// work is linear in the references written, however they repeat.
+func (c *checker) checkCycles() error {
+	const (
+		fresh = iota
+		open
+		done
+	)
+	state := make([]int, len(c.p.Measures))
+	var walk func(i int) error
+	walk = func(i int) error {
+		switch state[i] {
+		case open:
+			return qerr(fmt.Sprintf("measures[%d].expr", i), "measure %q uses itself through other measures", c.p.Measures[i].Name)
+		case done:
+			return nil
+		}
+		state[i] = open
+		for _, r := range c.p.Measures[i].Expr.Refs() {
+			if err := walk(r); err != nil {
+				return err
+			}
+		}
+		state[i] = done
+		return nil
+	}
+	for i := range c.p.Measures {
+		if err := walk(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureType is the catalog type of measure i's values.
+func (c *checker) measureType(i int) string {
+	m := c.p.Measures[i]
+	switch m.Op {
+	case "count", "count_distinct", "rank":
+		return typing.TypeInteger
+	case "sum", "min", "max", "first", "last":
+		return m.Col.Type
+	case "change", "running_total":
+		if t := c.measureType(m.Of); t == typing.TypeInteger || t == typing.TypeDecimal {
+			return t
+		}
+	}
+	return typing.TypeDouble
+}
+
+// outName is how an output column is named in top.per and sort_by: a
+// lookup column is written lookup.key in filters and groups, and both
+// spellings name its output column lookup_key.
+func outName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+func (c *checker) measureIndex(field, name string) (int, error) {
+	var names []string
+	for i, m := range c.p.Measures {
+		if m.Name == name {
+			return i, nil
+		}
+		names = append(names, m.Name)
+	}
+	return 0, qerr(field, "%q is not a measure", name).WithAllowed(names...)
+}
