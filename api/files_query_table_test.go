@@ -50,6 +50,9 @@ func TestToolList(t *testing.T) {
 			path = filepath.Join("schemas", name+".json")
 		}
 		want, err := os.ReadFile(path)
+		if err == nil && name == "files.analyze_table" {
+			want, err = expandLists(want) // its lists are the catalog's
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"datadesk"
 	"datadesk/api/serverdb"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/ingest"
 	"datadesk/rbac"
 )
@@ -182,6 +184,9 @@ func loadTools() (map[string]*tool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("api: schema of %s: %w", t.Name, err)
 		}
+		if raw, err = expandLists(raw); err != nil {
+			return nil, fmt.Errorf("api: schema of %s: %w", t.Name, err)
+		}
 		if t.schema, err = parseSchema(raw); err != nil {
 			return nil, fmt.Errorf("api: schema of %s: %w", t.Name, err)
 		}
@@ -190,6 +195,38 @@ func loadTools() (map[string]*tool, error) {
 	}
 	return out, nil
 }
+
+// schemaLists are the lists a schema file takes from the catalog, where
+// each is defined once: an "enum" written "@catalog.MeasureOps" is the
+// catalog's list of measure ops.
+var schemaLists = map[string][]string{
+	"@catalog.MeasureOps":     catalog.MeasureOps,
+	"@catalog.FilterOps":      catalog.FilterOps,
+	"@catalog.HavingOps":      catalog.HavingOps,
+	"@catalog.Buckets":        catalog.Buckets,
+	"@catalog.TiesOptions":    catalog.TiesOptions,
+	"@catalog.WindowsOptions": catalog.WindowsOptions,
+}
+
+// expandLists puts the catalog's lists in place of their names in a
+// schema file; a name it does not know is an error, so a file cannot
+// name a list that is not there.
+func expandLists(raw []byte) ([]byte, error) {
+	var err error
+	out := schemaListName.ReplaceAllFunc(raw, func(m []byte) []byte {
+		name := string(m[1 : len(m)-1])
+		list, ok := schemaLists[name]
+		if !ok {
+			err = fmt.Errorf("no list named %s", name)
+			return m
+		}
+		b, _ := json.Marshal(list)
+		return b
+	})
+	return out, err
+}
+
+var schemaListName = regexp.MustCompile(`"@catalog\.[A-Za-z]+"`)
 
 func (s *Server) toolNames() []string {
 	names := make([]string, 0, len(s.tools))

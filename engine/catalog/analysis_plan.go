@@ -92,11 +92,8 @@ type MeasureTerm struct {
 
 // Window reports whether the measure is computed over the groups.
 func (m MeasureTerm) Window() bool {
-	switch m.Op {
-	case "change", "pct_change", "running_total", "rank":
-		return true
-	}
-	return false
+	op, _ := measureOp(m.Op)
+	return op.OverGroups
 }
 
 // HavingCond is a checked condition on measure Measure.

@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"fmt"
-	"strings"
+	"slices"
 
 	"datadesk/engine/typing"
 )
@@ -66,13 +66,13 @@ func (c *checker) filterList(field string, nodes []FilterNode, or bool, depth in
 	return b, nil
 }
 
-// FilterOps are the ops of analyze_table's filters.
-var FilterOps = []string{"eq", "ne", "contains", "starts_with", "ends_with", "gt", "gte", "lt", "lte", "between", "in", "not_in", "is_null", "is_blank"}
-
 // checkAnalysisFilter checks one condition: query_table's ops, and
 // not_in, starts_with, ends_with, between and is_blank.
 func checkAnalysisFilter(field string, c *Column, n FilterNode) (Cond, error) {
 	cond := Cond{Col: *c, Op: n.Op}
+	if !slices.Contains(FilterOps, n.Op) {
+		return cond, qerr(field+".op", "unknown op %q", n.Op).WithAllowed(FilterOps...)
+	}
 	vfield := field + ".value"
 	switch n.Op {
 	case "not_in":
@@ -112,9 +112,5 @@ func checkAnalysisFilter(field string, c *Column, n FilterNode) (Cond, error) {
 		cond.Null = b
 		return cond, nil
 	}
-	cond, err := checkFilter(field, c, Filter{Column: n.Column, Op: n.Op, Value: n.Value})
-	if err != nil && strings.HasPrefix(err.Error(), "unknown op") {
-		return cond, qerr(field+".op", "unknown op %q", n.Op).WithAllowed(FilterOps...)
-	}
-	return cond, err
+	return checkFilter(field, c, Filter{Column: n.Column, Op: n.Op, Value: n.Value})
 }

@@ -1,6 +1,9 @@
 package catalog
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 func (c *checker) having() error {
 	hs := c.p.Analysis.Having
@@ -20,10 +23,8 @@ func (c *checker) having() error {
 			return err
 		}
 		col := &Column{Key: h.Measure, Type: c.p.Measures[m].Type}
-		switch h.Op {
-		case "eq", "ne", "gt", "gte", "lt", "lte", "between", "is_null":
-		default:
-			return qerr(field+".op", "unknown op %q", h.Op).WithAllowed("eq", "ne", "gt", "gte", "lt", "lte", "between", "is_null")
+		if !slices.Contains(HavingOps, h.Op) {
+			return qerr(field+".op", "unknown op %q", h.Op).WithAllowed(HavingOps...)
 		}
 		cond, err := checkAnalysisFilter(field, col, FilterNode{Column: h.Measure, Op: h.Op, Value: h.Value})
 		if err != nil {

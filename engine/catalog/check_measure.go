@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,10 +11,6 @@ import (
 )
 
 var measureName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
-
-// MeasureOps are the ops of a measure.
-var MeasureOps = []string{"count", "count_distinct", "sum", "avg", "min", "max", "first", "last", "median", "percentile", "stddev", "share",
-	"change", "pct_change", "running_total", "rank"}
 
 func (c *checker) measures() error {
 	a := c.p.Analysis
@@ -108,54 +105,25 @@ func defaultMeasureName(t MeasureTerm, m Measure) string {
 // expression or the measure it follows.
 func (c *checker) measureBody(field string, i int, m Measure) error {
 	t := &c.p.Measures[i]
-	needCol := func(kinds string, ok func(typ string) bool) error {
-		if t.Col == nil {
-			return qerr(field+".column", "%s needs a column", t.Op)
-		}
-		if !ok(t.Col.Type) {
-			return qerr(field+".column", "%s needs %s; %q is %s", t.Op, kinds, t.Col.Key, t.Col.typeSaid())
-		}
-		return nil
-	}
 	noCol := func() error {
 		if t.Col != nil {
 			return qerr(field+".column", "%s takes no column", t.Op)
 		}
 		return nil
 	}
-	if m.P != nil && t.Op != "percentile" {
-		return qerr(field+".p", "p applies to percentile")
-	}
-	if (m.Of != "" || len(m.Within) > 0) && !t.Window() {
-		return qerr(field+".of", "of and within apply to change, pct_change, running_total and rank")
-	}
-	if m.Direction != "" && t.Op != "rank" {
-		return qerr(field+".direction", "direction applies to rank")
-	}
-	if m.OrderBy != "" && t.Op != "first" && t.Op != "last" {
-		return qerr(field+".order_by", "order_by applies to first and last")
-	}
-	switch t.Op {
-	case "count":
-	case "count_distinct":
-		return needCol("a column", func(string) bool { return true })
-	case "sum", "avg", "median", "stddev":
-		return needCol("a numeric column", Numeric)
-	case "percentile":
-		if m.P == nil || *m.P < 0 || *m.P > 1 {
-			return qerr(field+".p", "percentile needs p from 0 to 1 (0.9 is the 90th percentile)")
+	op, _ := measureOp(t.Op) // expr has no row: it takes none of these
+	for _, arg := range []struct {
+		name string
+		set  bool
+	}{{"p", m.P != nil}, {"of", m.Of != "" || len(m.Within) > 0}, {"direction", m.Direction != ""}, {"order_by", m.OrderBy != ""}} {
+		if arg.set && !slices.Contains(op.Takes, arg.name) {
+			if arg.name == "of" {
+				return qerr(field+".of", "of and within apply to %s", takenBy("of"))
+			}
+			return qerr(field+"."+arg.name, "%s applies to %s", arg.name, takenBy(arg.name))
 		}
-		t.P = *m.P
-		return needCol("a numeric column", Numeric)
-	case "min", "max":
-		return needCol("a number, date, timestamp or text column", func(typ string) bool { return typ != typing.TypeBoolean })
-	case "first", "last":
-		return c.firstLast(field, t, m, needCol)
-	case "share":
-		if t.Col != nil && !Numeric(t.Col.Type) {
-			return qerr(field+".column", "share of a column needs a numeric column (its sum), and %q is %s; without a column it is the share of rows", t.Col.Key, t.Col.typeSaid())
-		}
-	case "expr":
+	}
+	if t.Op == "expr" {
 		if err := noCol(); err != nil {
 			return err
 		}
@@ -177,20 +145,42 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 			return err
 		}
 		t.Expr = e
-	case "change", "pct_change", "running_total", "rank":
-		return c.windowBody(field, t, m)
-	default:
+		return nil
+	}
+	if op.Name == "" {
 		return qerr(field+".op", "unknown op %q", t.Op).WithAllowed(MeasureOps...)
+	}
+	if t.Op == "percentile" {
+		if m.P == nil || *m.P < 0 || *m.P > 1 {
+			return qerr(field+".p", "percentile needs p from 0 to 1 (0.9 is the 90th percentile)")
+		}
+		t.P = *m.P
+	}
+	switch op.Column {
+	case AnyColumn, NumberColumn, OrderedColumn:
+		if t.Col == nil {
+			return qerr(field+".column", "%s needs a column", t.Op)
+		}
+		if !op.Column.accepts(t.Col.Type) {
+			return qerr(field+".column", "%s needs %s; %q is %s", t.Op, needs[op.Column], t.Col.Key, t.Col.typeSaid())
+		}
+	case MaybeNumber:
+		if t.Col != nil && !op.Column.accepts(t.Col.Type) {
+			return qerr(field+".column", "%s of a column needs a numeric column (its sum), and %q is %s; without a column it is the share of rows", t.Op, t.Col.Key, t.Col.typeSaid())
+		}
+	}
+	if t.Op == "first" || t.Op == "last" {
+		return c.firstLast(field, t, m)
+	}
+	if op.OverGroups {
+		return c.windowBody(field, t, m)
 	}
 	return nil
 }
 
-// firstLast checks a first or last measure: a column of any type, and
-// the number, date or timestamp column order_by names.
-func (c *checker) firstLast(field string, t *MeasureTerm, m Measure, needCol func(string, func(string) bool) error) error {
-	if err := needCol("a column", func(string) bool { return true }); err != nil {
-		return err
-	}
+// firstLast checks a first or last measure's order: the number, date or
+// timestamp column order_by names.
+func (c *checker) firstLast(field string, t *MeasureTerm, m Measure) error {
 	if m.OrderBy == "" {
 		return qerr(field+".order_by", "%s needs order_by: the date, timestamp or number column that says which row is %s", t.Op, t.Op)
 	}

@@ -22,7 +22,7 @@ func (c *checker) top() error {
 	case "cut":
 		tt.Cut = true
 	default:
-		return qerr("top.ties", "ties must be keep (every group tied with the n-th is kept) or cut (n groups exactly)").WithAllowed("keep", "cut")
+		return qerr("top.ties", "ties must be keep (every group tied with the n-th is kept) or cut (n groups exactly)").WithAllowed(TiesOptions...)
 	}
 	for i, name := range t.Per {
 		g, err := c.groupIndex(fmt.Sprintf("top.per[%d]", i), name)

@@ -265,7 +265,7 @@ func (p *Plan) checkGroups() error {
 			}
 		default:
 			return qerr(field+".op", "unknown aggregate %q; files.analyze_table also counts distinct values (count_distinct) and takes "+
-				"median, percentile, stddev and share", a.Op).WithAllowed("count", "sum", "avg", "min", "max")
+				"median, percentile, stddev and share", a.Op).WithAllowed(QueryAggregateOps...)
 		}
 		if pa.Name == "" {
 			pa.Name = a.Op

@@ -18,3 +18,18 @@ func TestEveryMeasureOpCompiles(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryFilterOpCompiles: every filter op of the catalog's table is a
+// condition of its own in ClickHouse's SQL.
+func TestEveryFilterOpCompiles(t *testing.T) {
+	seen := map[string]string{}
+	for _, op := range catalog.FilterOps {
+		sql := chCond(plantest.FilterPlan(t, op).Where.Conds[0])
+		if sql == "" {
+			t.Errorf("%s compiles to nothing", op)
+		} else if prev, ok := seen[sql]; ok {
+			t.Errorf("%s and %s both compile to %s", op, prev, sql)
+		}
+		seen[sql] = op
+	}
+}

@@ -75,7 +75,10 @@ func condition(c catalog.Cond) (string, []any) {
 	case "between":
 		return lhs + " BETWEEN " + place + " AND " + place, values
 	}
-	sym := map[string]string{"eq": " = ", "ne": " IS DISTINCT FROM ", "gt": " > ", "gte": " >= ", "lt": " < ", "lte": " <= "}[c.Op]
+	sym, ok := map[string]string{"eq": " = ", "ne": " IS DISTINCT FROM ", "gt": " > ", "gte": " >= ", "lt": " < ", "lte": " <= "}[c.Op]
+	if !ok {
+		return "", nil // an op without SQL here: TestEveryFilterOpCompiles
+	}
 	return lhs + sym + place, values
 }
 

@@ -1,8 +1,9 @@
 // Package plantest runs the golden plans every dialect is tested against:
 // each query in a folder of JSON files, planned against the table in the
 // folder's table.json, compiled by a dialect and compared with the golden
-// file beside the query; and MeasurePlan, a checked analysis of each
-// measure op, for the dialects' tests that every op compiles.
+// file beside the query; and MeasurePlan and FilterPlan, a checked
+// analysis of each measure op and each filter op, for the dialects' tests
+// that every op of the catalog's table compiles.
 package plantest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,6 +109,40 @@ func MeasurePlan(t testing.TB, op string) *catalog.AnalysisPlan {
 	p, err := catalog.AnalysisFor(opsTable, nil, a)
 	if err != nil {
 		t.Fatalf("%s: %v", op, err)
+	}
+	return p
+}
+
+// FilterPlan is an analysis whose one filter is op, checked: on the text
+// column, or the integer one where the op compares, with a value of the
+// kind the op takes. The condition is p.Where.Conds[0].
+func FilterPlan(t testing.TB, op string) *catalog.AnalysisPlan {
+	t.Helper()
+	i := slices.IndexFunc(catalog.FilterTable, func(o catalog.FilterOp) bool { return o.Name == op })
+	if i < 0 {
+		t.Fatalf("no filter op %s", op)
+	}
+	n := catalog.FilterNode{Column: "n", Op: op}
+	switch catalog.FilterTable[i].Value {
+	case "value":
+		n.Value = json.Number("3")
+	case "pair":
+		n.Value = []any{json.Number("1"), json.Number("5")}
+	case "list":
+		n.Value = []any{json.Number("1"), json.Number("2")}
+	case "text":
+		n.Column, n.Value = "s", "ab"
+	case "bool":
+		n.Column, n.Value = "s", true
+	default:
+		t.Fatalf("%s takes a value of kind %q, which FilterPlan does not know", op, catalog.FilterTable[i].Value)
+	}
+	p, err := catalog.AnalysisFor(opsTable, nil, catalog.Analysis{FileID: "t", Filters: []catalog.FilterNode{n}})
+	if err != nil {
+		t.Fatalf("%s: %v", op, err)
+	}
+	if p.Where == nil || len(p.Where.Conds) != 1 {
+		t.Fatalf("%s: where %+v, want one condition", op, p.Where)
 	}
 	return p
 }

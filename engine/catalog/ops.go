@@ -1,0 +1,170 @@
+package catalog
+
+import (
+	"slices"
+	"strings"
+
+	"datadesk/engine/typing"
+)
+
+// The ops of files.analyze_table, each defined once here: the checker
+// reads what an op needs from this table, the tool's schema takes its
+// lists from it (api), and the dialects' and the oracle's tests run every
+// op it names. A new op is a row here and its SQL in each dialect; a test
+// fails where one is missing.
+
+// ColumnNeed is what a measure asks of its column.
+type ColumnNeed int
+
+const (
+	// NoColumn: the measure takes no column (it reads other measures).
+	NoColumn ColumnNeed = iota
+	// MaybeColumn: rows without a column, non-empty values with one.
+	MaybeColumn
+	// MaybeNumber: rows without a column, a numeric column's sum with one.
+	MaybeNumber
+	// AnyColumn: a column of any type.
+	AnyColumn
+	// NumberColumn: an integer, decimal or double column.
+	NumberColumn
+	// OrderedColumn: a number, date, timestamp, time or text column.
+	OrderedColumn
+)
+
+// needs says in words what each need accepts, for errors.
+var needs = map[ColumnNeed]string{
+	AnyColumn:     "a column",
+	NumberColumn:  "a numeric column",
+	OrderedColumn: "a number, date, timestamp or text column",
+}
+
+// accepts reports whether a column of type typ meets the need.
+func (n ColumnNeed) accepts(typ string) bool {
+	switch n {
+	case NumberColumn, MaybeNumber:
+		return Numeric(typ)
+	case OrderedColumn:
+		return typ != typing.TypeBoolean
+	}
+	return true
+}
+
+// MeasureOp is one op of a measure.
+type MeasureOp struct {
+	Name   string
+	Column ColumnNeed
+	// Takes are the measure's arguments beyond op, column and name that
+	// apply to this op: p, order_by, of, within, direction.
+	Takes []string
+	// OverGroups: computed over the groups' own measures (a window),
+	// after grouping.
+	OverGroups bool
+	// Doc says what the op gives, in a few words.
+	Doc string
+}
+
+// MeasureTable is every op of a measure, in the order the schema lists
+// them; "expr" (a measure computed from others by name) is not an op
+// but the measure's expr argument.
+var MeasureTable = []MeasureOp{
+	{Name: "count", Column: MaybeColumn, Doc: "rows, or a column's non-empty values"},
+	{Name: "count_distinct", Column: AnyColumn, Doc: "distinct non-empty values"},
+	{Name: "sum", Column: NumberColumn, Doc: "sum"},
+	{Name: "avg", Column: NumberColumn, Doc: "mean"},
+	{Name: "min", Column: OrderedColumn, Doc: "least value (numbers, dates, text)"},
+	{Name: "max", Column: OrderedColumn, Doc: "greatest value (numbers, dates, text)"},
+	{Name: "first", Column: AnyColumn, Takes: []string{"order_by"}, Doc: "the value at the earliest row by order_by (ties: the least value)"},
+	{Name: "last", Column: AnyColumn, Takes: []string{"order_by"}, Doc: "the value at the latest row by order_by (ties: the greatest value)"},
+	{Name: "median", Column: NumberColumn, Doc: "median"},
+	{Name: "percentile", Column: NumberColumn, Takes: []string{"p"}, Doc: "the p-th quantile, p from 0 to 1"},
+	{Name: "stddev", Column: NumberColumn, Doc: "sample standard deviation"},
+	{Name: "share", Column: MaybeNumber, Doc: "the group's share of all rows, or of a column's sum"},
+	{Name: "change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's change from the previous time bucket"},
+	{Name: "pct_change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's relative change from the previous time bucket"},
+	{Name: "running_total", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's total up to each time bucket"},
+	{Name: "rank", Column: NoColumn, Takes: []string{"of", "within", "direction"}, OverGroups: true, Doc: "the group's rank by another measure"},
+}
+
+// MeasureOps are the names of MeasureTable's ops.
+var MeasureOps = opNames(MeasureTable, func(o MeasureOp) string { return o.Name })
+
+// measureOp returns op's row of MeasureTable.
+func measureOp(op string) (MeasureOp, bool) {
+	i := slices.IndexFunc(MeasureTable, func(o MeasureOp) bool { return o.Name == op })
+	if i < 0 {
+		return MeasureOp{}, false
+	}
+	return MeasureTable[i], true
+}
+
+// takenBy lists the ops that take argument arg, in words: "change,
+// pct_change, running_total and rank".
+func takenBy(arg string) string {
+	var ops []string
+	for _, o := range MeasureTable {
+		if slices.Contains(o.Takes, arg) {
+			ops = append(ops, o.Name)
+		}
+	}
+	if len(ops) < 2 {
+		return strings.Join(ops, "")
+	}
+	return strings.Join(ops[:len(ops)-1], ", ") + " and " + ops[len(ops)-1]
+}
+
+// FilterOp is one op of a filter.
+type FilterOp struct {
+	Name string
+	// Value is what the op's value is: "value" (one, of the column's
+	// type), "pair" ([low, high]), "list" (up to 100 values), "text" or
+	// "bool" (true or false).
+	Value string
+	Doc   string
+}
+
+// FilterTable is every op of files.analyze_table's filters.
+var FilterTable = []FilterOp{
+	{Name: "eq", Value: "value", Doc: "equals (text ignoring case)"},
+	{Name: "ne", Value: "value", Doc: "differs from, empty cells included"},
+	{Name: "contains", Value: "text", Doc: "contains the text, ignoring case"},
+	{Name: "starts_with", Value: "text", Doc: "starts with the text, ignoring case"},
+	{Name: "ends_with", Value: "text", Doc: "ends with the text, ignoring case"},
+	{Name: "gt", Value: "value", Doc: "greater than"},
+	{Name: "gte", Value: "value", Doc: "greater than or equal to"},
+	{Name: "lt", Value: "value", Doc: "less than"},
+	{Name: "lte", Value: "value", Doc: "less than or equal to"},
+	{Name: "between", Value: "pair", Doc: "from low to high, both included"},
+	{Name: "in", Value: "list", Doc: "equals one of the values"},
+	{Name: "not_in", Value: "list", Doc: "equals none of the values, empty cells included"},
+	{Name: "is_null", Value: "bool", Doc: "true: empty cells; false: the others"},
+	{Name: "is_blank", Value: "bool", Doc: "true: empty or only spaces; false: the others"},
+}
+
+// HavingOps are the filter ops a having condition takes: comparisons of a
+// group's measure.
+var HavingOps = []string{"eq", "ne", "gt", "gte", "lt", "lte", "between", "is_null"}
+
+// The ops of files.query_table, whose schema is the one the tool was
+// specified with: its aggregates and its filters, which the analysis's
+// filters extend.
+var (
+	QueryAggregateOps = []string{"count", "sum", "avg", "min", "max"}
+	QueryFilterOps    = []string{"eq", "ne", "contains", "gt", "gte", "lt", "lte", "in", "is_null"}
+)
+
+// TiesOptions are top.ties's values: keep (the default) or cut.
+var TiesOptions = []string{"keep", "cut"}
+
+// WindowsOptions are the values of windows: filtered (the default) or all.
+var WindowsOptions = []string{WindowsFiltered, WindowsAll}
+
+// FilterOps are the names of FilterTable's ops.
+var FilterOps = opNames(FilterTable, func(o FilterOp) string { return o.Name })
+
+func opNames[T any](table []T, name func(T) string) []string {
+	out := make([]string, len(table))
+	for i, o := range table {
+		out[i] = name(o)
+	}
+	return out
+}
