@@ -97,15 +97,17 @@ vet:
 
 ## bench: every path against its baseline on a small table (about two
 ## minutes); writes results/report.md and results/chart.png. For the full
-## run: go run ./cmd/datadesk bench --rows 10000000
+## run: go run ./cmd/datadesk-bench --rows 10000000 (it measures bin/datadesk)
 bench: deps
-	$(GO) run ./cmd/datadesk bench --rows 100000 --repeat 3 --out results $$([ -d $(NODE_MODULES)/node_modules/exceljs ] && echo --node-modules $(NODE_MODULES))
+	$(GO) build -o $(BIN) ./cmd/datadesk
+	$(GO) run ./cmd/datadesk-bench --datadesk $(BIN) --rows 100000 --repeat 3 --out results $$([ -d $(NODE_MODULES)/node_modules/exceljs ] && echo --node-modules $(NODE_MODULES))
 
 ## bench-node: files.query_table over HTTP beside the same statements run by
 ## DuckDB in Node (@duckdb/node-api from npm, kept in .node/), 1,000,000 rows.
 bench-node: deps
 	@command -v npm >/dev/null || { echo "bench-node needs node and npm"; exit 1; }
-	$(GO) run ./cmd/datadesk bench --rows 1000000 --repeat 9 --only nodejs --node-modules $(NODE_MODULES) --out results
+	$(GO) build -o $(BIN) ./cmd/datadesk
+	$(GO) run ./cmd/datadesk-bench --datadesk $(BIN) --rows 1000000 --repeat 9 --only nodejs --node-modules $(NODE_MODULES) --out results
 
 clean:
 	rm -rf bin

@@ -12,7 +12,7 @@ import (
 // lower layers, never one beside or above it. A package missing here fails
 // the test, so a new one gets a place.
 var layers = [][]string{
-	{"datadesk", "datadesk/cluster", "datadesk/internal/testenv", "datadesk/engine/clickhousetest"},
+	{"datadesk", "datadesk/cluster", "datadesk/internal/testenv", "datadesk/internal/procmem", "datadesk/engine/clickhousetest"},
 	{"datadesk/engine/typing", "datadesk/rbac", "datadesk/cluster/haproxytest"},
 	{"datadesk/engine/catalog", "datadesk/api/serverdb"},
 	{"datadesk/engine/ducksql", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
@@ -20,13 +20,14 @@ var layers = [][]string{
 	{"datadesk/ingest", "datadesk/exports", "datadesk/backup", "datadesk/handoff"},
 	{"datadesk/api"},
 	{"datadesk/bench"},
-	{"datadesk/cmd/datadesk"},
+	{"datadesk/cmd/datadesk", "datadesk/cmd/datadesk-bench"},
 }
 
 // forbidden lists, per package, what must not be among its dependencies,
 // direct or not: value typing and the catalog speak no SQL, the DuckDB
 // dialect builds text without the driver, and the ClickHouse backend sees
-// the catalog and the plan, never the DuckDB store.
+// the catalog and the plan, never the DuckDB store; the server's binary
+// links no benchmark.
 var forbidden = map[string][]string{
 	"datadesk/engine/typing":     {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine/catalog", "datadesk/engine"},
 	"datadesk/engine/catalog":    {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine"},
@@ -34,6 +35,7 @@ var forbidden = map[string][]string{
 	"datadesk/engine/ducksql":    {"datadesk/engine", "github.com/duckdb/duckdb-go/v2", "database/sql", "runtime/cgo"},
 	"datadesk/api/serverdb":      {"datadesk/engine", "datadesk/engine/catalog"},
 	"datadesk/engine":            {"datadesk/engine/clickhouse", "datadesk/api", "datadesk/api/serverdb"},
+	"datadesk/cmd/datadesk":      {"datadesk/bench"},
 }
 
 type listed struct {

@@ -31,6 +31,7 @@ import (
 	"datadesk/engine/typing"
 	"datadesk/exports"
 	"datadesk/ingest"
+	"datadesk/internal/procmem"
 	"datadesk/rbac"
 )
 
@@ -163,23 +164,7 @@ func peak() func() float64 {
 // one) and returns a reader of it in MiB (Linux; 0 elsewhere).
 func peakOf(pid string) func() float64 {
 	_ = os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0)
-	return func() float64 { return PeakMiB(pid) }
-}
-
-// PeakMiB is the peak resident memory of process pid ("self" for this
-// one) so far, in MiB, from /proc (0 where there is none).
-func PeakMiB(pid string) float64 {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
+	return func() float64 { return procmem.PeakMiB(pid) }
 }
 
 // timeIt runs f once and adds its time and peak memory to m.
@@ -232,7 +217,7 @@ type runner struct {
 	dir    string
 	eng    *engine.Engine
 	store  *engine.Store
-	base   *engine.Baseline
+	base   *Baseline
 	in     *ingest.Ingester
 	bar    *progressbar.ProgressBar
 	report *Report
@@ -280,7 +265,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer release()
-	if r.base, err = engine.OpenBaseline(ctx, ecfg, dir, filepath.Join(dir, "in")); err != nil {
+	if r.base, err = OpenBaseline(ctx, ecfg, dir, filepath.Join(dir, "in")); err != nil {
 		return nil, err
 	}
 	defer r.base.Close()

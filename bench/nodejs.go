@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"datadesk/internal/procmem"
+
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 )
@@ -97,7 +99,7 @@ func (n *nodeDuckDB) run(i int) (time.Duration, error) {
 }
 
 // peakMiB is the Node process's peak resident memory so far.
-func (n *nodeDuckDB) peakMiB() float64 { return PeakMiB(strconv.Itoa(n.cmd.Process.Pid)) }
+func (n *nodeDuckDB) peakMiB() float64 { return procmem.PeakMiB(strconv.Itoa(n.cmd.Process.Pid)) }
 
 func (n *nodeDuckDB) close() {
 	n.cmd.Process.Kill()

@@ -21,7 +21,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 // Markdown renders the report as Markdown tables.
 func (rep *Report) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# datadesk bench\n\n%d rows, each path and its baseline run %d times, interleaved. Machine: %s. Started %s.\n\n",
+	fmt.Fprintf(&b, "# datadesk-bench\n\n%d rows, each path and its baseline run %d times, interleaved. Machine: %s. Started %s.\n\n",
 		rep.Rows, rep.Repeat, rep.Machine, rep.StartedAt.Format(time.RFC3339))
 	b.WriteString("| # | path | baseline | baseline median | datadesk median | datadesk spread | ratio | target | | peak MiB (baseline / datadesk) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")

@@ -57,15 +57,9 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 	if _, err := ParseSize("temp space limit", cfg.MaxTempSize); err != nil {
 		return nil, err
 	}
-	q := url.Values{}
-	q.Set("autoload_known_extensions", "false")
-	q.Set("autoinstall_known_extensions", "false")
-	q.Set("allow_community_extensions", "false")
-	q.Set("threads", strconv.Itoa(cfg.Threads))
+	q := InstanceSettings(cfg)
 	q.Set("memory_limit", strconv.FormatInt(int64(float64(limit)*poolShare), 10)+"B")
-	q.Set("max_temp_directory_size", cfg.MaxTempSize)
 	q.Set("temp_directory", temp)
-	setOwnerStorage(q)
 	connector, err := duckdb.NewConnector(":memory:?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -106,14 +100,26 @@ const (
 	ownerRowGroup  = 122_880
 )
 
-// setOwnerStorage sets, in an instance's settings q, how the databases
-// it makes and loads are written: a load writes each row group to the file
-// as it fills, not five at a time (DuckDB's default), so what it holds
-// does not grow with its rows; databases made have blocks of
-// ownerBlockSize.
-func setOwnerStorage(q url.Values) {
+// InstanceSettings are the settings of a DuckDB instance as the engine
+// opens one, for cfg (defaults filled in): no extension loads, cfg's
+// threads, memory and temp space, and the owners' storage layout: a load
+// writes each row group to the file as it fills, not five at a time
+// (DuckDB's default), so what it holds does not grow with its rows, and
+// databases made have blocks of ownerBlockSize. The engine's own instance
+// sets its memory share and temp folder over them; a benchmark's baseline
+// takes them as they are, to compare like with like.
+func InstanceSettings(cfg Config) url.Values {
+	cfg.setDefaults()
+	q := url.Values{}
+	q.Set("autoload_known_extensions", "false")
+	q.Set("autoinstall_known_extensions", "false")
+	q.Set("allow_community_extensions", "false")
+	q.Set("threads", strconv.Itoa(cfg.Threads))
+	q.Set("memory_limit", cfg.MemoryLimit)
+	q.Set("max_temp_directory_size", cfg.MaxTempSize)
 	q.Set("write_buffer_row_group_count", "1")
 	q.Set("default_block_size", strconv.Itoa(ownerBlockSize))
+	return q
 }
 
 // attachWait bounds how long attach waits for a detached database to be
@@ -123,6 +129,12 @@ const attachWait = 10 * time.Second
 // attachOptions are the options of every ATTACH of an owner's database.
 var attachOptions = ` (ROW_GROUP_SIZE ` + strconv.Itoa(ownerRowGroup) + `)`
 
+// AttachStatement attaches the database file at path as catalog, with the
+// options of an owner's database.
+func AttachStatement(path, catalog string) string {
+	return `ATTACH ` + ducksql.Literal(path) + ` AS ` + ducksql.Ident(catalog) + attachOptions
+}
+
 // attach attaches the database file at path as catalog. A database
 // detached a moment ago stays registered while a statement that began
 // before the DETACH still refers to it (DuckDB closes it with its last
@@ -131,7 +143,7 @@ var attachOptions = ` (ROW_GROUP_SIZE ` + strconv.Itoa(ownerRowGroup) + `)`
 func (h *hub) attach(ctx context.Context, catalog, path string) error {
 	start := time.Now()
 	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 50*time.Millisecond) {
-		_, err := h.ctl.ExecContext(ctx, `ATTACH `+ducksql.Literal(path)+` AS `+ducksql.Ident(catalog)+attachOptions)
+		_, err := h.ctl.ExecContext(ctx, AttachStatement(path, catalog))
 		// DuckDB gives this case no error type of its own.
 		if err == nil || !errIs(err, duckdb.ErrorTypeBinder) || !strings.Contains(err.Error(), "Unique file handle conflict") ||
 			time.Since(start) > attachWait {
@@ -166,6 +178,12 @@ func (h *hub) close() error {
 		err = cerr
 	}
 	return err
+}
+
+// InCatalog makes connections of connector whose default catalog is
+// catalog, an attached database, so that unqualified names resolve there.
+func InCatalog(connector *duckdb.Connector, catalog string) driver.Connector {
+	return catalogConnector{base: connector, catalog: catalog}
 }
 
 // catalogConnector makes connections to the hub whose default catalog is

@@ -51,7 +51,7 @@ func tooWide(src TableSource, what string, cols, limit int) error {
 // planner takes time and memory growing with the square of their number:
 // 100 rows of 1,000 columns took over two minutes and 6.7 GB that way,
 // and 1.6 s and 130 MB through Go. At this width and below, DuckDB's
-// parallel reader is the faster one (datadesk bench --wide measures both).
+// parallel reader is the faster one (datadesk-bench --wide measures both).
 const directWidth = 64
 
 // MaxCellChars bounds a stored cell's text: Excel's own limit. A longer

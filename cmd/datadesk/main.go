@@ -22,17 +22,16 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"datadesk/internal/procmem"
 
 	"datadesk"
 	"datadesk/api"
 	"datadesk/api/serverdb"
 	"datadesk/backup"
-	"datadesk/bench"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/ingest"
@@ -60,8 +59,8 @@ usage:
   datadesk restore FROM --data DIR [--shared DIR]    (FROM: a backup, or a folder of them: the newest complete)
   datadesk ingest [--memory] [--header-row N [--sheet NAME]] FILE
   datadesk table move ID --to clickhouse|duckdb [--clickhouse URL,URL] [--data ./data]  (asks a server running on --data, or opens it)
-  datadesk bench [--rows 1000000] [--repeat 5] [--out results] [--backend duckdb|clickhouse --clickhouse URL,URL]
-  datadesk bench --owners 200,1000 [--owner-rows 50000] [--max-open 32] [--memory-limit 1GB]
+
+benchmarks: datadesk-bench (go run ./cmd/datadesk-bench), beside this binary
 `
 
 func main() {
@@ -117,7 +116,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return tableMove(args[2:], stdout)
 	case "bench":
-		return runBench(args[1:], stdout, stderr)
+		return errors.New("the benchmarks are their own command: datadesk-bench (go run ./cmd/datadesk-bench --datadesk bin/datadesk), same flags")
 	case "backup":
 		return backupCommand(args[1:], stdout)
 	case "restore":
@@ -677,85 +676,7 @@ func ingestFile(args []string, stdout io.Writer) error {
 	enc.SetIndent("", "  ")
 	out := map[string]any{"file": f.Filename, "format": res.Format, "content_type": res.ContentType, "tables": reports}
 	if *memory {
-		out["peak_memory_mib"] = bench.PeakMiB("self")
+		out["peak_memory_mib"] = procmem.PeakMiB("self")
 	}
 	return enc.Encode(out)
-}
-
-// runBench measures every path against its baseline and writes the report.
-func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	rows := fs.Int("rows", 1_000_000, "rows of the generated table (10000000 for the full run)")
-	repeat := fs.Int("repeat", 5, "runs of each path and its baseline")
-	out := fs.String("out", "results", "folder for report.md, report.json and chart.png")
-	work := fs.String("work", "", "work folder for inputs and databases (a temp folder if empty)")
-	corpus := fs.String("corpus", envOr("DATADESK_CORPUS", filepath.Join("..", "shared", "data", "spreadsheets", "sheetjs")),
-		"folder of real workbooks; XLS ingest is measured on its largest .xls with an XLSX twin")
-	backend := fs.String("backend", "duckdb", "duckdb: every path; clickhouse: the query_table paths on the cluster of --clickhouse")
-	owners := fs.String("owners", "", "measure many owners instead: owner counts, for example 200,1000, each beside 10 owners")
-	ownerRows := fs.Int("owner-rows", 50_000, "with --owners: rows of each owner's table")
-	calls := fs.Int("calls", 0, "with --owners: calls of each load after every owner's first call (default 2,000)")
-	maxOpen := fs.Int("max-open", engine.DefaultMaxOpen, "with --owners: the server's --max-open")
-	memoryLimit := fs.String("memory-limit", engine.DefaultMemoryLimit, "with --owners: the server's --memory-limit")
-	only := fs.String("only", "", "measure only these groups of paths, comma-separated: "+strings.Join(bench.Groups, ", "))
-	nodeModules := fs.String("node-modules", os.Getenv("DATADESK_NODE_MODULES"),
-		"folder whose node_modules holds @duckdb/node-api: compare query_table over HTTP with DuckDB in Node (the nodejs paths)")
-	cf := addClusterFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	for _, g := range splitList(*only) {
-		if !slices.Contains(bench.Groups, g) {
-			return fmt.Errorf("bench: --only takes %s, not %q", strings.Join(bench.Groups, ", "), g)
-		}
-	}
-	if *owners != "" {
-		var counts []int
-		for _, s := range splitList(*owners) {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 {
-				return fmt.Errorf("bench: --owners wants owner counts such as 200,1000, not %q", s)
-			}
-			counts = append(counts, n)
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		rep, err := bench.Owners(context.Background(), bench.OwnersConfig{Owners: counts, Rows: *ownerRows, Calls: *calls,
-			Engine: engine.Config{MaxOpen: *maxOpen, MemoryLimit: *memoryLimit}, Server: []string{exe, "serve"},
-			Dir: *work, Results: *out, Progress: stderr})
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(stdout, rep.Markdown())
-		fmt.Fprintf(stdout, "\nwritten to %s\n", filepath.Join(*out, "owners.md"))
-		return nil
-	}
-	cfg := bench.Config{Rows: *rows, Repeat: *repeat, Results: *out, Dir: *work, Progress: stderr, Corpus: *corpus, Only: splitList(*only),
-		NodeModules: *nodeModules}
-	if self, err := os.Executable(); err == nil {
-		cfg.Self = self
-	}
-	switch *backend {
-	case "duckdb":
-	case "clickhouse":
-		ch, err := cf.client()
-		if err != nil {
-			return err
-		}
-		if ch == nil {
-			return errors.New("bench: --backend clickhouse needs --clickhouse URL,URL (or DATADESK_CLICKHOUSE)")
-		}
-		cfg.ClickHouse = ch
-	default:
-		return fmt.Errorf("bench: unknown backend %q; use duckdb or clickhouse", *backend)
-	}
-	rep, err := bench.Run(context.Background(), cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, rep.Markdown())
-	fmt.Fprintf(stdout, "\nwritten to %s\n", filepath.Join(*out, "report.md"))
-	return nil
 }

@@ -15,42 +15,23 @@ import (
 	"datadesk/engine/clickhouse"
 )
 
-// clusterFlags say where the ClickHouse cluster for big tables is. The
-// password comes from the environment only, so it never shows in a
-// process list.
+// clusterFlags say where the ClickHouse cluster for big tables is, and
+// from how many rows an upload goes there.
 type clusterFlags struct {
-	nodes    *string
-	cluster  *string
-	db       *string
-	user     *string
-	replicas *int
-	minRows  *int64
+	clickhouse.Flags
+	minRows *int64
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 	return clusterFlags{
-		nodes:    fs.String("clickhouse", envOr("DATADESK_CLICKHOUSE", ""), "comma-separated HTTP URLs of every ClickHouse shard (empty: no cluster)"),
-		cluster:  fs.String("clickhouse-cluster", envOr("DATADESK_CLICKHOUSE_CLUSTER", "datadesk"), "cluster name in the servers' remote_servers"),
-		db:       fs.String("clickhouse-db", envOr("DATADESK_CLICKHOUSE_DB", "datadesk"), "ClickHouse database for tables"),
-		user:     fs.String("clickhouse-user", envOr("DATADESK_CLICKHOUSE_USER", "default"), "ClickHouse user (password: DATADESK_CLICKHOUSE_PASSWORD)"),
-		minRows:  fs.Int64("clickhouse-min-rows", 0, "tables of at least this many rows go to the cluster after upload (0: only when moved)"),
-		replicas: fs.Int("clickhouse-replicas", 1, "replicas of each shard (more than 1: ReplicatedMergeTree through ZooKeeper; --clickhouse lists every replica)"),
+		Flags:   clickhouse.AddFlags(fs),
+		minRows: fs.Int64("clickhouse-min-rows", 0, "tables of at least this many rows go to the cluster after upload (0: only when moved)"),
 	}
-}
-
-// client returns the configured cluster's client, nil when none is.
-func (f clusterFlags) client() (*clickhouse.Cluster, error) {
-	nodes := splitList(*f.nodes)
-	if len(nodes) == 0 {
-		return nil, nil
-	}
-	return clickhouse.New(clickhouse.Config{Nodes: nodes, Cluster: *f.cluster, Database: *f.db, Replicas: *f.replicas,
-		User: *f.user, Password: os.Getenv("DATADESK_CLICKHOUSE_PASSWORD")})
 }
 
 // apply adds the cluster, if one is configured, to an engine config.
 func (f clusterFlags) apply(cfg engine.Config) (engine.Config, error) {
-	ch, err := f.client()
+	ch, err := f.Client()
 	if err != nil || ch == nil {
 		return cfg, err
 	}
