@@ -3,14 +3,12 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"datadesk"
 	"datadesk/engine/catalog"
@@ -130,148 +128,78 @@ type RowStats struct {
 	Skipped []catalog.SkippedRow
 }
 
+// Loading is one choice among four ways, each in a file of its own:
+//
+//   - appendDeclared (load_declared.go): a source that declares every
+//     column's type and counts (files.create's typed rows) is appended
+//     straight into the typed table by DuckDB's appender.
+//   - readTyped (load_read_typed.go): DuckDB's own CSV or JSON reader
+//     loads the file straight into the typed table, the types proposed by
+//     the first rows and proved on every value as it is read.
+//   - readAsText (load_read_text.go): DuckDB's reader loads the file as
+//     text into a temporary table; each column's values are counted in
+//     SQL and the typed table is made from it.
+//   - streamRows (load_stream.go): the source's rows stream through Go
+//     into a spool file, their values counted in Go, and the typed table
+//     is made from the spool.
+//
+// firstWay picks where a source starts; a way that cannot load it (the
+// reader refused a row, a remote backend wants the table's size first)
+// leaves nothing behind and names the way that can.
+
+// loadWay is one way a table's rows get into the owner's database.
+type loadWay interface {
+	// load loads job's table, or returns no table and the way to try
+	// next.
+	load(ctx context.Context, s *Store, conn *sql.Conn, job loadJob) (*catalog.Table, loadWay, error)
+}
+
+// loadJob is one table to load: its source, its file and its place
+// among the file's tables.
+type loadJob struct {
+	f       *catalog.File
+	ordinal int
+	src     TableSource
+}
+
+// stage names the job's temporary table of text.
+func (j loadJob) stage() string { return "dd_stage_" + strconv.Itoa(j.ordinal) }
+
+// firstWay is the way a source starts from.
+func (s *Store) firstWay(src TableSource) loadWay {
+	readable := src.CSV != nil || src.JSON != nil
+	switch {
+	case src.Counted != nil:
+		return appendDeclared{}
+	case len(src.Header) > directWidth && (src.Rows != nil || src.RowsWithNulls != nil):
+		// One statement with expressions for every column of a wide
+		// table costs DuckDB's planner the square of its width.
+		return streamRows{}
+	case readable && !s.staged:
+		return readTyped{}
+	case readable:
+		return readAsText{}
+	}
+	return streamRows{}
+}
+
 // load decides each column's type from all of its values and creates the
 // typed table and its catalog rows, all inside the transaction open on
-// conn. A CSV or JSON file DuckDB can read is loaded directly, its types
-// proved as it is read (direct.go), or else staged as text and classified
-// in SQL (stage.go, sqlclassify.go); every other source streams its rows
-// through Go into a staging table.
+// conn, by the ways firstWay and its fallbacks choose.
 func (s *Store) load(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource) (*catalog.Table, error) {
-	stage := "dd_stage_" + strconv.Itoa(ordinal)
-	var (
-		st  stagedTable
-		ok  bool
-		err error
-	)
-	var (
-		direct   directRead
-		isDirect bool
-	)
-	wide := len(src.Header) > directWidth && (src.Rows != nil || src.RowsWithNulls != nil)
-	switch {
-	case wide:
-	case src.CSV != nil:
-		direct, isDirect, err = s.csvDirect(ctx, conn, ordinal, src)
-	case src.JSON != nil:
-		direct, isDirect = s.jsonDirect(src)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if src.Counted != nil {
-		return s.loadCounted(ctx, conn, f, ordinal, src)
-	}
-	// viaRows: the direct load found rows only the Go stream keeps, which
-	// staging would find again.
-	viaRows := false
-	if isDirect && !s.staged {
-		t, rows, err := s.loadDirect(ctx, conn, f, ordinal, src, direct)
-		if err != nil || t != nil {
+	job := loadJob{f: f, ordinal: ordinal, src: src}
+	for way := s.firstWay(src); ; {
+		t, next, err := way.load(ctx, s, conn, job)
+		if err != nil || next == nil {
 			return t, err
 		}
-		viaRows = rows
+		way = next
 	}
-	switch {
-	case viaRows, wide:
-	case src.CSV != nil:
-		st, ok, err = s.stageCSV(ctx, conn, stage, ordinal, src)
-	case src.JSON != nil:
-		st, ok, err = s.stageJSON(ctx, conn, stage, src)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		if st, err = s.stageRows(ctx, src); err != nil {
-			return nil, err
-		}
-	}
-	return s.finish(ctx, conn, f, ordinal, src, stage, st)
 }
 
-// loadCounted loads a source whose columns' counts, and so types, are
-// known beforehand: its rows go straight from the source to DuckDB's query
-// appender (appendTyped), with nothing staged or written first.
-func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource) (*catalog.Table, error) {
-	width := len(src.Header)
-	if err := s.checkWidth(src, width); err != nil {
-		return nil, err
-	}
-	labels, keys := columnNames(src, width)
-	cols := make([]typing.Stats, width)
-	for i := range cols {
-		if i < len(src.Counted) {
-			cols[i] = src.Counted[i]
-		}
-	}
-	decisions := decideColumns(src, keys, cols, nil)
-	t := newTable(f, ordinal, src, 0)
-	setColumns(t, labels, keys, decisions)
-	sel := make([]string, len(decisions))
-	whole := make([]bool, len(decisions))
-	for i, d := range decisions {
-		sel[i] = ducksql.StageCast(d, i+1) + " AS " + ducksql.Ident(keys[i])
-		if src.Typed != nil && d.Type == typing.TypeInteger && d.Written == nil {
-			whole[i] = true
-			sel[i] = ducksql.StageColumn(i+1) + " AS " + ducksql.Ident(keys[i])
-		}
-	}
-	var (
-		rows  int64
-		stats RowStats
-	)
-	err := s.appendTyped(ctx, conn, t, columnDefs(keys, decisions), strings.Join(sel, ", "), width, whole, func(yield func([]driver.Value) error) error {
-		vals := make([]driver.Value, width)
-		var err error
-		stats, err = src.typedRows(func(row []string, typed []any, null []bool) error {
-			if len(row) != width {
-				return fmt.Errorf("engine: %s: a counted source yielded a row of %d columns, its header has %d", sourceName(src), len(row), width)
-			}
-			rows++
-			for i, cell := range row {
-				switch {
-				case emptyCell(i, cell, typed, null):
-					vals[i] = nil
-				case whole[i]:
-					n, err := wholeValue(typed[i], cell)
-					if err != nil {
-						return fmt.Errorf("engine: %s: row %d, column %d: %w", sourceName(src), rows, i+1, err)
-					}
-					vals[i] = n
-				default:
-					if err := checkCell(src, rows, i+1, cell); err != nil {
-						return err
-					}
-					vals[i] = cell
-				}
-			}
-			return yield(vals)
-		})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	t.RowCount = rows
-	if err := s.record(ctx, conn, t, src, stats, nil); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// checkCell refuses a cell longer than a cell may be, naming its row and
-// column (from 1). Errors: invalid.
-func checkCell(src TableSource, row int64, col int, cell string) error {
-	if len(cell) > MaxCellChars && utf8.RuneCountInString(cell) > MaxCellChars {
-		return datadesk.Errorf(datadesk.Invalid, "%s: row %d, column %d has a cell of %d characters; a cell holds at most %d",
-			sourceName(src), row, col, utf8.RuneCountInString(cell), MaxCellChars).WithField("file")
-	}
-	return nil
-}
-
-// stagedTable is what staging found: the rows, the width, what the source
-// reported, and each column's shape counts.
-type stagedTable struct {
+// tallied is what reading a table as text found: the rows, the width,
+// what the source reported, and each column's shape counts.
+type tallied struct {
 	rows  int64
 	width int
 	stats RowStats
@@ -283,81 +211,11 @@ type stagedTable struct {
 	spool *spool
 }
 
-// stageRows writes the source's rows to a spool, counting each column's
-// value shapes in Go as the rows stream in. A row's values are what a
-// staging table of VARCHAR columns would hold: an empty cell, or an empty
-// text where the source tells them apart (null), is NULL.
-func (s *Store) stageRows(ctx context.Context, src TableSource) (st stagedTable, err error) {
-	if len(src.Header) > s.maxWidth {
-		return stagedTable{}, tooWide(src, "the header has", len(src.Header), s.maxWidth)
-	}
-	sp, err := newSpool(s.IncomingDir())
-	if err != nil {
-		return stagedTable{}, err
-	}
-	defer func() {
-		if err != nil {
-			sp.Close()
-		}
-	}()
-	var (
-		rows  int64
-		width = min(len(src.Header), s.maxWidth)
-		cols  = make([]typing.Stats, s.maxWidth)
-		kinds []typing.KindCounts
-		vals  = make([]driver.Value, 0, width)
-	)
-	if src.Cells != nil {
-		kinds = make([]typing.KindCounts, s.maxWidth)
-	}
-	appendRow := func(row []string, null []bool) error {
-		if len(row) > s.maxWidth {
-			return tooWide(src, fmt.Sprintf("row %d has", rows+1), len(row), s.maxWidth)
-		}
-		width = max(width, len(row))
-		vals = vals[:0]
-		for i, cell := range row {
-			if err := checkCell(src, rows+1, i+1, cell); err != nil {
-				return err
-			}
-			switch {
-			case null != nil && null[i]:
-				vals = append(vals, nil)
-			case cell != "" || null != nil:
-				cols[i].Add(cell)
-				vals = append(vals, cell)
-			default:
-				vals = append(vals, nil)
-			}
-		}
-		rows++
-		if rows%8192 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		return sp.add(vals)
-	}
-	var stats RowStats
-	if src.Cells != nil {
-		stats, err = src.Cells(func(row []string, k []typing.CellKind) error {
-			for i := 0; i < len(row) && i < len(k) && i < s.maxWidth; i++ {
-				kinds[i].Add(k[i], row[i])
-			}
-			return appendRow(row, nil)
-		})
-	} else {
-		stats, err = src.rows(appendRow)
-	}
-	if err != nil {
-		return stagedTable{}, classify(ctx, err)
-	}
-	return stagedTable{rows: rows, width: width, stats: stats, cols: cols, kinds: kinds, spool: sp}, nil
-}
-
-// finish decides the types of a staged table and creates the typed table
+// createTyped decides the types of a table read as text (a temporary
+// table of text, or a spool) from its counts, and creates the typed table
 // and its catalog rows.
-func (s *Store) finish(ctx context.Context, conn *sql.Conn, f *catalog.File, ordinal int, src TableSource, stage string, st stagedTable) (*catalog.Table, error) {
+func (s *Store) createTyped(ctx context.Context, conn *sql.Conn, job loadJob, st tallied) (*catalog.Table, error) {
+	f, ordinal, src, stage := job.f, job.ordinal, job.src, job.stage()
 	if st.spool != nil {
 		defer st.spool.Close()
 	}

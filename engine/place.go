@@ -18,7 +18,7 @@ import (
 // copy made first; the rows are counted on arrival. It returns the
 // backend that holds the rows, nil for the owner's DuckDB file. A failure
 // leaves nothing on the backend.
-func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, stage, defs, sel string, st stagedTable) (catalog.Backend, error) {
+func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, stage, defs, sel string, st tallied) (catalog.Backend, error) {
 	remote := s.remote != nil && s.remoteMinRows > 0 && t.RowCount >= s.remoteMinRows
 	if st.spool != nil {
 		if !remote {

@@ -122,7 +122,7 @@ func (s *Store) appendTyped(ctx context.Context, conn *sql.Conn, t *catalog.Tabl
 
 // unspool puts spooled rows in the staging table, a VARCHAR column each,
 // for a table that is stored elsewhere.
-func (s *Store) unspool(ctx context.Context, conn *sql.Conn, stage string, st stagedTable) error {
+func (s *Store) unspool(ctx context.Context, conn *sql.Conn, stage string, st tallied) error {
 	cols := make([]string, max(st.width, 1))
 	for i := range cols {
 		cols[i] = ducksql.StageColumn(i+1) + " VARCHAR"

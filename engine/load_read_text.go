@@ -133,44 +133,72 @@ func (s *Store) csvDirect(ctx context.Context, conn *sql.Conn, ordinal int, src 
 	return directRead{read: read, sample: sample, first: src.Rows, width: len(src.Header), after: after}, true, nil
 }
 
+// readAsText loads a CSV or JSON file that DuckDB's reader takes as text
+// into a temporary table (stageCSV, stageJSON), counts each column's
+// values in SQL (sqlclassify.go) and makes the typed table from it
+// (createTyped). It hands over to streamRows when the reader refuses the
+// file or hands rows back.
+type readAsText struct{}
+
+func (readAsText) load(ctx context.Context, s *Store, conn *sql.Conn, job loadJob) (*catalog.Table, loadWay, error) {
+	var (
+		st  tallied
+		ok  bool
+		err error
+	)
+	if job.src.CSV != nil {
+		st, ok, err = s.stageCSV(ctx, conn, job.stage(), job.ordinal, job.src)
+	} else {
+		st, ok, err = s.stageJSON(ctx, conn, job.stage(), job.src)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, streamRows{}, nil
+	}
+	t, err := s.createTyped(ctx, conn, job, st)
+	return t, nil, err
+}
+
 // stageCSV stages a CSV file with read_csv (csvRead), then classifies
 // every column in SQL. It returns false, having staged nothing, when the
 // file must go through Go instead (csvRead, csvDirect).
-func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (stagedTable, bool, error) {
+func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (tallied, bool, error) {
 	width := len(src.Header)
 	rejects, scans, dropRejects := csvRejectTables(ctx, conn, ordinal)
 	read, ok := s.csvRead(src, rejects, scans, 32<<20)
 	if !ok {
-		return stagedTable{}, false, nil
+		return tallied{}, false, nil
 	}
 	if err := dropRejects(); err != nil {
-		return stagedTable{}, false, err
+		return tallied{}, false, err
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+ducksql.Ident(stage)+` AS SELECT * FROM `+read); err != nil {
-		return stagedTable{}, false, classify(ctx, err)
+		return tallied{}, false, classify(ctx, err)
 	}
-	st := stagedTable{width: width}
+	st := tallied{width: width}
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+ducksql.Ident(stage)).Scan(&st.rows); err != nil {
-		return stagedTable{}, false, classify(ctx, err)
+		return tallied{}, false, classify(ctx, err)
 	}
 	wider, err := s.csvRejects(ctx, conn, rejects, &st.stats, src)
 	if err != nil {
-		return stagedTable{}, false, err
+		return tallied{}, false, err
 	}
 	if err := dropRejects(); err != nil {
-		return stagedTable{}, false, err
+		return tallied{}, false, err
 	}
 	if wider {
 		if _, err := conn.ExecContext(ctx, `DROP TABLE `+ducksql.Ident(stage)); err != nil {
-			return stagedTable{}, false, classify(ctx, err)
+			return tallied{}, false, classify(ctx, err)
 		}
-		return stagedTable{}, false, nil
+		return tallied{}, false, nil
 	}
 	if err := checkCells(ctx, conn, stage, width, src); err != nil {
-		return stagedTable{}, false, err
+		return tallied{}, false, err
 	}
 	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
-		return stagedTable{}, false, err
+		return tallied{}, false, err
 	}
 	return st, true, nil
 }
@@ -318,22 +346,22 @@ func (s *Store) jsonDirect(src TableSource) (directRead, bool) {
 // stageJSON stages a JSON file of flat records with read_json (jsonRead),
 // then classifies every column in SQL. It returns false, having staged
 // nothing, when the file must go through Go instead.
-func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (stagedTable, bool, error) {
+func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (tallied, bool, error) {
 	read, ok := s.jsonRead(src)
 	if !ok {
-		return stagedTable{}, false, nil
+		return tallied{}, false, nil
 	}
 	width := len(src.JSON.Keys)
 	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+ducksql.Ident(stage)+` AS SELECT * FROM `+read); err != nil {
-		return stagedTable{}, false, classify(ctx, err)
+		return tallied{}, false, classify(ctx, err)
 	}
-	st := stagedTable{width: width}
+	st := tallied{width: width}
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+ducksql.Ident(stage)).Scan(&st.rows); err != nil {
-		return stagedTable{}, false, classify(ctx, err)
+		return tallied{}, false, classify(ctx, err)
 	}
 	var err error
 	if st.cols, err = classifyStaged(ctx, conn, stage, width); err != nil {
-		return stagedTable{}, false, err
+		return tallied{}, false, err
 	}
 	return st, true, nil
 }

@@ -45,6 +45,40 @@ import (
 // decide, exactly as on the staged path; TestDirectSameAsStaged holds
 // the two paths and the Go one to it.
 
+// readTyped is the direct load as a way of loading: a CSV file read_csv
+// takes, or a JSON file of flat records read_json takes. It hands over to
+// readAsText when the file cannot be read so (outside the incoming
+// folder, a remote backend that wants the table's size first, a cell too
+// long, a column that decides otherwise than planned), and to streamRows
+// when the reader handed rows back that only the Go stream keeps.
+type readTyped struct{}
+
+func (readTyped) load(ctx context.Context, s *Store, conn *sql.Conn, job loadJob) (*catalog.Table, loadWay, error) {
+	var (
+		r  directRead
+		ok bool
+	)
+	if job.src.CSV != nil {
+		var err error
+		if r, ok, err = s.csvDirect(ctx, conn, job.ordinal, job.src); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		r, ok = s.jsonDirect(job.src)
+	}
+	if !ok {
+		return nil, readAsText{}, nil
+	}
+	t, handedBack, err := s.loadDirect(ctx, conn, job.f, job.ordinal, job.src, r)
+	switch {
+	case err != nil || t != nil:
+		return t, nil, err
+	case handedBack:
+		return nil, streamRows{}, nil
+	}
+	return nil, readAsText{}, nil
+}
+
 // sampleRows is how many rows the types are first decided from, at most
 // and for tables of up to eight columns; a wider table's sample holds
 // about sampleValues values, and at least minSampleRows rows.
