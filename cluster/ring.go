@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,9 +28,18 @@ const (
 // MaxNodes bounds a member list: each node is a server line in the proxy.
 const MaxNodes = 64
 
+// MaxNodeID bounds a node's id so that HAProxy's key of its last point,
+// id x ewghtRange + point, stays within the signed 32-bit number HAProxy
+// computes it in.
+const MaxNodeID = (1<<31)/ewghtRange - 1
+
 // Node is one datadesk process: its name (the proxy's server name), its
-// address, and its numeric id on the ring (its position in the list,
-// from 1, written as the server's id in the proxy configuration).
+// address, and its numeric id on the ring, written as the server's id in
+// the proxy configuration. The id places the node's points on the ring, so
+// a node keeps its id for as long as it is a member: a list written
+// name:id=host:port says each; one written name=host:port numbers them by
+// position, from 1, and a new list derived from the one in force
+// (ParseNodesAfter) keeps every remaining node's id.
 type Node struct {
 	Name string
 	Addr string
@@ -47,10 +57,27 @@ type point struct {
 	node int
 }
 
-// ParseNodes reads a member list: comma-separated name=host:port (or
-// host:port, named n1, n2... in order).
+// ParseNodes reads a member list: comma-separated name=host:port,
+// name:id=host:port, or host:port (named n1, n2... in order). A node
+// without an id has its position, from 1.
 func ParseNodes(list string) (*Ring, error) {
-	var nodes []Node
+	return parseNodes(list, nil)
+}
+
+// ParseNodesAfter reads a new member list to replace current: a node
+// without an id keeps its id in current if it is there, and a new one
+// takes the next id no node of either list has. Removing a node then
+// moves only its owners, and adding one only the owners its points take.
+func ParseNodesAfter(list string, current *Ring) (*Ring, error) {
+	return parseNodes(list, current)
+}
+
+func parseNodes(list string, current *Ring) (*Ring, error) {
+	type entry struct {
+		name, addr string
+		id         uint32
+	}
+	var entries []entry
 	seen := map[string]bool{}
 	for _, part := range strings.Split(list, ",") {
 		part = strings.TrimSpace(part)
@@ -59,7 +86,15 @@ func ParseNodes(list string) (*Ring, error) {
 		}
 		name, addr, ok := strings.Cut(part, "=")
 		if !ok {
-			name, addr = fmt.Sprintf("n%d", len(nodes)+1), part
+			name, addr = fmt.Sprintf("n%d", len(entries)+1), part
+		}
+		var id uint32
+		if n, idText, hasID := strings.Cut(name, ":"); hasID {
+			v, err := strconv.ParseUint(idText, 10, 32)
+			if err != nil || v < 1 || v > MaxNodeID {
+				return nil, fmt.Errorf("cluster: node %q: the id after %s: must be a number from 1 to %d", part, n, MaxNodeID)
+			}
+			name, id = n, uint32(v)
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return nil, fmt.Errorf("cluster: node %q: want host:port: %w", part, err)
@@ -68,12 +103,74 @@ func ParseNodes(list string) (*Ring, error) {
 			return nil, fmt.Errorf("cluster: node name %q is empty, repeated or not letters, digits, '-' and '_'", name)
 		}
 		seen[name] = true
-		nodes = append(nodes, Node{Name: name, Addr: addr, ID: uint32(len(nodes) + 1)})
+		entries = append(entries, entry{name, addr, id})
 	}
-	if len(nodes) == 0 || len(nodes) > MaxNodes {
-		return nil, fmt.Errorf("cluster: want 1 to %d nodes, got %d", MaxNodes, len(nodes))
+	if len(entries) == 0 || len(entries) > MaxNodes {
+		return nil, fmt.Errorf("cluster: want 1 to %d nodes, got %d", MaxNodes, len(entries))
+	}
+	// Ids: as written; else the current list's; else, for a list on its
+	// own, the position; else the next one free.
+	taken := map[uint32]string{}
+	next := uint32(1)
+	if current != nil {
+		for _, n := range current.nodes {
+			next = max(next, n.ID+1)
+		}
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.id == 0 && current != nil {
+			if n, ok := current.Node(e.name); ok {
+				e.id = n.ID
+			}
+		}
+		if e.id == 0 && current == nil {
+			e.id = uint32(i + 1)
+		}
+		if e.id != 0 {
+			if other, dup := taken[e.id]; dup {
+				return nil, fmt.Errorf("cluster: nodes %s and %s both have id %d; give each its own (name:id=host:port)", other, e.name, e.id)
+			}
+			taken[e.id] = e.name
+			next = max(next, e.id+1)
+		}
+	}
+	nodes := make([]Node, len(entries))
+	for i, e := range entries {
+		if e.id == 0 {
+			for taken[next] != "" {
+				next++
+			}
+			e.id = next
+			taken[next] = e.name
+		}
+		nodes[i] = Node{Name: e.name, Addr: e.addr, ID: e.id}
 	}
 	return NewRing(nodes), nil
+}
+
+// String writes the member list with every node's id, name:id=host:port,
+// as the nodes and the proxy must be given it after a change.
+func (r *Ring) String() string {
+	parts := make([]string, len(r.nodes))
+	for i, n := range r.nodes {
+		parts[i] = n.Name + ":" + strconv.FormatUint(uint64(n.ID), 10) + "=" + n.Addr
+	}
+	return strings.Join(parts, ",")
+}
+
+// Same reports whether two member lists have the same nodes: names,
+// addresses and ids, in any order.
+func (r *Ring) Same(o *Ring) bool {
+	if len(r.nodes) != len(o.nodes) {
+		return false
+	}
+	for _, n := range r.nodes {
+		if m, ok := o.Node(n.Name); !ok || m != n {
+			return false
+		}
+	}
+	return true
 }
 
 func validName(s string) bool {

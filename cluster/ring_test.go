@@ -21,10 +21,11 @@ import (
 // their name, and checks that each lands where the ring says.
 func TestRingMatchesHAProxy(t *testing.T) {
 	var list []string
-	for _, name := range []string{"a", "b", "c"} {
+	// Ids out of order and with gaps, as a list has after changes.
+	for i, name := range []string{"a", "b", "c"} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name) }))
 		t.Cleanup(srv.Close)
-		list = append(list, name+"="+strings.TrimPrefix(srv.URL, "http://"))
+		list = append(list, fmt.Sprintf("%s:%d=%s", name, []int{7, 2, 40}[i], strings.TrimPrefix(srv.URL, "http://")))
 	}
 	ring, err := cluster.ParseNodes(strings.Join(list, ","))
 	if err != nil {
@@ -154,6 +155,93 @@ func TestRingSpread(t *testing.T) {
 		t.Logf("%d nodes: shares from %.1f%% to %.1f%% (even %.1f%%)", n, 100*float64(lo)/owners, 100*float64(hi)/owners, 100/float64(n))
 		if float64(lo) < 0.85*even || float64(hi) > 1.15*even {
 			t.Errorf("%d nodes: shares from %d to %d owners, want within 15%% of %.0f", n, lo, hi, even)
+		}
+	}
+}
+
+// TestNodeIDs: ids written in the list are kept, a list on its own numbers
+// the others by position, a list after another keeps every remaining
+// node's id and gives a new one the next free id, and two nodes never
+// share one.
+func TestNodeIDs(t *testing.T) {
+	four, err := cluster.ParseNodes("n1=h:1,n2=h:2,n3=h:3,n4=h:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		list, after string
+		want        string
+		ok          bool
+	}{
+		{"n1=h:1,n2=h:2", "", "n1:1=h:1,n2:2=h:2", true},
+		{"n1:7=h:1,n2=h:2", "", "n1:7=h:1,n2:2=h:2", true},
+		{"n1=h:1,n3=h:3,n4=h:4", "four", "n1:1=h:1,n3:3=h:3,n4:4=h:4", true},
+		{"n1=h:1,n3=h:3,n4=h:4,n5=h:5", "four", "n1:1=h:1,n3:3=h:3,n4:4=h:4,n5:5=h:5", true},
+		{"n5=h:5,n1=h:1", "four", "n5:5=h:5,n1:1=h:1", true},
+		{"n1:3=h:1,n3=h:3", "four", "", false},
+		{"n1=h:1,n2:1=h:2", "", "", false},
+		{"n1:0=h:1", "", "", false},
+		{"n1:x=h:1", "", "", false},
+		{fmt.Sprintf("n1:%d=h:1", cluster.MaxNodeID+1), "", "", false},
+	} {
+		var ring *cluster.Ring
+		var err error
+		if tc.after == "four" {
+			ring, err = cluster.ParseNodesAfter(tc.list, four)
+		} else {
+			ring, err = cluster.ParseNodes(tc.list)
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err %v, want ok %v", tc.list, err, tc.ok)
+			continue
+		}
+		if err == nil && ring.String() != tc.want {
+			t.Errorf("%q: %s, want %s", tc.list, ring.String(), tc.want)
+		}
+		if err == nil {
+			again, err := cluster.ParseNodes(ring.String())
+			if err != nil || !again.Same(ring) {
+				t.Errorf("%q: the list written, %s, reads back as %v (%v)", tc.list, ring.String(), again, err)
+			}
+		}
+	}
+}
+
+// TestRingRemoveMiddleNode: removing any one node of four moves only its
+// own owners, each to one of the nodes left.
+func TestRingRemoveMiddleNode(t *testing.T) {
+	four, _ := cluster.ParseNodes("n1=h:1,n2=h:2,n3=h:3,n4=h:4")
+	owners := make([]string, 3000)
+	for i := range owners {
+		owners[i] = datadesk.NewID("u")
+	}
+	for _, gone := range []string{"n1", "n2", "n3", "n4"} {
+		var rest []string
+		for _, n := range four.Nodes() {
+			if n.Name != gone {
+				rest = append(rest, n.Name+"="+n.Addr)
+			}
+		}
+		three, err := cluster.ParseNodesAfter(strings.Join(rest, ","), four)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, moved := 0, 0
+		for _, o := range owners {
+			before, after := four.Owner(o).Name, three.Owner(o).Name
+			if before == gone {
+				held++
+			}
+			if before != after {
+				moved++
+				if before != gone {
+					t.Fatalf("removing %s moved owner %s from %s to %s", gone, o, before, after)
+				}
+			}
+		}
+		t.Logf("removing %s moved %d owners, the %d it held", gone, moved, held)
+		if moved != held {
+			t.Errorf("removing %s moved %d owners; it held %d", gone, moved, held)
 		}
 	}
 }

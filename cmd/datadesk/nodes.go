@@ -69,7 +69,7 @@ func (f nodeFlags) apply(cfg *api.Config, data string) error {
 // proxyConfig prints a HAProxy configuration for a member list.
 func proxyConfig(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("proxy config", flag.ContinueOnError)
-	nodes := fs.String("nodes", envOr("DATADESK_NODES", ""), "member list, name=host:port,... as the nodes are given it")
+	nodes := fs.String("nodes", envOr("DATADESK_NODES", ""), "member list, name=host:port or name:id=host:port,... as the nodes are given it")
 	bind := fs.String("bind", "127.0.0.1:8080", "the proxy's listen address")
 	timeout := fs.Int("timeout", 300, "seconds a request may take at the proxy")
 	stats := fs.String("stats", "127.0.0.1:8404", "where the proxy's stats page listens (keep it local)")
@@ -184,11 +184,23 @@ func nodesPlan(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	before, err := cluster.ParseNodes(*nodes)
+	// Names in --nodes keep the ids of the list in force, if a change
+	// made one.
+	var inForce *cluster.Ring
+	p, err := cluster.ReadPlacement(*shared)
 	if err != nil {
 		return err
 	}
-	after, err := cluster.ParseNodes(*to)
+	if p != nil {
+		if inForce, err = cluster.ParseNodes(p.Nodes); err != nil {
+			return fmt.Errorf("nodes plan: %s: %w", cluster.PlacementFile, err)
+		}
+	}
+	before, err := cluster.ParseNodesAfter(*nodes, inForce)
+	if err != nil {
+		return err
+	}
+	after, err := cluster.ParseNodesAfter(*to, before)
 	if err != nil {
 		return fmt.Errorf("nodes plan: --to: %w", err)
 	}
@@ -212,6 +224,7 @@ func nodesPlan(args []string, stdout io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "%d of %d owners move\n", moves, len(list))
+	fmt.Fprintf(stdout, "the new member list, with the ids that keep each node's owners: %s\n", after)
 	for _, n := range after.Nodes() {
 		fmt.Fprintf(stdout, "node %s (%s): %d owners, %d before\n", n.Name, n.Addr, countAfter[n.Name], countBefore[n.Name])
 	}

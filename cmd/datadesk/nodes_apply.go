@@ -47,13 +47,6 @@ func nodesApply(args []string, stdout io.Writer) error {
 		return err
 	}
 	a := &applier{shared: *shared, drain: *drain, out: stdout, http: &http.Client{Timeout: 0}}
-	var err error
-	if a.from, err = cluster.ParseNodes(*nodes); err != nil {
-		return err
-	}
-	if a.to, err = cluster.ParseNodes(*to); err != nil {
-		return fmt.Errorf("nodes apply: --to: %w", err)
-	}
 	key, err := readOrMakeKey(filepath.Join(*shared, "cluster.key"))
 	if err != nil {
 		return err
@@ -84,36 +77,53 @@ func nodesApply(args []string, stdout io.Writer) error {
 			return fmt.Errorf("nodes apply: moving %s: %w (run the command again to go on; owners moved so far stay moved)", id, err)
 		}
 	}
-	fmt.Fprintf(stdout, "%d owners moved; the member list is %s\n", len(owners), *to)
-	fmt.Fprintf(stdout, "now give the proxy the new list (datadesk proxy config --nodes %s) and reload it; until then the old nodes pass moved owners' requests on\n", *to)
+	fmt.Fprintf(stdout, "%d owners moved; the member list is %s\n", len(owners), a.to)
+	fmt.Fprintf(stdout, "now give the proxy the new list (datadesk proxy config --nodes %s) and reload it, and start nodes with it; until then the old nodes pass moved owners' requests on\n", a.to)
 	return nil
 }
 
 // start reads the placement and sets out the moves: a new one from the
-// users and the two member lists, or the one a stopped run left.
+// users and the two member lists, or the one a stopped run left. The
+// lists are read against the one in force, so a node named without its id
+// keeps it (cluster.ParseNodesAfter).
 func (a *applier) start(nodes, to string) error {
 	p, err := cluster.ReadPlacement(a.shared)
 	if err != nil {
 		return err
 	}
+	var inForce *cluster.Ring
+	if p != nil {
+		if inForce, err = cluster.ParseNodes(p.Nodes); err != nil {
+			return fmt.Errorf("nodes apply: %s: %w", cluster.PlacementFile, err)
+		}
+	}
+	if a.from, err = cluster.ParseNodesAfter(nodes, inForce); err != nil {
+		return err
+	}
+	if a.to, err = cluster.ParseNodesAfter(to, a.from); err != nil {
+		return fmt.Errorf("nodes apply: --to: %w", err)
+	}
 	if p != nil && len(p.Moves) > 0 {
-		if p.Nodes != to {
+		if !inForce.Same(a.to) {
 			return fmt.Errorf("nodes apply: a change to %s is under way (%d owners to move); finish it first with --to %s", p.Nodes, len(p.Moves), p.Nodes)
 		}
 		if a.from, err = cluster.ParseNodes(p.From); err != nil {
 			return err
 		}
+		a.to = inForce
 		fmt.Fprintf(a.out, "going on with the change from %s: %d owners to move\n", p.From, len(p.Moves))
 		a.plan = p
 		return nil
 	}
-	if p != nil && p.Nodes == to && p.From == nodes {
-		// Run again after it finished: nothing left to do, and so done.
-		fmt.Fprintf(a.out, "the change from %s to %s is already done\n", nodes, to)
-		a.done = true
-		return nil
+	if p != nil && inForce.Same(a.to) && p.From != "" {
+		if from, err := cluster.ParseNodes(p.From); err == nil && from.Same(a.from) {
+			// Run again after it finished: nothing left to do, and so done.
+			fmt.Fprintf(a.out, "the change from %s to %s is already done\n", p.From, p.Nodes)
+			a.done = true
+			return nil
+		}
 	}
-	if p != nil && p.Nodes != nodes {
+	if p != nil && !inForce.Same(a.from) {
 		return fmt.Errorf("nodes apply: the member list in force is %s (%s), not --nodes %s", p.Nodes, cluster.PlacementFile, nodes)
 	}
 	users, err := rbac.OpenUsers(a.shared)
@@ -124,7 +134,7 @@ func (a *applier) start(nodes, to string) error {
 	if err != nil {
 		return err
 	}
-	a.plan = &cluster.Placement{From: nodes, Nodes: to, Moves: map[string]cluster.Move{}}
+	a.plan = &cluster.Placement{From: a.from.String(), Nodes: a.to.String(), Moves: map[string]cluster.Move{}}
 	if p != nil {
 		a.plan.Version = p.Version
 	}
