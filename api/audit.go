@@ -12,11 +12,15 @@ import (
 
 // audited records every request under /v1 once it is answered: who (and for
 // whom), what, the policy's decision and reason, the outcome, the duration,
-// and a hash of a tool call's arguments.
+// and a hash of a tool call's arguments. A request whose record would find
+// no room (rbac.Audit.Ready: a full disk) is refused before it runs.
 func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		start := s.cfg.Now()
-		err := next(c)
+		err := s.audit.Ready()
+		if err == nil {
+			err = next(c)
+		}
 		who := caller(c)
 		e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
 			ChatSession: who.ChatSession, DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
@@ -43,11 +47,17 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 				e.Outcome = "pending"
 			}
 		}
-		if aerr := s.audit.Record(e); aerr != nil {
-			s.metrics.auditFailures.Inc()
-			s.cfg.Logger.Error("audit record failed", "err", aerr)
-		}
+		s.record(e)
 		return err
+	}
+}
+
+// record writes an audit entry; one that cannot be written is counted and
+// logged (Ready refuses the calls that follow once room runs out).
+func (s *Server) record(e rbac.Entry) {
+	if err := s.audit.Record(e); err != nil {
+		s.metrics.auditFailures.Inc()
+		s.cfg.Logger.Error("audit record failed", "action", e.Action, "user", e.UserID, "err", err)
 	}
 }
 

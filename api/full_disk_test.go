@@ -84,3 +84,71 @@ func TestFullDiskSaysSo(t *testing.T) {
 		t.Errorf("half-written files left: %v", left)
 	}
 }
+
+// TestNoCallWithoutItsRecord: with the audit log's file system full, calls
+// go on while the log's reserved space holds their records, and once it
+// runs low they are refused with a 503 saying why, before they run; every
+// call answered has its record, and once space is freed calls run again.
+// The log has a small file system of its own here, so that DuckDB's own
+// writes and frees elsewhere do not decide when it fills.
+func TestNoCallWithoutItsRecord(t *testing.T) {
+	logs := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", logs).CombinedOutput(); err != nil {
+		testenv.Missing(t, "cannot mount a small tmpfs (%v %s): make test runs as root, which can", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", logs).Run() })
+	ts, users := newServer(t, 1<<20)
+	small, err := rbac.OpenAuditReserving(logs, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.srv.audit.Close()
+	ts.srv.audit = small
+	ana := addUser(t, users, "ana", "analyst")
+	filler, err := os.Create(filepath.Join(logs, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4<<10)
+	for {
+		if _, err := filler.Write(chunk); err != nil {
+			break
+		}
+	}
+	filler.Close()
+	records := func() int {
+		b, _ := os.ReadFile(filepath.Join(logs, "audit.jsonl"))
+		return strings.Count(string(b), "\n")
+	}
+	answered := 0
+	for range 2000 {
+		code, m, _ := ts.do("GET", "/v1/files", ana, nil, "")
+		if code == 200 {
+			answered++
+			continue
+		}
+		if code != 503 || !strings.Contains(mustJSON(m), "audit log cannot be written") {
+			t.Fatalf("a call on a full disk: %d %v, want 200 or a 503 naming the audit log", code, m)
+		}
+		break
+	}
+	t.Logf("%d calls answered on the full disk before one was refused", answered)
+	if answered == 2000 {
+		t.Fatal("no call was refused with the audit log's room gone")
+	}
+	if got := records(); got < answered {
+		t.Errorf("%d calls answered, %d records written", answered, got)
+	}
+	if code, m := ts.call(ana, "files.read", map[string]any{}); code != 503 {
+		t.Errorf("a tool call with no room for its record: %d %v, want 503", code, m)
+	}
+	if err := os.Remove(filepath.Join(logs, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	if code, m, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
+		t.Errorf("a call once space is freed: %d %v", code, m)
+	}
+	if got := records(); got < answered+2 {
+		t.Errorf("%d records after %d calls answered", got, answered+1)
+	}
+}

@@ -426,9 +426,7 @@ func (s *Server) recordMCP(who datadesk.Caller, action string, start time.Time, 
 	case out.approval != nil:
 		e.Outcome, e.Status = "pending", http.StatusAccepted
 	}
-	if err := s.audit.Record(e); err != nil {
-		s.cfg.Logger.Error("audit record failed", "err", err)
-	}
+	s.record(e)
 }
 
 // mcpError is a tool error result: the model sees it and can correct the

@@ -3,11 +3,15 @@ package rbac
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
+
+	"datadesk"
 )
 
 // Entry is one audited decision and call.
@@ -31,20 +35,78 @@ type Entry struct {
 
 // Audit appends entries to a JSON Lines file in the data directory, so that
 // the CLI reads it while the server writes.
+//
+// No call runs without its record: the file keeps space allocated past its
+// end (fallocate, the file's size unchanged), so a record written into it
+// cannot fail for want of space, and Ready, asked before a call runs,
+// refuses the call when that space runs low and no more can be had (a
+// full disk). The calls already running have room for their records.
 type Audit struct {
 	path string
 	mu   sync.Mutex
 	f    *os.File
+	// size is the file's length; allocated, how far space is allocated
+	// for it; reserve, the space Ready keeps allocated past size.
+	size, allocated, reserve int64
+	// unreserved: the file system cannot allocate ahead (no fallocate);
+	// records are then written as they come.
+	unreserved bool
 }
 
-// OpenAudit opens (or creates) dir/audit.jsonl for appending.
+// DefaultAuditReserve is the space the audit log keeps allocated ahead of
+// its records: about 10,000 records.
+const DefaultAuditReserve = 4 << 20
+
+// fallocKeepSize is Linux's FALLOC_FL_KEEP_SIZE: allocate without changing
+// the file's length.
+const fallocKeepSize = 0x1
+
+// OpenAudit opens (or creates) dir/audit.jsonl for appending, keeping
+// DefaultAuditReserve allocated ahead.
 func OpenAudit(dir string) (*Audit, error) {
+	return OpenAuditReserving(dir, DefaultAuditReserve)
+}
+
+// OpenAuditReserving is OpenAudit keeping reserve bytes allocated ahead.
+func OpenAuditReserving(dir string, reserve int64) (*Audit, error) {
 	p := filepath.Join(dir, "audit.jsonl")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("rbac: audit: %w", err)
 	}
-	return &Audit{path: p, f: f}, nil
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("rbac: audit: %w", err)
+	}
+	a := &Audit{path: p, f: f, size: st.Size(), allocated: st.Size(), reserve: max(reserve, 64<<10)}
+	_ = a.Ready() // a full disk at start is reported at the first call
+	return a, nil
+}
+
+// Ready reports whether a call may run: whether its record has room. It
+// allocates more space when less than half the reserve is left; when none
+// can be had, calls go on while a quarter of it is left (the calls running
+// have theirs), and are refused after. Errors: unavailable, saying the
+// disk is full.
+func (a *Audit) Ready() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.unreserved || a.allocated-a.size >= a.reserve/2 {
+		return nil
+	}
+	err := syscall.Fallocate(int(a.f.Fd()), fallocKeepSize, a.size, a.reserve)
+	switch {
+	case err == nil:
+		a.allocated = a.size + a.reserve
+		return nil
+	case errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS):
+		a.unreserved = true
+		return nil
+	case a.allocated-a.size >= a.reserve/4:
+		return nil
+	}
+	return datadesk.Errorf(datadesk.Unavailable, "the audit log cannot be written: the disk is full; no call runs without its record").WithCause(err)
 }
 
 // Record appends one entry, as one write.
@@ -55,7 +117,9 @@ func (a *Audit) Record(e Entry) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, err = a.f.Write(append(b, '\n'))
+	n, err := a.f.Write(append(b, '\n'))
+	a.size += int64(n)
+	a.allocated = max(a.allocated, a.size)
 	return err
 }
 
