@@ -44,14 +44,23 @@ var proxyErrors = []struct {
 	{504, "timeout", "the node that holds this account took too long to answer"},
 }
 
+// nodeSocket names the proxy's own socket in front of node n, in Linux's
+// abstract namespace: unique on the machine, since no two proxies bind
+// one address.
+func nodeSocket(bind string, n Node) string { return "datadesk-" + bind + "-" + n.Name }
+
 // HAProxyConfig returns a configuration for HAProxy 2.6 that sends every
 // request of one owner to the node the ring gives it. The owner is read,
 // most preferred last (each rule overrides the one before), from a signed
 // download link's o parameter, the session cookie `<owner>.<secret>`, the
 // bearer token `dd_<owner>.<secret>`, and X-On-Behalf-Of when it holds a
-// user id. The owners' backend has no health check on purpose: a lost
-// node's owners wait for it (a JSON 503), never move to nodes that do not
-// hold their files. Requests that carry no owner (sign-in, /healthz, the
+// user id. The owners' backend hashes onto servers that are the proxy's
+// own, one per node, never down, so an owner's place on the ring never
+// changes; each forwards to its node through a backend that checks
+// /healthz every second: a node that stops answering (dead or hung) is
+// marked down within about three seconds, the calls it was serving are
+// ended, and its owners get a JSON 503 until it is back, while no other
+// node gets them (it does not hold their files). Requests that carry no owner (sign-in, /healthz, the
 // web page's first request, the tool list) go to a second backend of the
 // same nodes that checks /healthz and skips a node that is down. Errors
 // of the proxy's own are JSON; requests are logged to stdout; the stats
@@ -113,7 +122,20 @@ backend nodes
   hash-type consistent sdbm avalanche
 `, cfg.Bind, ownerIDRe, ownerIDLen)
 	for _, n := range r.nodes {
-		fmt.Fprintf(&b, "  server %s %s id %d weight %d\n", n.Name, n.Addr, n.ID, ServerWeight)
+		fmt.Fprintf(&b, "  server %s abns@%s id %d weight %d\n", n.Name, nodeSocket(cfg.Bind, n), n.ID, ServerWeight)
+	}
+	for _, n := range r.nodes {
+		fmt.Fprintf(&b, `
+# %[1]s's owners: checked, and a 503 while it does not answer.
+listen node_%[1]s
+  bind abns@%[2]s
+  # The request is logged by the frontend; here only what went wrong.
+  option dontlog-normal
+  option httpchk GET /healthz
+  http-check expect status 200
+  default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+  server %[1]s %[3]s check
+`, n.Name, nodeSocket(cfg.Bind, n), n.Addr)
 	}
 	b.WriteString(`
 backend any
