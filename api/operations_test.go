@@ -277,6 +277,83 @@ func TestReadyzToRouteBy(t *testing.T) {
 	}
 }
 
+// TestReadyzBlamesTheHungDependency: a ClickHouse node that accepts
+// connections and never answers is the check that fails, within its own
+// deadline, and the node's storage and database are still seen ready.
+func TestReadyzBlamesTheHungDependency(t *testing.T) {
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: []string{"http://" + hungNode(t)}, Cluster: "datadesk", Database: "datadesk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch})
+	start := time.Now()
+	code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+	took := time.Since(start)
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("readyz with a hung ClickHouse node: %d %v", code, m)
+	}
+	for _, x := range m["checks"].([]any) {
+		ck := x.(map[string]any)
+		name, ok := ck["name"].(string), ck["ok"] == true
+		if strings.HasPrefix(name, "clickhouse node") == ok {
+			t.Errorf("check %s: ok %v (%v)", name, ok, ck["error"])
+		}
+	}
+	t.Logf("readyz with a hung ClickHouse node answered in %v", took.Round(time.Millisecond))
+	if took > 5*time.Second {
+		t.Errorf("readyz took %v, past its probes' deadline", took)
+	}
+}
+
+// TestReadyzZooKeeperDown: with replicated cluster tables, a node is ready
+// only while ZooKeeper answers (through ClickHouse): without it the
+// cluster takes no writes. Killing ZooKeeper makes /readyz 503 naming it,
+// within the probes' deadline, and the ClickHouse nodes still ready.
+func TestReadyzZooKeeperDown(t *testing.T) {
+	c, err := clickhousetest.StartReplicated(1, 2)
+	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database, Replicas: c.Replicas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch})
+	check := func() (int, map[string]string, time.Duration) {
+		start := time.Now()
+		code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+		took := time.Since(start)
+		checks := map[string]string{}
+		for _, x := range m["checks"].([]any) {
+			ck := x.(map[string]any)
+			checks[ck["name"].(string)] = fmt.Sprint(ck["ok"], " ", ck["error"])
+		}
+		return code, checks, took
+	}
+	code, checks, _ := check()
+	if code != http.StatusOK || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "true") {
+		t.Fatalf("readyz with ZooKeeper up: %d %v", code, checks)
+	}
+	c.KillZooKeeper()
+	code, checks, took := check()
+	t.Logf("readyz with ZooKeeper down: %d in %v, %v", code, took.Round(time.Millisecond), checks["zookeeper (through clickhouse)"])
+	if code != http.StatusServiceUnavailable || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "false") {
+		t.Errorf("readyz with ZooKeeper down: %d %v, want 503 blaming ZooKeeper", code, checks)
+	}
+	for name, v := range checks {
+		if strings.HasPrefix(name, "clickhouse node") && !strings.HasPrefix(v, "true") {
+			t.Errorf("%s blamed with ZooKeeper down: %s", name, v)
+		}
+	}
+	if took > 5*time.Second {
+		t.Errorf("readyz took %v, past its probes' deadline", took)
+	}
+}
+
 // TestApprovalListWithAHungPeer: the approvers' list waited up to 60 s on
 // a hung node. It now asks every node at once for at most a few seconds
 // and answers with what it has, naming the node that did not answer.

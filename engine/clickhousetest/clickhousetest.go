@@ -240,6 +240,16 @@ func (c *Cluster) Kill(i int) {
 	<-c.exited[i]
 }
 
+// KillZooKeeper kills the cluster's ZooKeeper at once, as a crash would,
+// and waits for it to exit; Stop does nothing more for it.
+func (c *Cluster) KillZooKeeper() {
+	if c.zk != nil {
+		_ = c.zk.Process.Kill()
+		_ = c.zk.Wait()
+		c.zk = nil
+	}
+}
+
 // Stop stops the shards and removes their data.
 func (c *Cluster) Stop() {
 	for i, p := range c.procs {
