@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -26,8 +27,17 @@ type metrics struct {
 	// pattern, never the address), method and status class.
 	requests    *prometheus.CounterVec
 	requestTime *prometheus.HistogramVec
+	// requestBytes and responseBytes count the bodies' bytes by route:
+	// uploads in, exports out.
+	requestBytes, responseBytes *prometheus.CounterVec
 	// auditFailures counts audit records that could not be written.
 	auditFailures prometheus.Counter
+	// operations and operationTime count the operator's commands a node
+	// runs (table moves, backups) by outcome; lastBackup is the time of
+	// the last backup written.
+	operations    *prometheus.CounterVec
+	operationTime *prometheus.HistogramVec
+	lastBackup    prometheus.Gauge
 }
 
 // gaugeTimeout bounds a gauge's read at scrape time.
@@ -57,9 +67,21 @@ func newMetrics(s *Server) *metrics {
 	m.requestTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "datadesk_http_request_duration_seconds",
 		Help: "How long HTTP requests take, by route; a streamed export counts until its last byte.", Buckets: prometheus.ExponentialBuckets(0.002, 2, 16)},
 		[]string{"route"})
+	m.requestBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_http_request_body_bytes_total",
+		Help: "Bytes of request bodies read, by route: uploads, tool calls' arguments."}, []string{"route"})
+	m.responseBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_http_response_body_bytes_total",
+		Help: "Bytes of response bodies written, by route: exports, downloads, answers."}, []string{"route"})
 	m.auditFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "datadesk_audit_failures_total",
 		Help: "Audit records that could not be written (the disk full or unwritable): alert on any."})
-	m.reg.MustRegister(m.calls, m.latency, m.requests, m.requestTime, m.auditFailures,
+	m.operations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_operations_total",
+		Help: "Operator's commands the node ran: table_move (to duckdb or clickhouse) and backup, by outcome (ok or the error code)."},
+		[]string{"operation", "outcome"})
+	m.operationTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "datadesk_operation_duration_seconds",
+		Help: "How long table moves and backups take.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}, []string{"operation"})
+	m.lastBackup = prometheus.NewGauge(prometheus.GaugeOpts{Name: "datadesk_last_backup_timestamp_seconds",
+		Help: "When the node last wrote a whole backup, in Unix seconds (0: none since it started)."})
+	m.reg.MustRegister(m.calls, m.latency, m.requests, m.requestTime, m.requestBytes, m.responseBytes, m.auditFailures,
+		m.operations, m.operationTime, m.lastBackup,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("datadesk_open_owners", "Owners whose database is attached now.", func(context.Context) (float64, error) {
 			return float64(s.engine.OpenCount()), nil
@@ -72,6 +94,15 @@ func newMetrics(s *Server) *metrics {
 			n, err := s.system.PendingCount(ctx, s.cfg.Now())
 			return float64(n), err
 		}))
+	if probe, ok := s.engine.ZooKeeperProbe(); ok {
+		m.reg.MustRegister(gauge("datadesk_zookeeper_up", "Whether ClickHouse reaches ZooKeeper (1) or not (0), without which replicated tables take no writes.",
+			func(ctx context.Context) (float64, error) {
+				if probe(ctx) != nil {
+					return 0, nil
+				}
+				return 1, nil
+			}))
+	}
 	if _, ok := s.engine.RemoteFailures(); ok {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "datadesk_clickhouse_failures_total",
 			Help: "ClickHouse statements of calls that failed: the cluster unreachable, a shard down, or an error of ClickHouse's (readiness probes not counted)."}, func() float64 {
@@ -105,10 +136,12 @@ func (m *metrics) handler() echo.HandlerFunc {
 }
 
 // http counts each request by its route and status class once it is
-// answered.
+// answered, and its bodies' bytes.
 func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		start := time.Now()
+		body := &countedBody{ReadCloser: c.Request().Body}
+		c.Request().Body = body
 		err := next(c)
 		status := http.StatusOK
 		if err != nil {
@@ -122,6 +155,36 @@ func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status/100)+"xx").Inc()
 		m.requestTime.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		m.requestBytes.WithLabelValues(route).Add(float64(body.n))
+		if r, _ := echo.UnwrapResponse(c.Response()); r != nil {
+			m.responseBytes.WithLabelValues(route).Add(float64(r.Size))
+		}
 		return err
+	}
+}
+
+// countedBody counts the bytes read of a request's body.
+type countedBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// RecordOperation counts an operator's command the node ran (operation
+// "table_move" or "backup") that took d and ended with err.
+func (s *Server) RecordOperation(operation string, err error, d time.Duration) {
+	outcome := "ok"
+	if err != nil {
+		outcome = string(datadesk.ErrorCode(err))
+	}
+	s.metrics.operations.WithLabelValues(operation, outcome).Inc()
+	s.metrics.operationTime.WithLabelValues(operation).Observe(d.Seconds())
+	if operation == "backup" && err == nil {
+		s.metrics.lastBackup.Set(float64(s.cfg.Now().Unix()))
 	}
 }

@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"datadesk"
+
 	"github.com/labstack/echo/v5"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"datadesk/cluster"
 	"datadesk/engine"
@@ -32,6 +36,13 @@ func TestMetrics(t *testing.T) {
 	ts.call(token, "files.query_table", map[string]any{"file_id": fileID})
 	ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "group_by": []any{"colour"}})
 	ts.call(token, "files.analyze_table", map[string]any{"file_id": fileID, "measures": []any{map[string]any{"op": "count"}}})
+	_, q := ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "limit": 1})
+	code, _, csv := ts.do("GET", "/v1/tables/"+fmt.Sprint(q["result"].(map[string]any)["table_id"])+"/export?format=csv", token, nil, "")
+	if code != http.StatusOK || len(csv) == 0 {
+		t.Fatalf("export: %d %v", code, q)
+	}
+	ts.srv.RecordOperation("backup", nil, 1500*time.Millisecond)
+	ts.srv.RecordOperation("table_move", datadesk.Errorf(datadesk.Unavailable, "shard down"), time.Second)
 	resp, err := http.Get(ts.url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -41,20 +52,34 @@ func TestMetrics(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
+	// What promtool check metrics reports: names, units, help.
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
 	for _, want := range []string{
-		`datadesk_tool_calls_total{outcome="ok",tool="files.query_table"} 1`,
+		`datadesk_tool_calls_total{outcome="ok",tool="files.query_table"} 2`,
 		`datadesk_tool_calls_total{outcome="invalid",tool="files.query_table"} 1`,
 		`datadesk_tool_calls_total{outcome="ok",tool="files.analyze_table"} 1`,
-		`datadesk_tool_call_duration_seconds_count{tool="files.query_table"} 2`,
-		`datadesk_http_requests_total{class="2xx",method="POST",route="/v1/tools/:name"} 2`,
+		`datadesk_tool_call_duration_seconds_count{tool="files.query_table"} 3`,
+		`datadesk_http_requests_total{class="2xx",method="POST",route="/v1/tools/:name"} 3`,
 		`datadesk_http_requests_total{class="4xx",method="POST",route="/v1/tools/:name"} 1`,
-		`datadesk_http_request_duration_seconds_count{route="/v1/tools/:name"} 3`,
+		`datadesk_http_request_duration_seconds_count{route="/v1/tools/:name"} 4`,
 		`datadesk_audit_failures_total 0`,
 		`datadesk_open_owners 1`,
 		`datadesk_approvals_pending 0`,
 		"datadesk_duckdb_memory_bytes ",
 		"process_resident_memory_bytes ",
 		"go_memstats_heap_inuse_bytes ",
+		fmt.Sprintf(`datadesk_http_response_body_bytes_total{route="/v1/tables/:id/export"} %d`, len(csv)),
+		`datadesk_http_request_body_bytes_total{route="/v1/tools/:name"} `,
+		`datadesk_operations_total{operation="backup",outcome="ok"} 1`,
+		`datadesk_operations_total{operation="table_move",outcome="unavailable"} 1`,
+		`datadesk_operation_duration_seconds_count{operation="backup"} 1`,
+		"datadesk_last_backup_timestamp_seconds 1",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
@@ -338,7 +363,22 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 	if code != http.StatusOK || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "true") {
 		t.Fatalf("readyz with ZooKeeper up: %d %v", code, checks)
 	}
+	gauge := func() string {
+		_, _, body := ts.do("GET", "/metrics", "", nil, "")
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, "datadesk_zookeeper_up ") {
+				return line
+			}
+		}
+		return "no datadesk_zookeeper_up"
+	}
+	if got := gauge(); got != "datadesk_zookeeper_up 1" {
+		t.Errorf("with ZooKeeper up the metrics say %q", got)
+	}
 	c.KillZooKeeper()
+	if got := gauge(); got != "datadesk_zookeeper_up 0" {
+		t.Errorf("with ZooKeeper down the metrics say %q", got)
+	}
 	code, checks, took := check()
 	t.Logf("readyz with ZooKeeper down: %d in %v, %v", code, took.Round(time.Millisecond), checks["zookeeper (through clickhouse)"])
 	if code != http.StatusServiceUnavailable || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "false") {

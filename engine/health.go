@@ -82,6 +82,21 @@ func (e *Engine) MemoryBytes(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+// ZooKeeperProbe is the remote backend's probe of ZooKeeper, when its
+// tables are replicated through one.
+func (e *Engine) ZooKeeperProbe() (func(context.Context) error, bool) {
+	h, ok := e.cfg.Remote.(catalog.HealthChecker)
+	if !ok {
+		return nil, false
+	}
+	for _, p := range h.Probes() {
+		if strings.HasPrefix(p.Name, "zookeeper") {
+			return p.Run, true
+		}
+	}
+	return nil, false
+}
+
 // RemoteFailures is how many statements the remote backend failed, if it
 // counts them.
 func (e *Engine) RemoteFailures() (int64, bool) {

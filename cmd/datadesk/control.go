@@ -48,7 +48,7 @@ type moveAnswer struct {
 // serveControl listens on the data directory's control socket until ctx
 // ends. The data directory's lock is held, so a socket file left there is
 // a dead process's.
-func serveControl(ctx context.Context, src backup.Sources, logger *slog.Logger) error {
+func serveControl(ctx context.Context, src backup.Sources, logger *slog.Logger, record func(operation string, err error, d time.Duration)) error {
 	data, eng := src.Data, src.Engine
 	path := controlSocket(data)
 	_ = os.Remove(path)
@@ -67,7 +67,9 @@ func serveControl(ctx context.Context, src backup.Sources, logger *slog.Logger) 
 			http.Error(w, "a JSON body {table_id, to, owner} is needed", http.StatusBadRequest)
 			return
 		}
+		began := time.Now()
 		owner, t, err := eng.MoveTable(r.Context(), req.Owner, req.TableID, req.To)
+		record("table_move", err, time.Since(began))
 		if err != nil {
 			logger.Error("table move", "table", req.TableID, "err", err)
 			controlError(w, err)
@@ -82,7 +84,9 @@ func serveControl(ctx context.Context, src backup.Sources, logger *slog.Logger) 
 			http.Error(w, "a JSON body {dir} is needed", http.StatusBadRequest)
 			return
 		}
+		began := time.Now()
 		path, err := backup.Make(r.Context(), src, req.Dir)
+		record("backup", err, time.Since(began))
 		if err != nil {
 			logger.Error("backup", "dir", req.Dir, "err", err)
 			controlError(w, err)

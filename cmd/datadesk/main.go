@@ -265,7 +265,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	src := backup.Sources{Data: *ef.data, Shared: nf.sharedDir(*ef.data), Engine: srv.Engine(), System: srv.System()}
-	if err := serveControl(ctx, src, logger); err != nil {
+	if err := serveControl(ctx, src, logger, srv.RecordOperation); err != nil {
 		return err
 	}
 	errc := make(chan error, 1)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"datadesk"
 	"datadesk/backup"
@@ -121,7 +122,7 @@ func TestTableMoveBothWays(t *testing.T) {
 	defer eng.Close()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := serveControl(sctx, backup.Sources{Data: dir, Engine: eng}, slog.New(slog.DiscardHandler)); err != nil {
+	if err := serveControl(sctx, backup.Sources{Data: dir, Engine: eng}, slog.New(slog.DiscardHandler), func(string, error, time.Duration) {}); err != nil {
 		t.Fatal(err)
 	}
 	for _, to := range []string{catalog.LocationClickHouse, catalog.LocationDuckDB} {
