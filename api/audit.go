@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v5"
 
@@ -13,14 +14,18 @@ import (
 // audited records every request under /v1 once it is answered: who (and for
 // whom), what, the policy's decision and reason, the outcome, the duration,
 // and a hash of a tool call's arguments. A request whose record would find
-// no room (rbac.Audit.Ready: a full disk) is refused before it runs.
+// no room (rbac.Audit.Ready: a full disk) is refused before it runs, unrecorded,
+// but for a delete.
 func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		start := s.cfg.Now()
-		err := s.audit.Ready()
-		if err == nil {
-			err = next(c)
+		// A delete runs on the room left: it is how space is freed.
+		if err := s.audit.Ready(); err != nil && !deletes(c) {
+			// Its record would take the room kept for the calls running.
+			s.cfg.Logger.Warn("request refused: the audit log has no room", "method", c.Request().Method, "path", c.Path())
+			return err
 		}
+		err := next(c)
 		who := caller(c)
 		e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
 			ChatSession: who.ChatSession, DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
@@ -50,6 +55,11 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 		s.record(e)
 		return err
 	}
+}
+
+// deletes reports whether a request deletes a file, which frees space.
+func deletes(c *echo.Context) bool {
+	return c.Request().Method == http.MethodDelete || strings.HasSuffix(c.Path(), "/delete")
 }
 
 // record writes an audit entry; one that cannot be written is counted and

@@ -410,6 +410,10 @@ func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *rawR
 // recordMCP writes the audit entry of one MCP call as audited does for an
 // HTTP one: the same action name, decision, outcome and status.
 func (s *Server) recordMCP(who datadesk.Caller, action string, start time.Time, out outcome, args map[string]any, approvalID string) {
+	if errors.Is(out.err, rbac.ErrNoRoom) {
+		s.cfg.Logger.Warn("call refused: the audit log has no room", "action", action, "user", who.UserID)
+		return
+	}
 	e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
 		ChatSession: who.ChatSession, DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 		Action: action, ApprovalID: approvalID, Outcome: "ok", Status: http.StatusOK}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -478,6 +479,9 @@ func (r *runner) ingestPaths() error {
 			return err
 		}
 	}
+	if err := r.uploadPath(); err != nil {
+		return err
+	}
 	// Beside another tool's reader when Node and exceljs are there.
 	if modules := r.exceljsModules(); modules != "" {
 		return r.exceljsIngest(modules)
@@ -668,9 +672,95 @@ func (r *runner) browsePaths(t *catalog.Table) error {
 	return nil
 }
 
+// uploadPath measures a CSV upload end to end over HTTP on loopback (the
+// multipart body streamed from the file as a client sends it, received,
+// stored and loaded) against DuckDB's read_csv of the same file.
+func (r *runner) uploadPath() error {
+	h, err := r.serveTable("upload", "tenth.csv")
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	client := &http.Client{}
+	res := &Result{Name: "CSV upload over HTTP", Baseline: "CREATE TABLE AS SELECT * FROM read_csv(...)", Target: 1.30}
+	return r.pair(res, func() error {
+		return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_up AS SELECT * FROM read_csv({path})`, r.path("table.csv"))
+	}, func() error {
+		id, err := h.upload(client, r.path("table.csv"))
+		if err != nil {
+			return err
+		}
+		return h.delete(client, id)
+	})
+}
+
+// upload sends the file at path as a multipart upload, streamed, and
+// returns the stored file's id.
+func (h *httpTarget) upload(client *http.Client, path string) (string, error) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		f, err := os.Open(path)
+		if err == nil {
+			var part io.Writer
+			if part, err = mw.CreateFormFile("file", filepath.Base(path)); err == nil {
+				_, err = io.Copy(part, f)
+			}
+			f.Close()
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req, err := http.NewRequest("POST", h.base+"/v1/files", pr)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		File struct {
+			ID string `json:"id"`
+		} `json:"file"`
+	}
+	if resp.StatusCode != http.StatusCreated {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		return "", fmt.Errorf("upload: status %d: %s", resp.StatusCode, b)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+		return "", err
+	}
+	return ans.File.ID, nil
+}
+
+// delete deletes a stored file.
+func (h *httpTarget) delete(client *http.Client, id string) error {
+	req, err := http.NewRequest("DELETE", h.base+"/v1/files/"+id, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("delete: status %d", resp.StatusCode)
+	}
+	return nil
+}
+
 // httpTarget is a datadesk server on loopback holding one table of one
 // analyst's, called over HTTP.
 type httpTarget struct {
+	base       string
 	url, token string
 	file       *catalog.File
 	close      func()
@@ -730,7 +820,8 @@ func (r *runner) serveTable(name, csv string) (*httpTarget, error) {
 	hs := &http.Server{Handler: srv.Handler()}
 	go hs.Serve(ln)
 	closers = append(closers, func() { hs.Close() })
-	return &httpTarget{url: "http://" + ln.Addr().String() + "/v1/tools/files.query_table", token: token, file: f, close: closeAll}, nil
+	base := "http://" + ln.Addr().String()
+	return &httpTarget{base: base, url: base + "/v1/tools/files.query_table", token: token, file: f, close: closeAll}, nil
 }
 
 // uploadAs stores a copy of input file name as owner's, as an upload would.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"hash/fnv"
 	"net"
 	"regexp"
 	"strings"
@@ -46,8 +47,12 @@ var proxyErrors = []struct {
 
 // nodeSocket names the proxy's own socket in front of node n, in Linux's
 // abstract namespace: unique on the machine, since no two proxies bind
-// one address.
-func nodeSocket(bind string, n Node) string { return "datadesk-" + bind + "-" + n.Name }
+// one address, and short whatever the address (a name has 107 bytes).
+func nodeSocket(bind string, n Node) string {
+	h := fnv.New64a()
+	h.Write([]byte(bind))
+	return fmt.Sprintf("datadesk-%016x-%d", h.Sum64(), n.ID)
+}
 
 // HAProxyConfig returns a configuration for HAProxy 2.6 that sends every
 // request of one owner to the node the ring gives it. The owner is read,
@@ -58,7 +63,8 @@ func nodeSocket(bind string, n Node) string { return "datadesk-" + bind + "-" + 
 // own, one per node, never down, so an owner's place on the ring never
 // changes; each forwards to its node through a backend that checks
 // /healthz every second: a node that stops answering (dead or hung) is
-// marked down within about three seconds, the calls it was serving are
+// marked down after two checks of up to 2 s each, about 6 s, the calls it
+// was serving are
 // ended, and its owners get a JSON 503 until it is back, while no other
 // node gets them (it does not hold their files). Requests that carry no owner (sign-in, /healthz, the
 // web page's first request, the tool list) go to a second backend of the
@@ -82,7 +88,8 @@ func HAProxyConfig(r *Ring, cfg ProxyConfig) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
-  maxconn 4096
+  # An owner's request holds two sessions: the frontend's and its node's.
+  maxconn 8192
   log stdout format raw local0
 
 defaults

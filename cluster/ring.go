@@ -141,6 +141,9 @@ func parseNodes(list string, current *Ring) (*Ring, error) {
 			for taken[next] != "" {
 				next++
 			}
+			if next > MaxNodeID {
+				return nil, fmt.Errorf("cluster: no id left for node %s: ids go up to %d; write the new node's id (name:id=host:port)", e.name, MaxNodeID)
+			}
 			e.id = next
 			taken[next] = e.name
 		}

@@ -183,6 +183,7 @@ func TestNodeIDs(t *testing.T) {
 		{"n1:0=h:1", "", "", false},
 		{"n1:x=h:1", "", "", false},
 		{fmt.Sprintf("n1:%d=h:1", cluster.MaxNodeID+1), "", "", false},
+		{fmt.Sprintf("n1:%d=h:1,n9=h:9", cluster.MaxNodeID), "four", "", false},
 	} {
 		var ring *cluster.Ring
 		var err error

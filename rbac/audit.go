@@ -57,10 +57,6 @@ type Audit struct {
 // its records: about 10,000 records.
 const DefaultAuditReserve = 4 << 20
 
-// fallocKeepSize is Linux's FALLOC_FL_KEEP_SIZE: allocate without changing
-// the file's length.
-const fallocKeepSize = 0x1
-
 // OpenAudit opens (or creates) dir/audit.jsonl for appending, keeping
 // DefaultAuditReserve allocated ahead.
 func OpenAudit(dir string) (*Audit, error) {
@@ -95,19 +91,28 @@ func (a *Audit) Ready() error {
 	if a.unreserved || a.allocated-a.size >= a.reserve/2 {
 		return nil
 	}
-	err := syscall.Fallocate(int(a.f.Fd()), fallocKeepSize, a.size, a.reserve)
+	err := allocate(a.f, a.size, a.reserve)
+	if errors.Is(err, syscall.EINTR) {
+		err = allocate(a.f, a.size, a.reserve)
+	}
 	switch {
 	case err == nil:
 		a.allocated = a.size + a.reserve
 		return nil
-	case errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS):
+	case errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS):
 		a.unreserved = true
 		return nil
 	case a.allocated-a.size >= a.reserve/4:
 		return nil
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return datadesk.Errorf(datadesk.Unavailable, "the audit log cannot be written: the disk is full; no call runs without its record").WithCause(fmt.Errorf("%w: %w", ErrNoRoom, err))
 	}
-	return datadesk.Errorf(datadesk.Unavailable, "the audit log cannot be written: the disk is full; no call runs without its record").WithCause(err)
+	return datadesk.Errorf(datadesk.Unavailable, "the audit log cannot be written (%v); no call runs without its record", err).WithCause(fmt.Errorf("%w: %w", ErrNoRoom, err))
 }
+
+// ErrNoRoom is the cause of Ready's refusals: a call refused so is not
+// recorded, since its record would take the room of the calls running.
+var ErrNoRoom = errors.New("rbac: the audit log has no room")
 
 // Record appends one entry, as one write.
 func (a *Audit) Record(e Entry) error {

@@ -84,6 +84,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "bench: serving with %s\n", exe)
 		rep, err := bench.Owners(context.Background(), bench.OwnersConfig{Owners: counts, Rows: *ownerRows, Calls: *calls,
 			Engine: engine.Config{MaxOpen: *maxOpen, MemoryLimit: *memoryLimit}, Server: []string{exe, "serve"},
 			Dir: *work, Results: *out, Progress: stderr})
@@ -98,6 +99,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		NodeModules: *nodeModules}
 	if exe, err := findDatadesk(*self); err == nil {
 		cfg.Self = exe
+		fmt.Fprintf(stderr, "bench: measuring %s as a process\n", exe)
 	} else {
 		fmt.Fprintf(stderr, "bench: %v; the paths measured as a process are left out\n", err)
 	}

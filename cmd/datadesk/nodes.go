@@ -73,10 +73,23 @@ func proxyConfig(args []string, stdout io.Writer) error {
 	bind := fs.String("bind", "127.0.0.1:8080", "the proxy's listen address")
 	timeout := fs.Int("timeout", 300, "seconds a request may take at the proxy")
 	stats := fs.String("stats", "127.0.0.1:8404", "where the proxy's stats page listens (keep it local)")
+	shared := fs.String("shared", envOr("DATADESK_SHARED", ""), "the cluster's shared directory: nodes named without an id take theirs from the member list in force")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ring, err := cluster.ParseNodes(*nodes)
+	var inForce *cluster.Ring
+	if *shared != "" {
+		p, err := cluster.ReadPlacement(*shared)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			if inForce, err = cluster.ParseNodes(p.Nodes); err != nil {
+				return fmt.Errorf("proxy config: %s: %w", cluster.PlacementFile, err)
+			}
+		}
+	}
+	ring, err := cluster.ParseNodesAfter(*nodes, inForce)
 	if err != nil {
 		return err
 	}

@@ -91,37 +91,49 @@ func (a *applier) start(nodes, to string) error {
 	if err != nil {
 		return err
 	}
-	var inForce *cluster.Ring
+	var inForce, before *cluster.Ring
 	if p != nil {
 		if inForce, err = cluster.ParseNodes(p.Nodes); err != nil {
 			return fmt.Errorf("nodes apply: %s: %w", cluster.PlacementFile, err)
 		}
-	}
-	if a.from, err = cluster.ParseNodesAfter(nodes, inForce); err != nil {
-		return err
-	}
-	if a.to, err = cluster.ParseNodesAfter(to, a.from); err != nil {
-		return fmt.Errorf("nodes apply: --to: %w", err)
-	}
-	if p != nil && len(p.Moves) > 0 {
-		if !inForce.Same(a.to) {
-			return fmt.Errorf("nodes apply: a change to %s is under way (%d owners to move); finish it first with --to %s", p.Nodes, len(p.Moves), p.Nodes)
+		if p.From != "" {
+			if before, err = cluster.ParseNodes(p.From); err != nil {
+				return fmt.Errorf("nodes apply: %s: %w", cluster.PlacementFile, err)
+			}
 		}
-		if a.from, err = cluster.ParseNodes(p.From); err != nil {
-			return err
-		}
-		a.to = inForce
-		fmt.Fprintf(a.out, "going on with the change from %s: %d owners to move\n", p.From, len(p.Moves))
-		a.plan = p
-		return nil
 	}
-	if p != nil && inForce.Same(a.to) && p.From != "" {
-		if from, err := cluster.ParseNodes(p.From); err == nil && from.Same(a.from) {
+	// The change placement.json records, asked for again: its lists are
+	// read against the list it started from, as they were the first time
+	// (or --to may be the list in force as written).
+	if before != nil {
+		from, ferr := cluster.ParseNodesAfter(nodes, before)
+		again, terr := cluster.ParseNodesAfter(to, before)
+		same := terr == nil && again.Same(inForce)
+		if !same {
+			again, terr = cluster.ParseNodesAfter(to, inForce)
+			same = terr == nil && again.Same(inForce)
+		}
+		switch {
+		case same && len(p.Moves) > 0:
+			a.from, a.to, a.plan = before, inForce, p
+			fmt.Fprintf(a.out, "going on with the change from %s: %d owners to move\n", p.From, len(p.Moves))
+			return nil
+		case same && ferr == nil && from.Same(before):
 			// Run again after it finished: nothing left to do, and so done.
 			fmt.Fprintf(a.out, "the change from %s to %s is already done\n", p.From, p.Nodes)
 			a.done = true
 			return nil
 		}
+	}
+	if p != nil && len(p.Moves) > 0 {
+		return fmt.Errorf("nodes apply: a change to %s is under way (%d owners to move); finish it first with --to %s", p.Nodes, len(p.Moves), p.Nodes)
+	}
+	// A new change, from the list in force.
+	if a.from, err = cluster.ParseNodesAfter(nodes, inForce); err != nil {
+		return err
+	}
+	if a.to, err = cluster.ParseNodesAfter(to, a.from); err != nil {
+		return fmt.Errorf("nodes apply: --to: %w", err)
 	}
 	if p != nil && !inForce.Same(a.from) {
 		return fmt.Errorf("nodes apply: the member list in force is %s (%s), not --nodes %s", p.Nodes, cluster.PlacementFile, nodes)
