@@ -281,7 +281,13 @@ func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server 
 // and records it in the audit log as HTTP calls are.
 func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *tool, raw json.RawMessage) *mcp.CallToolResult {
 	start := s.cfg.Now()
-	args, err := decodeMCPArguments(ctx, raw)
+	// No call without its record: MCP's calls, over stdio too, pass no
+	// middleware that asks (audited).
+	err := s.audit.Ready()
+	var args map[string]any
+	if err == nil {
+		args, err = decodeMCPArguments(ctx, raw)
+	}
 	out := outcome{err: err}
 	if err == nil {
 		out = s.invoke(ctx, who, t, args)

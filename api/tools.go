@@ -309,10 +309,6 @@ func (s *Server) decideAndRun(ctx context.Context, who datadesk.Caller, t *tool,
 	if !t.Enabled {
 		return outcome{err: datadesk.Errorf(datadesk.Forbidden, "tool %s is disabled", t.Name)}
 	}
-	// No call without its record: over MCP no middleware asked.
-	if err := s.audit.Ready(); err != nil {
-		return outcome{err: err}
-	}
 	if err := t.check(args); err != nil {
 		return outcome{err: err}
 	}

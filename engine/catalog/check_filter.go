@@ -96,14 +96,9 @@ func checkAnalysisFilter(field string, c *Column, n FilterNode) (Cond, error) {
 		if c.Type == typing.TypeBoolean {
 			return cond, qerr(field+".op", "between does not apply to boolean column %q", c.Key)
 		}
-		for i, v := range list {
-			pv, err := CondValue(fmt.Sprintf("%s[%d]", vfield, i), c, v)
-			if err != nil {
-				return cond, err
-			}
-			cond.Values = append(cond.Values, pv)
-		}
-		return cond, nil
+		var err error
+		cond.Values, err = condValues(vfield, c, list)
+		return cond, err
 	case "is_blank":
 		b, ok := n.Value.(bool)
 		if !ok {

@@ -382,14 +382,9 @@ func checkFilter(field string, c *Column, f Filter) (Cond, error) {
 		if len(list) == 0 || len(list) > MaxInValues {
 			return cond, qerr(vfield, "in takes 1 to %d values, not %d", MaxInValues, len(list))
 		}
-		for i, v := range list {
-			pv, err := CondValue(fmt.Sprintf("%s[%d]", vfield, i), c, v)
-			if err != nil {
-				return cond, err
-			}
-			cond.Values = append(cond.Values, pv)
-		}
-		return cond, nil
+		var err error
+		cond.Values, err = condValues(vfield, c, list)
+		return cond, err
 	}
 	if _, isList := f.Value.([]any); isList {
 		return cond, qerr(vfield, "%s takes one value; only in takes an array", f.Op)
@@ -414,6 +409,20 @@ func checkFilter(field string, c *Column, f Filter) (Cond, error) {
 	}
 	return cond, qerr(field+".op", "unknown op %q; files.analyze_table's filters also take not_in, starts_with, ends_with, between, "+
 		"is_blank and OR groups (any)", f.Op).WithAllowed("eq", "ne", "contains", "gt", "gte", "lt", "lte", "in", "is_null")
+}
+
+// condValues converts each value of a list to column c's type, naming a
+// wrong one by its place in field.
+func condValues(field string, c *Column, list []any) ([]any, error) {
+	out := make([]any, 0, len(list))
+	for i, v := range list {
+		pv, err := CondValue(fmt.Sprintf("%s[%d]", field, i), c, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pv)
+	}
+	return out, nil
 }
 
 // Numeric reports whether a column type holds numbers.
