@@ -12,7 +12,7 @@ import (
 	"datadesk/rbac"
 )
 
-// The seed's offload bounds: an answer of more groups, or of more
+// The offload bounds the tool's description states: an answer of more groups, or of more
 // characters as compact JSON, is stored as a table.
 const (
 	analysisInlineRows  = 50

@@ -251,7 +251,7 @@ func TestAnalyzeTableErrors(t *testing.T) {
 	}
 }
 
-// TestAnalyzeTableOffload: past the seed's bounds the whole result is
+// TestAnalyzeTableOffload: past the offload bounds the whole result is
 // stored as a table and the answer keeps what fits; a viewer, who may not
 // create tables unasked, pages instead, and waits for approval to store.
 func TestAnalyzeTableOffload(t *testing.T) {

@@ -39,12 +39,12 @@ func TestToolList(t *testing.T) {
 	}
 	tools := m["tools"].([]any)
 	if len(tools) != 4 {
-		t.Fatalf("got %d tools, want the seed's three and files.analyze_table", len(tools))
+		t.Fatalf("got %d tools, want the three specified tools and files.analyze_table", len(tools))
 	}
 	for _, x := range tools {
 		tool := x.(map[string]any)
 		name := tool["name"].(string)
-		// The seed's tools carry the seed's schemas exactly; ours its own.
+		// The specified tools carry their specification's schemas exactly; ours its own.
 		path := filepath.Join("..", "..", "shared", "seed", "schemas", name+".json")
 		if name == "files.analyze_table" {
 			path = filepath.Join("schemas", name+".json")
@@ -59,7 +59,7 @@ func TestToolList(t *testing.T) {
 		var wantSchema any
 		json.Unmarshal(want, &wantSchema)
 		if g, w := mustJSON(tool["input_schema"]), mustJSON(wantSchema); g != w {
-			t.Errorf("%s schema differs from the seed:\n%s\n%s", name, g, w)
+			t.Errorf("%s schema differs from its specification:\n%s\n%s", name, g, w)
 		}
 		for _, k := range []string{"description", "risk_level", "approval_mode", "enabled"} {
 			if tool[k] == nil || tool[k] == "" {

@@ -43,7 +43,7 @@ func FuzzToolArguments(f *testing.F) {
 			return
 		}
 		for _, tl := range tools {
-			if err := tl.schema.validate("", args); err != nil {
+			if err := tl.schema.validate(args); err != nil {
 				checkClientError(t, err)
 				continue
 			}
@@ -171,7 +171,7 @@ func FuzzFilesCreate(f *testing.F) {
 			checkClientError(t, err)
 			return
 		}
-		if err := create.schema.validate("", args); err != nil {
+		if err := create.schema.validate(args); err != nil {
 			checkClientError(t, err)
 			return
 		}

@@ -31,7 +31,7 @@ import (
 // MCP names beside the registered tools.
 const (
 	// mcpApprovalsTool fetches a pending call's state and, once a person
-	// approved it, its result. The seed schemas have no approval argument,
+	// approved it, its result. The tools' specified schemas have no approval argument,
 	// so this is a tool of its own rather than an extra argument.
 	mcpApprovalsTool = "approvals_get"
 	// tableURITemplate names a stored table's rows, a page at a time.

@@ -52,7 +52,7 @@ type tool struct {
 	ApprovalMode string          `json:"approval_mode"`
 	Enabled      bool            `json:"enabled"`
 
-	schema *schema
+	schema *argSchema
 	run    func(s *Server, call *toolCall, args map[string]any) (any, error)
 }
 
@@ -79,7 +79,7 @@ var analyzeTakes = map[string]string{
 // files.query_table call refused for an op it does not take is pointed
 // to files.analyze_table, which takes more.
 func (t *tool) check(args map[string]any) error {
-	err := t.schema.validate("", args)
+	err := t.schema.validate(args)
 	if err == nil || t.Name != "files.query_table" {
 		return err
 	}
@@ -187,7 +187,7 @@ func loadTools() (map[string]*tool, error) {
 		if raw, err = expandLists(raw); err != nil {
 			return nil, fmt.Errorf("api: schema of %s: %w", t.Name, err)
 		}
-		if t.schema, err = parseSchema(raw); err != nil {
+		if t.schema, err = compileArgSchema(t.Name, raw); err != nil {
 			return nil, fmt.Errorf("api: schema of %s: %w", t.Name, err)
 		}
 		t.InputSchema = raw

@@ -24,16 +24,16 @@ const (
 // names map to one, and lookupTool resolves either spelling.
 func ProviderName(name string) string { return strings.ReplaceAll(name, ".", "_") }
 
-// scalarExtension matches the seed schemas' one extension keyword as a
+// scalarExtension matches the tool schemas' one extension keyword as a
 // whole subschema.
 var scalarExtension = regexp.MustCompile(`\{\s*"source_expression"\s*:\s*"scalar"\s*\}`)
 
-// standardScalar is the standard JSON Schema for what the seed calls a
+// standardScalar is the standard JSON Schema for what the schemas call a
 // scalar. null is left out: a filter value of null is refused (is_null
 // takes true or false), so offering it would only invite a failing call.
 const standardScalar = `{"type": ["string", "number", "integer", "boolean"]}`
 
-// standardSchema rewrites the seed's "source_expression": "scalar" as
+// standardSchema rewrites the schemas' "source_expression": "scalar" as
 // standard JSON Schema and leaves every other byte of the schema as it is.
 func standardSchema(raw []byte) json.RawMessage {
 	return json.RawMessage(scalarExtension.ReplaceAll(raw, []byte(standardScalar)))

@@ -26,7 +26,7 @@ var providerNameRule = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // TestProviderFormats checks that each provider format names its tools by
 // the providers' rule, that every schema compiles under the JSON Schema
 // metaschema with no unknown keyword left, and that a standard validator
-// now refuses an object as a filter value and takes what the seed calls a
+// now refuses an object as a filter value and takes what the schemas call a
 // scalar.
 func TestProviderFormats(t *testing.T) {
 	ts, users := newServer(t, 1<<20)
@@ -50,13 +50,13 @@ func TestProviderFormats(t *testing.T) {
 				if !providerNameRule.MatchString(name) {
 					t.Errorf("name %q breaks ^[a-zA-Z0-9_-]{1,64}$", name)
 				}
-				seedName, _ := names[name].(string)
-				if seedName == "" || ProviderName(seedName) != name {
-					t.Errorf("names maps %q to %q", name, seedName)
+				toolName, _ := names[name].(string)
+				if toolName == "" || ProviderName(toolName) != name {
+					t.Errorf("names maps %q to %q", name, toolName)
 				}
 				sch := compileSchema(t, schema)
-				checkRestIsSeed(t, seedName, schema)
-				if seedName == "files.query_table" {
+				checkRestIsWritten(t, toolName, schema)
+				if toolName == "files.query_table" {
 					checkFilterValues(t, sch)
 				}
 			}
@@ -104,23 +104,23 @@ func compileSchema(t *testing.T, schema any) *jsonschema.Schema {
 	return sch
 }
 
-// checkRestIsSeed checks that the emitted schema is the seed's, but for
+// checkRestIsWritten checks that the emitted schema is the one written in schemas/, but for
 // the scalar rewrite.
-func checkRestIsSeed(t *testing.T, seedName string, schema any) {
+func checkRestIsWritten(t *testing.T, toolName string, schema any) {
 	t.Helper()
-	seed, err := schemaFiles.ReadFile("schemas/" + seedName + ".json")
+	written, err := schemaFiles.ReadFile("schemas/" + toolName + ".json")
 	if err == nil {
-		seed, err = expandLists(seed)
+		written, err = expandLists(written)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want any
-	if err := json.Unmarshal(standardSchema(seed), &want); err != nil {
+	if err := json.Unmarshal(standardSchema(written), &want); err != nil {
 		t.Fatal(err)
 	}
 	if g, w := mustJSON(schema), mustJSON(want); g != w {
-		t.Errorf("%s schema differs from the seed beyond the scalar rewrite:\n got %s\nwant %s", seedName, g, w)
+		t.Errorf("%s schema differs from the written one beyond the scalar rewrite:\n got %s\nwant %s", toolName, g, w)
 	}
 }
 
