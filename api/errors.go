@@ -25,6 +25,15 @@ var statusOf = map[datadesk.Code]int{
 	datadesk.Internal:        http.StatusInternalServerError,
 }
 
+// Status is the HTTP status of an error of code: the API's, and that of
+// the control socket's answers.
+func Status(code datadesk.Code) int {
+	if status, ok := statusOf[code]; ok {
+		return status
+	}
+	return http.StatusInternalServerError
+}
+
 type errorBody struct {
 	Code    datadesk.Code `json:"code"`
 	Message string        `json:"message"`
@@ -75,10 +84,7 @@ func errorStatus(err error) (int, datadesk.Code) {
 		return he.StatusCode(), codeOfStatus(he.StatusCode())
 	}
 	code := datadesk.ErrorCode(err)
-	if status, ok := statusOf[code]; ok {
-		return status, code
-	}
-	return http.StatusInternalServerError, code
+	return Status(code), code
 }
 
 func codeOfStatus(status int) datadesk.Code {

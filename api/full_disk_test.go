@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,11 +18,7 @@ import (
 // nothing half-written stays, /readyz is 503 on low space, and once space
 // is freed the same upload is stored.
 func TestFullDiskSaysSo(t *testing.T) {
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=192m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		testenv.Missing(t, "cannot mount a small tmpfs (%v %s): make test runs as root, which can", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	mnt := testenv.SmallDisk(t, 192<<20)
 	ts, users := newServerFull(t, Config{MaxUpload: 32 << 20}, rbac.DefaultPolicy, engine.Config{Dir: mnt, MemoryLimit: "256MB", MaxTempSize: "32MB"})
 	ana := addUser(t, users, "ana", "analyst")
 	if code, m := ts.upload(ana, "first.csv", []byte("a,b\n1,2\n")); code != 201 {
@@ -35,21 +30,7 @@ func TestFullDiskSaysSo(t *testing.T) {
 		fmt.Fprintf(&csv, "%d,a note of some length %d\n", i, i)
 	}
 	// Fill the file system but for 256 KiB.
-	free, err := engine.FreeBytes(mnt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	filler, err := os.Create(filepath.Join(mnt, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 1<<20)
-	for left := int64(free) - 256<<10; left > 0; left -= int64(len(chunk)) {
-		if _, err := filler.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
-			break
-		}
-	}
-	filler.Close()
+	freeSpace := testenv.Fill(t, mnt, 256<<10)
 
 	code, m := ts.upload(ana, "big.csv", []byte(csv.String()))
 	if code != 503 || errCode(m) != "unavailable" || !strings.Contains(mustJSON(m), "disk is full") {
@@ -63,9 +44,7 @@ func TestFullDiskSaysSo(t *testing.T) {
 		t.Errorf("readyz on a full disk: %d %v", code, m)
 	}
 
-	if err := os.Remove(filepath.Join(mnt, "filler")); err != nil {
-		t.Fatal(err)
-	}
+	freeSpace()
 	if code, m := ts.upload(ana, "big.csv", []byte(csv.String())); code != 201 {
 		t.Errorf("the upload once space is freed: %d %v", code, m)
 	}
@@ -92,11 +71,7 @@ func TestFullDiskSaysSo(t *testing.T) {
 // The log has a small file system of its own here, so that DuckDB's own
 // writes and frees elsewhere do not decide when it fills.
 func TestNoCallWithoutItsRecord(t *testing.T) {
-	logs := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", logs).CombinedOutput(); err != nil {
-		testenv.Missing(t, "cannot mount a small tmpfs (%v %s): make test runs as root, which can", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", logs).Run() })
+	logs := testenv.SmallDisk(t, 1<<20)
 	ts, users := newServer(t, 1<<20)
 	small, err := rbac.OpenAuditReserving(logs, 64<<10)
 	if err != nil {
@@ -109,17 +84,7 @@ func TestNoCallWithoutItsRecord(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("an upload: %d %v", code, up)
 	}
-	filler, err := os.Create(filepath.Join(logs, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 4<<10)
-	for {
-		if _, err := filler.Write(chunk); err != nil {
-			break
-		}
-	}
-	filler.Close()
+	freeSpace := testenv.Fill(t, logs, 0)
 	records := func() int {
 		b, _ := os.ReadFile(filepath.Join(logs, "audit.jsonl"))
 		return strings.Count(string(b), "\n")
@@ -152,9 +117,7 @@ func TestNoCallWithoutItsRecord(t *testing.T) {
 	if code, m, _ := ts.do("DELETE", "/v1/files/"+fileID, ana, nil, ""); code/100 != 2 {
 		t.Errorf("a delete on a full disk: %d %v", code, m)
 	}
-	if err := os.Remove(filepath.Join(logs, "filler")); err != nil {
-		t.Fatal(err)
-	}
+	freeSpace()
 	if code, m, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
 		t.Errorf("a call once space is freed: %d %v", code, m)
 	}

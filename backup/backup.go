@@ -65,29 +65,48 @@ var sharedFiles = []string{"users.json", "signing.key", "cluster.key", cluster.P
 
 // Make writes a backup of src into dir and returns its path. The owners
 // are copied one at a time, each consistent (its catalog changes wait
-// while it is copied, a bounded pause); calls go on meanwhile.
+// while it is copied, a bounded pause); calls go on meanwhile. A backup
+// that fails leaves nothing in dir. Errors: unavailable when dir's disk
+// is full.
 func Make(ctx context.Context, src Sources, dir string) (string, error) {
 	created := time.Now().UTC()
 	stamp := created.Format(stampLayout)
 	tmp := filepath.Join(dir, partialPrefix+stamp)
+	err := write(ctx, src, tmp, created)
+	if err == nil {
+		final := filepath.Join(dir, stamp)
+		if err = os.Rename(tmp, final); err == nil {
+			return final, nil
+		}
+		err = fmt.Errorf("backup: %w", err)
+	}
+	_ = os.RemoveAll(tmp)
+	if engine.NoSpace(err) {
+		return "", datadesk.Errorf(datadesk.Unavailable, "the disk that holds %s is full: the backup was not written, and what it had copied is removed; free space there and run it again", dir).WithCause(err)
+	}
+	return "", err
+}
+
+// write writes a backup of src into tmp, its manifest last.
+func write(ctx context.Context, src Sources, tmp string, created time.Time) error {
 	data := filepath.Join(tmp, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
-		return "", fmt.Errorf("backup: %w", err)
+		return fmt.Errorf("backup: %w", err)
 	}
 	owners, err := src.Engine.Owners()
 	if err != nil {
-		return "", err
+		return err
 	}
 	for _, o := range owners {
 		if err := src.Engine.BackupOwner(ctx, o, filepath.Join(data, "owners", o)); err != nil {
-			return "", fmt.Errorf("backup of owner %s: %w", o, err)
+			return fmt.Errorf("backup of owner %s: %w", o, err)
 		}
 	}
 	if err := src.System.Backup(ctx, filepath.Join(data, "system.duckdb"), filepath.Join(data, "approvals")); err != nil {
-		return "", err
+		return err
 	}
 	if err := copyIfThere(filepath.Join(src.Data, "audit.jsonl"), filepath.Join(data, "audit.jsonl")); err != nil {
-		return "", err
+		return err
 	}
 	shared := src.Shared != "" && src.Shared != src.Data
 	sharedDst, sharedSrc := data, src.Data
@@ -95,22 +114,15 @@ func Make(ctx context.Context, src Sources, dir string) (string, error) {
 		sharedDst, sharedSrc = filepath.Join(tmp, "shared"), src.Shared
 	}
 	if err := copyShared(sharedSrc, sharedDst); err != nil {
-		return "", err
+		return err
 	}
 	files, err := sums(tmp)
 	if err != nil {
-		return "", err
+		return err
 	}
 	m := Manifest{Created: created, Owners: owners, Shared: shared, Files: files}
 	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := writeSynced(filepath.Join(tmp, manifestName), b); err != nil {
-		return "", err
-	}
-	final := filepath.Join(dir, stamp)
-	if err := os.Rename(tmp, final); err != nil {
-		return "", fmt.Errorf("backup: %w", err)
-	}
-	return final, nil
+	return writeSynced(filepath.Join(tmp, manifestName), b)
 }
 
 // copyShared copies users, keys and the policy folder.

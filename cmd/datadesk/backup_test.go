@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"datadesk"
 	"datadesk/backup"
 	"datadesk/cluster"
 	"datadesk/engine"
+	"datadesk/internal/testenv"
 	"datadesk/rbac"
 )
 
@@ -223,5 +225,63 @@ func TestBackupVerify(t *testing.T) {
 	}
 	if err := run([]string{"restore", path, "--data", t.TempDir()}, &out, &out); err == nil || !strings.Contains(err.Error(), "not whole") {
 		t.Errorf("restore of a backup not whole: %v", err)
+	}
+}
+
+// TestBackupOnFullDisk: a backup into a full disk is refused as
+// unavailable, saying the disk is full, leaves nothing behind, and once
+// space is freed the same backup is written whole.
+func TestBackupOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	backups := testenv.SmallDisk(t, 8<<20)
+	var out bytes.Buffer
+	if err := run([]string{"user", "add", "ana", "--role", "analyst", "--data", dir}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	token := lines[len(lines)-1]
+	addr, err := cluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, dir, addr)
+	var csv strings.Builder
+	csv.WriteString("id,note\n")
+	for i := range 40_000 {
+		fmt.Fprintf(&csv, "%d,a note that takes some room %d\n", i, i)
+	}
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	fw, _ := mw.CreateFormFile("file", "notes.csv")
+	fw.Write([]byte(csv.String()))
+	mw.Close()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/files", &b)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d", resp.StatusCode)
+	}
+
+	freeSpace := testenv.Fill(t, backups, 256<<10)
+	err = run([]string{"backup", backups, "--data", dir}, &out, &out)
+	if datadesk.ErrorCode(err) != datadesk.Unavailable || !strings.Contains(err.Error(), "is full") {
+		t.Errorf("a backup into a full disk: %v, want unavailable saying the disk is full", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(backups, ".partial-*")); len(left) > 0 {
+		t.Errorf("a failed backup left %v", left)
+	}
+	freeSpace()
+	out.Reset()
+	if err := run([]string{"backup", backups, "--data", dir}, &out, &out); err != nil {
+		t.Fatalf("the backup once space is freed: %v %s", err, out.String())
+	}
+	out.Reset()
+	if err := run([]string{"backup", "verify", backups}, &out, &out); err != nil || !strings.Contains(out.String(), "complete and whole") {
+		t.Errorf("verify: %v %s", err, out.String())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"datadesk/api"
 	"datadesk/backup"
 
 	"datadesk"
@@ -172,6 +173,6 @@ func controlError(w http.ResponseWriter, err error) {
 		msg += ": " + err.Error()
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusUnprocessableEntity)
+	w.WriteHeader(api.Status(e.Code))
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg, "code": string(e.Code), "field": e.Field})
 }
