@@ -16,7 +16,10 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 	token := addUser(t, users, "ana", "analyst")
 	var b strings.Builder
 	b.WriteString("order_id,amount\n")
-	for _, id := range []string{"10", "9", "100", "007", "7", "1", "2", "20", "B-1", "A-2"} {
+	// Past 128 bits (2^128 is 340282366920938463463374607431768211456)
+	// digits still order by their number.
+	const top, past, long = "0340282366920938463463374607431768211455", "340282366920938463463374607431768211456", "1000000000000000000000000000000000000000000000"
+	for _, id := range []string{"10", long, "9", "100", past, "007", "7", "1", top, "2", "20", "B-1", "A-2"} {
 		fmt.Fprintf(&b, "%s,1\n", id)
 	}
 	code, up := ts.upload(token, "orders.csv", []byte(b.String()))
@@ -28,8 +31,8 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 		t.Fatalf("order_id: %v", tb)
 	}
 	id, tid := file["id"].(string), file["table_id"].(string)
-	asc := []string{"1", "2", "007", "7", "9", "10", "20", "100", "A-2", "B-1"}
-	desc := []string{"B-1", "A-2", "100", "20", "10", "9", "7", "007", "2", "1"}
+	asc := []string{"1", "2", "007", "7", "9", "10", "20", "100", top, past, long, "A-2", "B-1"}
+	desc := []string{"B-1", "A-2", long, past, top, "100", "20", "10", "9", "7", "007", "2", "1"}
 	first := func(rows []any, col int) []string {
 		var out []string
 		for _, r := range rows {
@@ -70,6 +73,14 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 	check("min and max", first(a["result"].(map[string]any)["rows"].([]any)[:1], 0), []string{"1"})
 	if got := a["result"].(map[string]any)["rows"].([]any)[0].([]any)[1]; got != "B-1" {
 		t.Errorf("max %v, want B-1 (text after every number)", got)
+	}
+	code, a = ts.call(token, "files.analyze_table", map[string]any{"file_id": id, "filters": []any{map[string]any{"column": "order_id", "op": "not_in", "value": []any{"A-2", "B-1"}}},
+		"measures": []any{map[string]any{"op": "min", "column": "order_id"}, map[string]any{"op": "max", "column": "order_id"}}})
+	if code != http.StatusOK {
+		t.Fatalf("min and max of digits: %d %v", code, a)
+	}
+	if got := a["result"].(map[string]any)["rows"].([]any)[0].([]any); got[0] != "1" || got[1] != long {
+		t.Errorf("min and max of digits %v, want 1 and the longest", got)
 	}
 	// The page's export in its sort.
 	client, _ := ts.pageSignIn(users, "ana")

@@ -96,7 +96,7 @@ func Aggregate(m catalog.MeasureTerm) string {
 			keys := orderKeys(col, true)
 			fields := make([]string, len(keys))
 			for i, k := range keys {
-				fields[i] = "'k" + strconv.Itoa(i) + "': " + k
+				fields[i] = "'k" + strconv.Itoa(i) + "': " + k.expr
 			}
 			return "arg_" + m.Op + "(" + col + ", {" + strings.Join(fields, ", ") + "}) FILTER (WHERE " + col + " IS NOT NULL)"
 		}

@@ -206,28 +206,48 @@ func groupOrder(p *catalog.Plan, byPosition bool) string {
 // Order is the order terms of expr in direction dir (ASC or DESC),
 // nulls last. A natural column orders its values of digits alone by
 // their number, before other values ascending and after them
-// descending, then as text: digits without their leading zeros, by
-// length and then digit by digit, so that any length of digits compares
-// without a cast; "007" and "7" then by their text.
+// descending, then as text; "007" and "7" then by their text.
 func Order(expr string, natural bool, dir string) string {
 	keys := orderKeys(expr, natural)
+	terms := make([]string, len(keys))
 	for i, k := range keys {
-		keys[i] = k + " " + dir + " NULLS LAST"
+		nulls := " NULLS LAST"
+		if k.nullHigh && dir == "DESC" {
+			nulls = " NULLS FIRST"
+		}
+		terms[i] = k.expr + " " + dir + nulls
 	}
-	return strings.Join(keys, ", ")
+	return strings.Join(terms, ", ")
 }
 
-// orderKeys are the expressions expr orders by (Order).
-func orderKeys(expr string, natural bool) []string {
+// orderKey is one expression a value is ordered by. Its NULL is no value
+// (last either way), unless nullHigh: then it is greater than any value,
+// as DuckDB takes a struct's NULL field in arg_min and arg_max.
+type orderKey struct {
+	expr     string
+	nullHigh bool
+}
+
+// orderKeys are the expressions expr orders by (Order). A natural
+// column's digits are compared as an unsigned 128-bit number, which
+// takes any count of leading zeros; the few values of digits past its
+// range (TRY_CAST's NULL, greater than any in it) by their digits
+// without leading zeros, by length and then digit by digit. Only those
+// few are stripped of their zeros: stripping every value cost more than
+// the rest of the order.
+func orderKeys(expr string, natural bool) []orderKey {
 	if !natural {
-		return []string{expr}
+		return []orderKey{{expr: expr}}
 	}
 	digits := "regexp_full_match(" + expr + ", '[0-9]+')"
-	return []string{
-		"CASE WHEN " + expr + " IS NULL THEN NULL WHEN " + digits + " THEN 0 ELSE 1 END",
-		"length(CASE WHEN " + digits + " THEN ltrim(" + expr + ", '0') END)",
-		"CASE WHEN " + digits + " THEN ltrim(" + expr + ", '0') ELSE " + expr + " END",
-		expr,
+	number := "TRY_CAST(" + expr + " AS UHUGEINT)"
+	long := digits + " AND " + number + " IS NULL"
+	return []orderKey{
+		{expr: "CASE WHEN " + expr + " IS NULL THEN NULL WHEN " + digits + " THEN 0 ELSE 1 END"},
+		{expr: "CASE WHEN " + digits + " THEN " + number + " END", nullHigh: true},
+		{expr: "CASE WHEN " + long + " THEN length(ltrim(" + expr + ", '0')) END"},
+		{expr: "CASE WHEN " + long + " THEN ltrim(" + expr + ", '0') WHEN NOT " + digits + " THEN " + expr + " END"},
+		{expr: expr},
 	}
 }
 
