@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,7 +174,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 	defer release()
 	// The body may hold a little more than the file: part headers and
 	// boundaries.
-	r.Body = http.MaxBytesReader(c.Response(), io.NopCloser(s.newIdleBody(c.Response(), r.Body)), s.cfg.MaxUpload+(1<<20))
+	r.Body = s.uploadBody(c, s.cfg.MaxUpload+(1<<20))
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return datadesk.Errorf(datadesk.Invalid, "the multipart body is malformed").WithField("file").WithCause(err)
@@ -307,15 +308,34 @@ func uploadAttrs(filename string, size int64, tables []catalog.Table) rbac.Attrs
 	return a
 }
 
-// receive writes the part to a temporary file, syncs it and returns its
-// path. A failure to read the body is the client's; a failure to write
-// the file (a full disk) is the server's and said so.
+// uploadReadSize is how much of an upload's body is read from the
+// connection at a time. The multipart reader asks for 4 KiB: a socket
+// read, and a deadline set, for each cost more than the bytes' copy.
+const uploadReadSize = 256 << 10
+
+// uploadBody is the request's body as an upload reads it: at most limit
+// bytes, each read within the idle timeout, from the connection in large
+// reads.
+func (s *Server) uploadBody(c *echo.Context, limit int64) io.ReadCloser {
+	buffered := bufio.NewReaderSize(s.newIdleBody(c.Response(), c.Request().Body), uploadReadSize)
+	return http.MaxBytesReader(c.Response(), io.NopCloser(buffered), limit)
+}
+
+// receive writes the part to a temporary file and returns its path. A
+// failure to read the body is the client's; a failure to write the file
+// (a full disk) is the server's and said so.
 func (s *Server) receive(part io.Reader, dir string) (string, error) {
 	r := &readErr{r: io.LimitReader(part, s.cfg.MaxUpload+1)}
 	path, err := s.writeTemp(dir, func(w io.Writer) error {
-		n, err := io.Copy(w, r)
+		// The part gives at most 4 KiB a read: written in large writes
+		// (the file's own ReadFrom, hidden, would write each read).
+		bw := bufio.NewWriterSize(struct{ io.Writer }{w}, uploadReadSize)
+		n, err := io.Copy(bw, r)
 		if err == nil && n > s.cfg.MaxUpload {
 			err = errTooLarge(s.cfg.MaxUpload)
+		}
+		if err == nil {
+			err = bw.Flush()
 		}
 		return err
 	})

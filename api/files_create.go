@@ -185,7 +185,8 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 	return map[string]any{"file": s.describe(call.caller.UserID, f)}, nil
 }
 
-// writeTemp writes a new file in dir and syncs it.
+// writeTemp writes a new file in dir; AddFile syncs it while the tables
+// load.
 func (s *Server) writeTemp(dir string, write func(io.Writer) error) (string, error) {
 	fh, err := os.CreateTemp(dir, "create-*")
 	if err != nil {
@@ -195,9 +196,6 @@ func (s *Server) writeTemp(dir string, write func(io.Writer) error) (string, err
 		return "", fmt.Errorf("api: %w", err)
 	}
 	err = write(fh)
-	if err == nil {
-		err = fh.Sync()
-	}
 	if cerr := fh.Close(); err == nil {
 		err = cerr
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -137,7 +136,7 @@ func (s *Server) uploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
 			return filesRedirect(c, "", err)
 		}
 		defer release()
-		r.Body = http.MaxBytesReader(c.Response(), io.NopCloser(s.newIdleBody(c.Response(), r.Body)), limit)
+		r.Body = s.uploadBody(c, limit)
 		return next(c)
 	}
 }

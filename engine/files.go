@@ -18,8 +18,9 @@ import (
 	"datadesk/engine/ducksql"
 )
 
-// NewFile is a file to add: its bytes, already written and synced to a
-// temporary path, and the tables read from them.
+// NewFile is a file to add: its bytes, already written to a temporary
+// path (AddFile syncs them while the tables load), and the tables read
+// from them.
 type NewFile struct {
 	Filename    string
 	ContentType string
@@ -39,8 +40,9 @@ type NewFile struct {
 // rows commit in one transaction; on any error nothing of the file remains.
 // Errors: invalid or too_large from the table sources, timeout when ctx ends.
 func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) {
-	// The bytes are hashed while the tables load: the load is DuckDB's
-	// work, mostly on its own threads.
+	// The bytes are hashed and synced to disk while the tables load: the
+	// load is DuckDB's work, mostly on its own threads, and nothing
+	// commits before both are done.
 	type hashed struct {
 		size int64
 		sum  string
@@ -82,6 +84,9 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) 
 			}
 		}
 		h := <-hashing
+		if NoSpace(h.err) {
+			return NoSpaceError(h.err)
+		}
 		if h.err != nil {
 			return fmt.Errorf("engine: add file: %w", h.err)
 		}
@@ -110,6 +115,8 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) 
 	return f, nil
 }
 
+// hashFile returns the size and SHA-256 of the file at path, once its
+// bytes are synced to disk.
 func hashFile(path string) (int64, string, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -118,6 +125,9 @@ func hashFile(path string) (int64, string, error) {
 	defer fh.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, fh)
+	if err == nil {
+		err = fh.Sync()
+	}
 	if err != nil {
 		return 0, "", err
 	}
