@@ -65,21 +65,7 @@ func groupOf(t *catalog.Table, q url.Values) *pageGroup {
 // analysis is the grouping as a files.analyze_table call over the view's
 // rows: its conditions, and its search as any text column containing it.
 func (g *pageGroup) analysis(t *catalog.Table, v *tableView, limit int) catalog.Analysis {
-	a := catalog.Analysis{FileID: t.ID, GroupBy: []catalog.GroupBy{{Column: g.Column, Bucket: g.Bucket}}, Limit: limit}
-	for _, f := range v.Filters {
-		a.Filters = append(a.Filters, catalog.FilterNode{Column: f.Column, Op: f.Op, Value: f.Value})
-	}
-	if v.Search != "" {
-		var any []catalog.FilterNode
-		for _, c := range t.Columns {
-			if c.Type == "text" {
-				any = append(any, catalog.FilterNode{Column: c.Key, Op: "contains", Value: v.Search})
-			}
-		}
-		if len(any) > 0 {
-			a.Filters = append(a.Filters, catalog.FilterNode{Any: any})
-		}
-	}
+	a := catalog.Analysis{FileID: t.ID, GroupBy: []catalog.GroupBy{{Column: g.Column, Bucket: g.Bucket}}, Limit: limit, Filters: v.analysisFilters(t)}
 	m := catalog.Measure{Op: g.Op, Name: "value"}
 	if g.Op != "count" {
 		m.Column = g.Of
@@ -90,6 +76,27 @@ func (g *pageGroup) analysis(t *catalog.Table, v *tableView, limit int) catalog.
 		a.SortBy, a.Direction = "", ""
 	}
 	return a
+}
+
+// analysisFilters are the view's filters and search as an analysis's:
+// the search, any text column containing it.
+func (v *tableView) analysisFilters(t *catalog.Table) []catalog.FilterNode {
+	var out []catalog.FilterNode
+	for _, f := range v.Filters {
+		out = append(out, catalog.FilterNode{Column: f.Column, Op: f.Op, Value: f.Value})
+	}
+	if v.Search != "" {
+		var any []catalog.FilterNode
+		for _, c := range t.Columns {
+			if c.Type == "text" {
+				any = append(any, catalog.FilterNode{Column: c.Key, Op: "contains", Value: v.Search})
+			}
+		}
+		if len(any) > 0 {
+			out = append(out, catalog.FilterNode{Any: any})
+		}
+	}
+	return out
 }
 
 // run answers the grouping for the page: up to 50 groups, a chart of

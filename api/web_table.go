@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"math"
@@ -622,9 +623,54 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 		}
 		return store.Run(ctx, p)
 	}
-	base := view.query(t.ID)
+	// The plans read the table apart: they run at once. An identifier's
+	// counts and first and last value are one analysis: sorted apart, its
+	// natural order's keys were made twice over every value.
+	queries := summaryQueries(view.query(t.ID), col)
+	natural := col.Natural()
+	if natural {
+		queries = queries[:1]
+	}
+	results := make([]*catalog.QueryResult, len(queries))
+	errs := make([]error, len(queries)+1)
+	var bounds columnBounds
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Go(func() { results[i], errs[i] = run(q) })
+	}
+	if natural {
+		wg.Go(func() { bounds, errs[len(queries)] = naturalBounds(ctx, store, t, view, col.Key) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if !natural {
+		bounds = boundsOf(results[1], results[2], results[3])
+	}
+	class := viewOfColumn(col)
+	sum := &columnSummary{Key: col.Key, Label: col.Label, Rows: bounds.rows, Nulls: bounds.rows - bounds.values}
+	sum.setBound(true, bounds.first, class)
+	sum.setBound(false, bounds.last, class)
+	res := results[0]
+	if res.GroupCount != nil {
+		sum.Distinct = *res.GroupCount
+	}
+	for _, r := range res.Rows {
+		raw := ""
+		if r[0] != nil {
+			raw = fmt.Sprint(r[0])
+		}
+		sum.Top = append(sum.Top, topValue{Value: cellOf(r[0], class), Count: int64Of(r[1]), raw: raw})
+	}
+	return sum, nil
+}
+
+// summaryQueries are the plans of a column's summary over the view's
+// query: the most frequent values, the counts, and the first and the
+// last value.
+func summaryQueries(base catalog.Query, col *catalog.Column) []catalog.Query {
 	base.SortBy, base.Direction = "", ""
-	sum := &columnSummary{Key: col.Key, Label: col.Label}
 	present := base
 	present.Filters = append(append([]catalog.Filter(nil), base.Filters...), catalog.Filter{Column: col.Key, Op: "is_null", Value: false})
 	countName := "count"
@@ -636,52 +682,64 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 	groups := present
 	groups.GroupBy, groups.Aggregates = []string{col.Key}, []catalog.Aggregate{{Op: "count", Name: countName}}
 	groups.SortBy, groups.Direction, groups.Limit = countName, "desc", summaryTop
-	queries := []catalog.Query{counts, groups, present, present}
+	queries := []catalog.Query{groups, counts, present, present}
 	for i, dir := range []string{"asc", "desc"} {
 		q := &queries[2+i]
 		q.Columns, q.SortBy, q.Direction, q.Limit = []string{col.Key}, col.Key, dir, 1
 	}
-	// The four plans read the table apart: they run at once.
-	results := make([]*catalog.QueryResult, len(queries))
-	errs := make([]error, len(queries))
-	var wg sync.WaitGroup
-	for i, q := range queries {
-		wg.Go(func() { results[i], errs[i] = run(q) })
+	return queries
+}
+
+// boundsOf reads the counts, first and last value from their queries.
+func boundsOf(counts, first, last *catalog.QueryResult) columnBounds {
+	b := columnBounds{rows: int64Of(counts.Aggregates["rows"]), values: int64Of(counts.Aggregates["values"])}
+	if len(first.Rows) > 0 {
+		b.first = first.Rows[0][0]
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if len(last.Rows) > 0 {
+		b.last = last.Rows[0][0]
 	}
-	res := results[0]
-	sum.Rows = int64Of(res.Aggregates["rows"])
-	sum.Nulls = sum.Rows - int64Of(res.Aggregates["values"])
-	res = results[1]
-	if res.GroupCount != nil {
-		sum.Distinct = *res.GroupCount
+	return b
+}
+
+// columnBounds are a column's counts and its first and last value.
+type columnBounds struct {
+	rows, values int64
+	first, last  any
+}
+
+// naturalBounds counts the view's rows and an identifier column's values
+// and finds its first and last value in natural order, in one analysis.
+func naturalBounds(ctx context.Context, store *engine.Store, t *catalog.Table, view *tableView, key string) (columnBounds, error) {
+	a := catalog.Analysis{FileID: t.ID, Filters: view.analysisFilters(t), Measures: []catalog.Measure{
+		{Op: "count", Name: "n_rows"}, {Op: "count", Column: key, Name: "n_values"},
+		{Op: "min", Column: key, Name: "least"}, {Op: "max", Column: key, Name: "greatest"}}}
+	p, err := store.PlanAnalysis(ctx, a)
+	if err != nil {
+		return columnBounds{}, err
 	}
-	class := viewOfColumn(col)
-	for _, r := range res.Rows {
-		raw := ""
-		if r[0] != nil {
-			raw = fmt.Sprint(r[0])
-		}
-		sum.Top = append(sum.Top, topValue{Value: cellOf(r[0], class), Count: int64Of(r[1]), raw: raw})
+	res, err := store.Analyze(ctx, p)
+	if err != nil {
+		return columnBounds{}, err
 	}
-	for i, res := range results[2:] {
-		cell := pageCell{Text: "∅", Class: "null", Title: "no values"}
-		var raw any
-		if len(res.Rows) > 0 {
-			cell, raw = cellOf(res.Rows[0][0], class), res.Rows[0][0]
-		}
-		if i == 0 {
-			sum.Min, sum.min = cell, raw
-		} else {
-			sum.Max, sum.max = cell, raw
-		}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 4 {
+		return columnBounds{}, fmt.Errorf("api: the bounds of %s came as %d rows", key, len(res.Rows))
 	}
-	return sum, nil
+	r := res.Rows[0]
+	return columnBounds{rows: int64Of(r[0]), values: int64Of(r[1]), first: r[2], last: r[3]}, nil
+}
+
+// setBound sets a summary's first (or last) value, raw as the plan gave it.
+func (sum *columnSummary) setBound(first bool, raw any, class string) {
+	cell := pageCell{Text: "∅", Class: "null", Title: "no values"}
+	if raw != nil {
+		cell = cellOf(raw, class)
+	}
+	if first {
+		sum.Min, sum.min = cell, raw
+	} else {
+		sum.Max, sum.max = cell, raw
+	}
 }
 
 func viewOfColumn(c *catalog.Column) string {
