@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -113,6 +115,9 @@ func TestHungNodeFailsFast(t *testing.T) {
 	if err := procs["a"].Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// The signal is sent, not yet taken: a thread still running answered
+	// a call after it. The node is hung once the system says it stopped.
+	waitStopped(t, procs["a"].Process.Pid)
 	stopped := time.Now()
 	// A call caught by the stop ends.
 	inFlight := make(chan time.Duration, 1)
@@ -181,4 +186,29 @@ func waitListening(t *testing.T, addr string) {
 		}
 	}
 	t.Fatalf("nothing listens on %s", addr)
+}
+
+// waitStopped waits until every thread of process pid is stopped by a
+// signal ("T" in /proc/PID/task/TID/stat).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	stopped := func() bool {
+		stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(stats) == 0 {
+			t.Fatalf("the threads of process %d: %v", pid, err)
+		}
+		for _, p := range stats {
+			b, err := os.ReadFile(p)
+			// The state follows the command's name in parentheses.
+			if i := bytes.LastIndexByte(b, ')'); err == nil && (i < 0 || i+2 >= len(b) || b[i+2] != 'T') {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(5 * time.Second); !stopped(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not stop", pid)
+		}
+	}
 }
