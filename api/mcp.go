@@ -69,12 +69,20 @@ type mcpCallerKey struct{}
 // a bearer token or this site's cookie, and it would refuse every request
 // from a reverse proxy on the same machine.
 func (s *Server) mcpHandler() echo.HandlerFunc {
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		who, ok := r.Context().Value(mcpCallerKey{}).(datadesk.Caller)
+	// One server for every request: each call acts as the caller its
+	// request's context carries.
+	srv := s.mcpServer(func(ctx context.Context) (datadesk.Caller, error) {
+		who, ok := ctx.Value(mcpCallerKey{}).(datadesk.Caller)
 		if !ok {
+			return datadesk.Caller{}, datadesk.Errorf(datadesk.Unauthenticated, "the call carries no signed-in caller")
+		}
+		return who, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if _, ok := r.Context().Value(mcpCallerKey{}).(datadesk.Caller); !ok {
 			return nil
 		}
-		return s.mcpServer(func() (datadesk.Caller, error) { return who, nil })
+		return srv
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: maxToolBody,
 		DisableLocalhostProtection: true})
 	return func(c *echo.Context) error {
@@ -152,14 +160,14 @@ func (s *Server) mcpAuthenticate(next echo.HandlerFunc) echo.HandlerFunc {
 // unauthenticated (token).
 func (s *Server) ServeMCP(ctx context.Context, token string, r io.ReadCloser, w io.WriteCloser) error {
 	token = strings.TrimSpace(token)
-	resolve := func() (datadesk.Caller, error) {
+	resolve := func(context.Context) (datadesk.Caller, error) {
 		user, err := s.users.Authenticate(token)
 		if err != nil {
 			return datadesk.Caller{}, err
 		}
 		return datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role}, nil
 	}
-	if _, err := resolve(); err != nil {
+	if _, err := resolve(ctx); err != nil {
 		return err
 	}
 	out := &lockedWriter{w: w}
@@ -229,9 +237,9 @@ func (b *batchLimiter) Read(p []byte) (int, error) {
 func (b *batchLimiter) Close() error { return b.closer.Close() }
 
 // mcpServer is an MCP server whose tools and resources act as the caller
-// resolve returns at each call: the registered tools under their provider
+// resolve returns for each call's context: the registered tools under their provider
 // names, approvals_get, and the stored tables as resources.
-func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server {
+func (s *Server) mcpServer(resolve func(context.Context) (datadesk.Caller, error)) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "datadesk", Title: "datadesk files and tables", Version: "1"},
 		&mcp.ServerOptions{Logger: s.cfg.Logger, Instructions: "Files and tables of the signed-in user. " +
 			"Query stored tables with files_query_table instead of reading rows; read a table page by page as the resource " +
@@ -245,7 +253,7 @@ func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server 
 		srv.AddTool(&mcp.Tool{Name: ProviderName(t.Name), Title: t.Name, Description: t.Description,
 			InputSchema: standardSchema(t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.readOnly()}},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				who, err := resolve()
+				who, err := resolve(ctx)
 				if err != nil {
 					return mcpError(err), nil
 				}
@@ -257,7 +265,7 @@ func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server 
 		Description: "Fetch a call that waited for approval: its status (pending, done, failed, rejected, expired) and, " +
 			"once a person approved it and it ran, its result. Pass the approval_id a tool answered with."},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			who, err := resolve()
+			who, err := resolve(ctx)
 			if err != nil {
 				return mcpError(err), nil
 			}
@@ -267,7 +275,7 @@ func (s *Server) mcpServer(resolve func() (datadesk.Caller, error)) *mcp.Server 
 		MIMEType: "application/json", Description: fmt.Sprintf("A page of a stored table's rows: offset from 0, limit 1 to %d (default %d). "+
 			"A table is never read whole; use files_query_table for counts and aggregates.", mcpMaxPage, mcpDefaultPage)},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			who, err := resolve()
+			who, err := resolve(ctx)
 			if err != nil {
 				e := datadesk.AsError(err)
 				return nil, fmt.Errorf("%s: %s", e.Code, e.Message)

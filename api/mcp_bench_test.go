@@ -1,0 +1,46 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"datadesk/engine"
+	"datadesk/rbac"
+)
+
+// BenchmarkMCPAnalyze is one files_analyze_table call over MCP's
+// streamable HTTP, from the SDK's client to the server, on a table of
+// 2,000 rows.
+func BenchmarkMCPAnalyze(b *testing.B) {
+	ts, users := newServerFull(b, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB"})
+	token := addUser(b, users, "ana", "analyst")
+	var csv strings.Builder
+	csv.WriteString("region,amount\n")
+	for i := range 2000 {
+		fmt.Fprintf(&csv, "%s,%d\n", []string{"North", "South", "East"}[i%3], i)
+	}
+	code, up := ts.upload(token, "orders.csv", []byte(csv.String()))
+	if code != http.StatusCreated {
+		b.Fatalf("upload: %d %v", code, up)
+	}
+	fileID := up["file"].(map[string]any)["id"].(string)
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer(token)}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	args := map[string]any{"file_id": fileID, "group_by": []any{"region"}, "measures": []any{map[string]any{"op": "sum", "column": "amount"}}}
+	for b.Loop() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "files_analyze_table", Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %v", err, res)
+		}
+	}
+}
