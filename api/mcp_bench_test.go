@@ -44,3 +44,26 @@ func BenchmarkMCPAnalyze(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHTTPAnalyze is the same call as BenchmarkMCPAnalyze over
+// POST /v1/tools/files.analyze_table.
+func BenchmarkHTTPAnalyze(b *testing.B) {
+	ts, users := newServerFull(b, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB"})
+	token := addUser(b, users, "ana", "analyst")
+	var csv strings.Builder
+	csv.WriteString("region,amount\n")
+	for i := range 2000 {
+		fmt.Fprintf(&csv, "%s,%d\n", []string{"North", "South", "East"}[i%3], i)
+	}
+	code, up := ts.upload(token, "orders.csv", []byte(csv.String()))
+	if code != http.StatusCreated {
+		b.Fatalf("upload: %d %v", code, up)
+	}
+	fileID := up["file"].(map[string]any)["id"].(string)
+	args := map[string]any{"file_id": fileID, "group_by": []any{"region"}, "measures": []any{map[string]any{"op": "sum", "column": "amount"}}}
+	for b.Loop() {
+		if code, m := ts.call(token, "files.analyze_table", args); code != http.StatusOK {
+			b.Fatalf("call: %d %v", code, m)
+		}
+	}
+}
