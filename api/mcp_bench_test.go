@@ -17,18 +17,7 @@ import (
 // streamable HTTP, from the SDK's client to the server, on a table of
 // 2,000 rows.
 func BenchmarkMCPAnalyze(b *testing.B) {
-	ts, users := newServerFull(b, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB"})
-	token := addUser(b, users, "ana", "analyst")
-	var csv strings.Builder
-	csv.WriteString("region,amount\n")
-	for i := range 2000 {
-		fmt.Fprintf(&csv, "%s,%d\n", []string{"North", "South", "East"}[i%3], i)
-	}
-	code, up := ts.upload(token, "orders.csv", []byte(csv.String()))
-	if code != http.StatusCreated {
-		b.Fatalf("upload: %d %v", code, up)
-	}
-	fileID := up["file"].(map[string]any)["id"].(string)
+	ts, token, fileID := benchTable(b)
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp",
 		HTTPClient: &http.Client{Transport: bearer(token)}}, nil)
@@ -45,9 +34,9 @@ func BenchmarkMCPAnalyze(b *testing.B) {
 	}
 }
 
-// BenchmarkHTTPAnalyze is the same call as BenchmarkMCPAnalyze over
-// POST /v1/tools/files.analyze_table.
-func BenchmarkHTTPAnalyze(b *testing.B) {
+// benchTable is a server with a user's table of 2,000 rows of region and
+// amount.
+func benchTable(b *testing.B) (*testServer, string, string) {
 	ts, users := newServerFull(b, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB"})
 	token := addUser(b, users, "ana", "analyst")
 	var csv strings.Builder
@@ -60,6 +49,13 @@ func BenchmarkHTTPAnalyze(b *testing.B) {
 		b.Fatalf("upload: %d %v", code, up)
 	}
 	fileID := up["file"].(map[string]any)["id"].(string)
+	return ts, token, fileID
+}
+
+// BenchmarkHTTPAnalyze is the same call as BenchmarkMCPAnalyze over
+// POST /v1/tools/files.analyze_table.
+func BenchmarkHTTPAnalyze(b *testing.B) {
+	ts, token, fileID := benchTable(b)
 	args := map[string]any{"file_id": fileID, "group_by": []any{"region"}, "measures": []any{map[string]any{"op": "sum", "column": "amount"}}}
 	for b.Loop() {
 		if code, m := ts.call(token, "files.analyze_table", args); code != http.StatusOK {

@@ -250,7 +250,7 @@ func word(k jsonschema.ErrorKind, node *schema, v any, path string) error {
 		return invalidArg(join(path, k.Missing[0]), "is required")
 	case *kind.AdditionalProperties:
 		allowed := node.propertyNames()
-		return invalidArg(join(path, slicesMin(k.Properties)), "is not a known argument; allowed: %s", strings.Join(allowed, ", ")).WithAllowed(allowed...)
+		return invalidArg(join(path, slices.Min(k.Properties)), "is not a known argument; allowed: %s", strings.Join(allowed, ", ")).WithAllowed(allowed...)
 	case *kind.MinLength:
 		if k.Want == 1 {
 			return invalidArg(path, "must not be empty")
@@ -271,14 +271,6 @@ func word(k jsonschema.ErrorKind, node *schema, v any, path string) error {
 }
 
 var english = message.NewPrinter(language.English)
-
-func slicesMin(s []string) string {
-	out := s[0]
-	for _, x := range s[1:] {
-		out = min(out, x)
-	}
-	return out
-}
 
 // first is the error to report of those the validator found: a missing
 // argument before any other, then the first in the arguments' order (keys
@@ -323,12 +315,10 @@ func before(a, b *jsonschema.ValidationError) bool {
 // unknown argument's name for one.
 func errorPath(e *jsonschema.ValidationError) []string {
 	if k, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
-		return append(slicesClip(e.InstanceLocation), slicesMin(k.Properties))
+		return append(slices.Clip(e.InstanceLocation), slices.Min(k.Properties))
 	}
 	return e.InstanceLocation
 }
-
-func slicesClip(s []string) []string { return s[:len(s):len(s)] }
 
 // locate finds the value at loc inside root and names it as messages do
 // ("filters[0].op"), base naming root.
@@ -362,10 +352,13 @@ func fragment(url string) []string {
 	}
 	toks := strings.Split(ptr, "/")
 	for i, t := range toks {
-		toks[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(t)
+		toks[i] = pointerEscapes.Replace(t)
 	}
 	return toks
 }
+
+// pointerEscapes undo a JSON pointer token's escapes (RFC 6901).
+var pointerEscapes = strings.NewReplacer("~1", "/", "~0", "~")
 
 // checkNames refuses, in the arguments that name something (nameArgs),
 // the characters datadesk.UnsafeNameRune refuses. The rows' cells are

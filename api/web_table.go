@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"math"
@@ -642,8 +641,10 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 		wg.Go(func() { bounds, errs[len(queries)] = naturalBounds(ctx, store, t, view, col.Key) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	if !natural {
 		bounds = boundsOf(results[1], results[2], results[3])

@@ -42,24 +42,7 @@ func TestBackupWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := startServer(t, dir, addr)
-	upload := func(token, name, body string) {
-		var b bytes.Buffer
-		mw := multipart.NewWriter(&b)
-		fw, _ := mw.CreateFormFile("file", name)
-		fw.Write([]byte(body))
-		mw.Close()
-		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/files", &b)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", mw.FormDataContentType())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			t.Fatalf("upload %s: %d", name, resp.StatusCode)
-		}
-	}
+	upload := func(token, name, body string) { uploadTo(t, addr, token, name, body) }
 	// Owner 1's table is long: a restored table keeps its file order.
 	var long strings.Builder
 	long.WriteString("id,amount\n")
@@ -186,6 +169,27 @@ func startServer(t *testing.T, dir, addr string) *exec.Cmd {
 	}
 }
 
+// uploadTo uploads a file to the server at addr as token's user.
+func uploadTo(t *testing.T, addr, token, name, body string) {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	fw, _ := mw.CreateFormFile("file", name)
+	fw.Write([]byte(body))
+	mw.Close()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/files", &b)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload %s: %d", name, resp.StatusCode)
+	}
+}
+
 // TestBackupVerify: a backup left out placement.json, the one record of
 // the members after a nodes apply, and nothing could tell a backup whose
 // files were since removed or changed. A backup now keeps the placement,
@@ -250,22 +254,7 @@ func TestBackupOnFullDisk(t *testing.T) {
 	for i := range 40_000 {
 		fmt.Fprintf(&csv, "%d,a note that takes some room %d\n", i, i)
 	}
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	fw, _ := mw.CreateFormFile("file", "notes.csv")
-	fw.Write([]byte(csv.String()))
-	mw.Close()
-	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/files", &b)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("upload: %d", resp.StatusCode)
-	}
+	uploadTo(t, addr, token, "notes.csv", csv.String())
 
 	freeSpace := testenv.Fill(t, backups, 256<<10)
 	err = run([]string{"backup", backups, "--data", dir}, &out, &out)
