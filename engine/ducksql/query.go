@@ -241,7 +241,9 @@ func orderKeys(expr string, natural bool) []orderKey {
 	}
 	digits := "regexp_full_match(" + expr + ", '[0-9]+')"
 	number := "TRY_CAST(" + expr + " AS UHUGEINT)"
-	long := digits + " AND " + number + " IS NULL"
+	// Digits of up to 38 always fit (10^38 < 2^128): only longer ones
+	// are cast again to find those past the range.
+	long := "CASE WHEN length(" + expr + ") > 38 THEN " + digits + " AND " + number + " IS NULL ELSE false END"
 	return []orderKey{
 		{expr: "CASE WHEN " + expr + " IS NULL THEN NULL WHEN " + digits + " THEN 0 ELSE 1 END"},
 		{expr: "CASE WHEN " + digits + " THEN " + number + " END", nullHigh: true},
