@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -91,5 +92,118 @@ func TestClickHouseReplicaDown(t *testing.T) {
 	}
 	if tbl, err := s.Table(ctx, g.Tables[0].ID); err != nil || tbl.Location != catalog.LocationDuckDB {
 		t.Errorf("the table after the failed move: %v %v", tbl, err)
+	}
+}
+
+// TestClickHouseWriteQuorum: three replicas of one shard, writes waiting
+// for two. With the first replica down (where every write used to start),
+// a table moves to the cluster and is counted whole, and a table dropped
+// from the cluster goes. Back, the replica runs the changes it missed
+// from ZooKeeper's queue and fetches the rows, while callers asking
+// through every node get only right answers: until it has them it
+// refuses reads, which run on another node.
+func TestClickHouseWriteQuorum(t *testing.T) {
+	c, err := clickhousetest.StartReplicated(1, 3)
+	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database, Replicas: c.Replicas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e := newClusterEngine(t, ch, 0)
+	s := acquire(t, e, datadesk.NewID("u"))
+	add := func(name string, n int) (*catalog.File, int64) {
+		rows := make([][]string, n)
+		var sum int64
+		for i := range rows {
+			rows[i] = []string{fmt.Sprintf("%05d", i), strconv.Itoa(i % 101)}
+			sum += int64(i % 101)
+		}
+		f, err := s.AddFile(ctx, NewFile{Filename: name + ".csv", TempPath: tempBytes(t, s, "x"),
+			Tables: []TableSource{rowsSource(name, []string{"id", "n"}, rows)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, sum
+	}
+	gone, _ := add("gone", 10)
+	if _, err := s.MoveTable(ctx, gone.Tables[0].ID, catalog.LocationClickHouse); err != nil {
+		t.Fatal(err)
+	}
+
+	c.Kill(0)
+	f, sum := add("kept", 5000)
+	if _, err := s.MoveTable(ctx, f.Tables[0].ID, catalog.LocationClickHouse); err != nil {
+		t.Fatalf("a move with one replica of three down: %v", err)
+	}
+	if err := s.DeleteFile(ctx, gone.ID); err != nil {
+		t.Fatalf("a delete with one replica of three down: %v", err)
+	}
+	want := fmt.Sprintf("%d %d", 5000, sum)
+	var clients []*clickhouse.Cluster
+	ask := func(nodes []string) func() (string, error) {
+		cl, err := clickhouse.New(clickhouse.Config{Nodes: nodes, Cluster: c.Name, Database: c.Database, Replicas: c.Replicas})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, cl)
+		tbl, err := s.Table(ctx, f.Tables[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() (string, error) {
+			p, err := s.Plan(ctx, catalog.Query{FileID: f.ID, Aggregates: []catalog.Aggregate{{Op: "sum", Column: "n"}}})
+			if err != nil {
+				return "", err
+			}
+			p.Table = tbl
+			res, err := cl.Run(ctx, p)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d %v", res.MatchedRowCount, res.Aggregates["sum_n"]), nil
+		}
+	}
+	// Each caller asks through its own first node, the one coming back
+	// first among them.
+	first := ask([]string{c.Nodes[0], c.Nodes[1], c.Nodes[2]})
+	if got, err := ask(c.Nodes[1:])(); err != nil || got != want {
+		t.Fatalf("with a replica down: %q %v, want %q", got, err, want)
+	}
+	calls := keepAsking(t, []func() (string, error){first, ask([]string{c.Nodes[1], c.Nodes[0], c.Nodes[2]}), ask([]string{c.Nodes[2], c.Nodes[0], c.Nodes[1]})}, want, func() {
+		if err := c.Restart(0); err != nil {
+			t.Error(err)
+			return
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			rows, err := ch.ShardRows(ctx, &f.Tables[0])
+			if err == nil && rows[0] == 5000 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("the replica back did not catch up within a minute: %v %v", rows, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	t.Logf("%d answers while the replica came back; statements its node refused (and another answered): %d", calls, clients[0].Failures())
+	back, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes[:1], Cluster: c.Name, Database: c.Database, Replicas: c.Replicas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := back.Tables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(names, gone.Tables[0].ID) || slices.Contains(names, gone.Tables[0].ID+"_local") || !slices.Contains(names, f.Tables[0].ID) {
+		t.Errorf("tables on the replica back: %v; want %s and not %s", names, f.Tables[0].ID, gone.Tables[0].ID)
 	}
 }

@@ -31,10 +31,16 @@ type Config struct {
 	// Database holds the tables; it is created when missing.
 	Database string
 	// Replicas is how many replicas each shard has: more than one makes
-	// every table a ReplicatedMergeTree (the servers need ZooKeeper and
-	// the macros shard and replica), and inserts wait until every replica
-	// of a shard has the rows.
+	// every table a ReplicatedMergeTree (the servers need ZooKeeper, the
+	// macros shard and replica, and distributed_ddl), changes of tables go
+	// through ZooKeeper's DDL queue, and inserts wait until WriteQuorum
+	// replicas of a shard have the rows.
 	Replicas int
+	// WriteQuorum is how many replicas of a shard an insert waits for
+	// (insert_quorum); 0 means a majority: both of two, two of three.
+	// Below every replica, reads ask for sequential consistency, so that a
+	// replica still catching up refuses to answer rather than count short.
+	WriteQuorum int
 	// User and Password authenticate every request (HTTP basic auth).
 	User     string
 	Password string
@@ -72,6 +78,11 @@ func New(cfg Config) (*Cluster, error) {
 		if u, err := url.Parse(n); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("clickhouse: node %q is not an http(s) URL", n)
 		}
+	}
+	if cfg.Replicas > 1 && (cfg.WriteQuorum == 1 || cfg.WriteQuorum > cfg.Replicas) || cfg.WriteQuorum < 0 {
+		// One replica's write would leave the others' counts short
+		// with nothing to tell a read so.
+		return nil, fmt.Errorf("clickhouse: a write quorum of %d with %d replicas; allowed: 0 (a majority) or 2 to %d", cfg.WriteQuorum, cfg.Replicas, max(cfg.Replicas, 2))
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
@@ -187,8 +198,14 @@ func chDown(err error) string {
 		return "ClickHouse has lost ZooKeeper, without which replicated tables take no writes"
 	}
 	if strings.Contains(msg, "Code: 285,") {
-		// TOO_FEW_LIVE_REPLICAS: an insert waits for every replica.
-		return "a replica of a shard is down, and writes wait for every replica"
+		// TOO_FEW_LIVE_REPLICAS: fewer replicas answer than an insert
+		// waits for.
+		return "too many replicas of a shard are down for the write quorum"
+	}
+	if strings.Contains(msg, "Code: 289,") {
+		// REPLICA_IS_NOT_IN_QUORUM: a replica still catching up refused
+		// a read; another node answers it.
+		return "a replica is still catching up with the last write"
 	}
 	if !chDownText.MatchString(msg) {
 		return ""
@@ -240,7 +257,7 @@ func (c *Cluster) query(ctx context.Context, stmt string, wait bool) (*chResult,
 
 // queryOn is query on the first of nodes that answers.
 func (c *Cluster) queryOn(ctx context.Context, nodes []string, stmt string, wait bool) (*chResult, error) {
-	settings := url.Values{}
+	settings := c.readSettings(url.Values{})
 	if wait {
 		settings.Set("wait_end_of_query", "1")
 	}
@@ -248,7 +265,7 @@ func (c *Cluster) queryOn(ctx context.Context, nodes []string, stmt string, wait
 	var err error
 	for _, n := range nodes {
 		resp, err = c.request(ctx, n, stmt+" FORMAT TabSeparatedWithNamesAndTypes", nil, settings)
-		if err == nil || ctx.Err() != nil || !isConnError(err) {
+		if err == nil || ctx.Err() != nil || !isConnError(err) && !(c.cfg.Replicas > 1 && c.elsewhere(err)) {
 			break
 		}
 	}

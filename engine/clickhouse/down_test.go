@@ -17,7 +17,9 @@ func TestDownSaysWhat(t *testing.T) {
 		{"clickhouse: http://127.0.0.1:8123: status 500: Code: 279, e.displayText() = DB::NetException: All connection tries failed. Log: Connection refused (127.0.0.1:9001)",
 			"shard 127.0.0.1:9001 is down"},
 		{"clickhouse: http://127.0.0.1:8123: status 500: Code: 285, e.displayText() = DB::Exception: Number of alive replicas (1) is less than requested quorum (2)",
-			"a replica of a shard is down, and writes wait for every replica"},
+			"too many replicas of a shard are down for the write quorum"},
+		{"clickhouse: http://127.0.0.1:8123: status 500: Code: 289, e.displayText() = DB::Exception: Replica doesn't have part all_1_1_0 which was successfully written to quorum of other replicas. Send query to another replica or disable 'select_sequential_consistency' setting.",
+			"a replica is still catching up with the last write"},
 	} {
 		if got := chDown(errors.New(tc.msg)); got != tc.want {
 			t.Errorf("%.60s...: %q, want %q", tc.msg, got, tc.want)

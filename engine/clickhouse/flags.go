@@ -11,11 +11,11 @@ import (
 // (DATADESK_CLICKHOUSE_PASSWORD), so it never shows in a process list.
 type Flags struct {
 	nodes, cluster, db, user *string
-	replicas                 *int
+	replicas, quorum         *int
 }
 
 // AddFlags defines --clickhouse, --clickhouse-cluster, --clickhouse-db,
-// --clickhouse-user and --clickhouse-replicas on fs, each defaulting to
+// --clickhouse-user, --clickhouse-replicas and --clickhouse-write-quorum on fs, each defaulting to
 // its DATADESK_ environment variable.
 func AddFlags(fs *flag.FlagSet) Flags {
 	env := func(k, def string) string {
@@ -30,6 +30,7 @@ func AddFlags(fs *flag.FlagSet) Flags {
 		db:       fs.String("clickhouse-db", env("DATADESK_CLICKHOUSE_DB", "datadesk"), "ClickHouse database for tables"),
 		user:     fs.String("clickhouse-user", env("DATADESK_CLICKHOUSE_USER", "default"), "ClickHouse user (password: DATADESK_CLICKHOUSE_PASSWORD)"),
 		replicas: fs.Int("clickhouse-replicas", 1, "replicas of each shard (more than 1: ReplicatedMergeTree through ZooKeeper; --clickhouse lists every replica)"),
+		quorum:   fs.Int("clickhouse-write-quorum", 0, "replicas of a shard each write waits for (0: a majority, both of two, two of three)"),
 	}
 }
 
@@ -44,6 +45,6 @@ func (f Flags) Client() (*Cluster, error) {
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	return New(Config{Nodes: nodes, Cluster: *f.cluster, Database: *f.db, Replicas: *f.replicas,
+	return New(Config{Nodes: nodes, Cluster: *f.cluster, Database: *f.db, Replicas: *f.replicas, WriteQuorum: *f.quorum,
 		User: *f.user, Password: os.Getenv("DATADESK_CLICKHOUSE_PASSWORD")})
 }

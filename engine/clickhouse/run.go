@@ -92,7 +92,7 @@ func (c *Cluster) allOn(ctx context.Context, nodes []string, stmt string) ([][]a
 	for i := range nodes {
 		var out [][]any
 		out, err = c.allOnce(ctx, nodes[i:], stmt)
-		if err == nil || ctx.Err() != nil || datadesk.ErrorCode(err) != datadesk.Unavailable {
+		if err == nil || ctx.Err() != nil || !c.elsewhere(err) {
 			return out, err
 		}
 	}
@@ -332,7 +332,7 @@ func (c *Cluster) SQLTypes(ctx context.Context, t *catalog.Table) ([]string, err
 // synchronous: when Put returns, every shard has its rows. A table left by
 // an earlier attempt is replaced.
 func (c *Cluster) Put(ctx context.Context, t *catalog.Table, sqlTypes []string, write func(w catalog.RowWriter) error) error {
-	if err := c.execAll(ctx, "CREATE DATABASE IF NOT EXISTS "+chIdent(c.cfg.Database)); err != nil {
+	if err := c.ddl(ctx, func(on string) string { return "CREATE DATABASE IF NOT EXISTS " + chIdent(c.cfg.Database) + on }, c.hasDatabase); err != nil {
 		return err
 	}
 	if err := c.Drop(ctx, t); err != nil {
@@ -343,6 +343,10 @@ func (c *Cluster) Put(ctx context.Context, t *catalog.Table, sqlTypes []string, 
 		types[i] = chType(col.Type, sqlTypes[i])
 	}
 	if err := c.create(ctx, t, types); err != nil {
+		return err
+	}
+	node, err := c.liveNode(ctx)
+	if err != nil {
 		return err
 	}
 	pr, pw := io.Pipe()
@@ -356,7 +360,7 @@ func (c *Cluster) Put(ctx context.Context, t *catalog.Table, sqlTypes []string, 
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" FORMAT RowBinary", pr, c.insertSettings())
+	resp, err := c.request(ctx, node, "INSERT INTO "+c.chTable(t)+" FORMAT RowBinary", pr, c.insertSettings())
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -369,13 +373,14 @@ func (c *Cluster) Put(ctx context.Context, t *catalog.Table, sqlTypes []string, 
 }
 
 // insertSettings make an insert through a Distributed table return once
-// every shard has its rows, and, with replicas, every replica of it.
+// every shard has its rows, and, with replicas, the write quorum of its
+// replicas; what an insert reads, it reads as any read does.
 func (c *Cluster) insertSettings() url.Values {
 	v := url.Values{"insert_distributed_sync": {"1"}}
-	if c.cfg.Replicas > 1 {
-		v.Set("insert_quorum", strconv.Itoa(c.cfg.Replicas))
+	if q := c.quorum(); q > 1 {
+		v.Set("insert_quorum", strconv.Itoa(q))
 	}
-	return v
+	return c.readSettings(v)
 }
 
 // create makes t's part on every shard and the Distributed table over
@@ -393,13 +398,20 @@ func (c *Cluster) create(ctx context.Context, t *catalog.Table, types []string) 
 		// meets the old one's replication log.
 		engine = "ReplicatedMergeTree(" + chLiteral("/clickhouse/tables/{shard}/"+c.cfg.Database+"/"+t.ID+"_local/"+datadesk.NewID("z")) + ", '{replica}')"
 	}
-	stmts := []string{
-		"CREATE TABLE " + c.chLocal(t) + " (" + strings.Join(cols, ", ") + ") ENGINE = " + engine + " ORDER BY " + chRowKey,
-		"CREATE TABLE " + c.chTable(t) + " AS " + c.chLocal(t) + " ENGINE = Distributed(" + chIdent(c.cfg.Cluster) + ", " +
-			chIdent(c.cfg.Database) + ", " + chIdent(t.ID+"_local") + ", intHash64(" + chRowKey + "))",
+	stmts := []struct {
+		name string
+		on   func(string) string
+	}{
+		{t.ID + "_local", func(on string) string {
+			return "CREATE TABLE " + c.chLocal(t) + on + " (" + strings.Join(cols, ", ") + ") ENGINE = " + engine + " ORDER BY " + chRowKey
+		}},
+		{t.ID, func(on string) string {
+			return "CREATE TABLE " + c.chTable(t) + on + " AS " + c.chLocal(t) + " ENGINE = Distributed(" + chIdent(c.cfg.Cluster) + ", " +
+				chIdent(c.cfg.Database) + ", " + chIdent(t.ID+"_local") + ", intHash64(" + chRowKey + "))"
+		}},
 	}
 	for _, s := range stmts {
-		if err := c.execAll(ctx, s); err != nil {
+		if err := c.ddl(ctx, s.on, c.hasTable(s.name, true)); err != nil {
 			return err
 		}
 	}
@@ -409,33 +421,19 @@ func (c *Cluster) create(ctx context.Context, t *catalog.Table, types []string) 
 	return nil
 }
 
-// waitReplicas waits until every replica of t's new part is active on
-// each node, as an insert that waits for all of them needs.
+// waitReplicas waits until, on each node that answers, the write
+// quorum of t's new part's replicas is active, as an insert that waits
+// for them needs.
 func (c *Cluster) waitReplicas(ctx context.Context, t *catalog.Table) error {
 	stmt := "SELECT active_replicas FROM system.replicas WHERE database = " + chLiteral(c.cfg.Database) +
 		" AND table = " + chLiteral(t.ID+"_local")
-	deadline := time.Now().Add(replicaWait)
-	for _, n := range c.cfg.Nodes {
-		for {
-			rows, err := c.allOnce(ctx, []string{n}, stmt)
-			if err != nil {
-				return err
-			}
-			if len(rows) == 1 && rows[0][0].(int64) >= int64(c.cfg.Replicas) {
-				break
-			}
-			if time.Now().After(deadline) {
-				return datadesk.Errorf(datadesk.Unavailable, "the replicas of table %s on %s did not become active within %s; is ZooKeeper up?",
-					t.ID, n, replicaWait)
-			}
-			select {
-			case <-ctx.Done():
-				return c.classify(ctx, ctx.Err())
-			case <-time.After(100 * time.Millisecond):
-			}
+	return c.waitNodes(ctx, func(ctx context.Context, n string) (bool, error) {
+		rows, err := c.allOnce(ctx, []string{n}, stmt)
+		if err != nil {
+			return false, err
 		}
-	}
-	return nil
+		return len(rows) == 1 && rows[0][0].(int64) >= int64(c.quorum()), nil
+	})
 }
 
 // replicaWait bounds how long a new table's replicas may take to become
@@ -474,7 +472,12 @@ func (c *Cluster) Derive(ctx context.Context, p *catalog.Plan, t *catalog.Table)
 	// One thread numbers the rows in the order the sorted result arrives.
 	settings := c.insertSettings()
 	settings.Set("max_threads", "1")
-	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(t)+" SELECT rowNumberInAllBlocks(), * FROM ("+view+")", nil, settings)
+	node, err := c.liveNode(ctx)
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), t)
+		return 0, err
+	}
+	resp, err := c.request(ctx, node, "INSERT INTO "+c.chTable(t)+" SELECT rowNumberInAllBlocks(), * FROM ("+view+")", nil, settings)
 	if err != nil {
 		_ = c.Drop(context.WithoutCancel(ctx), t)
 		return 0, err
@@ -508,7 +511,12 @@ func (c *Cluster) Copy(ctx context.Context, src, dst *catalog.Table) error {
 	if err := c.create(ctx, dst, types); err != nil {
 		return err
 	}
-	resp, err := c.request(ctx, c.cfg.Nodes[0], "INSERT INTO "+c.chTable(dst)+" SELECT "+chRowKey+", "+chColumns(src)+" FROM "+c.chTable(src), nil, c.insertSettings())
+	node, err := c.liveNode(ctx)
+	if err != nil {
+		_ = c.Drop(context.WithoutCancel(ctx), dst)
+		return err
+	}
+	resp, err := c.request(ctx, node, "INSERT INTO "+c.chTable(dst)+" SELECT "+chRowKey+", "+chColumns(src)+" FROM "+c.chTable(src), nil, c.insertSettings())
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -523,10 +531,12 @@ func (c *Cluster) Copy(ctx context.Context, src, dst *catalog.Table) error {
 	return err
 }
 
-// Drop removes t from every shard.
+// Drop removes t from every shard; with replicas, a replica that is down
+// drops it when it is back.
 func (c *Cluster) Drop(ctx context.Context, t *catalog.Table) error {
-	for _, s := range []string{"DROP TABLE IF EXISTS " + c.chTable(t), "DROP TABLE IF EXISTS " + c.chLocal(t)} {
-		if err := c.execAll(ctx, s); err != nil {
+	for _, name := range []string{t.ID, t.ID + "_local"} {
+		stmt := "DROP TABLE IF EXISTS " + chIdent(c.cfg.Database) + "." + chIdent(name)
+		if err := c.ddl(ctx, func(on string) string { return stmt + on }, c.hasTable(name, false)); err != nil {
 			return err
 		}
 	}
