@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"datadesk"
+	"datadesk/engine/catalog"
 )
 
 // metrics are the server's Prometheus metrics: tool calls by tool and
@@ -103,6 +104,11 @@ func newMetrics(s *Server) *metrics {
 				return 1, nil
 			}))
 	}
+	if probes, ok := s.engine.RemoteNodeProbes(); ok {
+		m.reg.MustRegister(nodesUp{probes: probes, desc: prometheus.NewDesc("datadesk_clickhouse_node_up",
+			"Whether each ClickHouse node, a shard or a replica of one, answers (1) or not (0): with replicas the one sign here of a replica down, which readiness leaves to its shard.",
+			[]string{"node"}, nil)})
+	}
 	if _, ok := s.engine.RemoteFailures(); ok {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "datadesk_clickhouse_failures_total",
 			Help: "ClickHouse statements of calls that failed: the cluster unreachable, a shard down, or an error of ClickHouse's (readiness probes not counted)."}, func() float64 {
@@ -111,6 +117,25 @@ func newMetrics(s *Server) *metrics {
 		}))
 	}
 	return m
+}
+
+// nodesUp pings every ClickHouse node at once when scraped, each within
+// the readiness probes' deadline.
+type nodesUp struct {
+	desc   *prometheus.Desc
+	probes []catalog.Probe
+}
+
+func (n nodesUp) Describe(ch chan<- *prometheus.Desc) { ch <- n.desc }
+
+func (n nodesUp) Collect(ch chan<- prometheus.Metric) {
+	for i, c := range catalog.RunProbes(context.Background(), n.probes, readyProbeTimeout) {
+		up := 0.0
+		if c.Err == nil {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(n.desc, prometheus.GaugeValue, up, n.probes[i].Name)
+	}
 }
 
 // observe counts a tool call that took d.

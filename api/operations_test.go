@@ -204,6 +204,11 @@ func TestShardDownSaysSo(t *testing.T) {
 	if !strings.Contains(string(body), "datadesk_clickhouse_failures_total ") || strings.Contains(string(body), "datadesk_clickhouse_failures_total 0\n") {
 		t.Errorf("metrics do not count the failures")
 	}
+	for i, want := range []string{"1", "0"} {
+		if line := `datadesk_clickhouse_node_up{node="` + c.Nodes[i] + `"} ` + want; !strings.Contains(string(body), line+"\n") {
+			t.Errorf("metrics lack %s", line)
+		}
+	}
 }
 
 // TestShardKilledDuringExport: the ClickHouse node an export streams from
@@ -385,7 +390,7 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 		t.Errorf("readyz with ZooKeeper down: %d %v, want 503 blaming ZooKeeper", code, checks)
 	}
 	for name, v := range checks {
-		if strings.HasPrefix(name, "clickhouse node") && !strings.HasPrefix(v, "true") {
+		if strings.HasPrefix(name, "clickhouse shard") && !strings.HasPrefix(v, "true") {
 			t.Errorf("%s blamed with ZooKeeper down: %s", name, v)
 		}
 	}

@@ -97,6 +97,16 @@ func (e *Engine) ZooKeeperProbe() (func(context.Context) error, bool) {
 	return nil, false
 }
 
+// RemoteNodeProbes ping each node of the remote backend, if it has
+// nodes, each probe named by its node.
+func (e *Engine) RemoteNodeProbes() ([]catalog.Probe, bool) {
+	n, ok := e.cfg.Remote.(interface{ NodeProbes() []catalog.Probe })
+	if !ok {
+		return nil, false
+	}
+	return n.NodeProbes(), true
+}
+
 // RemoteFailures is how many statements the remote backend failed, if it
 // counts them.
 func (e *Engine) RemoteFailures() (int64, bool) {

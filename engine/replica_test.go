@@ -93,6 +93,22 @@ func TestClickHouseReplicaDown(t *testing.T) {
 	if tbl, err := s.Table(ctx, g.Tables[0].ID); err != nil || tbl.Location != catalog.LocationDuckDB {
 		t.Errorf("the table after the failed move: %v %v", tbl, err)
 	}
+	// Readiness is by shard: ready while each has a replica answering,
+	// not once a shard has none.
+	probe := func() map[string]error {
+		out := map[string]error{}
+		for _, ck := range catalog.RunProbes(ctx, ch.Probes(), 2*time.Second) {
+			out[ck.Name[:min(len(ck.Name), len("clickhouse shard 1"))]] = ck.Err
+		}
+		return out
+	}
+	if got := probe(); got["clickhouse shard 1"] != nil || got["clickhouse shard 2"] != nil {
+		t.Errorf("probes with a replica of shard 1 down: %v", got)
+	}
+	c.Kill(1)
+	if got := probe(); got["clickhouse shard 1"] == nil || got["clickhouse shard 2"] != nil {
+		t.Errorf("probes with shard 1 down: %v; want shard 1 blamed alone", got)
+	}
 }
 
 // TestClickHouseWriteQuorum: three replicas of one shard, writes waiting
@@ -138,6 +154,12 @@ func TestClickHouseWriteQuorum(t *testing.T) {
 	}
 
 	c.Kill(0)
+	// The shard still answers: a node is ready with one replica down.
+	for _, ck := range catalog.RunProbes(ctx, ch.Probes(), 2*time.Second) {
+		if ck.Err != nil {
+			t.Errorf("probe %s with one replica of three down: %v", ck.Name, ck.Err)
+		}
+	}
 	f, sum := add("kept", 5000)
 	if _, err := s.MoveTable(ctx, f.Tables[0].ID, catalog.LocationClickHouse); err != nil {
 		t.Fatalf("a move with one replica of three down: %v", err)

@@ -413,17 +413,34 @@ func chIdent(s string) string {
 	return "`" + r.Replace(s) + "`"
 }
 
-// Probes ping each node of the cluster: a shard, or a replica of one.
+// Probes ping each node of the cluster, or, with replicas, each shard:
+// a shard answers while any of its replicas does, since reads go on
+// with the others (a replica down is ClickHouse's to report; a node
+// unready for it would take every datadesk node out of service at once).
 func (c *Cluster) Probes() []catalog.Probe {
 	var out []catalog.Probe
-	for i, n := range c.cfg.Nodes {
-		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse node %d (%s)", i+1, n), Run: func(ctx context.Context) error {
-			resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT 1", nil, nil)
-			if err != nil {
-				return err
+	if c.cfg.Replicas <= 1 {
+		for i, p := range c.NodeProbes() {
+			p.Name = fmt.Sprintf("clickhouse node %d (%s)", i+1, p.Name)
+			out = append(out, p)
+		}
+	}
+	for s := 0; c.cfg.Replicas > 1 && s < c.shards(); s++ {
+		replicas := c.cfg.Nodes[s*c.cfg.Replicas : min((s+1)*c.cfg.Replicas, len(c.cfg.Nodes))]
+		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse shard %d (%s)", s+1, strings.Join(replicas, ", ")), Run: func(ctx context.Context) error {
+			errs := make(chan error, len(replicas))
+			for _, n := range replicas {
+				go func() { errs <- c.ping(ctx, n) }()
 			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			return resp.Body.Close()
+			var all []error
+			for range replicas {
+				err := <-errs
+				if err == nil {
+					return nil
+				}
+				all = append(all, err)
+			}
+			return fmt.Errorf("no replica of the shard answers: %w", errors.Join(all...))
 		}})
 	}
 	if c.cfg.Replicas > 1 {
@@ -447,4 +464,24 @@ func (c *Cluster) Probes() []catalog.Probe {
 		}})
 	}
 	return out
+}
+
+// NodeProbes ping each node, a shard or a replica of one, each probe
+// named by the node's URL.
+func (c *Cluster) NodeProbes() []catalog.Probe {
+	out := make([]catalog.Probe, len(c.cfg.Nodes))
+	for i, n := range c.cfg.Nodes {
+		out[i] = catalog.Probe{Name: n, Run: func(ctx context.Context) error { return c.ping(ctx, n) }}
+	}
+	return out
+}
+
+// ping asks node n for SELECT 1, as a readiness probe.
+func (c *Cluster) ping(ctx context.Context, n string) error {
+	resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT 1", nil, nil)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
 }
