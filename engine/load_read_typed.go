@@ -131,8 +131,8 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *catalog.File,
 	}
 	t = newTable(f, ordinal, src, 0)
 	for attempt := 0; ; attempt++ {
-		layout, bits := factLayout(plan)
-		flags, stats, ok, err := s.loadTyped(ctx, conn, t, keys, plan, bits, r)
+		layout, words := factLayout(plan)
+		flags, stats, ok, err := s.loadTyped(ctx, conn, t, keys, plan, words, r)
 		if err != nil || !ok {
 			return nil, err == nil, err
 		}
@@ -462,14 +462,27 @@ type factBit struct {
 }
 
 // factLayout returns the bits the load packs, in order, 64 to a column,
-// and each one's SQL over the raw columns.
+// and the SQL over the raw columns of each column of them (a word).
 func factLayout(plan []planned) ([]factBit, []string) {
 	var bits []factBit
-	var sqls, long []string
+	var terms, long []string
+	add := func(b factBit, sql string) {
+		bits, terms = append(bits, b), append(terms, sql)
+	}
 	for i, p := range plan {
 		raw := ducksql.StageColumn(i + 1)
-		for _, f := range p.facts() {
-			bits, sqls = append(bits, factBit{i, f}), append(sqls, p.factSQL(f, raw))
+		facts := p.facts()
+		for k := 0; k < len(facts); k++ {
+			f := facts[k]
+			if f == factBlank && k+1 < len(facts) && facts[k+1] == factPadded && len(bits)%64 != 63 {
+				// Edge is 1 for blank and 2 for padded: shifted, it sets
+				// the two bits at once, one test of the value for both.
+				add(factBit{i, f}, "(("+ducksql.Edge(raw)+")::UBIGINT << "+strconv.Itoa(len(bits)%64)+")")
+				add(factBit{i, factPadded}, "")
+				k++
+				continue
+			}
+			add(factBit{i, f}, "(coalesce("+p.factSQL(f, raw)+", false)::UBIGINT << "+strconv.Itoa(len(bits)%64)+")")
 		}
 		// The checks of numbers and dates bound a value's length; a
 		// boolean's trims it, and a failed screen leaves the column open.
@@ -478,9 +491,21 @@ func factLayout(plan []planned) ([]factBit, []string) {
 		}
 	}
 	if len(long) > 0 {
-		bits, sqls = append(bits, factBit{-1, factLong}), append(sqls, "("+strings.Join(long, " OR ")+")")
+		add(factBit{-1, factLong}, "(coalesce(("+strings.Join(long, " OR ")+"), false)::UBIGINT << "+strconv.Itoa(len(bits)%64)+")")
 	}
-	return bits, sqls
+	var words []string
+	for j := 0; j < len(terms); j += 64 {
+		var word []string
+		for _, t := range terms[j:min(len(terms), j+64)] {
+			if t != "" {
+				word = append(word, t)
+			}
+		}
+		// A shifted boolean costs less than a CASE; NULL is no fact. Each
+		// term is in parentheses: | and << bind alike, from the left.
+		words = append(words, strings.Join(word, " | "))
+	}
+	return bits, words
 }
 
 // loadTyped reads the file into table t by plan: checked columns cast,
@@ -490,7 +515,7 @@ func factLayout(plan []planned) ([]factBit, []string) {
 // Go. The table is created first, so that a column may have its
 // compression (planned.compression), then filled by one INSERT, which
 // keeps the file's order as CREATE TABLE AS does.
-func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, keys []string, plan []planned, bits []string, r directRead) ([]string, RowStats, bool, error) {
+func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, keys []string, plan []planned, words []string, r directRead) ([]string, RowStats, bool, error) {
 	defs := make([]string, len(plan))
 	sel := make([]string, len(plan))
 	for i, p := range plan {
@@ -505,15 +530,10 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table,
 			sel[i] = ducksql.TextCast(p.d, raw)
 		}
 	}
-	flags := flagNames(keys, (len(bits)+63)/64)
+	flags := flagNames(keys, len(words))
 	for j, name := range flags {
-		word := make([]string, 0, 64)
-		for b, bit := range bits[j*64 : min(len(bits), j*64+64)] {
-			// A shifted boolean costs less than a CASE; NULL is no fact.
-			word = append(word, "(coalesce("+bit+", false)::UBIGINT << "+strconv.Itoa(b)+")")
-		}
 		defs = append(defs, ducksql.Ident(name)+" UBIGINT")
-		sel = append(sel, strings.Join(word, " | "))
+		sel = append(sel, words[j])
 	}
 	table := `data.` + ducksql.Ident(t.ID)
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE `+table+` (`+strings.Join(defs, ", ")+`)`); err != nil {
