@@ -39,3 +39,28 @@ func classify(ctx context.Context, err error) error {
 	}
 	return fmt.Errorf("engine: %w", err)
 }
+
+// readRefused says DuckDB's reader gave up on the file of the table
+// with this ordinal: its strict CSV parser has no state for some files
+// (a carriage return alone in a field, lines ending two ways). The error
+// fails the load's transaction; AddFile reads the file again, in a new
+// one, with Go's reader, which takes such files.
+type readRefused struct {
+	ordinal int
+	err     error
+}
+
+func (e *readRefused) Error() string {
+	return "engine: the file reader refused the file: " + e.err.Error()
+}
+func (e *readRefused) Unwrap() error { return e.err }
+
+// readerRefused is err of a statement reading table ordinal's file with
+// DuckDB's reader: a readRefused when the reader refused the file's
+// input, else classified.
+func readerRefused(ctx context.Context, err error, ordinal int) error {
+	if errIs(err, duckdb.ErrorTypeInvalidInput) && ctx.Err() == nil {
+		return &readRefused{ordinal: ordinal, err: err}
+	}
+	return classify(ctx, err)
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"datadesk"
@@ -43,11 +44,6 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) 
 	// The bytes are hashed and synced to disk while the tables load: the
 	// load is DuckDB's work, mostly on its own threads, and nothing
 	// commits before both are done.
-	type hashed struct {
-		size int64
-		sum  string
-		err  error
-	}
 	hashing := make(chan hashed, 1)
 	go func() {
 		var h hashed
@@ -63,49 +59,17 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) 
 	}
 
 	final := s.BytesPath(f.ID)
-	err := s.inTx(ctx, func(conn *sql.Conn) error {
-		for i, src := range nf.Tables {
-			t, err := s.load(ctx, conn, f, i, src)
-			if err != nil {
-				return err
-			}
-			f.Tables = append(f.Tables, *t)
-		}
-		if nf.CopyOf != "" {
-			t, err := s.copyTable(ctx, conn, f, nf.CopyOf)
-			if err != nil {
-				return err
-			}
-			f.Tables = append(f.Tables, *t)
-		}
-		if nf.Admit != nil {
-			if err := nf.Admit(f.Tables); err != nil {
-				return err
-			}
-		}
-		h := <-hashing
-		if NoSpace(h.err) {
-			return NoSpaceError(h.err)
-		}
-		if h.err != nil {
-			return fmt.Errorf("engine: add file: %w", h.err)
-		}
-		f.Size, f.SHA256 = h.size, h.sum
-		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
-			return classify(ctx, err)
-		}
-		// The bytes go into place before the commit: a crash between the
-		// two leaves orphan bytes, which recover removes, never a row
-		// without bytes.
-		if err := os.Rename(nf.TempPath, final); err != nil {
-			return fmt.Errorf("engine: add file: %w", err)
-		}
-		if err := syncDir(filepath.Dir(final)); err != nil {
-			return fmt.Errorf("engine: add file: %w", err)
-		}
-		return nil
-	})
+	err := s.inTx(ctx, func(conn *sql.Conn) error { return s.addTables(ctx, conn, f, nf, hashing, final) })
+	var refused *readRefused
+	if errors.As(err, &refused) {
+		// DuckDB's reader gave up on a file, failing the transaction: the
+		// file is read again, in a new one, by Go's reader.
+		s.dropLoaded(context.WithoutCancel(ctx), f.Tables)
+		f.Tables = nil
+		nf.Tables = slices.Clone(nf.Tables)
+		nf.Tables[refused.ordinal].CSV, nf.Tables[refused.ordinal].JSON = nil, nil
+		err = s.inTx(ctx, func(conn *sql.Conn) error { return s.addTables(ctx, conn, f, nf, hashing, final) })
+	}
 	if err != nil {
 		_ = os.Remove(final)
 		s.dropLoaded(context.WithoutCancel(ctx), f.Tables)
@@ -113,6 +77,60 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) 
 	}
 	s.placeLarge(ctx, f)
 	return f, nil
+}
+
+// addTables loads nf's tables as file f inside the transaction open on
+// conn, then records the file, its hash (from hashing) and its bytes at
+// final.
+func (s *Store) addTables(ctx context.Context, conn *sql.Conn, f *catalog.File, nf NewFile, hashing <-chan hashed, final string) error {
+	for i, src := range nf.Tables {
+		t, err := s.load(ctx, conn, f, i, src)
+		if err != nil {
+			return err
+		}
+		f.Tables = append(f.Tables, *t)
+	}
+	if nf.CopyOf != "" {
+		t, err := s.copyTable(ctx, conn, f, nf.CopyOf)
+		if err != nil {
+			return err
+		}
+		f.Tables = append(f.Tables, *t)
+	}
+	if nf.Admit != nil {
+		if err := nf.Admit(f.Tables); err != nil {
+			return err
+		}
+	}
+	h := <-hashing
+	if NoSpace(h.err) {
+		return NoSpaceError(h.err)
+	}
+	if h.err != nil {
+		return fmt.Errorf("engine: add file: %w", h.err)
+	}
+	f.Size, f.SHA256 = h.size, h.sum
+	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
+		return classify(ctx, err)
+	}
+	// The bytes go into place before the commit: a crash between the
+	// two leaves orphan bytes, which recover removes, never a row
+	// without bytes.
+	if err := os.Rename(nf.TempPath, final); err != nil {
+		return fmt.Errorf("engine: add file: %w", err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		return fmt.Errorf("engine: add file: %w", err)
+	}
+	return nil
+}
+
+// hashed is a file's size and SHA-256, or why they are missing.
+type hashed struct {
+	size int64
+	sum  string
+	err  error
 }
 
 // hashFile returns the size and SHA-256 of the file at path, once its

@@ -149,7 +149,7 @@ func (readAsText) load(ctx context.Context, s *Store, conn *sql.Conn, job loadJo
 	if job.src.CSV != nil {
 		st, ok, err = s.stageCSV(ctx, conn, job.stage(), job.ordinal, job.src)
 	} else {
-		st, ok, err = s.stageJSON(ctx, conn, job.stage(), job.src)
+		st, ok, err = s.stageJSON(ctx, conn, job.stage(), job.ordinal, job.src)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -175,7 +175,7 @@ func (s *Store) stageCSV(ctx context.Context, conn *sql.Conn, stage string, ordi
 		return tallied{}, false, err
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+ducksql.Ident(stage)+` AS SELECT * FROM `+read); err != nil {
-		return tallied{}, false, classify(ctx, err)
+		return tallied{}, false, readerRefused(ctx, err, ordinal)
 	}
 	st := tallied{width: width}
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+ducksql.Ident(stage)).Scan(&st.rows); err != nil {
@@ -346,14 +346,14 @@ func (s *Store) jsonDirect(src TableSource) (directRead, bool) {
 // stageJSON stages a JSON file of flat records with read_json (jsonRead),
 // then classifies every column in SQL. It returns false, having staged
 // nothing, when the file must go through Go instead.
-func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, src TableSource) (tallied, bool, error) {
+func (s *Store) stageJSON(ctx context.Context, conn *sql.Conn, stage string, ordinal int, src TableSource) (tallied, bool, error) {
 	read, ok := s.jsonRead(src)
 	if !ok {
 		return tallied{}, false, nil
 	}
 	width := len(src.JSON.Keys)
 	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+ducksql.Ident(stage)+` AS SELECT * FROM `+read); err != nil {
-		return tallied{}, false, classify(ctx, err)
+		return tallied{}, false, readerRefused(ctx, err, ordinal)
 	}
 	st := tallied{width: width}
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+ducksql.Ident(stage)).Scan(&st.rows); err != nil {

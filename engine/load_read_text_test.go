@@ -354,3 +354,44 @@ func TestSameDecisionsBothPathsJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedCSVReadByGo: DuckDB's strict CSV parser gives up on some
+// files people make (lines ending two ways, a carriage return alone in a
+// field), and its error aborted the load's transaction: the upload
+// failed with the reader's message. The file is now read again by Go's
+// reader, in a new transaction, to the same table the Go path makes.
+func TestRefusedCSVReadByGo(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx := context.Background()
+	for name, content := range map[string]string{
+		"lines ending two ways":        "id,name\r\n1,a\r\n2,b\n3,c\n",
+		"a carriage return in a field": "id,name\n1,ab\rc\n2,x\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			var rows [2]string
+			for i, direct := range []bool{false, true} {
+				path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				src := csvSourceOf(t, path, false)
+				if direct {
+					src.CSV = &CSVFile{Path: path, Delimiter: ','}
+				}
+				f, err := s.AddFile(ctx, NewFile{Filename: "f.csv", TempPath: path, Tables: []TableSource{src}})
+				if err != nil {
+					t.Fatalf("direct %v: %v", direct, err)
+				}
+				p, err := s.Rows(ctx, f.Tables[0].ID, catalog.PageRequest{Limit: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows[i] = fmt.Sprint(f.Tables[0].RowCount, p.Rows)
+			}
+			if rows[1] != rows[0] {
+				t.Errorf("read after the refusal %s, by Go alone %s", rows[1], rows[0])
+			}
+		})
+	}
+}

@@ -540,7 +540,7 @@ func (s *Store) loadTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table,
 		return nil, RowStats{}, false, classify(ctx, err)
 	}
 	if _, err := conn.ExecContext(ctx, `INSERT INTO `+table+` SELECT `+strings.Join(sel, ", ")+` FROM `+r.read); err != nil {
-		return nil, RowStats{}, false, classify(ctx, err)
+		return nil, RowStats{}, false, readerRefused(ctx, err, t.Ordinal)
 	}
 	stats, ok, err := r.after()
 	if err != nil || !ok {
