@@ -155,8 +155,34 @@ func (in *Ingester) openText(path string, head []byte) (io.ReadCloser, *lineLimi
 	if err != nil {
 		return nil, nil, fmt.Errorf("ingest: %w", err)
 	}
-	ll := &lineLimit{r: transform.NewReader(f, enc.NewDecoder()), max: in.cfg.MaxLine, line: 1, comma: ',', started: true}
+	var text io.Reader = transform.NewReader(f, enc.NewDecoder())
+	if decoded, _, _ := transform.Bytes(enc.NewDecoder(), head); crLines(decoded) {
+		text = crToLF{text}
+	}
+	ll := &lineLimit{r: text, max: in.cfg.MaxLine, line: 1, comma: ',', started: true}
 	return f, ll, nil
+}
+
+// crLines says whether decoded text, a file's head, ends its lines with
+// a carriage return alone, as classic Mac OS did and Excel's "CSV
+// (Macintosh)" still does: it has carriage returns and no line feed.
+// Read as it is, such a file is one line: its header and every row one
+// header of many columns, and no rows.
+func crLines(decoded []byte) bool {
+	return bytes.IndexByte(decoded, '\n') < 0 && bytes.IndexByte(decoded, '\r') >= 0
+}
+
+// crToLF reads a file of carriage-return lines as line-feed ones.
+type crToLF struct{ r io.Reader }
+
+func (c crToLF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\r' {
+			p[i] = '\n'
+		}
+	}
+	return n, err
 }
 
 // csvSource prepares a CSV or TSV file. delim 0 means sniff it.
@@ -166,10 +192,18 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 	if bytes.IndexByte(decoded, 0) >= 0 {
 		return engine.TableSource{}, datadesk.Errorf(datadesk.Invalid, "%s is binary data, not CSV text", name).WithField("file")
 	}
+	cr := crLines(decoded)
 	if delim == 0 {
-		delim = sniffDelimiter(string(decoded))
+		sniffed := decoded
+		if cr {
+			sniffed = bytes.ReplaceAll(decoded, []byte{'\r'}, []byte{'\n'})
+		}
+		delim = sniffDelimiter(string(sniffed))
 	}
 	notes := []string{fmt.Sprintf("encoding %s, delimiter %s", encName, delimName(delim))}
+	if cr {
+		notes = append(notes, "lines end with a carriage return alone (classic Mac OS), read as lines")
+	}
 
 	// The header is read now so that a file without one is refused before
 	// anything is stored.
@@ -189,7 +223,7 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 	if !in.cfg.Literal {
 		width = probeRow{texts: header}.width()
 	}
-	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 && first == 0 && !in.tailHasNotes(path, delim, width) {
+	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 && first == 0 && !cr && !in.tailHasNotes(path, delim, width) {
 		// DuckDB's reader takes minutes to give up on a quoted field of
 		// millions of lines; such a record is refused first, at the speed
 		// of finding quotes.
@@ -253,7 +287,11 @@ func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engin
 			stats.Notes = append(stats.Notes, skippedNote(nil, stats.Skipped, 0))
 		}
 		if wider > 0 {
-			stats.Notes = append(stats.Notes, fmt.Sprintf("%d rows have more fields than the header; their extra values are kept in columns named by position", wider))
+			have := "rows have"
+			if wider == 1 {
+				have = "row has"
+			}
+			stats.Notes = append(stats.Notes, fmt.Sprintf("%d %s more fields than the header; their extra values are kept in columns named by position", wider, have))
 		}
 		return stats, nil
 	}

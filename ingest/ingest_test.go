@@ -183,6 +183,12 @@ func TestCSVDialectsAndEncodings(t *testing.T) {
 		{"headers cleaned", "a.csv", []byte("Name,name,,Total \x07Sum\n1,2,3,4\n"), [][]any{{int64(1), int64(2), int64(3), int64(4)}}, []string{"name", "name_2", "column_3", "total_sum"}},
 		{"short and long rows", "a.csv", []byte("a,b\n1\n2,3,4\n"), [][]any{{int64(1), nil, nil}, {int64(2), int64(3), int64(4)}}, []string{"a", "b", "column_3"}},
 		{"empty cells are null", "a.csv", []byte("a,b\nx,\n,y\n"), [][]any{{"x", nil}, {nil, "y"}}, []string{"a", "b"}},
+		// Excel's "CSV (Macintosh)": every line ends with a carriage
+		// return alone; read as it is, the file was one header.
+		{"carriage-return lines", "a.csv", []byte("name;qty\rZoë;3\rAl;4\r"), [][]any{{"Zoë", int64(3)}, {"Al", int64(4)}}, []string{"name", "qty"}},
+		// DuckDB's strict reader refuses these; Go's reads them.
+		{"lines ending two ways", "a.csv", []byte("name,qty\r\nZoë,3\r\nAl,4\n"), [][]any{{"Zoë", int64(3)}, {"Al", int64(4)}}, []string{"name", "qty"}},
+		{"a carriage return in a field", "a.csv", []byte("name,qty\nZo\rë,3\nAl,4\n"), [][]any{{"Zo\rë", int64(3)}, {"Al", int64(4)}}, []string{"name", "qty"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
