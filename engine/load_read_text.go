@@ -281,7 +281,7 @@ func (s *Store) csvRejects(ctx context.Context, conn *sql.Conn, table string, st
 		return false, classify(ctx, err)
 	}
 	if stats.Rejected > 0 {
-		stats.Notes = append(stats.Notes, fmt.Sprintf("%d rows could not be read and were left out", stats.Rejected))
+		stats.Notes = append(stats.Notes, fmt.Sprintf("%d %s could not be read and %s left out", stats.Rejected, plural(stats.Rejected, "row", "rows"), plural(stats.Rejected, "was", "were")))
 	}
 	return wider, nil
 }
