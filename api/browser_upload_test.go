@@ -1,7 +1,10 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,11 +77,11 @@ func TestBrowserUploadPolicy(t *testing.T) {
 // write is the server's.
 func TestReceiveBlamesTheRightSide(t *testing.T) {
 	ts, _ := newServer(t, 1<<20)
-	_, err := ts.srv.receive(strings.NewReader("a,b\n1,2\n"), filepath.Join(t.TempDir(), "gone"))
+	_, _, _, err := ts.srv.receive(strings.NewReader("a,b\n1,2\n"), filepath.Join(t.TempDir(), "gone"))
 	if e := datadesk.AsError(err); e.Code != datadesk.Internal || !strings.Contains(e.Message, "could not store") {
 		t.Errorf("a folder that is not there: %v (%s), want the server's failure", err, e.Code)
 	}
-	_, err = ts.srv.receive(iotest.ErrReader(io.ErrUnexpectedEOF), t.TempDir())
+	_, _, _, err = ts.srv.receive(iotest.ErrReader(io.ErrUnexpectedEOF), t.TempDir())
 	if e := datadesk.AsError(err); e.Code != datadesk.Invalid || !strings.Contains(e.Message, "could not be read") {
 		t.Errorf("a body that breaks off: %v (%s), want the client's", err, e.Code)
 	}
@@ -128,5 +131,24 @@ func TestBrowserReadAgain(t *testing.T) {
 	}
 	if got := b.text("#total"); got != "15" {
 		t.Errorf("rows after reading again: %q", got)
+	}
+}
+
+// TestUploadHashedAsReceived: an upload's bytes are hashed as they are
+// written, not read again while they load; the stored hash and size are
+// the bytes' own, from the API and from the files page's form alike
+// (both take storeUpload).
+func TestUploadHashedAsReceived(t *testing.T) {
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	raw := []byte("id,amount\n" + strings.Repeat("7,1.5\n", 50_000))
+	code, m := ts.upload(token, "h.csv", raw)
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d %v", code, m)
+	}
+	sum := sha256.Sum256(raw)
+	file := m["file"].(map[string]any)
+	if file["sha256"] != hex.EncodeToString(sum[:]) || file["size"] != float64(len(raw)) {
+		t.Errorf("stored %v bytes hashed %v, want %d and %x", file["size"], file["sha256"], len(raw), sum)
 	}
 }

@@ -3,6 +3,8 @@ package api
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -216,7 +218,7 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := s.receive(body, store.IncomingDir())
+	tmp, size, sum, err := s.receive(body, store.IncomingDir())
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +229,9 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 		return nil, err
 	}
 	defer res.Close()
-	size := int64(0)
-	if st, err := os.Stat(tmp); err == nil {
-		size = st.Size()
-	}
 	return store.AddFile(ctx, engine.NewFile{
 		Filename: filename, ContentType: res.ContentType, ChatSession: caller(c).ChatSession,
-		TempPath: tmp, Tables: res.Tables,
+		TempPath: tmp, SHA256: sum, Size: size, Tables: res.Tables,
 		Admit: func(tables []catalog.Table) error {
 			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
 		},
@@ -324,12 +322,14 @@ func (s *Server) uploadBody(c *echo.Context, limit int64) io.ReadCloser {
 // receive writes the part to a temporary file and returns its path. A
 // failure to read the body is the client's; a failure to write the file
 // (a full disk) is the server's and said so.
-func (s *Server) receive(part io.Reader, dir string) (string, error) {
+func (s *Server) receive(part io.Reader, dir string) (path string, size int64, sum string, err error) {
 	r := &readErr{r: io.LimitReader(part, s.cfg.MaxUpload+1)}
-	path, err := s.writeTemp(dir, func(w io.Writer) error {
+	h := sha256.New()
+	path, err = s.writeTemp(dir, func(w io.Writer) error {
 		// The part gives at most 4 KiB a read: written in large writes
-		// (the file's own ReadFrom, hidden, would write each read).
-		bw := bufio.NewWriterSize(struct{ io.Writer }{w}, uploadReadSize)
+		// (the file's own ReadFrom, hidden, would write each read), each
+		// hashed as it is written, so the bytes are not read again.
+		bw := bufio.NewWriterSize(io.MultiWriter(w, h), uploadReadSize)
 		n, err := io.Copy(bw, r)
 		if err == nil && n > s.cfg.MaxUpload {
 			err = errTooLarge(s.cfg.MaxUpload)
@@ -337,15 +337,16 @@ func (s *Server) receive(part io.Reader, dir string) (string, error) {
 		if err == nil {
 			err = bw.Flush()
 		}
+		size = n
 		return err
 	})
 	switch {
 	case err == nil:
-		return path, nil
+		return path, size, hex.EncodeToString(h.Sum(nil)), nil
 	case r.err != nil || datadesk.AsError(err).Code != datadesk.Internal:
-		return "", bodyError(err, s.cfg.MaxUpload)
+		return "", 0, "", bodyError(err, s.cfg.MaxUpload)
 	}
-	return "", datadesk.Errorf(datadesk.Internal, "the server could not store the upload").WithCause(err)
+	return "", 0, "", datadesk.Errorf(datadesk.Internal, "the server could not store the upload").WithCause(err)
 }
 
 // readErr remembers the error its reader gave, to tell it from a writer's.
