@@ -529,3 +529,50 @@ func TestXLSX1904Dates(t *testing.T) {
 		t.Errorf("got %v, want 2024-01-01", got)
 	}
 }
+
+// TestJSONWrappedRecords: an API's answer wraps its records in one key
+// of one object ({"data": [...], "count": 2}); it was read as one row
+// with the records as JSON text in a "data" column. The records are now
+// the table, and the notes name the key read and the keys left out.
+// NDJSON whose records hold such an array, and one object without
+// records, are read as before.
+func TestJSONWrappedRecords(t *testing.T) {
+	tests := []struct {
+		name, content string
+		keys          []string
+		want          [][]any
+		note          string
+	}{
+		{"records after metadata", `{"count": 2, "meta": {"page": 1, "x": [1, {"y": "]"}]}, "data": [{"a": 1, "b": "x"}, {"a": 2, "b": "}"}], "next": null}`,
+			[]string{"a", "b"}, [][]any{{int64(1), "x"}, {int64(2), "}"}}, `records read from "data"; left out: "count", "meta", "next"`},
+		{"a header array first", "{\"results\": [[\"h1\", \"h2\"], [1, 2], [3, 4]]}\n",
+			[]string{"h1", "h2"}, [][]any{{int64(1), int64(2)}, {int64(3), int64(4)}}, `records read from "results"`},
+		{"NDJSON whose records hold arrays", "{\"items\": [{\"sku\": \"A\"}], \"order\": 1}\n{\"items\": [], \"order\": 2}\n",
+			[]string{"items", "order"}, [][]any{{`[{"sku":"A"}]`, int64(1)}, {`[]`, int64(2)}}, "records one per line"},
+		{"one object without records", `{"tags": ["a", "b"], "n": 1}`,
+			[]string{"tags", "n"}, [][]any{{`["a","b"]`, int64(1)}}, "records one per line"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			f, err := fx.ingestBytes("a.json", []byte(tc.content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb := f.Tables[0]
+			var keys []string
+			for _, c := range tb.Columns {
+				keys = append(keys, c.Key)
+			}
+			if fmt.Sprint(keys) != fmt.Sprint(tc.keys) {
+				t.Errorf("keys %v, want %v", keys, tc.keys)
+			}
+			if got := fx.rows(tb.ID); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tc.want) {
+				t.Errorf("rows %#v, want %#v", got, tc.want)
+			}
+			if notes := strings.Join(tb.Report.Notes, " | "); !strings.Contains(notes, tc.note) {
+				t.Errorf("notes %q, want %q among them", notes, tc.note)
+			}
+		})
+	}
+}

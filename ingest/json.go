@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,11 +18,13 @@ import (
 	"datadesk/engine/typing"
 )
 
-// JSON comes in three shapes: an array of records ([{...}, ...] or, with a
-// header array first, [[...], [...]]), NDJSON (one record per line), and the
+// JSON comes in four shapes: an array of records ([{...}, ...] or, with a
+// header array first, [[...], [...]]), NDJSON (one record per line), the
 // project's table JSON ({"columns": [...], "rows": [...]}), recognised by
-// its first key being "columns" or "rows". Records are read twice: once to
-// learn the columns and what kinds of values they hold, once to stream rows.
+// its first key being "columns" or "rows", and one object that wraps its
+// records in one of its keys, as an API answers ({"data": [{...}, ...],
+// "count": 2}). Records are read twice: once to learn the columns and what
+// kinds of values they hold, once to stream rows.
 
 type jsonShape int
 
@@ -29,7 +32,16 @@ const (
 	shapeArray jsonShape = iota
 	shapeLines
 	shapeTable
+	shapeWrapped
 )
+
+// jsonLayout is a file's shape and, when its one object wraps its
+// records, the key that holds them and the other keys, left out.
+type jsonLayout struct {
+	shape   jsonShape
+	records string
+	others  []string
+}
 
 // cellKind is what a JSON value was.
 type cellKind uint8
@@ -50,10 +62,11 @@ type jsonColumn struct {
 }
 
 func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
-	shape, err := jsonShapeOf(path)
+	layout, err := jsonShapeOf(path)
 	if err != nil {
 		return engine.TableSource{}, jsonErr(name, err)
 	}
+	shape := layout.shape
 	var (
 		cols    []*jsonColumn
 		byKey   = map[string]int{}
@@ -74,7 +87,7 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 	// First pass: columns and kinds, by a scan of the bytes when DuckDB's
 	// reader can stage the file, else by the Go reader.
 	var flat *flatJSON
-	if shape != shapeTable {
+	if shape == shapeArray || shape == shapeLines {
 		if flat, _, err = scanFlat(path, shape); err != nil {
 			return engine.TableSource{}, jsonErr(name, err)
 		}
@@ -85,7 +98,7 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 			byKey[c.label] = i
 		}
 	} else {
-		err = walkJSON(path, shape, func(c []jsonTableColumn) {
+		err = walkJSON(path, &layout, func(c []jsonTableColumn) {
 			for _, tc := range c {
 				i := addCol(tc.Label)
 				if i >= 0 {
@@ -102,7 +115,7 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 		}, func(rec jsonRecord) error {
 			records++
 			if rec.keys == nil {
-				if shape == shapeArray && records == 1 && len(cols) == 0 {
+				if (shape == shapeArray || shape == shapeWrapped) && records == 1 && len(cols) == 0 {
 					// [[header...], [row...], ...]
 					arrays = true
 					for j, v := range rec.values {
@@ -159,14 +172,23 @@ func (in *Ingester) jsonSource(path, name string) (engine.TableSource, error) {
 	if flat != nil {
 		src.JSON = &engine.JSONFile{Path: path, Lines: shape == shapeLines, Keys: src.Header, MaxRecord: flat.maxRecord}
 	}
-	src.Notes = []string{fmt.Sprintf("JSON %s", [...]string{"array of records", "records one per line", "table"}[shape])}
+	src.Notes = []string{fmt.Sprintf("JSON %s", [...]string{"array of records", "records one per line", "table", "object wrapping records"}[shape])}
+	if shape == shapeWrapped {
+		note := fmt.Sprintf("records read from %q", layout.records)
+		if len(layout.others) > 0 {
+			note += "; left out: " + quotedList(layout.others)
+		}
+		src.Notes = append(src.Notes, note)
+	}
 	// JSON tells null from "": a null or missing value is an empty cell,
 	// an empty string is empty text.
 	src.RowsWithNulls = func(yield func(row []string, null []bool) error) (engine.RowStats, error) {
 		row := make([]string, len(cols))
 		null := make([]bool, len(cols))
 		first := true
-		err := walkJSON(path, shape, nil, func(rec jsonRecord) error {
+		rowsLayout := layout
+		rowsLayout.others = slices.Clone(layout.others)
+		err := walkJSON(path, &rowsLayout, nil, func(rec jsonRecord) error {
 			if arrays && first {
 				first = false
 				return nil
@@ -230,10 +252,10 @@ func jsonErr(name string, err error) error {
 	return datadesk.Errorf(datadesk.Invalid, "%s could not be read as JSON: %v", name, err).WithField("file").WithCause(err)
 }
 
-func jsonShapeOf(path string) (jsonShape, error) {
+func jsonShapeOf(path string) (jsonLayout, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return jsonLayout{}, err
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
@@ -241,25 +263,81 @@ func jsonShapeOf(path string) (jsonShape, error) {
 	dec := json.NewDecoder(br)
 	tok, err := dec.Token()
 	if err == io.EOF {
-		return 0, datadesk.Errorf(datadesk.Invalid, "the file is empty")
+		return jsonLayout{}, datadesk.Errorf(datadesk.Invalid, "the file is empty")
 	}
 	if err != nil {
-		return 0, err
+		return jsonLayout{}, err
 	}
 	switch tok {
 	case json.Delim('['):
-		return shapeArray, nil
+		return jsonLayout{shape: shapeArray}, nil
 	case json.Delim('{'):
 		key, err := dec.Token()
 		if err != nil {
-			return 0, err
+			return jsonLayout{}, err
 		}
 		if key == "columns" || key == "rows" {
-			return shapeTable, nil
+			return jsonLayout{shape: shapeTable}, nil
 		}
-		return shapeLines, nil
+		return wrappedLayout(path, dec, key)
 	}
-	return 0, datadesk.Errorf(datadesk.Invalid, "JSON must be an array of records, records one per line, or a table object")
+	return jsonLayout{}, datadesk.Errorf(datadesk.Invalid, "JSON must be an array of records, records one per line, a table object, or an object that holds an array of records")
+}
+
+// wrappedLayout tells a file whose first object wraps its records (a key
+// whose value is an array of objects or arrays) from NDJSON, whose first
+// record may hold such an array too: the file must hold that one object
+// alone. dec has read the object's first key, key. Scalars and objects
+// before the records are read and left; the search ends at the first
+// array, whatever it holds.
+func wrappedLayout(path string, dec *json.Decoder, key json.Token) (jsonLayout, error) {
+	lines := jsonLayout{shape: shapeLines}
+	var others []string
+	for {
+		name, ok := key.(string)
+		if !ok {
+			return lines, nil
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return lines, nil
+		}
+		if tok == json.Delim('[') {
+			next, err := dec.Token()
+			if err != nil || (next != json.Delim('{') && next != json.Delim('[')) {
+				return lines, nil
+			}
+			alone, err := oneJSONValue(path)
+			if err != nil || !alone {
+				return lines, err
+			}
+			// The keys after the records join others as the first
+			// reading passes them (walkJSON).
+			return jsonLayout{shape: shapeWrapped, records: name, others: others}, nil
+		}
+		if tok == json.Delim('{') {
+			// An object value: read past it, token by token.
+			for depth := 1; depth > 0; {
+				t, err := dec.Token()
+				if err != nil {
+					return lines, nil
+				}
+				switch t {
+				case json.Delim('{'), json.Delim('['):
+					depth++
+				case json.Delim('}'), json.Delim(']'):
+					depth--
+				}
+			}
+		}
+		others = append(others, name)
+		if !dec.More() {
+			return lines, nil
+		}
+		if key, err = dec.Token(); err != nil {
+			return lines, nil
+		}
+	}
 }
 
 func skipBOM(br *bufio.Reader) {
@@ -286,8 +364,10 @@ type jsonTableColumn struct {
 	Type  string
 }
 
-// walkJSON streams the records of a file of the given shape.
-func walkJSON(path string, shape jsonShape, onColumns func([]jsonTableColumn), onRecord func(jsonRecord) error) error {
+// walkJSON streams the records of a file of the given layout; of a
+// wrapping object, it adds the keys it leaves out to layout.others.
+func walkJSON(path string, layout *jsonLayout, onColumns func([]jsonTableColumn), onRecord func(jsonRecord) error) error {
+	shape := layout.shape
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -316,6 +396,8 @@ func walkJSON(path string, shape jsonShape, onColumns func([]jsonTableColumn), o
 	switch shape {
 	case shapeLines:
 		return readRecords()
+	case shapeWrapped:
+		return walkWrapped(dec, layout, readRecords)
 	case shapeArray:
 		if _, err := dec.Token(); err != nil {
 			return err
@@ -382,6 +464,98 @@ func walkJSON(path string, shape jsonShape, onColumns func([]jsonTableColumn), o
 		}
 	}
 	return nil
+}
+
+// walkWrapped reads a wrapping object's records by readRecords, and
+// past its other keys, noting them in layout.others.
+func walkWrapped(dec *json.Decoder, layout *jsonLayout, readRecords func() error) error {
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key == layout.records {
+			if tok, err := dec.Token(); err != nil {
+				return err
+			} else if tok != json.Delim('[') {
+				return datadesk.Errorf(datadesk.Invalid, "%q must be an array of records", layout.records)
+			}
+			if err := readRecords(); err != nil {
+				return err
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			continue
+		}
+		if name, _ := key.(string); !slices.Contains(layout.others, name) {
+			layout.others = append(layout.others, name)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneJSONValue says whether the file at path holds one JSON value and
+// nothing after it but spaces, by its bytes alone: strings (with their
+// escapes) are passed over, brackets and braces counted.
+func oneJSONValue(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	depth, inString, escaped, ended := 0, false, false, false
+	for {
+		n, rerr := f.Read(buf)
+		for _, b := range buf[:n] {
+			switch {
+			case ended:
+				if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+					return false, nil
+				}
+			case inString:
+				switch {
+				case escaped:
+					escaped = false
+				case b == '\\':
+					escaped = true
+				case b == '"':
+					inString = false
+				}
+			case b == '"':
+				inString = true
+			case b == '{' || b == '[':
+				depth++
+			case b == '}' || b == ']':
+				if depth--; depth == 0 {
+					ended = true
+				}
+			}
+		}
+		if rerr == io.EOF {
+			return ended, nil
+		}
+		if rerr != nil {
+			return false, rerr
+		}
+	}
+}
+
+// quotedList is names quoted and joined by commas.
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // parseRecord reads an object (keys in file order) or an array. The
