@@ -55,7 +55,7 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) 
 		if h.sum == "" {
 			h.size, h.sum, h.err = hashFile(nf.TempPath)
 		} else {
-			h.err = syncFile(nf.TempPath)
+			h.err = syncPath(nf.TempPath)
 		}
 		hashing <- h
 	}()
@@ -129,7 +129,7 @@ func (s *Store) addTables(ctx context.Context, conn *sql.Conn, f *catalog.File, 
 	if err := os.Rename(nf.TempPath, final); err != nil {
 		return fmt.Errorf("engine: add file: %w", err)
 	}
-	if err := syncDir(filepath.Dir(final)); err != nil {
+	if err := syncPath(filepath.Dir(final)); err != nil {
 		return fmt.Errorf("engine: add file: %w", err)
 	}
 	return nil
@@ -161,23 +161,14 @@ func hashFile(path string) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// syncFile syncs the file at path to disk.
-func syncFile(path string) error {
+// syncPath syncs the file or directory at path to disk.
+func syncPath(path string) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
 	return fh.Sync()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Files returns the owner's files, newest first. A non-empty chatSession

@@ -21,18 +21,7 @@ import (
 // replica, the first node, which the queries go to, while callers ask:
 // every answer is right and none fails.
 func TestClickHouseReplicaDown(t *testing.T) {
-	c, err := clickhousetest.StartReplicated(2, 2)
-	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
-		testenv.Missing(t, "%v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database, Replicas: c.Replicas})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ch := startReplicated(t, 2, 2)
 	ctx := context.Background()
 	if err := ch.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -119,18 +108,7 @@ func TestClickHouseReplicaDown(t *testing.T) {
 // through every node get only right answers: until it has them it
 // refuses reads, which run on another node.
 func TestClickHouseWriteQuorum(t *testing.T) {
-	c, err := clickhousetest.StartReplicated(1, 3)
-	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
-		testenv.Missing(t, "%v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database, Replicas: c.Replicas})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ch := startReplicated(t, 1, 3)
 	ctx := context.Background()
 	e := newClusterEngine(t, ch, 0)
 	s := acquire(t, e, datadesk.NewID("u"))
@@ -228,4 +206,23 @@ func TestClickHouseWriteQuorum(t *testing.T) {
 	if slices.Contains(names, gone.Tables[0].ID) || slices.Contains(names, gone.Tables[0].ID+"_local") || !slices.Contains(names, f.Tables[0].ID) {
 		t.Errorf("tables on the replica back: %v; want %s and not %s", names, f.Tables[0].ID, gone.Tables[0].ID)
 	}
+}
+
+// startReplicated starts ZooKeeper and a cluster of shards with replicas
+// each, stopped when the test ends, and a client of every node.
+func startReplicated(t *testing.T, shards, replicas int) (*clickhousetest.Cluster, *clickhouse.Cluster) {
+	t.Helper()
+	c, err := clickhousetest.StartReplicated(shards, replicas)
+	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database, Replicas: c.Replicas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, ch
 }

@@ -94,6 +94,21 @@ func (fx *fixture) ingestBytes(filename string, content []byte) (*catalog.File, 
 	return fx.ingest(p, filename)
 }
 
+// checkTable checks a table's column keys and its rows.
+func (fx *fixture) checkTable(tb catalog.Table, keys []string, want [][]any) {
+	fx.t.Helper()
+	var got []string
+	for _, c := range tb.Columns {
+		got = append(got, c.Key)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(keys) {
+		fx.t.Errorf("keys: got %v, want %v", got, keys)
+	}
+	if rows := fx.rows(tb.ID); fmt.Sprintf("%#v", rows) != fmt.Sprintf("%#v", want) {
+		fx.t.Errorf("rows: got %#v, want %#v", rows, want)
+	}
+}
+
 func (fx *fixture) rows(tableID string) [][]any {
 	p, err := fx.store.Rows(context.Background(), tableID, catalog.PageRequest{Limit: catalog.MaxPageSize})
 	if err != nil {
@@ -197,17 +212,7 @@ func TestCSVDialectsAndEncodings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tb := f.Tables[0]
-			var keys []string
-			for _, c := range tb.Columns {
-				keys = append(keys, c.Key)
-			}
-			if fmt.Sprint(keys) != fmt.Sprint(tc.keys) {
-				t.Errorf("keys: got %v, want %v", keys, tc.keys)
-			}
-			if got := fx.rows(tb.ID); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tc.want) {
-				t.Errorf("rows: got %#v, want %#v", got, tc.want)
-			}
+			fx.checkTable(f.Tables[0], tc.keys, tc.want)
 		})
 	}
 }
@@ -560,16 +565,7 @@ func TestJSONWrappedRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			tb := f.Tables[0]
-			var keys []string
-			for _, c := range tb.Columns {
-				keys = append(keys, c.Key)
-			}
-			if fmt.Sprint(keys) != fmt.Sprint(tc.keys) {
-				t.Errorf("keys %v, want %v", keys, tc.keys)
-			}
-			if got := fx.rows(tb.ID); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tc.want) {
-				t.Errorf("rows %#v, want %#v", got, tc.want)
-			}
+			fx.checkTable(tb, tc.keys, tc.want)
 			if notes := strings.Join(tb.Report.Notes, " | "); !strings.Contains(notes, tc.note) {
 				t.Errorf("notes %q, want %q among them", notes, tc.note)
 			}

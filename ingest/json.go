@@ -445,15 +445,7 @@ func walkJSON(path string, layout *jsonLayout, onColumns func([]jsonTableColumn)
 				onColumns(cols)
 			}
 		case "rows":
-			if tok, err := dec.Token(); err != nil {
-				return err
-			} else if tok != json.Delim('[') {
-				return datadesk.Errorf(datadesk.Invalid, "rows must be an array")
-			}
-			if err := readRecords(); err != nil {
-				return err
-			}
-			if _, err := dec.Token(); err != nil {
+			if err := recordsArray(dec, "rows", readRecords); err != nil {
 				return err
 			}
 		default:
@@ -478,15 +470,7 @@ func walkWrapped(dec *json.Decoder, layout *jsonLayout, readRecords func() error
 			return err
 		}
 		if key == layout.records {
-			if tok, err := dec.Token(); err != nil {
-				return err
-			} else if tok != json.Delim('[') {
-				return datadesk.Errorf(datadesk.Invalid, "%q must be an array of records", layout.records)
-			}
-			if err := readRecords(); err != nil {
-				return err
-			}
-			if _, err := dec.Token(); err != nil {
+			if err := recordsArray(dec, layout.records, readRecords); err != nil {
 				return err
 			}
 			continue
@@ -500,6 +484,21 @@ func walkWrapped(dec *json.Decoder, layout *jsonLayout, readRecords func() error
 		}
 	}
 	return nil
+}
+
+// recordsArray reads the array of records under key, whose value dec
+// is at, by readRecords.
+func recordsArray(dec *json.Decoder, key string, readRecords func() error) error {
+	if tok, err := dec.Token(); err != nil {
+		return err
+	} else if tok != json.Delim('[') {
+		return datadesk.Errorf(datadesk.Invalid, "%s must be an array", key)
+	}
+	if err := readRecords(); err != nil {
+		return err
+	}
+	_, err := dec.Token()
+	return err
 }
 
 // oneJSONValue says whether the file at path holds one JSON value and

@@ -424,8 +424,9 @@ func (c *Cluster) Probes() []catalog.Probe {
 			p.Name = fmt.Sprintf("clickhouse node %d (%s)", i+1, p.Name)
 			out = append(out, p)
 		}
+		return out
 	}
-	for s := 0; c.cfg.Replicas > 1 && s < c.shards(); s++ {
+	for s := range c.shards() {
 		replicas := c.cfg.Nodes[s*c.cfg.Replicas : min((s+1)*c.cfg.Replicas, len(c.cfg.Nodes))]
 		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse shard %d (%s)", s+1, strings.Join(replicas, ", ")), Run: func(ctx context.Context) error {
 			errs := make(chan error, len(replicas))
@@ -443,26 +444,24 @@ func (c *Cluster) Probes() []catalog.Probe {
 			return fmt.Errorf("no replica of the shard answers: %w", errors.Join(all...))
 		}})
 	}
-	if c.cfg.Replicas > 1 {
-		// Replicated tables take no insert while ClickHouse has lost
-		// ZooKeeper: asked through the first node that answers.
-		out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Run: func(ctx context.Context) error {
-			var last error
-			for _, n := range c.cfg.Nodes {
-				resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT count() FROM system.zookeeper WHERE path = '/'", nil, nil)
-				if err != nil {
-					last = err
-					if ctx.Err() != nil {
-						break
-					}
-					continue
+	// Replicated tables take no insert while ClickHouse has lost
+	// ZooKeeper: asked through the first node that answers.
+	out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Run: func(ctx context.Context) error {
+		var last error
+		for _, n := range c.cfg.Nodes {
+			resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT count() FROM system.zookeeper WHERE path = '/'", nil, nil)
+			if err != nil {
+				last = err
+				if ctx.Err() != nil {
+					break
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				return resp.Body.Close()
+				continue
 			}
-			return fmt.Errorf("no clickhouse node reaches zookeeper: %w", last)
-		}})
-	}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			return resp.Body.Close()
+		}
+		return fmt.Errorf("no clickhouse node reaches zookeeper: %w", last)
+	}})
 	return out
 }
 
