@@ -73,12 +73,14 @@ test: deps vet fuzz
 ## more.
 FUZZTIME    ?= 3s
 FUZZ_INGEST := FuzzCSV FuzzJSON FuzzXLSX FuzzXLS FuzzBIFF FuzzSheetXML
-FUZZ_API    := FuzzToolArguments FuzzCleanFilename FuzzMCPRequest FuzzFilesCreate
+FUZZ_API    := FuzzCleanFilename FuzzMCPRequest
+FUZZ_TOOLCALL := FuzzToolArguments FuzzFilesCreate
 FUZZ_CATALOG := FuzzAnalysisPlan
 fuzz:
 	@mkdir -p bin/fuzz
 	$(GO) test -c -fuzz . -o bin/fuzz/ingest.test ./ingest
 	$(GO) test -c -fuzz . -o bin/fuzz/api.test ./api
+	$(GO) test -c -fuzz . -o bin/fuzz/toolcall.test ./toolcall
 	CGO_ENABLED=0 $(GO) test -c -fuzz . -o bin/fuzz/catalog.test ./engine/catalog
 	@set -e; cache=$$(mktemp -d); trap 'rm -rf "$$cache"' EXIT; \
 	one() { echo "fuzz $$1 $$2"; for try in 1 2; do \
@@ -89,6 +91,7 @@ fuzz:
 		cat "$$cache/out"; return 1; done; }; \
 	for t in $(FUZZ_INGEST); do one ingest $$t; done; \
 	for t in $(FUZZ_API); do one api $$t; done; \
+	for t in $(FUZZ_TOOLCALL); do one toolcall $$t; done; \
 	for t in $(FUZZ_CATALOG); do one engine/catalog $$t; done
 
 vet:

@@ -13,11 +13,12 @@ import (
 // the test, so a new one gets a place.
 var layers = [][]string{
 	{"datadesk", "datadesk/cluster", "datadesk/internal/testenv", "datadesk/internal/procmem", "datadesk/engine/clickhousetest"},
-	{"datadesk/engine/typing", "datadesk/rbac", "datadesk/cluster/haproxytest"},
+	{"datadesk/engine/typing", "datadesk/rbac", "datadesk/cluster/haproxytest", "datadesk/links"},
 	{"datadesk/engine/catalog", "datadesk/api/serverdb"},
 	{"datadesk/engine/ducksql", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
 	{"datadesk/engine"},
 	{"datadesk/ingest", "datadesk/exports", "datadesk/backup", "datadesk/handoff"},
+	{"datadesk/toolcall"},
 	{"datadesk/api"},
 	{"datadesk/bench"},
 	{"datadesk/cmd/datadesk", "datadesk/cmd/datadesk-bench"},
@@ -27,7 +28,7 @@ var layers = [][]string{
 // direct or not: value typing and the catalog speak no SQL, the DuckDB
 // dialect builds text without the driver, and the ClickHouse backend sees
 // the catalog and the plan, never the DuckDB store; the server's binary
-// links no benchmark.
+// links no benchmark; the tool-call pipeline knows no HTTP surface.
 var forbidden = map[string][]string{
 	"datadesk/engine/typing":     {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine/catalog", "datadesk/engine"},
 	"datadesk/engine/catalog":    {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine"},
@@ -36,6 +37,7 @@ var forbidden = map[string][]string{
 	"datadesk/api/serverdb":      {"datadesk/engine", "datadesk/engine/catalog"},
 	"datadesk/engine":            {"datadesk/engine/clickhouse", "datadesk/api", "datadesk/api/serverdb"},
 	"datadesk/cmd/datadesk":      {"datadesk/bench"},
+	"datadesk/toolcall":          {"datadesk/api", "github.com/labstack/echo/v5", "github.com/modelcontextprotocol/go-sdk/mcp"},
 }
 
 type listed struct {

@@ -1,6 +1,7 @@
 package datadesk
 
 import (
+	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -51,4 +52,22 @@ func FirstUnsafeRune(s string) (rune, bool) {
 		}
 	}
 	return 0, false
+}
+
+// MaxFilenameLen bounds a stored file's name, in bytes.
+const MaxFilenameLen = 240
+
+// CleanFilename keeps the last path element of an uploaded name, without
+// control characters. Errors: invalid.
+func CleanFilename(name string) (string, error) {
+	name = strings.ReplaceAll(name, "\\", "/")
+	name = filepath.Base("/" + name)
+	name = strings.TrimSpace(CleanName(name))
+	if name == "" || name == "/" || name == "." || name == ".." {
+		return "", Errorf(Invalid, "the upload has no file name").WithField("file")
+	}
+	if len(name) > MaxFilenameLen {
+		return "", Errorf(Invalid, "the file name is longer than %d bytes", MaxFilenameLen).WithField("file")
+	}
+	return name, nil
 }

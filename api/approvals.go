@@ -3,14 +3,10 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -19,47 +15,10 @@ import (
 	"datadesk/rbac"
 )
 
-// Approval queue defaults for Config fields left zero.
 const (
-	// DefaultApprovalTTL is how long a call waits for a person.
-	DefaultApprovalTTL = 24 * time.Hour
-	// DefaultMaxPendingCall bounds one waiting call's arguments.
-	DefaultMaxPendingCall = 32 << 20
-	// DefaultMaxPendingBytes bounds the arguments of one user's waiting
-	// calls together, and DefaultMaxPendingCalls their number: one user
-	// cannot fill the queue for everyone.
-	DefaultMaxPendingBytes = 128 << 20
-	DefaultMaxPendingCalls = 100
 	// maxApprovalPage bounds a page of the approval list.
 	maxApprovalPage = 1000
 )
-
-// requestApproval stores a call that needs a person, pending. Errors:
-// too_large when the call or the caller's waiting calls pass their limit.
-func (s *Server) requestApproval(ctx context.Context, who datadesk.Caller, t *tool, args map[string]any, reason string) (*serverdb.Approval, error) {
-	if rows, ok := args[rowsArgument].(*rawRows); ok && rows.size() > s.cfg.MaxPendingCall {
-		// Refused before the arguments are encoded, which would hold them.
-		return nil, datadesk.Errorf(datadesk.TooLarge, "a call waiting for approval may carry at most %d bytes of arguments; this one's rows alone have %d",
-			s.cfg.MaxPendingCall, rows.size()).WithField("arguments")
-	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return nil, err
-	}
-	now := s.cfg.Now().UTC()
-	a := &serverdb.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
-		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
-		Status: serverdb.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.cfg.ApprovalTTL)}
-	// The summary's rows are the work's: a copy's are its source table's.
-	if attrs, err := workAttrs(ctx, s.engine, s.ingest, who.UserID, t, args); err == nil {
-		a.Rows = int64(attrs.Rows)
-	}
-	quota := serverdb.PendingQuota{CallBytes: s.cfg.MaxPendingCall, Bytes: s.cfg.MaxPendingBytes, Calls: s.cfg.MaxPendingCalls}
-	if err := s.system.AddApproval(ctx, a, quota); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
 
 // approvalAnswer is the 202 answer's account of a pending call.
 func approvalAnswer(a *serverdb.Approval) map[string]any {
@@ -282,50 +241,7 @@ func (s *Server) decide(c *echo.Context, approve bool) (*serverdb.Approval, erro
 	if !approve {
 		return s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRejected, now)
 	}
-	t := s.tools[a.Tool]
-	raw, err := s.system.ApprovalArguments(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	var args map[string]any
-	dec := json.NewDecoder(bytesReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || t == nil {
-		return nil, datadesk.Errorf(datadesk.Internal, "approval %s holds no call that can run", a.ID).WithCause(err)
-	}
-	run, d := s.redecide(ctx, a, t, args)
-	if d.Effect == rbac.Deny {
-		if _, err := s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalDenied, now); err != nil {
-			return nil, err
-		}
-		if err := s.system.FinishApproval(ctx, a.ID, serverdb.ApprovalDenied, nil, string(datadesk.Forbidden), d.Reason); err != nil {
-			return nil, err
-		}
-		return s.system.Approval(ctx, a.ID, s.cfg.Now())
-	}
-	if _, err := s.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRunning, now); err != nil {
-		return nil, err
-	}
-	result, err := t.run(s, &toolCall{ctx: ctx, approved: true, caller: run}, args)
-	status, code, msg := serverdb.ApprovalDone, "", ""
-	var out json.RawMessage
-	if err == nil {
-		if _, err = encodeAnswer(result); err == nil {
-			out, err = json.Marshal(result)
-		}
-	}
-	if err != nil {
-		e := datadesk.AsError(err)
-		status, code, msg = serverdb.ApprovalFailed, string(e.Code), e.Message
-		if e.Code == datadesk.Internal {
-			msg = "internal error"
-			s.cfg.Logger.Error("approved call failed", "approval", a.ID, "err", err)
-		}
-	}
-	if err := s.system.FinishApproval(ctx, a.ID, status, out, code, msg); err != nil {
-		return nil, err
-	}
-	return s.system.Approval(ctx, a.ID, s.cfg.Now())
+	return s.calls.Replay(ctx, a, by)
 }
 
 // ownCall reports whether the approver made the call, themselves or as
@@ -337,52 +253,6 @@ func ownCall(who datadesk.Caller, a *serverdb.Approval) bool {
 		}
 	}
 	return false
-}
-
-// redecide decides a waiting call again as it would be decided now: its
-// caller and acting account as they are today, the policy as it is, and
-// the attributes of the work as the data now stands. It returns the caller
-// the call runs as; a deny says why it may not.
-func (s *Server) redecide(ctx context.Context, a *serverdb.Approval, t *tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
-	user, err := s.users.ByID(a.UserID)
-	if err != nil {
-		return datadesk.Caller{}, rbac.Decision{Effect: rbac.Deny, Reason: "the call's user no longer exists"}
-	}
-	who := datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: a.ChatSession}
-	if a.ActorID != "" {
-		actor, err := s.users.ByID(a.ActorID)
-		if err != nil {
-			return who, rbac.Decision{Effect: rbac.Deny, Reason: "the account that acted for the user no longer exists"}
-		}
-		if d := s.policy.Decide(actor.Name, actor.Role, rbac.ActionActFor, rbac.Attrs{TargetRole: user.Role}); !d.Allowed() {
-			return who, d
-		}
-		who.ActorID, who.ActorName, who.ActorRole = actor.ID, actor.Name, actor.Role
-	}
-	attrs, err := workAttrs(ctx, s.engine, s.ingest, who.UserID, t, args)
-	if err != nil {
-		return who, rbac.Decision{Effect: rbac.Deny, Reason: "the call's data could not be read: " + datadesk.AsError(err).Message}
-	}
-	return who, s.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
-}
-
-// argsHash fingerprints a call's arguments for the audit log: their JSON,
-// with the rows argument hashed as it came rather than encoded again.
-func argsHash(args map[string]any) string {
-	if args == nil {
-		return ""
-	}
-	h := sha256.New()
-	rest := args
-	if rows, ok := args[rowsArgument].(*rawRows); ok {
-		rest = withoutRows(args)
-		if _, err := io.Copy(h, rows.reader()); err != nil {
-			return ""
-		}
-	}
-	b, _ := json.Marshal(rest)
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // holdOwner keeps the owner of an approval on this node while it is

@@ -16,6 +16,7 @@ import (
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 // bigRows returns n rows of long text.
@@ -78,7 +79,7 @@ func TestApprovalQueueStaysSmall(t *testing.T) {
 	rows := bigRows(2000)
 	args := map[string]any{"filename": "big.csv", "columns": []any{"id", "note"}, "rows": rows}
 	var ids []string
-	for i := range DefaultMaxPendingCalls {
+	for i := range toolcall.DefaultMaxPendingCalls {
 		code, m := ts.call(vic, "files.create", args)
 		if code != http.StatusAccepted {
 			t.Fatalf("call %d: %d %v", i, code, m)
@@ -87,7 +88,7 @@ func TestApprovalQueueStaysSmall(t *testing.T) {
 	}
 	// The user's queue is full: the next call is refused, naming the limit.
 	code, m := ts.call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
-	if code != http.StatusRequestEntityTooLarge || !strings.Contains(mustJSON(m), fmt.Sprint(DefaultMaxPendingCalls)) {
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(mustJSON(m), fmt.Sprint(toolcall.DefaultMaxPendingCalls)) {
 		t.Errorf("call past the queue's limit: %d %v", code, m)
 	}
 	// One call past the per-call limit.
@@ -265,7 +266,7 @@ func TestPolicyCheckSeesRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := CheckCall(ctx, p, eng, user, "files.create", map[string]any{"filename": "c.xlsx", "source_file_id": f.ID})
+	d, err := toolcall.Check(ctx, p, eng, user, "files.create", map[string]any{"filename": "c.xlsx", "source_file_id": f.ID})
 	if err != nil || d.Effect != rbac.Approve || !strings.Contains(d.Reason, "r.attrs.Rows > 50000") {
 		t.Errorf("policy check of a copy of 50,001 rows: %v %v", d, err)
 	}

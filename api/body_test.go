@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/toolcall"
+
 	"datadesk"
 )
 
@@ -27,16 +29,16 @@ func TestSpoolBody(t *testing.T) {
 		want   string
 		code   datadesk.Code
 	}{
-		{"small, sized", strings.NewReader(small), int64(len(small)), maxToolBody, false, small, ""},
-		{"small, size unknown", strings.NewReader(small), -1, maxToolBody, false, small, ""},
-		{"exactly the most held", strings.NewReader(large[:bodyInMemory]), -1, maxToolBody, false, large[:bodyInMemory], ""},
-		{"large, sized", strings.NewReader(large), int64(len(large)), maxToolBody, true, large, ""},
-		{"large, size unknown", strings.NewReader(large), -1, maxToolBody, true, large, ""},
-		{"large, size said small", strings.NewReader(large), 10, maxToolBody, true, large, ""},
+		{"small, sized", strings.NewReader(small), int64(len(small)), toolcall.MaxBody, false, small, ""},
+		{"small, size unknown", strings.NewReader(small), -1, toolcall.MaxBody, false, small, ""},
+		{"exactly the most held", strings.NewReader(large[:bodyInMemory]), -1, toolcall.MaxBody, false, large[:bodyInMemory], ""},
+		{"large, sized", strings.NewReader(large), int64(len(large)), toolcall.MaxBody, true, large, ""},
+		{"large, size unknown", strings.NewReader(large), -1, toolcall.MaxBody, true, large, ""},
+		{"large, size said small", strings.NewReader(large), 10, toolcall.MaxBody, true, large, ""},
 		{"past the limit, held", strings.NewReader(small), -1, 50, false, "", datadesk.TooLarge},
 		{"past the limit, in a file", strings.NewReader(large), -1, bodyInMemory + 5, false, "", datadesk.TooLarge},
-		{"broken off", io.MultiReader(strings.NewReader(large), errReader{}), -1, maxToolBody, false, "", datadesk.Invalid},
-		{"broken off early", errReader{}, -1, maxToolBody, false, "", datadesk.Invalid},
+		{"broken off", io.MultiReader(strings.NewReader(large), errReader{}), -1, toolcall.MaxBody, false, "", datadesk.Invalid},
+		{"broken off early", errReader{}, -1, toolcall.MaxBody, false, "", datadesk.Invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -9,10 +8,9 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/engine"
-	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 var exportFormats = map[string]string{
@@ -69,7 +67,7 @@ func (s *Server) exportTable(c *echo.Context) error {
 			opts.Extra = append(opts.Extra, labelSheet(l))
 		}
 	}
-	src, err := tableSource(ctx, store, t)
+	src, err := toolcall.ExportSource(ctx, store, t)
 	if err != nil {
 		return err
 	}
@@ -77,24 +75,6 @@ func (s *Server) exportTable(c *echo.Context) error {
 	// value as the exports do.
 	src.CSV = func(w io.Writer) (bool, error) { return store.CopyCSV(ctx, t.ID, w) }
 	return s.streamExport(c, format, t.Name, src, opts)
-}
-
-// tableSource is a whole stored table to export, its rows counted first
-// (a workbook declares its sheets' ranges before the rows) by the same plan
-// as files.query_table.
-func tableSource(ctx context.Context, store *engine.Store, t *catalog.Table) (exports.Source, error) {
-	p, err := store.Plan(ctx, catalog.Query{FileID: t.ID})
-	if err != nil {
-		return exports.Source{}, err
-	}
-	res, err := store.Run(ctx, p)
-	if err != nil {
-		return exports.Source{}, err
-	}
-	return exports.Source{Columns: t.Columns, Count: res.MatchedRowCount, Rows: func(yield func([]any) error) error {
-		_, err := store.Scan(ctx, t.ID, yield)
-		return err
-	}}, nil
 }
 
 // streamExport sends src as an export file. Rows go from the database to

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"datadesk/exports"
+	"datadesk/toolcall"
 )
 
 // TestCSVExportByDuckDB: a whole table's CSV written by DuckDB's writer
@@ -52,7 +53,7 @@ func TestCSVExportByDuckDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(fast bool) [][]string {
-		src, err := tableSource(ctx, store, tbl)
+		src, err := toolcall.ExportSource(ctx, store, tbl)
 		if err != nil {
 			t.Fatal(err)
 		}

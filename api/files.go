@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -25,89 +23,8 @@ import (
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
-
-// maxFilenameLen bounds an uploaded file's name, in bytes.
-const maxFilenameLen = 240
-
-// fileDescriptor is a file as clients see it.
-type fileDescriptor struct {
-	ID          string    `json:"id"`
-	Filename    string    `json:"filename"`
-	ContentType string    `json:"content_type"`
-	Size        int64     `json:"size"`
-	SHA256      string    `json:"sha256"`
-	CreatedAt   time.Time `json:"created_at"`
-	ChatSession string    `json:"chat_session_id"`
-	DownloadURL string    `json:"download_url"`
-	TableID     string    `json:"table_id,omitempty"`
-	RowCount    *int64    `json:"row_count,omitempty"`
-	ColumnCount *int      `json:"column_count,omitempty"`
-	PreviewURL  string    `json:"preview_url,omitempty"`
-	// Tables lists every table of the file: one per non-empty sheet.
-	Tables []tableSummary `json:"tables,omitempty"`
-}
-
-type tableSummary struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	RowCount    int64  `json:"row_count"`
-	ColumnCount int    `json:"column_count"`
-	PreviewURL  string `json:"preview_url"`
-	// How the table was read: its header's row, whether a person named
-	// it, and how many rows were kept out (the report lists them).
-	HeaderRow   int64 `json:"header_row,omitempty"`
-	HeaderAsked bool  `json:"header_asked,omitempty"`
-	RowsKeptOut int   `json:"rows_kept_out,omitempty"`
-}
-
-// tableSchema is a table's schema with its import report.
-type tableSchema struct {
-	ID         string           `json:"id"`
-	FileID     string           `json:"file_id"`
-	Name       string           `json:"name"`
-	RowCount   int64            `json:"row_count"`
-	Columns    []catalog.Column `json:"columns"`
-	Report     catalog.Report   `json:"import_report"`
-	RowsURL    string           `json:"rows_url"`
-	PreviewURL string           `json:"preview_url"`
-	// SourceTableID and Query are a derived view's provenance.
-	SourceTableID string          `json:"source_table_id,omitempty"`
-	Query         json.RawMessage `json:"query,omitempty"`
-	// Location is where the rows live: duckdb or clickhouse.
-	Location string `json:"location"`
-}
-
-// describe returns a file's descriptor with a signed download URL for its
-// owner.
-func (s *Server) describe(owner string, f *catalog.File) fileDescriptor {
-	d := fileDescriptor{
-		ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256,
-		CreatedAt: f.CreatedAt, ChatSession: f.ChatSession,
-		DownloadURL: s.downloadURL(f.ID, owner),
-	}
-	for i, t := range f.Tables {
-		ts := tableSummary{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns), PreviewURL: previewURL(t.ID),
-			HeaderRow: t.Report.HeaderRow, HeaderAsked: t.Report.HeaderAsked, RowsKeptOut: len(t.Report.Skipped)}
-		d.Tables = append(d.Tables, ts)
-		if i == 0 {
-			d.TableID, d.PreviewURL = t.ID, ts.PreviewURL
-			d.RowCount, d.ColumnCount = &ts.RowCount, &ts.ColumnCount
-		}
-	}
-	return d
-}
-
-func previewURL(tableID string) string { return "/v1/tables/" + tableID + "/rows" }
-
-func schemaOf(t *catalog.Table) tableSchema {
-	ts := tableSchema{ID: t.ID, FileID: t.FileID, Name: t.Name, RowCount: t.RowCount, Columns: t.Columns,
-		Report: t.Report, RowsURL: previewURL(t.ID), PreviewURL: previewURL(t.ID), SourceTableID: t.SourceTableID, Location: t.Location}
-	if t.Query != "" {
-		ts.Query = json.RawMessage(t.Query)
-	}
-	return ts
-}
 
 // store acquires the caller's own store; every file and table lookup goes
 // through it, so another owner's ids are simply not there.
@@ -214,7 +131,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 // turned out to hold (its rows, columns and bytes), as the audit log
 // records.
 func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error) {
-	filename, err := cleanFilename(name)
+	filename, err := datadesk.CleanFilename(name)
 	if err != nil {
 		return nil, err
 	}
@@ -288,11 +205,11 @@ func (s *Server) readAgain(c *echo.Context) error {
 // uploaded is the answer to a stored upload: its descriptor and its
 // tables' schemas.
 func (s *Server) uploaded(c *echo.Context, f *catalog.File) map[string]any {
-	schemas := make([]tableSchema, 0, len(f.Tables))
+	schemas := make([]toolcall.TableSchema, 0, len(f.Tables))
 	for i := range f.Tables {
-		schemas = append(schemas, schemaOf(&f.Tables[i]))
+		schemas = append(schemas, toolcall.SchemaOf(&f.Tables[i]))
 	}
-	return map[string]any{"file": s.describe(caller(c).UserID, f), "tables": schemas}
+	return map[string]any{"file": toolcall.Describe(s.links, caller(c).UserID, f), "tables": schemas}
 }
 
 // uploadAttrs are an upload's attributes once ingested: its bytes and
@@ -325,7 +242,7 @@ func (s *Server) uploadBody(c *echo.Context, limit int64) io.ReadCloser {
 func (s *Server) receive(part io.Reader, dir string) (path string, size int64, sum string, err error) {
 	r := &readErr{r: io.LimitReader(part, s.cfg.MaxUpload+1)}
 	h := sha256.New()
-	path, err = s.writeTemp(dir, func(w io.Writer) error {
+	path, err = toolcall.WriteTemp(dir, func(w io.Writer) error {
 		// The part gives at most 4 KiB a read: written in large writes
 		// (the file's own ReadFrom, hidden, would write each read), each
 		// hashed as it is written, so the bytes are not read again.
@@ -381,21 +298,6 @@ func bodyError(err error, limit int64) error {
 	return datadesk.Errorf(datadesk.Invalid, "the upload could not be read").WithField("file").WithCause(err)
 }
 
-// cleanFilename keeps the last path element of an uploaded name, without
-// control characters. Errors: invalid.
-func cleanFilename(name string) (string, error) {
-	name = strings.ReplaceAll(name, "\\", "/")
-	name = filepath.Base("/" + name)
-	name = strings.TrimSpace(datadesk.CleanName(name))
-	if name == "" || name == "/" || name == "." || name == ".." {
-		return "", datadesk.Errorf(datadesk.Invalid, "the upload has no file name").WithField("file")
-	}
-	if len(name) > maxFilenameLen {
-		return "", datadesk.Errorf(datadesk.Invalid, "the file name is longer than %d bytes", maxFilenameLen).WithField("file")
-	}
-	return name, nil
-}
-
 func (s *Server) listFiles(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionRead); err != nil {
 		return err
@@ -421,9 +323,9 @@ func (s *Server) listFiles(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fileDescriptor, 0, len(files))
+	out := make([]toolcall.File, 0, len(files))
 	for i := range files {
-		out = append(out, s.describe(caller(c).UserID, &files[i]))
+		out = append(out, toolcall.Describe(s.links, caller(c).UserID, &files[i]))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"files": out})
 }
@@ -438,7 +340,7 @@ func (s *Server) getFile(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"file": s.describe(caller(c).UserID, f)})
+	return c.JSON(http.StatusOK, map[string]any{"file": toolcall.Describe(s.links, caller(c).UserID, f)})
 }
 
 func (s *Server) fileContent(c *echo.Context) error {
@@ -491,7 +393,7 @@ func (s *Server) getTable(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"table": schemaOf(t)})
+	return c.JSON(http.StatusOK, map[string]any{"table": toolcall.SchemaOf(t)})
 }
 
 func (s *Server) tableRows(c *echo.Context) error {

@@ -19,6 +19,7 @@ import (
 
 	"datadesk/engine"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 // createBody writes a files.create call of rows rows, each row written by
@@ -200,9 +201,9 @@ func TestFilesCreateMemoryBounded(t *testing.T) {
 				// Every row, read from the kept body, is in the table.
 				var answer struct {
 					Result struct {
-						File       fileDescriptor `json:"file"`
+						File       toolcall.File `json:"file"`
 						Structured struct {
-							File fileDescriptor `json:"file"`
+							File toolcall.File `json:"file"`
 						} `json:"structuredContent"`
 					} `json:"result"`
 				}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/links"
+
 	"github.com/xuri/excelize/v2"
 )
 
@@ -310,15 +312,15 @@ func TestSignedDownloads(t *testing.T) {
 		t.Errorf("Content-Disposition %q", cd)
 	}
 	u, _ := url.Parse(link)
-	tok, err := base64.RawURLEncoding.DecodeString(u.Query().Get(linkParam))
+	tok, err := base64.RawURLEncoding.DecodeString(u.Query().Get(links.Param))
 	if err != nil || len(tok) != 36 {
-		t.Fatalf("link token %q", u.Query().Get(linkParam))
+		t.Fatalf("link token %q", u.Query().Get(links.Param))
 	}
 	// The token is the owner's id bits, the expiry and the signature.
 	tamper := func(at int, b ...byte) string {
 		t2 := bytes.Clone(tok)
 		copy(t2[at:], b)
-		return u.Path + "?" + linkParam + "=" + base64.RawURLEncoding.EncodeToString(t2)
+		return u.Path + "?" + links.Param + "=" + base64.RawURLEncoding.EncodeToString(t2)
 	}
 	exp := binary.BigEndian.AppendUint32(nil, uint32(now.Add(time.Hour).Unix()))
 	bob := addUser(t, users, "bob", "analyst")
@@ -329,13 +331,13 @@ func TestSignedDownloads(t *testing.T) {
 		"owner":           tamper(0, tok[0]^1),
 		"expiry":          tamper(16, exp...),
 		"other file":      strings.Replace(link, strings.Split(u.Path, "/")[3], bobID, 1),
-		"malformed token": u.Path + "?" + linkParam + "=soon",
+		"malformed token": u.Path + "?" + links.Param + "=soon",
 	} {
 		if code, body := ts.get("", p); code != 401 {
 			t.Errorf("%s tampered: %d %s", name, code, body)
 		}
 	}
-	*clock = now.Add(DownloadURLTTL + time.Second)
+	*clock = now.Add(links.TTL + time.Second)
 	if code, body := ts.get("", link); code != 401 || !strings.Contains(string(body), "expired") {
 		t.Errorf("expired: %d %s", code, body)
 	}
@@ -417,7 +419,7 @@ func TestFilesReadPhotoPreview(t *testing.T) {
 	id := m["file"].(map[string]any)["id"].(string)
 	code, m := ts.call(token, "files.read", map[string]any{"file_id": id})
 	p := fileOf(t, m)["preview"].(map[string]any)
-	if code != 200 || p["type"] != "image" || p["content_type"] != "image/png" || !strings.Contains(p["url"].(string), "?"+linkParam+"=") {
+	if code != 200 || p["type"] != "image" || p["content_type"] != "image/png" || !strings.Contains(p["url"].(string), "?"+links.Param+"=") {
 		t.Errorf("got %d %v", code, p)
 	}
 	bob := addUser(t, users, "bob", "analyst")

@@ -20,7 +20,7 @@ const (
 	// resources/read. A page holds up to 1,000 rows of any width.
 	readsPerNode, readsPerUser = 8, 4
 	// Bodies kept in files while their call runs (past bodyInMemory, up
-	// to maxToolBody each) and uploads being received (up to
+	// to toolcall.MaxBody each) and uploads being received (up to
 	// --max-upload each).
 	bodiesPerNode, bodiesPerUser = 8, 2
 	gateWait                     = 10 * time.Second

@@ -26,6 +26,7 @@ import (
 	"datadesk/api/serverdb"
 	"datadesk/engine/catalog"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 // MCP names beside the registered tools.
@@ -46,7 +47,7 @@ const (
 	// versions before 2025-06-18 allow batches), and mcpMaxRequestAnswers
 	// the bytes the answers to one HTTP request may carry together.
 	mcpMaxBatch          = 8
-	mcpMaxRequestAnswers = 2 * maxToolAnswer
+	mcpMaxRequestAnswers = 2 * toolcall.MaxAnswer
 	// mcpMaxText bounds the text beside a result: a summary, the rows of
 	// an answer as a compact table (each cell at most mcpMaxCell bytes)
 	// as far as they fit, its hint and notes. Many hosts pass a model the
@@ -83,7 +84,7 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 			return nil
 		}
 		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: maxToolBody,
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: toolcall.MaxBody,
 		DisableLocalhostProtection: true})
 	return func(c *echo.Context) error {
 		r := c.Request()
@@ -94,7 +95,7 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 				return err
 			}
 			defer body.Close()
-			if n, ok := countItems(body.SectionReader); ok && n > mcpMaxBatch {
+			if n, ok := toolcall.CountItems(body.SectionReader); ok && n > mcpMaxBatch {
 				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
 			}
 			msg, aside := io.Reader(io.NewSectionReader(body, 0, body.Size())), mcpRows(nil)
@@ -147,7 +148,7 @@ func (s *Server) mcpAuthenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		start := s.cfg.Now()
 		err := authed(c)
 		if err != nil {
-			s.recordMCP(caller(c), "mcp", start, outcome{err: err}, nil, "")
+			s.recordMCP(caller(c), "mcp", start, toolcall.Outcome{Err: err}, nil, "")
 		}
 		return err
 	}
@@ -172,7 +173,7 @@ func (s *Server) ServeMCP(ctx context.Context, token string, r io.ReadCloser, w 
 	}
 	out := &lockedWriter{w: w}
 	in := &batchLimiter{r: bufio.NewReaderSize(r, 1<<20), w: out, closer: r}
-	return s.mcpServer(resolve).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: maxToolBody})
+	return s.mcpServer(resolve).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: toolcall.MaxBody})
 }
 
 // lockedWriter serialises writes of the SDK and of batchLimiter.
@@ -213,7 +214,7 @@ func (b *batchLimiter) Read(p []byte) (int, error) {
 			if long {
 				break
 			}
-		} else if n, ok := countItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > mcpMaxBatch {
+		} else if n, ok := toolcall.CountItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > mcpMaxBatch {
 			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
 			answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
 			if _, werr := b.w.Write(append(answer, '\n')); werr != nil {
@@ -245,13 +246,12 @@ func (s *Server) mcpServer(resolve func(context.Context) (datadesk.Caller, error
 			"Query stored tables with files_query_table instead of reading rows; read a table page by page as the resource " +
 			"datadesk://tables/{id}?offset=0&limit=50. A call that needs approval answers with an approval id; " +
 			"call approvals_get with it once a person approved."})
-	for _, n := range s.toolNames() {
-		t := s.tools[n]
+	for _, t := range s.calls.Tools() {
 		if !t.Enabled {
 			continue
 		}
-		srv.AddTool(&mcp.Tool{Name: ProviderName(t.Name), Title: t.Name, Description: t.Description,
-			InputSchema: standardSchema(t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.readOnly()}},
+		srv.AddTool(&mcp.Tool{Name: toolcall.ProviderName(t.Name), Title: t.Name, Description: t.Description,
+			InputSchema: toolcall.StandardSchema(t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly()}},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				who, err := resolve(ctx)
 				if err != nil {
@@ -287,7 +287,7 @@ func (s *Server) mcpServer(resolve func(context.Context) (datadesk.Caller, error
 
 // mcpCall runs one tool call over MCP through invoke, the HTTP path's own,
 // and records it in the audit log as HTTP calls are.
-func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *tool, raw json.RawMessage) *mcp.CallToolResult {
+func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.Tool, raw json.RawMessage) *mcp.CallToolResult {
 	start := s.cfg.Now()
 	// No call without its record: MCP's calls, over stdio too, pass no
 	// middleware that asks (audited).
@@ -296,40 +296,40 @@ func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *tool, raw 
 	if err == nil {
 		args, err = decodeMCPArguments(ctx, raw)
 	}
-	out := outcome{err: err}
+	out := toolcall.Outcome{Err: err}
 	if err == nil {
-		out = s.invoke(ctx, who, t, args)
+		out = s.calls.Invoke(ctx, who, t, args)
 	}
 	approvalID := ""
-	if out.approval != nil {
-		approvalID = out.approval.ID
+	if out.Approval != nil {
+		approvalID = out.Approval.ID
 	}
 	s.recordMCP(who, t.Name, start, out, args, approvalID)
 	switch {
-	case out.err != nil:
-		return mcpError(out.err)
-	case out.approval != nil:
-		a := approvalAnswer(out.approval)
+	case out.Err != nil:
+		return mcpError(out.Err)
+	case out.Approval != nil:
+		a := approvalAnswer(out.Approval)
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": a},
-			Content: []mcp.Content{&mcp.TextContent{Text: approvalText(out.approval)}}}
+			Content: []mcp.Content{&mcp.TextContent{Text: approvalText(out.Approval)}}}
 	}
-	if err := spend(ctx, len(out.raw)); err != nil {
+	if err := spend(ctx, len(out.Raw)); err != nil {
 		return mcpError(err)
 	}
-	return mcpResult(t.Name, out.raw)
+	return mcpResult(t.Name, out.Raw)
 }
 
 // decodeMCPArguments reads a call's arguments as the HTTP path does, and
 // takes back rows set aside from the request's body (setRowsAside).
 // Errors: invalid.
 func decodeMCPArguments(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
-	args, err := decodeArgumentObject(raw)
+	args, err := toolcall.DecodeArgumentObject(raw)
 	if err != nil {
 		return nil, err
 	}
 	if aside, ok := ctx.Value(mcpRowsKey{}).(mcpRows); ok {
-		if ref, ok := args[rowsArgument].(string); ok && aside[ref] != nil {
-			args[rowsArgument] = aside[ref]
+		if ref, ok := args[toolcall.RowsArgument].(string); ok && aside[ref] != nil {
+			args[toolcall.RowsArgument] = aside[ref]
 		}
 	}
 	return args, nil
@@ -341,7 +341,7 @@ func decodeMCPArguments(ctx context.Context, raw json.RawMessage) (map[string]an
 // and the call takes them back from the body kept in a file. References
 // are drawn at random for each request, so no client can name rows but
 // its own call's.
-type mcpRows map[string]*rawRows
+type mcpRows map[string]*toolcall.Rows
 
 type mcpRowsKey struct{}
 
@@ -351,8 +351,8 @@ type mcpRowsKey struct{}
 // references, to be taken back by the calls; a body with none, or not
 // JSON, is given as it came.
 func setRowsAside(body *io.SectionReader) (io.Reader, mcpRows) {
-	dec := newDecoder(body)
-	var found []*rawRows
+	dec := toolcall.NewDecoder(body)
+	var found []*toolcall.Rows
 	message := func() error {
 		method, rows, err := readMessage(dec, body)
 		if err == nil && method == "tools/call" && rows != nil {
@@ -361,7 +361,7 @@ func setRowsAside(body *io.SectionReader) (io.Reader, mcpRows) {
 		return err
 	}
 	var err error
-	if nextByte(dec, body) == '[' {
+	if toolcall.NextByte(dec, body) == '[' {
 		_, err = dec.Token()
 		for err == nil && dec.More() {
 			err = message()
@@ -373,7 +373,7 @@ func setRowsAside(body *io.SectionReader) (io.Reader, mcpRows) {
 		err = message()
 	}
 	if err == nil {
-		err = atEnd(dec)
+		err = toolcall.AtEnd(dec)
 	}
 	if err != nil || len(found) == 0 {
 		return io.NewSectionReader(body, 0, body.Size()), nil
@@ -384,7 +384,7 @@ func setRowsAside(body *io.SectionReader) (io.Reader, mcpRows) {
 	for _, rows := range found {
 		ref := "datadesk-rows-" + datadesk.NewID("r")
 		aside[ref] = rows
-		_, off, n := rows.src.Outer()
+		off, n := rows.Span()
 		parts = append(parts, io.NewSectionReader(body, at, off-at), strings.NewReader(`"`+ref+`"`))
 		at = off + n
 	}
@@ -394,26 +394,26 @@ func setRowsAside(body *io.SectionReader) (io.Reader, mcpRows) {
 
 // readMessage reads the JSON-RPC message next in dec from body, and
 // returns its method and the rows of its arguments, when they are a list
-// (readRows).
-func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *rawRows, err error) {
-	skip := func() error { return readValue(dec, new(json.RawMessage)) }
-	err = readObject(dec, false, func(key string) error {
+// (toolcall.ReadRows).
+func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *toolcall.Rows, err error) {
+	skip := func() error { return toolcall.ReadValue(dec, new(json.RawMessage)) }
+	err = toolcall.ReadObject(dec, false, func(key string) error {
 		switch {
 		case key == "method":
-			return readValue(dec, &method)
-		case key != "params" || nextByte(dec, body) != '{':
+			return toolcall.ReadValue(dec, &method)
+		case key != "params" || toolcall.NextByte(dec, body) != '{':
 			return skip()
 		}
-		return readObject(dec, false, func(key string) error {
-			if key != "arguments" || nextByte(dec, body) != '{' {
+		return toolcall.ReadObject(dec, false, func(key string) error {
+			if key != "arguments" || toolcall.NextByte(dec, body) != '{' {
 				return skip()
 			}
-			return readObject(dec, false, func(key string) error {
-				if key != rowsArgument || nextByte(dec, body) != '[' {
+			return toolcall.ReadObject(dec, false, func(key string) error {
+				if key != toolcall.RowsArgument || toolcall.NextByte(dec, body) != '[' {
 					return skip()
 				}
 				var err error
-				rows, err = readRows(dec, body)
+				rows, err = toolcall.ReadRows(dec, body)
 				return err
 			})
 		})
@@ -423,25 +423,25 @@ func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *rawR
 
 // recordMCP writes the audit entry of one MCP call as audited does for an
 // HTTP one: the same action name, decision, outcome and status.
-func (s *Server) recordMCP(who datadesk.Caller, action string, start time.Time, out outcome, args map[string]any, approvalID string) {
-	if errors.Is(out.err, rbac.ErrNoRoom) {
+func (s *Server) recordMCP(who datadesk.Caller, action string, start time.Time, out toolcall.Outcome, args map[string]any, approvalID string) {
+	if errors.Is(out.Err, rbac.ErrNoRoom) {
 		s.cfg.Logger.Warn("call refused: the audit log has no room", "action", action, "user", who.UserID)
 		return
 	}
 	e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
 		ChatSession: who.ChatSession, DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 		Action: action, ApprovalID: approvalID, Outcome: "ok", Status: http.StatusOK}
-	if out.decided {
-		e.Decision, e.Reason = out.decision.Effect, out.decision.Reason
+	if out.Decided {
+		e.Decision, e.Reason = out.Decision.Effect, out.Decision.Reason
 	}
 	if args != nil {
-		e.ArgsSHA256 = argsHash(args)
+		e.ArgsSHA256 = toolcall.ArgsHash(args)
 	}
 	switch {
-	case out.err != nil:
-		e.Outcome = string(datadesk.ErrorCode(out.err))
-		e.Status = statusOf[datadesk.AsError(out.err).Code]
-	case out.approval != nil:
+	case out.Err != nil:
+		e.Outcome = string(datadesk.ErrorCode(out.Err))
+		e.Status = statusOf[datadesk.AsError(out.Err).Code]
+	case out.Approval != nil:
 		e.Outcome, e.Status = "pending", http.StatusAccepted
 	}
 	s.record(e)
@@ -486,7 +486,9 @@ func mcpResult(toolName string, raw []byte) *mcp.CallToolResult {
 	if err := dec.Decode(&structured); err != nil {
 		return mcpError(err)
 	}
-	return &mcp.CallToolResult{StructuredContent: structured,
+	// The structured content is the answer as encoded once; the map is
+	// read only to word the text.
+	return &mcp.CallToolResult{StructuredContent: json.RawMessage(raw),
 		Content: []mcp.Content{&mcp.TextContent{Text: clip(summary(toolName, structured), mcpMaxText)}}}
 }
 
@@ -670,7 +672,7 @@ func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.
 	if a != nil {
 		id = a.ID
 	}
-	s.recordMCP(who, "approvals.get", start, outcome{err: err}, nil, id)
+	s.recordMCP(who, "approvals.get", start, toolcall.Outcome{Err: err}, nil, id)
 	if err != nil {
 		return mcpError(err)
 	}
@@ -737,7 +739,7 @@ func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri stri
 	if err == nil {
 		err = spend(ctx, len(raw))
 	}
-	out := outcome{err: err}
+	out := toolcall.Outcome{Err: err}
 	s.recordMCP(who, "tables.rows", start, out, nil, "")
 	if err != nil {
 		if datadesk.IsNotFound(err) {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 // headers adds headers to every request of an MCP HTTP client.
@@ -299,7 +300,7 @@ func TestMCPRowsSetAside(t *testing.T) {
 	var answers []struct {
 		Result struct {
 			Structured struct {
-				File fileDescriptor `json:"file"`
+				File toolcall.File `json:"file"`
 			} `json:"structuredContent"`
 		} `json:"result"`
 	}
@@ -344,7 +345,7 @@ func TestSetRowsAside(t *testing.T) {
 		}
 		back := string(got)
 		for ref, rows := range aside {
-			b, _ := io.ReadAll(rows.reader())
+			b, _ := rows.MarshalJSON()
 			back = strings.Replace(back, `"`+ref+`"`, string(b), 1)
 		}
 		if back != tc.in || tc.aside > 0 && strings.Contains(string(got), "[[") {

@@ -14,6 +14,7 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/toolcall"
 )
 
 // metrics are the server's Prometheus metrics: tool calls by tool and
@@ -139,12 +140,12 @@ func (n nodesUp) Collect(ch chan<- prometheus.Metric) {
 }
 
 // observe counts a tool call that took d.
-func (m *metrics) observe(tool string, out outcome, d time.Duration) {
+func (m *metrics) observe(tool string, out toolcall.Outcome, d time.Duration) {
 	result := "ok"
 	switch {
-	case out.err != nil:
-		result = string(datadesk.ErrorCode(out.err))
-	case out.approval != nil:
+	case out.Err != nil:
+		result = string(datadesk.ErrorCode(out.Err))
+	case out.Approval != nil:
 		result = "pending"
 	}
 	m.calls.WithLabelValues(tool, result).Inc()

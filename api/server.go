@@ -20,7 +20,9 @@ import (
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
+	"datadesk/links"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 // Defaults for Config fields left zero.
@@ -28,7 +30,9 @@ const (
 	// DefaultMaxUpload bounds an upload's bytes.
 	DefaultMaxUpload = 256 << 20
 	// DefaultQueryTimeout bounds one files.query_table statement.
-	DefaultQueryTimeout = 30 * time.Second
+	DefaultQueryTimeout = toolcall.DefaultQueryTimeout
+	// DefaultApprovalTTL is how long a call waits for a person.
+	DefaultApprovalTTL = toolcall.DefaultApprovalTTL
 )
 
 // Config configures a Server.
@@ -93,8 +97,10 @@ type Server struct {
 	system *serverdb.DB
 	audit  *rbac.Audit
 	echo   *echo.Echo
-	tools  map[string]*tool
-	pages  map[string]*template.Template
+	// calls runs tool calls, whichever way they come.
+	calls *toolcall.Pipeline
+	links links.Signer
+	pages map[string]*template.Template
 	// signIns counts failed sign-ins by name and client address.
 	signIns *attemptLimiter
 	// peers sends requests to the other nodes of a cluster.
@@ -123,22 +129,6 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.ApprovalTTL <= 0 {
-		cfg.ApprovalTTL = DefaultApprovalTTL
-	}
-	if cfg.MaxPendingCall <= 0 {
-		cfg.MaxPendingCall = DefaultMaxPendingCall
-	}
-	if cfg.MaxPendingBytes <= 0 {
-		cfg.MaxPendingBytes = DefaultMaxPendingBytes
-	}
-	if cfg.MaxPendingCalls <= 0 {
-		cfg.MaxPendingCalls = DefaultMaxPendingCalls
-	}
-	tools, err := loadTools()
-	if err != nil {
-		return nil, err
-	}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -160,13 +150,21 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, tools: tools, pages: pages, members: members}
+	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, pages: pages, members: members}
+	s.links = links.Signer{Key: cfg.SigningKey, Now: cfg.Now, Routed: cfg.Cluster.Ring != nil}
+	s.metrics = newMetrics(s)
+	s.calls, err = toolcall.New(toolcall.Config{QueryTimeout: cfg.QueryTimeout, ApprovalTTL: cfg.ApprovalTTL,
+		MaxPendingCall: cfg.MaxPendingCall, MaxPendingBytes: cfg.MaxPendingBytes, MaxPendingCalls: cfg.MaxPendingCalls,
+		Links: s.links, Now: cfg.Now, Logger: cfg.Logger, Observe: s.metrics.observe},
+		toolcall.Deps{Engine: d.Engine, Ingest: d.Ingest, Policy: d.Policy, Users: d.Users, Approvals: d.System})
+	if err != nil {
+		return nil, err
+	}
 	s.signIns = newAttemptLimiter(cfg.Now)
 	s.reads = newGate("reads of rows", readsPerNode, readsPerUser)
 	s.bodies = newGate("large request bodies", bodiesPerNode, bodiesPerUser)
 	s.bodyIdle = bodyIdle
 	s.peers = &http.Client{Timeout: peerTimeout}
-	s.metrics = newMetrics(s)
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()

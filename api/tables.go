@@ -13,10 +13,10 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 // Offload limits: a declared table with more rows, or whose rows take more
@@ -62,21 +62,21 @@ func (s *Server) declareTable(c *echo.Context) error {
 		// A list of rows was read as one (readDeclaredTable); anything but
 		// none is not a list.
 		if raw := bytes.TrimSpace(in.Rows); len(raw) > 0 && string(raw) != "null" {
-			return datadesk.Errorf(datadesk.Invalid, "rows must be a list of rows, not %s", rawKind(raw)).WithField(rowsArgument)
+			return datadesk.Errorf(datadesk.Invalid, "rows must be a list of rows, not %s", toolcall.RawKind(raw)).WithField(toolcall.RowsArgument)
 		}
-		rows = noRows()
+		rows = toolcall.NoRows()
 	}
-	tbl, err := buildTable(in.Columns, rows, false)
+	tbl, err := toolcall.ReadDeclared(in.Columns, rows)
 	if err != nil {
 		return err
 	}
-	chars, err := rows.chars()
+	chars, err := tbl.Chars()
 	if err != nil {
 		return err
 	}
 	n := rows.Len()
 	if !slices.Contains(s.cfg.OffloadProviders, in.Provider) || n <= OffloadMaxRows && chars <= OffloadMaxChars {
-		inline := map[string]any{"offloaded": false, "columns": tbl.keys, "rows": rows, "row_count": n}
+		inline := map[string]any{"offloaded": false, "columns": tbl.Keys(), "rows": rows, "row_count": n}
 		inline["reason"] = fmt.Sprintf("provider %q does not offload its tables", in.Provider)
 		if slices.Contains(s.cfg.OffloadProviders, in.Provider) {
 			inline["reason"] = fmt.Sprintf("%d rows and %d characters are within the limits of %d rows and %d characters",
@@ -90,7 +90,7 @@ func (s *Server) declareTable(c *echo.Context) error {
 	}
 	// Storing the table is creating a file: the policy sees its rows and
 	// columns, as files.create's.
-	if err := s.authorizeWith(c, rbac.ActionCreate, rbac.Attrs{Tool: rbac.ActionCreate, Rows: n, Columns: len(tbl.keys), Format: "json"}); err != nil {
+	if err := s.authorizeWith(c, rbac.ActionCreate, rbac.Attrs{Tool: rbac.ActionCreate, Rows: n, Columns: len(tbl.Keys()), Format: "json"}); err != nil {
 		return err
 	}
 
@@ -103,7 +103,7 @@ func (s *Server) declareTable(c *echo.Context) error {
 	if name == "" {
 		name = in.Provider + " result"
 	}
-	filename, err := cleanFilename(name + ".json")
+	filename, err := datadesk.CleanFilename(name + ".json")
 	if err != nil {
 		return err
 	}
@@ -112,40 +112,35 @@ func (s *Server) declareTable(c *echo.Context) error {
 		return err
 	}
 	defer release()
-	tmp, err := s.writeTemp(store.IncomingDir(), func(w io.Writer) error { return writeTable(w, ".json", tbl.exportSource(), "") })
-	if err != nil {
-		return err
-	}
-	f, err := store.AddFile(c.Request().Context(), engine.NewFile{Filename: filename, ContentType: "application/json",
-		ChatSession: session, TempPath: tmp, Tables: []engine.TableSource{tbl.source(name)}})
+	f, err := tbl.Store(c.Request().Context(), store, filename, name, session)
 	if err != nil {
 		return err
 	}
 	t := f.Tables[0]
 	return c.JSON(http.StatusCreated, map[string]any{
-		"offloaded": true, "reason": reason, "file": s.describe(who.UserID, f),
+		"offloaded": true, "reason": reason, "file": toolcall.Describe(s.links, who.UserID, f),
 		"file_id": f.ID, "table_id": t.ID, "row_count": t.RowCount, "column_count": len(t.Columns),
-		"schema": t.Columns, "preview": offloadPreview(tbl.keys, rows),
+		"schema": t.Columns, "preview": offloadPreview(tbl.Keys(), rows),
 	})
 }
 
 // readDeclaredTable reads a declared table from body: its rows, when they
-// are a list, stay in body as a section read a row at a time (readRows),
+// are a list, stay in body as a section read a row at a time (toolcall.ReadRows),
 // and the other keys are decoded into a declaredTable. Errors: invalid,
 // naming the key and the shape it takes.
-func readDeclaredTable(body *io.SectionReader) (declaredTable, *rawRows, error) {
+func readDeclaredTable(body *io.SectionReader) (declaredTable, *toolcall.Rows, error) {
 	var in declaredTable
-	var rows *rawRows
+	var rows *toolcall.Rows
 	var rest bytes.Buffer
-	dec := newDecoder(body)
-	err := readObject(dec, false, func(key string) error {
-		if key == rowsArgument && nextByte(dec, body) == '[' {
+	dec := toolcall.NewDecoder(body)
+	err := toolcall.ReadObject(dec, false, func(key string) error {
+		if key == toolcall.RowsArgument && toolcall.NextByte(dec, body) == '[' {
 			var err error
-			rows, err = readRows(dec, body)
+			rows, err = toolcall.ReadRows(dec, body)
 			return err
 		}
 		var v json.RawMessage
-		if err := readValue(dec, &v); err != nil {
+		if err := toolcall.ReadValue(dec, &v); err != nil {
 			return err
 		}
 		k, _ := json.Marshal(key)
@@ -160,14 +155,14 @@ func readDeclaredTable(body *io.SectionReader) (declaredTable, *rawRows, error) 
 		return nil
 	})
 	if err == nil {
-		err = atEnd(dec)
+		err = toolcall.AtEnd(dec)
 	}
 	if err != nil {
 		// Not one JSON object: decoding the body whole words why.
-		whole := newDecoder(io.NewSectionReader(body, 0, body.Size()))
+		whole := toolcall.NewDecoder(io.NewSectionReader(body, 0, body.Size()))
 		whole.DisallowUnknownFields()
 		if derr := whole.Decode(&in); derr != nil {
-			return in, nil, jsonBodyError(derr, &in, "the body")
+			return in, nil, toolcall.DecodeError(derr, &in, "the body")
 		}
 		return in, nil, datadesk.Errorf(datadesk.Invalid, "the body must be one JSON object").WithCause(err)
 	}
@@ -175,16 +170,16 @@ func readDeclaredTable(body *io.SectionReader) (declaredTable, *rawRows, error) 
 		rest.WriteByte('{')
 	}
 	rest.WriteByte('}')
-	keys := newDecoder(&rest)
+	keys := toolcall.NewDecoder(&rest)
 	keys.DisallowUnknownFields()
 	if err := keys.Decode(&in); err != nil {
-		return in, nil, jsonBodyError(err, &in, "the body")
+		return in, nil, toolcall.DecodeError(err, &in, "the body")
 	}
 	return in, rows, nil
 }
 
 // offloadPreview returns the first rows that fit both preview bounds.
-func offloadPreview(keys []string, rows rowList) map[string]any {
+func offloadPreview(keys []string, rows toolcall.RowList) map[string]any {
 	out := []any{}
 	size := 2
 	errFull := errors.New("preview full")

@@ -3,12 +3,11 @@ package api
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
-	"strings"
-
-	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/toolcall"
+
+	"github.com/labstack/echo/v5"
 )
 
 // Provider formats of GET /v1/tools?format=.
@@ -17,41 +16,6 @@ const (
 	FormatAnthropic = "anthropic"
 	FormatMCP       = "mcp"
 )
-
-// ProviderName is a tool's name as OpenAI, Anthropic and MCP clients take
-// it: every "." becomes "_", since their names allow only letters, digits,
-// "_" and "-" (files.query_table is files_query_table). No two registered
-// names map to one, and lookupTool resolves either spelling.
-func ProviderName(name string) string { return strings.ReplaceAll(name, ".", "_") }
-
-// scalarExtension matches the tool schemas' one extension keyword as a
-// whole subschema.
-var scalarExtension = regexp.MustCompile(`\{\s*"source_expression"\s*:\s*"scalar"\s*\}`)
-
-// standardScalar is the standard JSON Schema for what the schemas call a
-// scalar. null is left out: a filter value of null is refused (is_null
-// takes true or false), so offering it would only invite a failing call.
-const standardScalar = `{"type": ["string", "number", "integer", "boolean"]}`
-
-// standardSchema rewrites the schemas' "source_expression": "scalar" as
-// standard JSON Schema and leaves every other byte of the schema as it is.
-func standardSchema(raw []byte) json.RawMessage {
-	return json.RawMessage(scalarExtension.ReplaceAll(raw, []byte(standardScalar)))
-}
-
-// lookupTool finds a tool by its registered name or its provider name.
-// Errors: not_found, listing the names.
-func (s *Server) lookupTool(name string) (*tool, error) {
-	if t, ok := s.tools[name]; ok {
-		return t, nil
-	}
-	for _, t := range s.tools {
-		if ProviderName(t.Name) == name {
-			return t, nil
-		}
-	}
-	return nil, datadesk.Errorf(datadesk.NotFound, "no tool named %q", name).WithField("name").WithAllowed(s.toolNames()...)
-}
 
 // openAITool is a Chat Completions function tool.
 type openAITool struct {
@@ -91,14 +55,13 @@ type mcpAnnotations struct {
 func (s *Server) listToolsAs(c *echo.Context, format string) error {
 	names := map[string]string{}
 	out := []any{}
-	for _, n := range s.toolNames() {
-		t := s.tools[n]
+	for _, t := range s.calls.Tools() {
 		if !t.Enabled {
 			continue
 		}
-		pn := ProviderName(t.Name)
+		pn := toolcall.ProviderName(t.Name)
 		names[pn] = t.Name
-		schema := standardSchema(t.InputSchema)
+		schema := toolcall.StandardSchema(t.InputSchema)
 		switch format {
 		case FormatOpenAI:
 			out = append(out, openAITool{Type: "function", Function: openAIFunction{Name: pn, Description: t.Description, Parameters: schema}})
@@ -106,7 +69,7 @@ func (s *Server) listToolsAs(c *echo.Context, format string) error {
 			out = append(out, anthropicTool{Name: pn, Description: t.Description, InputSchema: schema})
 		case FormatMCP:
 			out = append(out, mcpTool{Name: pn, Title: t.Name, Description: t.Description, InputSchema: schema,
-				Annotations: mcpAnnotations{ReadOnlyHint: t.readOnly()}})
+				Annotations: mcpAnnotations{ReadOnlyHint: t.ReadOnly()}})
 		default:
 			return datadesk.Errorf(datadesk.Invalid, "unknown format %q", format).WithField("format").
 				WithAllowed(FormatOpenAI, FormatAnthropic, FormatMCP)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/toolcall"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -51,7 +53,7 @@ func TestProviderFormats(t *testing.T) {
 					t.Errorf("name %q breaks ^[a-zA-Z0-9_-]{1,64}$", name)
 				}
 				toolName, _ := names[name].(string)
-				if toolName == "" || ProviderName(toolName) != name {
+				if toolName == "" || toolcall.ProviderName(toolName) != name {
 					t.Errorf("names maps %q to %q", name, toolName)
 				}
 				sch := compileSchema(t, schema)
@@ -104,19 +106,21 @@ func compileSchema(t *testing.T, schema any) *jsonschema.Schema {
 	return sch
 }
 
-// checkRestIsWritten checks that the emitted schema is the one written in schemas/, but for
-// the scalar rewrite.
+// checkRestIsWritten checks that the emitted schema is the one written in
+// toolcall/schemas/ (as the registry holds it), but for the scalar rewrite.
 func checkRestIsWritten(t *testing.T, toolName string, schema any) {
 	t.Helper()
-	written, err := schemaFiles.ReadFile("schemas/" + toolName + ".json")
-	if err == nil {
-		written, err = expandLists(written)
-	}
+	calls, err := toolcall.New(toolcall.Config{}, toolcall.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tool, err := calls.Lookup(toolName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := []byte(tool.InputSchema)
 	var want any
-	if err := json.Unmarshal(standardSchema(written), &want); err != nil {
+	if err := json.Unmarshal(toolcall.StandardSchema(written), &want); err != nil {
 		t.Fatal(err)
 	}
 	if g, w := mustJSON(schema), mustJSON(want); g != w {

@@ -13,6 +13,7 @@ import (
 
 	"datadesk"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 type fileRow struct {
@@ -22,7 +23,7 @@ type fileRow struct {
 	// "2.3 MB".
 	Kind, HumanSize string
 	Image           bool
-	Tables          []tableSummary
+	Tables          []toolcall.TableSummary
 	rows            int64
 	created         int64
 }
@@ -63,7 +64,7 @@ func (s *Server) filesPage(c *echo.Context) error {
 		if session != "" && f.ChatSession != session || search != "" && !strings.Contains(strings.ToLower(f.Filename), strings.ToLower(search)) {
 			continue
 		}
-		d := s.describe(caller(c).UserID, f)
+		d := toolcall.Describe(s.links, caller(c).UserID, f)
 		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
 			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
 			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size), created: f.CreatedAt.UnixNano()})
@@ -98,7 +99,7 @@ func (s *Server) filesPage(c *echo.Context) error {
 	if err != nil {
 		return s.pageError(c, err)
 	}
-	results, err := storedResults(c.Request().Context(), store, 50)
+	results, err := toolcall.StoredResults(c.Request().Context(), store, 50)
 	if err != nil {
 		return s.pageError(c, err)
 	}
@@ -108,7 +109,7 @@ func (s *Server) filesPage(c *echo.Context) error {
 		Sessions  []string
 		Session   string
 		MaxUpload string
-		Results   []storedResult
+		Results   []toolcall.StoredResult
 		// CanUpload and CanDelete: the policy may let the caller upload
 		// and delete; a viewer sees no control they cannot use.
 		CanUpload, CanDelete bool

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"datadesk/internal/procmem"
+	"datadesk/toolcall"
 
 	"datadesk"
 	"datadesk/api"
@@ -570,7 +571,7 @@ func policyCheck(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer eng.Close()
-	d, err := api.CheckCall(context.Background(), policy, eng, user, pos[1], callArgs)
+	d, err := toolcall.Check(context.Background(), policy, eng, user, pos[1], callArgs)
 	if err != nil {
 		return err
 	}

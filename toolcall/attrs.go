@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 // JSON content the rows and columns ingest finds in it, and every file
 // the format of its name as the file is stored (callAttrs). Ids that are
 // not the owner's add nothing; the call itself then answers not found.
-func workAttrs(ctx context.Context, eng *engine.Engine, in *ingest.Ingester, owner string, t *tool, args map[string]any) (rbac.Attrs, error) {
+func workAttrs(ctx context.Context, store *engine.Store, in *ingest.Ingester, t *Tool, args map[string]any) (rbac.Attrs, error) {
 	a := callAttrs(t, args)
 	if t.Name == rbac.ActionAnalyze {
-		return analysisAttrs(ctx, eng, owner, args, a)
+		return analysisAttrs(ctx, store, args, a)
 	}
 	if t.Name != rbac.ActionCreate {
 		return a, nil
@@ -34,11 +34,6 @@ func workAttrs(ctx context.Context, eng *engine.Engine, in *ingest.Ingester, own
 	if src == "" && len(ids) == 0 && !isContent {
 		return a, nil
 	}
-	store, release, err := eng.Acquire(ctx, owner)
-	if err != nil {
-		return a, err
-	}
-	defer release()
 	if isContent {
 		rows, cols, err := contentShape(ctx, in, store, content, a.Format)
 		if err != nil {
@@ -71,7 +66,7 @@ func workAttrs(ctx context.Context, eng *engine.Engine, in *ingest.Ingester, own
 // analysisAttrs are an analysis's attributes: the rows it scans, its
 // table's and its lookup table's. Ids that are not the owner's add
 // nothing; the call then answers not found.
-func analysisAttrs(ctx context.Context, eng *engine.Engine, owner string, args map[string]any, a rbac.Attrs) (rbac.Attrs, error) {
+func analysisAttrs(ctx context.Context, store *engine.Store, args map[string]any, a rbac.Attrs) (rbac.Attrs, error) {
 	ids := []string{}
 	if id, ok := args["file_id"].(string); ok {
 		ids = append(ids, id)
@@ -81,11 +76,6 @@ func analysisAttrs(ctx context.Context, eng *engine.Engine, owner string, args m
 			ids = append(ids, id)
 		}
 	}
-	store, release, err := eng.Acquire(ctx, owner)
-	if err != nil {
-		return a, err
-	}
-	defer release()
 	for _, id := range ids {
 		tbl, err := store.Table(ctx, id)
 		switch {
@@ -105,7 +95,7 @@ func analysisAttrs(ctx context.Context, eng *engine.Engine, owner string, args m
 func contentShape(ctx context.Context, in *ingest.Ingester, store *engine.Store, content, format string) (rows, cols int, err error) {
 	fh, err := os.CreateTemp(store.IncomingDir(), "attrs-*")
 	if err != nil {
-		return 0, 0, fmt.Errorf("api: %w", err)
+		return 0, 0, fmt.Errorf("toolcall: %w", err)
 	}
 	defer os.Remove(fh.Name())
 	_, err = io.WriteString(fh, content)
@@ -113,7 +103,7 @@ func contentShape(ctx context.Context, in *ingest.Ingester, store *engine.Store,
 		err = cerr
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("api: %w", err)
+		return 0, 0, fmt.Errorf("toolcall: %w", err)
 	}
 	res, err := in.Read(ctx, fh.Name(), "content."+format, store.IncomingDir())
 	if err != nil {

@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"bytes"
@@ -65,12 +65,12 @@ func compileArgSchema(name string, raw []byte) (*argSchema, error) {
 	if a.tree, err = parseSchema(raw); err != nil {
 		return nil, err
 	}
-	if rows := a.tree.Properties[rowsArgument]; rows != nil && rows.Items != nil {
+	if rows := a.tree.Properties[RowsArgument]; rows != nil && rows.Items != nil {
 		if rows.MinItems != nil {
 			// The rows stand in as an empty list while the rest is checked.
-			return nil, fmt.Errorf("api: %s: %s may not have minItems", name, rowsArgument)
+			return nil, fmt.Errorf("toolcall: %s: %s may not have minItems", name, RowsArgument)
 		}
-		if a.row, err = c.Compile(url + "#/properties/" + rowsArgument + "/items"); err != nil {
+		if a.row, err = c.Compile(url + "#/properties/" + RowsArgument + "/items"); err != nil {
 			return nil, err
 		}
 		var whole struct {
@@ -81,7 +81,7 @@ func compileArgSchema(name string, raw []byte) (*argSchema, error) {
 		if err := json.Unmarshal(raw, &whole); err != nil {
 			return nil, err
 		}
-		a.typesOnly = constrainsTypesOnly(whole.Properties[rowsArgument].Items)
+		a.typesOnly = constrainsTypesOnly(whole.Properties[RowsArgument].Items)
 	}
 	return a, nil
 }
@@ -162,10 +162,10 @@ func rowShape(row any) uint8 {
 // argument.
 func (a *argSchema) validate(args map[string]any) error {
 	doc := args
-	rows, streamed := args[rowsArgument].(rowList)
+	rows, streamed := args[RowsArgument].(RowList)
 	if streamed {
 		doc = maps.Clone(args)
-		doc[rowsArgument] = []any{}
+		doc[RowsArgument] = []any{}
 	}
 	if err := a.whole.Validate(doc); err != nil {
 		return a.explain("", doc, err)
@@ -179,9 +179,9 @@ func (a *argSchema) validate(args map[string]any) error {
 }
 
 // validateRows checks the rows' count and each row.
-func (a *argSchema) validateRows(rows rowList) error {
-	if max := a.tree.Properties[rowsArgument].MaxItems; max != nil && rows.Len() > *max {
-		return invalidArg(rowsArgument, "has %d items; at most %d are allowed", rows.Len(), *max)
+func (a *argSchema) validateRows(rows RowList) error {
+	if max := a.tree.Properties[RowsArgument].MaxItems; max != nil && rows.Len() > *max {
+		return invalidArg(RowsArgument, "has %d items; at most %d are allowed", rows.Len(), *max)
 	}
 	var valid [64]bool // by rowShape, when the schema asks only types
 	return rows.Each(func(i int, row any) error {
@@ -192,7 +192,7 @@ func (a *argSchema) validateRows(rows rowList) error {
 			}
 		}
 		if err := a.row.Validate(row); err != nil {
-			return a.explain(fmt.Sprintf("%s[%d]", rowsArgument, i), row, err)
+			return a.explain(fmt.Sprintf("%s[%d]", RowsArgument, i), row, err)
 		}
 		valid[shape] = true
 		return nil
@@ -380,7 +380,7 @@ func checkNames(path string, v any) error {
 	case map[string]any:
 		keys := make([]string, 0, len(x))
 		for k := range x {
-			if path != "" || k != rowsArgument {
+			if path != "" || k != RowsArgument {
 				keys = append(keys, k)
 			}
 		}
@@ -511,7 +511,7 @@ func jsonType(v any) string {
 		return "number"
 	case string:
 		return "string"
-	case []any, rowList:
+	case []any, RowList:
 		return "array"
 	case map[string]any:
 		return "object"

@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"context"
@@ -50,12 +50,12 @@ type listedTable struct {
 	ColumnCount int    `json:"column_count"`
 }
 
-func (s *Server) listed(owner string, f *catalog.File) listedFile {
+func (p *Pipeline) listed(owner string, f *catalog.File) listedFile {
 	// The media type without its parameters: a charset is the download's
 	// business, not the model's.
 	ct, _, _ := strings.Cut(f.ContentType, ";")
 	lf := listedFile{ID: f.ID, Filename: f.Filename, ContentType: ct, Size: f.Size,
-		CreatedAt: f.CreatedAt.UTC().Truncate(time.Second), DownloadURL: s.downloadURL(f.ID, owner)}
+		CreatedAt: f.CreatedAt.UTC().Truncate(time.Second), DownloadURL: p.cfg.Links.URL(f.ID, owner)}
 	if len(f.Tables) > 0 {
 		rows, cols := f.Tables[0].RowCount, len(f.Tables[0].Columns)
 		lf.RowCount, lf.ColumnCount = &rows, &cols
@@ -68,8 +68,8 @@ func (s *Server) listed(owner string, f *catalog.File) listedFile {
 	return lf
 }
 
-// storedResult is a table a call stored, with what made it in words.
-type storedResult struct {
+// StoredResult is a table a call stored, with what made it in words.
+type StoredResult struct {
 	TableID       string    `json:"table_id"`
 	Name          string    `json:"name"`
 	RowCount      int64     `json:"row_count"`
@@ -82,16 +82,16 @@ type storedResult struct {
 // maxStoredResults is how many stored results a list of files names.
 const maxStoredResults = 10
 
-// storedResults are the owner's newest stored results, each with its
+// StoredResults are the owner's newest stored results, each with its
 // source table named and what made it in words.
-func storedResults(ctx context.Context, store *engine.Store, limit int) ([]storedResult, error) {
+func StoredResults(ctx context.Context, store *engine.Store, limit int) ([]StoredResult, error) {
 	views, err := store.StoredResults(ctx, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]storedResult, 0, len(views))
+	out := make([]StoredResult, 0, len(views))
 	for _, v := range views {
-		r := storedResult{TableID: v.ID, Name: v.Name, RowCount: v.RowCount, CreatedAt: v.CreatedAt.UTC().Truncate(time.Second),
+		r := StoredResult{TableID: v.ID, Name: v.Name, RowCount: v.RowCount, CreatedAt: v.CreatedAt.UTC().Truncate(time.Second),
 			SourceTableID: v.SourceTableID, Source: "a table since deleted", MadeBy: catalog.DescribeQuery(v.Query)}
 		if src, err := store.Table(ctx, v.SourceTableID); err == nil {
 			r.Source = src.Name
@@ -102,12 +102,12 @@ func storedResults(ctx context.Context, store *engine.Store, limit int) ([]store
 }
 
 type readFile struct {
-	fileDescriptor
+	File
 	Preview *preview `json:"preview,omitempty"`
 }
 
-func (s *Server) previewOf(owner string, f *catalog.File) *preview {
-	d := s.describe(owner, f)
+func (p *Pipeline) previewOf(owner string, f *catalog.File) *preview {
+	d := Describe(p.cfg.Links, owner, f)
 	if strings.HasPrefix(f.ContentType, "image/") {
 		return &preview{Type: "image", URL: d.DownloadURL, ContentTyp: f.ContentType}
 	}
@@ -119,23 +119,19 @@ func (s *Server) previewOf(owner string, f *catalog.File) *preview {
 
 // toolFilesRead runs files.read: one file by id, or the caller's files,
 // newest first, this chat session's unless session_only is false.
-func (s *Server) toolFilesRead(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesRead(call *toolCall, args map[string]any) (any, error) {
 	var a readArgs
 	if err := bindArguments(args, &a); err != nil {
 		return nil, err
 	}
-	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	store := call.store
 	ctx := call.ctx
 	if a.FileID != "" {
 		f, err := store.File(ctx, a.FileID)
 		if err != nil {
 			return nil, fileIDError(ctx, store, "file_id", a.FileID, err)
 		}
-		return map[string]any{"file": readFile{s.describe(call.caller.UserID, f), s.previewOf(call.caller.UserID, f)}}, nil
+		return map[string]any{"file": readFile{Describe(p.cfg.Links, call.caller.UserID, f), p.previewOf(call.caller.UserID, f)}}, nil
 	}
 	limit := a.Limit
 	if limit == 0 {
@@ -157,9 +153,9 @@ func (s *Server) toolFilesRead(call *toolCall, args map[string]any) (any, error)
 	}
 	out := make([]listedFile, 0, len(files))
 	for i := range files {
-		out = append(out, s.listed(call.caller.UserID, &files[i]))
+		out = append(out, p.listed(call.caller.UserID, &files[i]))
 	}
-	results, err := storedResults(ctx, store, maxStoredResults)
+	results, err := StoredResults(ctx, store, maxStoredResults)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"bufio"
@@ -10,33 +10,33 @@ import (
 	"strings"
 )
 
-// rowsArgument is the argument that carries a table's rows. It is kept as
+// RowsArgument is the argument that carries a table's rows. It is kept as
 // the JSON it came as and read a row at a time, so that a call of many
 // rows is never held as Go values (each of which takes several times its
 // JSON): files.create and a declared table go through it several times,
 // to type, write and load their rows.
-const rowsArgument = "rows"
+const RowsArgument = "rows"
 
 // errNotJSON marks a body or argument that is not valid JSON, and
 // errNotObject one that is not an object where one is expected; callers
 // word the error.
 var (
-	errNotJSON   = errors.New("api: not valid JSON")
+	errNotJSON   = errors.New("toolcall: not valid JSON")
 	errNotObject = fmt.Errorf("%w: not an object", errNotJSON)
 )
 
-// newDecoder returns a decoder of the JSON in src that keeps numbers exact.
-func newDecoder(src io.Reader) *json.Decoder {
+// NewDecoder returns a decoder of the JSON in src that keeps numbers exact.
+func NewDecoder(src io.Reader) *json.Decoder {
 	dec := json.NewDecoder(src)
 	dec.UseNumber()
 	return dec
 }
 
-// readObject reads the JSON object next in dec, calling member with each
+// ReadObject reads the JSON object next in dec, calling member with each
 // key for it to read the key's value from dec. A value of null is read as
 // no members when null is allowed. Errors: errNotObject, errNotJSON
 // wrapping the decoder's, or member's.
-func readObject(dec *json.Decoder, null bool, member func(key string) error) error {
+func ReadObject(dec *json.Decoder, null bool, member func(key string) error) error {
 	tok, err := dec.Token()
 	switch {
 	case err != nil:
@@ -61,18 +61,18 @@ func readObject(dec *json.Decoder, null bool, member func(key string) error) err
 	return nil
 }
 
-// readValue reads the JSON value next in dec into dst. Errors: errNotJSON
+// ReadValue reads the JSON value next in dec into dst. Errors: errNotJSON
 // wrapping the decoder's.
-func readValue(dec *json.Decoder, dst any) error {
+func ReadValue(dec *json.Decoder, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return notJSON(err)
 	}
 	return nil
 }
 
-// atEnd checks that nothing but white space follows what dec has read.
+// AtEnd checks that nothing but white space follows what dec has read.
 // Errors: errNotJSON.
-func atEnd(dec *json.Decoder) error {
+func AtEnd(dec *json.Decoder) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return notJSON(err)
 	}
@@ -90,12 +90,12 @@ func notJSON(err error) error {
 	if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: %w", errNotJSON, err)
 	}
-	return fmt.Errorf("api: reading a body: %w", err)
+	return fmt.Errorf("toolcall: reading a body: %w", err)
 }
 
-// nextByte returns the first byte of the value that follows what dec has
+// NextByte returns the first byte of the value that follows what dec has
 // read from src (past white space and a key's colon), or 0 at the end.
-func nextByte(dec *json.Decoder, src io.ReaderAt) byte {
+func NextByte(dec *json.Decoder, src io.ReaderAt) byte {
 	var buf [64]byte
 	for off := dec.InputOffset(); ; {
 		n, err := src.ReadAt(buf[:], off)
@@ -113,10 +113,10 @@ func nextByte(dec *json.Decoder, src io.ReaderAt) byte {
 	}
 }
 
-// readRows reads a JSON array of rows next in dec from src, checking each
+// ReadRows reads a JSON array of rows next in dec from src, checking each
 // row is JSON without keeping it, and returns the rows as the part of src
 // that holds them. Errors: errNotJSON.
-func readRows(dec *json.Decoder, src io.ReaderAt) (*rawRows, error) {
+func ReadRows(dec *json.Decoder, src io.ReaderAt) (*Rows, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, notJSON(err)
 	}
@@ -132,11 +132,11 @@ func readRows(dec *json.Decoder, src io.ReaderAt) (*rawRows, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, notJSON(err)
 	}
-	return &rawRows{src: io.NewSectionReader(src, start, dec.InputOffset()-start), n: n}, nil
+	return &Rows{src: io.NewSectionReader(src, start, dec.InputOffset()-start), n: n}, nil
 }
 
-// rowList is a list of rows read one at a time.
-type rowList interface {
+// RowList is a list of rows read one at a time.
+type RowList interface {
 	// Len returns the number of rows.
 	Len() int
 	// Each calls fn with each row in order, decoded with numbers kept
@@ -144,33 +144,40 @@ type rowList interface {
 	Each(fn func(i int, row any) error) error
 }
 
-// rawRows are rows as a JSON array, read from where the call's body is
+// Rows are rows as a JSON array, read from where the call's body is
 // kept (in memory or in a file) each time they are gone through.
-type rawRows struct {
+type Rows struct {
 	src *io.SectionReader // the array, from [ to ]
 	n   int
 }
 
-// noRows are an empty list of rows.
-func noRows() *rawRows { return &rawRows{src: io.NewSectionReader(strings.NewReader("[]"), 0, 2)} }
+// NoRows are an empty list of rows.
+func NoRows() *Rows { return &Rows{src: io.NewSectionReader(strings.NewReader("[]"), 0, 2)} }
 
-func (r *rawRows) Len() int { return r.n }
+func (r *Rows) Len() int { return r.n }
+
+// Span is where the rows lie in the body they were read from: their
+// offset and length in bytes.
+func (r *Rows) Span() (off, n int64) {
+	_, off, n = r.src.Outer()
+	return off, n
+}
 
 // size is the rows' JSON's length in bytes.
-func (r *rawRows) size() int64 { return r.src.Size() }
+func (r *Rows) size() int64 { return r.src.Size() }
 
 // reader reads the rows' JSON from its start.
-func (r *rawRows) reader() io.Reader { return io.NewSectionReader(r.src, 0, r.src.Size()) }
+func (r *Rows) reader() io.Reader { return io.NewSectionReader(r.src, 0, r.src.Size()) }
 
-func (r *rawRows) Each(fn func(i int, row any) error) error {
-	dec := newDecoder(r.reader())
+func (r *Rows) Each(fn func(i int, row any) error) error {
+	dec := NewDecoder(r.reader())
 	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("api: rows: %w", err)
+		return fmt.Errorf("toolcall: rows: %w", err)
 	}
 	for i := 0; dec.More(); i++ {
 		var row any
 		if err := dec.Decode(&row); err != nil {
-			return fmt.Errorf("api: rows: %w", err)
+			return fmt.Errorf("toolcall: rows: %w", err)
 		}
 		if err := fn(i, row); err != nil {
 			return err
@@ -180,11 +187,11 @@ func (r *rawRows) Each(fn func(i int, row any) error) error {
 }
 
 // MarshalJSON writes the rows as they came.
-func (r *rawRows) MarshalJSON() ([]byte, error) { return io.ReadAll(r.reader()) }
+func (r *Rows) MarshalJSON() ([]byte, error) { return io.ReadAll(r.reader()) }
 
 // chars counts the characters of the rows as compact JSON, without
 // building it.
-func (r *rawRows) chars() (int, error) {
+func (r *Rows) chars() (int, error) {
 	in := bufio.NewReader(r.reader())
 	n, inString, escaped := 0, false, false
 	for {
@@ -193,7 +200,7 @@ func (r *rawRows) chars() (int, error) {
 			return n, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("api: rows: %w", err)
+			return 0, fmt.Errorf("toolcall: rows: %w", err)
 		}
 		switch {
 		case inString:
@@ -214,11 +221,11 @@ func (r *rawRows) chars() (int, error) {
 	}
 }
 
-// countItems counts the items of the JSON array in src without holding
+// CountItems counts the items of the JSON array in src without holding
 // them; ok is false when src holds no array. An array broken off is
 // counted up to the break.
-func countItems(src *io.SectionReader) (n int, ok bool) {
-	dec := newDecoder(io.NewSectionReader(src, 0, src.Size()))
+func CountItems(src *io.SectionReader) (n int, ok bool) {
+	dec := NewDecoder(io.NewSectionReader(src, 0, src.Size()))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return 0, false
 	}
@@ -231,8 +238,8 @@ func countItems(src *io.SectionReader) (n int, ok bool) {
 	return n, true
 }
 
-// rawKind names the kind of a JSON value as a message says it.
-func rawKind(raw []byte) string {
+// RawKind names the kind of a JSON value as a message says it.
+func RawKind(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "nothing"
@@ -265,9 +272,9 @@ func (r sliceRows) Each(fn func(i int, row any) error) error {
 }
 
 // rowsOf returns the rows argument of args, or nil.
-func rowsArg(args map[string]any) rowList {
-	switch r := args[rowsArgument].(type) {
-	case rowList:
+func rowsArg(args map[string]any) RowList {
+	switch r := args[RowsArgument].(type) {
+	case RowList:
 		return r
 	case []any:
 		return sliceRows(r)

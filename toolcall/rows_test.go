@@ -1,12 +1,13 @@
-package api
+package toolcall
 
 import (
-	"datadesk"
 	"encoding/json"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
+
+	"datadesk"
 )
 
 // TestArgumentsRead: a call's arguments are read member by member; a rows
@@ -26,14 +27,14 @@ func TestArgumentsRead(t *testing.T) {
 		{`{"rows":[1],"rows":[[2], [3]]}`, map[string]string{"rows": `[[2], [3]]`}},
 		{`{"rows":"not a list"}`, map[string]string{"rows": `"not a list"`}},
 	} {
-		args, err := decodeArgumentObject([]byte(tc.in))
+		args, err := DecodeArgumentObject([]byte(tc.in))
 		if err != nil {
 			t.Errorf("%s: %v", tc.in, err)
 			continue
 		}
 		got := map[string]string{}
 		for k, v := range args {
-			if r, ok := v.(*rawRows); ok {
+			if r, ok := v.(*Rows); ok {
 				b, _ := io.ReadAll(r.reader())
 				got[k] = string(b)
 				continue
@@ -46,12 +47,12 @@ func TestArgumentsRead(t *testing.T) {
 		}
 	}
 	for _, in := range []string{`[]`, `{"a":1`, `{"rows":[1,}`, `{"rows":[1]} x`, `{"a":1}{}`, `"x"`} {
-		if _, err := decodeArgumentObject([]byte(in)); err == nil || datadesk.AsError(err).Code != datadesk.Invalid {
+		if _, err := DecodeArgumentObject([]byte(in)); err == nil || datadesk.AsError(err).Code != datadesk.Invalid {
 			t.Errorf("%s: got %v, want invalid", in, err)
 		}
 	}
 	for in, want := range map[string]int{`[]`: 0, ` [ ] `: 0, `[1]`: 1, `[[1,2],{"a":[3,4]},"x,y"]`: 3, `[null,null]`: 2} {
-		if n, ok := countItems(io.NewSectionReader(strings.NewReader(in), 0, int64(len(in)))); !ok || n != want {
+		if n, ok := CountItems(io.NewSectionReader(strings.NewReader(in), 0, int64(len(in)))); !ok || n != want {
 			t.Errorf("%s: got %d %v, want %d", in, n, ok, want)
 		}
 		var v []any
@@ -59,7 +60,7 @@ func TestArgumentsRead(t *testing.T) {
 			t.Errorf("%s: the test's own count is wrong", in)
 		}
 	}
-	if _, ok := countItems(io.NewSectionReader(strings.NewReader(`{"a":1}`), 0, 7)); ok {
+	if _, ok := CountItems(io.NewSectionReader(strings.NewReader(`{"a":1}`), 0, 7)); ok {
 		t.Errorf("an object counted as an array")
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type createArgs struct {
 func withoutRows(args map[string]any) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
-		if k != rowsArgument {
+		if k != RowsArgument {
 			out[k] = v
 		}
 	}
@@ -73,13 +73,13 @@ func hasExt(exts []string, ext string) bool {
 // format; exactly one of content, file_ids, columns with rows, or
 // source_file_id says what goes in it. The answer describes the file, never
 // its data.
-func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesCreate(call *toolCall, args map[string]any) (any, error) {
 	var a createArgs
 	if err := bindArguments(withoutRows(args), &a); err != nil {
 		return nil, err
 	}
 	rows := rowsArg(args)
-	filename, err := cleanFilename(a.Filename)
+	filename, err := datadesk.CleanFilename(a.Filename)
 	if err != nil {
 		return nil, datadesk.AsError(err).WithField("filename")
 	}
@@ -99,11 +99,7 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 		return datadesk.Errorf(datadesk.Invalid, "filename %q: %s makes %s files, chosen by the extension", filename, form, strings.Join(allowed, ", ")).
 			WithField("filename").WithAllowed(allowed...)
 	}
-	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	store := call.store
 	ctx := call.ctx
 
 	var nf engine.NewFile
@@ -125,7 +121,7 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 		if !hasExt(zipExts, ext) {
 			return nil, wrongExt("file_ids", zipExts)
 		}
-		entries, err := s.zipEntries(ctx, store, a.FileIDs)
+		entries, err := p.zipEntries(ctx, store, a.FileIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +135,7 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 			return nil, datadesk.AsError(fileIDError(ctx, store, "source_file_id", a.SourceFileID, err)).WithField("source_file_id")
 		}
 		nf.CopyOf = src.ID
-		source, err := tableSource(ctx, store, src)
+		source, err := ExportSource(ctx, store, src)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +155,7 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 		write = func(w io.Writer) error { return writeTable(w, ext, tbl.exportSource(), a.Title) }
 	}
 
-	tmp, err := s.writeTemp(store.IncomingDir(), write)
+	tmp, err := WriteTemp(store.IncomingDir(), write)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +164,7 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 	if a.Content != nil && (ext == ".csv" || ext == ".json") {
 		// CSV and JSON content become tables, like uploads, when they are
 		// tables; JSON that is not stays a plain file.
-		res, err := s.ingest.Read(ctx, tmp, filename, store.IncomingDir())
+		res, err := p.ingest.Read(ctx, tmp, filename, store.IncomingDir())
 		switch {
 		case err == nil:
 			defer res.Close()
@@ -182,18 +178,18 @@ func (s *Server) toolFilesCreate(call *toolCall, args map[string]any) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"file": s.describe(call.caller.UserID, f)}, nil
+	return map[string]any{"file": Describe(p.cfg.Links, call.caller.UserID, f)}, nil
 }
 
-// writeTemp writes a new file in dir; AddFile syncs it while the tables
+// WriteTemp writes a new file in dir; AddFile syncs it while the tables
 // load.
-func (s *Server) writeTemp(dir string, write func(io.Writer) error) (string, error) {
+func WriteTemp(dir string, write func(io.Writer) error) (string, error) {
 	fh, err := os.CreateTemp(dir, "create-*")
 	if err != nil {
 		if engine.NoSpace(err) {
 			return "", engine.NoSpaceError(err)
 		}
-		return "", fmt.Errorf("api: %w", err)
+		return "", fmt.Errorf("toolcall: %w", err)
 	}
 	err = write(fh)
 	if cerr := fh.Close(); err == nil {
@@ -223,7 +219,7 @@ func writeTable(w io.Writer, ext string, src exports.Source, title string) error
 }
 
 // zipEntries resolves owned file ids; another owner's id is not found.
-func (s *Server) zipEntries(ctx context.Context, store *engine.Store, ids []string) ([]exports.ZipEntry, error) {
+func (p *Pipeline) zipEntries(ctx context.Context, store *engine.Store, ids []string) ([]exports.ZipEntry, error) {
 	var out []exports.ZipEntry
 	for i, id := range ids {
 		f, err := store.File(ctx, id)
@@ -245,7 +241,7 @@ type newTable struct {
 	keys, labels []string
 	types        []string // engine types
 	index        map[string]int
-	rows         rowList
+	rows         RowList
 	xlsx         bool
 	// counted are the columns' counts over the converted rows, for the
 	// engine (engine.TableSource.Counted).
@@ -263,7 +259,7 @@ var declaredTypes = map[string]string{
 // digits. It reads the rows twice, a row at a time: once to type the
 // columns, once to check every cell converts and to count the converted
 // values. Errors: invalid, naming the row and column.
-func buildTable(columns []any, rows rowList, xlsx bool) (*newTable, error) {
+func buildTable(columns []any, rows RowList, xlsx bool) (*newTable, error) {
 	if len(columns) == 0 {
 		return nil, datadesk.Errorf(datadesk.Invalid, "columns are needed with rows").WithField("columns")
 	}

@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"context"
@@ -23,20 +23,16 @@ const (
 // caller's catalog, one statement under the query timeout, and the whole
 // result stored as a table when show is set or the page is past the
 // offload bounds.
-func (s *Server) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any, error) {
 	var a catalog.Analysis
 	if err := bindArguments(args, &a); err != nil {
 		return nil, err
 	}
 	// The timeout covers the whole call: the checks, the lookup's and the
 	// table's statements, and storing a result.
-	ctx, cancel := context.WithTimeout(call.ctx, s.cfg.QueryTimeout)
+	ctx, cancel := context.WithTimeout(call.ctx, p.cfg.QueryTimeout)
 	defer cancel()
-	store, release, err := s.storeOf(ctx, call.caller.UserID)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	store := call.store
 	plan, err := store.PlanAnalysis(ctx, a)
 	if err != nil {
 		if a.Lookup != nil {
@@ -47,7 +43,7 @@ func (s *Server) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any
 	if plan.Lookup != nil {
 		// The lookup table is read as files.read reads a table.
 		attrs := rbac.Attrs{Tool: rbac.ActionAnalyze, Rows: int(plan.Lookup.Table.RowCount), Columns: len(plan.Lookup.Table.Columns)}
-		if err := call.authorize(s, rbac.ActionRead, attrs); err != nil {
+		if err := call.authorize(p, rbac.ActionRead, attrs); err != nil {
 			return nil, err
 		}
 	}
@@ -55,7 +51,7 @@ func (s *Server) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any
 	if err != nil {
 		return nil, err
 	}
-	s.cfg.Logger.Debug("files.analyze_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
+	p.cfg.Logger.Debug("files.analyze_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	large, err := pastOffloadBounds(res)
 	if err != nil {
 		return nil, err
@@ -63,7 +59,7 @@ func (s *Server) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any
 	if !plan.Grouped() || !a.Show && !large {
 		return res, nil
 	}
-	stored, err := s.storeAnalysis(ctx, call, store, plan, res, !a.Show)
+	stored, err := p.storeAnalysis(ctx, call, store, plan, res, !a.Show)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +79,7 @@ func pastOffloadBounds(res *catalog.AnalysisResult) (bool, error) {
 	}
 	b, err := json.Marshal(res.Rows)
 	if err != nil {
-		return false, fmt.Errorf("api: %w", err)
+		return false, fmt.Errorf("toolcall: %w", err)
 	}
 	return len(b) > analysisInlineChars, nil
 }
@@ -92,10 +88,10 @@ func pastOffloadBounds(res *catalog.AnalysisResult) (bool, error) {
 // creating a file does. An answer stored only for its size (optional) is
 // not stored when the caller may not create tables without approval: it
 // is then answered a page at a time.
-func (s *Server) storeAnalysis(ctx context.Context, call *toolCall, store *engine.Store, plan *catalog.AnalysisPlan, res *catalog.AnalysisResult, optional bool) (bool, error) {
+func (p *Pipeline) storeAnalysis(ctx context.Context, call *toolCall, store *engine.Store, plan *catalog.AnalysisPlan, res *catalog.AnalysisResult, optional bool) (bool, error) {
 	attrs := rbac.Attrs{Tool: rbac.ActionAnalyze, Show: true, Derived: true, Rows: int(*res.GroupCount), Groups: int(*res.GroupCount),
 		Columns: len(res.Columns)}
-	if err := call.authorize(s, rbac.ActionCreate, attrs); err != nil {
+	if err := call.authorize(p, rbac.ActionCreate, attrs); err != nil {
 		if optional && (errors.Is(err, errNeedsApproval) || datadesk.ErrorCode(err) == datadesk.Forbidden) {
 			return false, nil
 		}
@@ -109,7 +105,7 @@ func (s *Server) storeAnalysis(ctx context.Context, call *toolCall, store *engin
 	if err != nil || view == nil {
 		return false, err
 	}
-	view.PreviewURL = previewURL(view.TableID)
+	view.PreviewURL = PreviewURL(view.TableID)
 	res.View = view
 	return true, nil
 }
@@ -122,7 +118,7 @@ func trimAnalysis(res *catalog.AnalysisResult, stored bool) error {
 	for keep < len(res.Rows) && keep < analysisInlineRows {
 		b, err := json.Marshal(res.Rows[keep])
 		if err != nil {
-			return fmt.Errorf("api: %w", err)
+			return fmt.Errorf("toolcall: %w", err)
 		}
 		if size+len(b)+1 > analysisInlineChars {
 			break

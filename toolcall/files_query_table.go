@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"context"
@@ -9,17 +9,13 @@ import (
 
 // toolFilesQueryTable runs files.query_table: plan against the caller's
 // catalog, one statement under the query timeout, and for show=true a view.
-func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesQueryTable(call *toolCall, args map[string]any) (any, error) {
 	var q catalog.Query
 	if err := bindArguments(args, &q); err != nil {
 		return nil, err
 	}
-	store, release, err := s.storeOf(call.ctx, call.caller.UserID)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	ctx, cancel := context.WithTimeout(call.ctx, s.cfg.QueryTimeout)
+	store := call.store
+	ctx, cancel := context.WithTimeout(call.ctx, p.cfg.QueryTimeout)
 	defer cancel()
 	plan, err := store.Plan(ctx, q)
 	if err != nil {
@@ -30,7 +26,7 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 		return nil, err
 	}
 	// The plan stays inspectable in the log; the model does not need it.
-	s.cfg.Logger.Debug("files.query_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
+	p.cfg.Logger.Debug("files.query_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	if q.Show {
 		// A derived view is a new file of the caller's, as big as the rows
 		// it matched (or its groups); showing the original only reads.
@@ -42,7 +38,7 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 			}
 		}
 		attrs := rbac.Attrs{Tool: "files.query_table", Show: true, Derived: plan.Derived(), Rows: int(rows), Columns: len(res.Columns)}
-		if err := call.authorize(s, action, attrs); err != nil {
+		if err := call.authorize(p, action, attrs); err != nil {
 			return nil, err
 		}
 		view, err := store.Show(ctx, plan, res)
@@ -50,7 +46,7 @@ func (s *Server) toolFilesQueryTable(call *toolCall, args map[string]any) (any, 
 			return nil, err
 		}
 		if view != nil {
-			view.PreviewURL = previewURL(view.TableID)
+			view.PreviewURL = PreviewURL(view.TableID)
 		}
 		res.View = view
 	}

@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // argsOf decodes a call's body as the server does.
 func argsOf(t testing.TB, body string) map[string]any {
 	t.Helper()
-	args, err := decodeArguments(io.NewSectionReader(strings.NewReader(body), 0, int64(len(body))))
+	args, err := DecodeArguments(io.NewSectionReader(strings.NewReader(body), 0, int64(len(body))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,145 @@
+package toolcall
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+
+	"datadesk"
+	"datadesk/api/serverdb"
+	"datadesk/engine"
+	"datadesk/rbac"
+)
+
+// Replay runs a call a person approved: decided again as it would be
+// decided now (its caller and acting account as they are today, the
+// policy as it is, the attributes of the work as the data now stands), run
+// as that caller, and its end recorded. by names who approved it. A denial
+// since the call was made ends it denied. The caller holds the approval's
+// owner on this node. Errors: internal (the approval holds no call).
+func (p *Pipeline) Replay(ctx context.Context, a *serverdb.Approval, by string) (*serverdb.Approval, error) {
+	now := p.cfg.Now().UTC()
+	t := p.tools[a.Tool]
+	raw, err := p.system.ApprovalArguments(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil || t == nil {
+		return nil, datadesk.Errorf(datadesk.Internal, "approval %s holds no call that can run", a.ID).WithCause(err)
+	}
+	store, release, err := p.engine.Acquire(ctx, a.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	run, d := p.redecide(ctx, store, a, t, args)
+	if d.Effect == rbac.Deny {
+		if _, err := p.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalDenied, now); err != nil {
+			return nil, err
+		}
+		if err := p.system.FinishApproval(ctx, a.ID, serverdb.ApprovalDenied, nil, string(datadesk.Forbidden), d.Reason); err != nil {
+			return nil, err
+		}
+		return p.system.Approval(ctx, a.ID, p.cfg.Now())
+	}
+	if _, err := p.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRunning, now); err != nil {
+		return nil, err
+	}
+	result, err := t.run(p, &toolCall{ctx: ctx, approved: true, caller: run, store: store}, args)
+	status, code, msg := serverdb.ApprovalDone, "", ""
+	var out json.RawMessage
+	if err == nil {
+		if _, err = encodeAnswer(result); err == nil {
+			out, err = json.Marshal(result)
+		}
+	}
+	if err != nil {
+		e := datadesk.AsError(err)
+		status, code, msg = serverdb.ApprovalFailed, string(e.Code), e.Message
+		if e.Code == datadesk.Internal {
+			msg = "internal error"
+			p.cfg.Logger.Error("approved call failed", "approval", a.ID, "err", err)
+		}
+	}
+	if err := p.system.FinishApproval(ctx, a.ID, status, out, code, msg); err != nil {
+		return nil, err
+	}
+	return p.system.Approval(ctx, a.ID, p.cfg.Now())
+}
+
+// requestApproval stores a call that needs a person, pending. Errors:
+// too_large when the call or the caller's waiting calls pass their limit.
+func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any, attrs rbac.Attrs, reason string) (*serverdb.Approval, error) {
+	if rows, ok := args[RowsArgument].(*Rows); ok && rows.size() > p.cfg.MaxPendingCall {
+		// Refused before the arguments are encoded, which would hold them.
+		return nil, datadesk.Errorf(datadesk.TooLarge, "a call waiting for approval may carry at most %d bytes of arguments; this one's rows alone have %d",
+			p.cfg.MaxPendingCall, rows.size()).WithField("arguments")
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	now := p.cfg.Now().UTC()
+	a := &serverdb.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
+		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
+		Status: serverdb.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(p.cfg.ApprovalTTL)}
+	// The summary's rows are the work's: a copy's are its source table's.
+	a.Rows = int64(attrs.Rows)
+	quota := serverdb.PendingQuota{CallBytes: p.cfg.MaxPendingCall, Bytes: p.cfg.MaxPendingBytes, Calls: p.cfg.MaxPendingCalls}
+	if err := p.system.AddApproval(ctx, a, quota); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// redecide decides a waiting call again as it would be decided now: its
+// caller and acting account as they are today, the policy as it is, and
+// the attributes of the work as the data now stands. It returns the caller
+// the call runs as; a deny says why it may not.
+func (p *Pipeline) redecide(ctx context.Context, store *engine.Store, a *serverdb.Approval, t *Tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
+	user, err := p.users.ByID(a.UserID)
+	if err != nil {
+		return datadesk.Caller{}, rbac.Decision{Effect: rbac.Deny, Reason: "the call's user no longer exists"}
+	}
+	who := datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: a.ChatSession}
+	if a.ActorID != "" {
+		actor, err := p.users.ByID(a.ActorID)
+		if err != nil {
+			return who, rbac.Decision{Effect: rbac.Deny, Reason: "the account that acted for the user no longer exists"}
+		}
+		if d := p.policy.Decide(actor.Name, actor.Role, rbac.ActionActFor, rbac.Attrs{TargetRole: user.Role}); !d.Allowed() {
+			return who, d
+		}
+		who.ActorID, who.ActorName, who.ActorRole = actor.ID, actor.Name, actor.Role
+	}
+	attrs, err := workAttrs(ctx, store, p.ingest, t, args)
+	if err != nil {
+		return who, rbac.Decision{Effect: rbac.Deny, Reason: "the call's data could not be read: " + datadesk.AsError(err).Message}
+	}
+	return who, p.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
+}
+
+// ArgsHash fingerprints a call's arguments for the audit log: their JSON,
+// with the rows argument hashed as it came rather than encoded again.
+func ArgsHash(args map[string]any) string {
+	if args == nil {
+		return ""
+	}
+	h := sha256.New()
+	rest := args
+	if rows, ok := args[RowsArgument].(*Rows); ok {
+		rest = withoutRows(args)
+		if _, err := io.Copy(h, rows.reader()); err != nil {
+			return ""
+		}
+	}
+	b, _ := json.Marshal(rest)
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}

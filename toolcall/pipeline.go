@@ -1,0 +1,261 @@
+// Package toolcall runs tool calls, the one path every call takes
+// whichever surface it came by (HTTP, MCP, an approval's replay): look up
+// the tool, validate its arguments against the tool's exact schema, take
+// the work's attributes, let the policy decide, hold the call for a person
+// or run it, and encode its answer once. The owner's store is acquired
+// once per call. It holds the tools themselves (files.create, files.read,
+// files.query_table, files.analyze_table) and the reading of their
+// arguments, and knows nothing of HTTP.
+package toolcall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"datadesk"
+	"datadesk/api/serverdb"
+	"datadesk/engine"
+	"datadesk/ingest"
+	"datadesk/links"
+	"datadesk/rbac"
+)
+
+// Defaults for Config fields left zero.
+const (
+	// DefaultQueryTimeout bounds one query or analysis.
+	DefaultQueryTimeout = 30 * time.Second
+	// DefaultApprovalTTL is how long a call waits for a person.
+	DefaultApprovalTTL = 24 * time.Hour
+	// DefaultMaxPendingCall bounds one waiting call's arguments.
+	DefaultMaxPendingCall = 32 << 20
+	// DefaultMaxPendingBytes bounds the arguments of one user's waiting
+	// calls together, and DefaultMaxPendingCalls their number: one user
+	// cannot fill the queue for everyone.
+	DefaultMaxPendingBytes = 128 << 20
+	DefaultMaxPendingCalls = 100
+)
+
+// Config configures a Pipeline; zero fields take their defaults.
+type Config struct {
+	// QueryTimeout bounds a query or an analysis; past it the call
+	// answers timeout.
+	QueryTimeout time.Duration
+	// ApprovalTTL is how long a call waits for approval before it expires.
+	ApprovalTTL time.Duration
+	// MaxPendingCall bounds the arguments of one call waiting for approval,
+	// MaxPendingBytes and MaxPendingCalls one user's waiting calls
+	// together; past them a call answers too_large.
+	MaxPendingCall  int64
+	MaxPendingBytes int64
+	MaxPendingCalls int
+	// Links signs the download links of the files a call names.
+	Links links.Signer
+	// Now is the clock; time.Now when nil.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Observe, when set, is told each call's outcome and how long it took.
+	Observe func(tool string, out Outcome, took time.Duration)
+}
+
+// Deps are the services a call uses.
+type Deps struct {
+	Engine *engine.Engine
+	Ingest *ingest.Ingester
+	Policy *rbac.Policy
+	Users  *rbac.Users
+	// Approvals keeps the calls waiting for a person.
+	Approvals *serverdb.DB
+}
+
+// Pipeline runs tool calls.
+type Pipeline struct {
+	cfg    Config
+	engine *engine.Engine
+	ingest *ingest.Ingester
+	policy *rbac.Policy
+	users  *rbac.Users
+	system *serverdb.DB
+	tools  map[string]*Tool
+}
+
+// New returns a Pipeline over its dependencies, its tools read from their
+// embedded schemas.
+func New(cfg Config, d Deps) (*Pipeline, error) {
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	if cfg.ApprovalTTL <= 0 {
+		cfg.ApprovalTTL = DefaultApprovalTTL
+	}
+	if cfg.MaxPendingCall <= 0 {
+		cfg.MaxPendingCall = DefaultMaxPendingCall
+	}
+	if cfg.MaxPendingBytes <= 0 {
+		cfg.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if cfg.MaxPendingCalls <= 0 {
+		cfg.MaxPendingCalls = DefaultMaxPendingCalls
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Links.Now == nil {
+		cfg.Links.Now = cfg.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	tools, err := loadTools()
+	if err != nil {
+		return nil, err
+	}
+	return &Pipeline{cfg: cfg, engine: d.Engine, ingest: d.Ingest, policy: d.Policy, users: d.Users, system: d.Approvals, tools: tools}, nil
+}
+
+// Tools are the registered tools, by name.
+func (p *Pipeline) Tools() []*Tool {
+	out := make([]*Tool, 0, len(p.tools))
+	for _, n := range p.toolNames() {
+		out = append(out, p.tools[n])
+	}
+	return out
+}
+
+func (p *Pipeline) toolNames() []string {
+	names := make([]string, 0, len(p.tools))
+	for n := range p.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup finds a tool by its registered name or its provider name.
+// Errors: not_found, listing the names.
+func (p *Pipeline) Lookup(name string) (*Tool, error) {
+	if t, ok := p.tools[name]; ok {
+		return t, nil
+	}
+	for _, t := range p.tools {
+		if ProviderName(t.Name) == name {
+			return t, nil
+		}
+	}
+	return nil, datadesk.Errorf(datadesk.NotFound, "no tool named %q", name).WithField("name").WithAllowed(p.toolNames()...)
+}
+
+// Outcome is what one tool call came to: a result, a pending approval or
+// an error, with the policy's decision when one was made.
+type Outcome struct {
+	// Raw is the result as JSON, within MaxAnswer.
+	Raw      []byte
+	Approval *serverdb.Approval
+	Decision rbac.Decision
+	Decided  bool
+	Err      error
+}
+
+// Invoke runs one call of t as who: validate the arguments against the
+// tool's schema, acquire the caller's store, take the work's attributes,
+// let the policy decide, and run it or hold it for a person. Each tool
+// asks for any further permission its arguments need; a call that needs a
+// person is stored as a pending approval.
+func (p *Pipeline) Invoke(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any) Outcome {
+	start := time.Now()
+	out := p.decideAndRun(ctx, who, t, args)
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(t.Name, out, time.Since(start))
+	}
+	return out
+}
+
+// decideAndRun is Invoke before it is counted.
+func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any) Outcome {
+	if !t.Enabled {
+		return Outcome{Err: datadesk.Errorf(datadesk.Forbidden, "tool %s is disabled", t.Name)}
+	}
+	if err := t.check(args); err != nil {
+		return Outcome{Err: err}
+	}
+	store, release, err := p.engine.Acquire(ctx, who.UserID)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	defer release()
+	attrs, err := workAttrs(ctx, store, p.ingest, t, args)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	d := p.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
+	out := Outcome{Decision: d, Decided: true}
+	switch d.Effect {
+	case rbac.Deny:
+		out.Err = datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, t.Name, d.Reason)
+		return out
+	case rbac.Approve:
+		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, d.Reason)
+		return out
+	}
+	call := &toolCall{ctx: ctx, caller: who, store: store}
+	var result any
+	result, out.Err = t.run(p, call, args)
+	if na := (*needsApproval)(nil); errors.As(out.Err, &na) {
+		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, na.reason)
+	}
+	if out.Err == nil && out.Approval == nil {
+		out.Raw, out.Err = encodeAnswer(result)
+	}
+	return out
+}
+
+// encodeAnswer encodes a tool's result within MaxAnswer. Errors:
+// too_large.
+func encodeAnswer(result any) ([]byte, error) {
+	raw, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("toolcall: %w", err)
+	}
+	if len(raw) > MaxAnswer {
+		return nil, datadesk.Errorf(datadesk.TooLarge, "the answer would have %d bytes; a tool answers at most %d: ask for fewer rows or columns",
+			len(raw), MaxAnswer)
+	}
+	return raw, nil
+}
+
+// Check says what the policy decides for a user calling a tool with
+// arguments, without running it: the decision behind `datadesk policy
+// check`. Like a real call, it reads the attributes from the work (a copy's
+// source table, a ZIP's members) in the user's store. Errors: not_found
+// (tool), invalid (arguments).
+func Check(ctx context.Context, p *rbac.Policy, eng *engine.Engine, user *rbac.User, toolName string, args map[string]any) (rbac.Decision, error) {
+	tools, err := loadTools()
+	if err != nil {
+		return rbac.Decision{}, err
+	}
+	t, ok := tools[toolName]
+	if !ok {
+		// Not a tool: an HTTP action such as files.upload, decided as is.
+		return p.Decide(user.Name, user.Role, toolName, rbac.Attrs{}), nil
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := t.check(args); err != nil {
+		return rbac.Decision{}, err
+	}
+	store, release, err := eng.Acquire(ctx, user.ID)
+	if err != nil {
+		return rbac.Decision{}, err
+	}
+	defer release()
+	attrs, err := workAttrs(ctx, store, ingest.New(ingest.Config{}), t, args)
+	if err != nil {
+		return rbac.Decision{}, err
+	}
+	return p.DecideCall(user.Name, user.Role, t.Name, t.floor(), attrs), nil
+}
