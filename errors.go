@@ -34,6 +34,64 @@ const (
 	Internal    Code = "internal"
 )
 
+// statuses maps each code to its HTTP status; the one table. The numbers
+// are written out: net/http would bring cgo into every package, the
+// catalog and typing too, which must build without it.
+var statuses = map[Code]int{
+	Invalid:         400,
+	Unauthenticated: 401,
+	Forbidden:       403,
+	NotFound:        404,
+	Conflict:        409,
+	TooLarge:        413,
+	Unsupported:     415,
+	Timeout:         504,
+	RateLimited:     429,
+	Misdirected:     421,
+	Unavailable:     503,
+	Internal:        500,
+}
+
+// Status is the HTTP status of an error of code c: the API's, the status
+// an MCP call's audit entry records, and that of the control socket's
+// answers. An unknown code is an internal error's.
+func (c Code) Status() int {
+	if status, ok := statuses[c]; ok {
+		return status
+	}
+	return 500
+}
+
+// CodeOfStatus is the code whose status is status: internal for one no
+// code has.
+func CodeOfStatus(status int) Code {
+	for code, st := range statuses {
+		if st == status {
+			return code
+		}
+	}
+	return Internal
+}
+
+// Public is what a client is told of an error: its code, message, field
+// and allowed values. An internal error's message is "internal error",
+// its cause never told.
+type Public struct {
+	Code    Code     `json:"code"`
+	Message string   `json:"message"`
+	Field   string   `json:"field,omitempty"`
+	Allowed []string `json:"allowed,omitempty"`
+}
+
+// PublicOf is what a client is told of err.
+func PublicOf(err error) Public {
+	e := AsError(err)
+	if e.Code == Internal {
+		return Public{Code: Internal, Message: "internal error"}
+	}
+	return Public{Code: e.Code, Message: e.Message, Field: e.Field, Allowed: e.Allowed}
+}
+
 // Error is the one error type that crosses package boundaries with meaning.
 // Message is safe to show to the user; Err, the cause, never leaves the
 // server.

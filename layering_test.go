@@ -19,6 +19,7 @@ var layers = [][]string{
 	{"datadesk/engine"},
 	{"datadesk/ingest", "datadesk/exports", "datadesk/backup", "datadesk/handoff"},
 	{"datadesk/toolcall"},
+	{"datadesk/mcpserver"},
 	{"datadesk/api"},
 	{"datadesk/bench"},
 	{"datadesk/cmd/datadesk", "datadesk/cmd/datadesk-bench"},
@@ -37,7 +38,8 @@ var forbidden = map[string][]string{
 	"datadesk/api/serverdb":      {"datadesk/engine", "datadesk/engine/catalog"},
 	"datadesk/engine":            {"datadesk/engine/clickhouse", "datadesk/api", "datadesk/api/serverdb"},
 	"datadesk/cmd/datadesk":      {"datadesk/bench"},
-	"datadesk/toolcall":          {"datadesk/api", "github.com/labstack/echo/v5", "github.com/modelcontextprotocol/go-sdk/mcp"},
+	"datadesk/toolcall":          {"datadesk/api", "datadesk/mcpserver", "github.com/labstack/echo/v5", "github.com/modelcontextprotocol/go-sdk/mcp"},
+	"datadesk/mcpserver":         {"datadesk/api"},
 }
 
 type listed struct {

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,12 +17,6 @@ const (
 	// maxApprovalPage bounds a page of the approval list.
 	maxApprovalPage = 1000
 )
-
-// approvalAnswer is the 202 answer's account of a pending call.
-func approvalAnswer(a *serverdb.Approval) map[string]any {
-	return map[string]any{"id": a.ID, "status": a.Status, "tool": a.Tool, "reason": a.Reason, "expires_at": a.ExpiresAt,
-		"url": "/v1/approvals/" + a.ID}
-}
 
 // mayApprove reports whether the caller is an approver.
 func (s *Server) mayApprove(c *echo.Context) bool {
@@ -111,19 +103,7 @@ func (s *Server) listApprovals(c *echo.Context) error {
 // visibleApproval returns an approval the caller may see: their own, or any
 // for an approver. Others' answer like missing ones.
 func (s *Server) visibleApproval(c *echo.Context) (*serverdb.Approval, error) {
-	id := c.Param("id")
-	notFound := datadesk.Errorf(datadesk.NotFound, "no approval with id %q", id).WithField("id")
-	if !datadesk.ValidID(id) {
-		return nil, notFound
-	}
-	a, err := s.system.Approval(c.Request().Context(), id, s.cfg.Now())
-	if err != nil {
-		return nil, err
-	}
-	if a.UserID != caller(c).UserID && !s.mayApprove(c) {
-		return nil, notFound
-	}
-	return a, nil
+	return s.calls.Approval(c.Request().Context(), caller(c), c.Param("id"), "id")
 }
 
 func (s *Server) getApproval(c *echo.Context) error {
@@ -135,50 +115,7 @@ func (s *Server) getApproval(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"approval": s.approvalView(caller(c), a)})
-}
-
-// approvalView is what who may see of a call that waited for approval: all
-// of it for the call's own user (or the platform acting for them) while
-// the policy lets them read files; for anyone else, an approver, what the
-// call asked and a summary of what it did, never the data it returned or
-// a link to it.
-func (s *Server) approvalView(who datadesk.Caller, a *serverdb.Approval) *serverdb.Approval {
-	if a.UserID == who.UserID && s.policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{}).Allowed() || len(a.Result) == 0 {
-		return a
-	}
-	v := *a
-	v.Result = resultSummary(a.Tool, a.Result)
-	return &v
-}
-
-// resultSummaryKeys are the parts of a result an approver sees, by tool:
-// counts and names, never rows, aggregates or links.
-var resultSummaryKeys = map[string][]string{
-	"files.create":        {"id", "filename", "content_type", "size", "row_count", "column_count"},
-	"files.query_table":   {"source_row_count", "matched_row_count", "group_count"},
-	"files.analyze_table": {"source_row_count", "matched_row_count", "group_count"},
-}
-
-// resultSummary returns a call's result cut to what an approver sees.
-func resultSummary(tool string, raw json.RawMessage) json.RawMessage {
-	var r map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&r) != nil {
-		return json.RawMessage(`{}`)
-	}
-	if f, ok := r["file"].(map[string]any); ok {
-		r = f
-	}
-	out := map[string]any{}
-	for _, k := range resultSummaryKeys[tool] {
-		if v, ok := r[k]; ok {
-			out[k] = v
-		}
-	}
-	b, _ := json.Marshal(out)
-	return b
+	return c.JSON(http.StatusOK, map[string]any{"approval": s.calls.ApprovalView(caller(c), a)})
 }
 
 // decideApproval approves or rejects a pending call. An approved call runs
@@ -194,7 +131,7 @@ func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]any{"approval": s.approvalView(caller(c), a)})
+		return c.JSON(http.StatusOK, map[string]any{"approval": s.calls.ApprovalView(caller(c), a)})
 	}
 }
 

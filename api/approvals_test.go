@@ -51,8 +51,8 @@ func TestApprovalOfAKeptBody(t *testing.T) {
 	root := addUser(t, users, "root", "admin")
 	rows := bigRows(20_000)
 	body, _ := json.Marshal(map[string]any{"arguments": map[string]any{"filename": "big.csv", "columns": []any{"id", "note"}, "rows": rows}})
-	if len(body) <= bodyInMemory {
-		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(body), bodyInMemory)
+	if len(body) <= toolcall.BodyInMemory {
+		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(body), toolcall.BodyInMemory)
 	}
 	code, m, raw := ts.do("POST", "/v1/tools/files.create", vic, bytes.NewReader(body), "application/json")
 	if code != http.StatusAccepted {

@@ -9,37 +9,8 @@ import (
 	"datadesk"
 )
 
-// statusOf maps each error code to its HTTP status; the one table.
-var statusOf = map[datadesk.Code]int{
-	datadesk.Invalid:         http.StatusBadRequest,
-	datadesk.Unauthenticated: http.StatusUnauthorized,
-	datadesk.Forbidden:       http.StatusForbidden,
-	datadesk.NotFound:        http.StatusNotFound,
-	datadesk.Conflict:        http.StatusConflict,
-	datadesk.TooLarge:        http.StatusRequestEntityTooLarge,
-	datadesk.Unsupported:     http.StatusUnsupportedMediaType,
-	datadesk.Timeout:         http.StatusGatewayTimeout,
-	datadesk.RateLimited:     http.StatusTooManyRequests,
-	datadesk.Misdirected:     http.StatusMisdirectedRequest,
-	datadesk.Unavailable:     http.StatusServiceUnavailable,
-	datadesk.Internal:        http.StatusInternalServerError,
-}
-
-// Status is the HTTP status of an error of code: the API's, and that of
-// the control socket's answers.
-func Status(code datadesk.Code) int {
-	if status, ok := statusOf[code]; ok {
-		return status
-	}
-	return http.StatusInternalServerError
-}
-
-type errorBody struct {
-	Code    datadesk.Code `json:"code"`
-	Message string        `json:"message"`
-	Field   string        `json:"field,omitempty"`
-	Allowed []string      `json:"allowed,omitempty"`
-}
+// errorBody is an error as a client is told it.
+type errorBody = datadesk.Public
 
 // handleError writes every error as {"error": {...}}. Only internal errors
 // are logged, and their causes never reach the client.
@@ -53,11 +24,9 @@ func (s *Server) handleError(c *echo.Context, err error) {
 		// Echo's own errors: unknown route, wrong method.
 		body = errorBody{Code: code, Message: http.StatusText(status)}
 	} else {
-		e := datadesk.AsError(err)
-		body = errorBody{Code: e.Code, Message: e.Message, Field: e.Field, Allowed: e.Allowed}
-		switch e.Code {
+		body = datadesk.PublicOf(err)
+		switch body.Code {
 		case datadesk.Internal:
-			body.Message = "internal error"
 			s.cfg.Logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 		case datadesk.Unavailable:
 			s.cfg.Logger.Warn("a dependency is down", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
@@ -84,17 +53,12 @@ func errorStatus(err error) (int, datadesk.Code) {
 		return he.StatusCode(), codeOfStatus(he.StatusCode())
 	}
 	code := datadesk.ErrorCode(err)
-	return Status(code), code
+	return code.Status(), code
 }
 
 func codeOfStatus(status int) datadesk.Code {
-	for code, st := range statusOf {
-		if st == status {
-			return code
-		}
-	}
 	if status == http.StatusMethodNotAllowed {
 		return datadesk.Invalid
 	}
-	return datadesk.Internal
+	return datadesk.CodeOfStatus(status)
 }

@@ -139,7 +139,7 @@ func memoryPeaks(t *testing.T, f func()) (rss, heap int64) {
 
 // TestFilesCreateMemoryBounded: a 25.7 MB files.create call (50,000 rows of
 // 256 zeros) peaked at 3.26 GB, about 127 times its body, and a viewer's
-// 51 MB call added 2 GB before its 413. A body past bodyInMemory is now
+// 51 MB call added 2 GB before its 413. A body past toolcall.BodyInMemory is now
 // kept in a file while its call runs, and its rows are read from there a
 // row at a time (to check, type and write them, and to load the table,
 // which DuckDB's query appender takes a batch at a time, whole numbers as

@@ -13,6 +13,7 @@ import (
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/exports"
+	"datadesk/mcpserver"
 	"datadesk/rbac"
 )
 
@@ -93,14 +94,14 @@ func FuzzMCPRequest(f *testing.F) {
 			t.Fatalf("the connection failed: %v", err)
 		}
 		defer resp.Body.Close()
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, mcpMaxRequestAnswers+(1<<20)))
+		raw, err := io.ReadAll(io.LimitReader(resp.Body, mcpserver.MaxRequestAnswers+(1<<20)))
 		if err != nil {
 			t.Fatalf("the answer was cut: %v", err)
 		}
 		if resp.StatusCode >= 500 {
 			t.Fatalf("%d for %q: %.300s", resp.StatusCode, body, raw)
 		}
-		if len(raw) > mcpMaxRequestAnswers+(512<<10) {
+		if len(raw) > mcpserver.MaxRequestAnswers+(512<<10) {
 			t.Fatalf("%d bytes answered to %d bytes", len(raw), len(body))
 		}
 	})

@@ -19,7 +19,7 @@ const (
 	// Reads of a page of rows: GET /v1/tables/{id}/rows and MCP's
 	// resources/read. A page holds up to 1,000 rows of any width.
 	readsPerNode, readsPerUser = 8, 4
-	// Bodies kept in files while their call runs (past bodyInMemory, up
+	// Bodies kept in files while their call runs (past toolcall.BodyInMemory, up
 	// to toolcall.MaxBody each) and uploads being received (up to
 	// --max-upload each).
 	bodiesPerNode, bodiesPerUser = 8, 2

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"datadesk/mcpserver"
 	"datadesk/rbac"
 	"datadesk/toolcall"
 )
@@ -94,8 +94,8 @@ func TestMCPAnswersBounded(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("a batch of 8: got %d %.300s", code, raw)
 	}
-	if len(raw) > mcpMaxRequestAnswers+(256<<10) {
-		t.Errorf("a batch of 8 answered %d bytes; the answers to one request are at most %d", len(raw), mcpMaxRequestAnswers)
+	if len(raw) > mcpserver.MaxRequestAnswers+(256<<10) {
+		t.Errorf("a batch of 8 answered %d bytes; the answers to one request are at most %d", len(raw), mcpserver.MaxRequestAnswers)
 	}
 	if !strings.Contains(string(raw), "send fewer calls at once") {
 		t.Errorf("a batch past the answers' budget does not say so: %.300s", raw)
@@ -115,7 +115,7 @@ func TestMCPAnswersBounded(t *testing.T) {
 	if err := json.Unmarshal([]byte(text), &page); err != nil {
 		t.Fatal(err)
 	}
-	if len(text) > mcpMaxPageBytes || !page.HasMore || len(page.Rows) == 0 || len(page.Rows) >= 200 || page.Limit != len(page.Rows) {
+	if len(text) > mcpserver.MaxPageBytes || !page.HasMore || len(page.Rows) == 0 || len(page.Rows) >= 200 || page.Limit != len(page.Rows) {
 		t.Errorf("a page of a wide table: %d bytes, %d rows, has_more %v, limit %d", len(text), len(page.Rows), page.HasMore, page.Limit)
 	}
 
@@ -123,7 +123,7 @@ func TestMCPAnswersBounded(t *testing.T) {
 	if rows, _ := structured["rows"].([]any); len(rows) != 3 {
 		t.Fatalf("query: %v", structured)
 	}
-	if txt := textOf(call); strings.Contains(txt, strings.Repeat("w", 100)) || len(txt) > mcpMaxText {
+	if txt := textOf(call); strings.Contains(txt, strings.Repeat("w", 100)) || len(txt) > mcpserver.MaxText {
 		t.Errorf("the text beside a query's rows repeats them (%d bytes): %.200s", len(txt), txt)
 	}
 }
@@ -157,13 +157,13 @@ func TestMCPAppliesPlatformRows(t *testing.T) {
 	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "datadesk://tables/" + table}); err == nil {
 		t.Errorf("MCP resources/read for ana by the platform: read, want refused")
 	}
-	_, structured := callMCP(t, cs, mcpApprovalsTool, map[string]any{"approval_id": approval})
+	_, structured := callMCP(t, cs, mcpserver.ApprovalsTool, map[string]any{"approval_id": approval})
 	if strings.Contains(mustJSON(structured), "download_url") {
 		t.Errorf("MCP approvals_get for ana by a platform that may not read gave the result: %s", mustJSON(structured))
 	}
 	// Ana herself gets her result.
 	own := mcpTransports["http"](t, ts, ana)
-	_, structured = callMCP(t, own, mcpApprovalsTool, map[string]any{"approval_id": approval})
+	_, structured = callMCP(t, own, mcpserver.ApprovalsTool, map[string]any{"approval_id": approval})
 	if !strings.Contains(mustJSON(structured), "download_url") {
 		t.Errorf("the caller's own approved result: %s", mustJSON(structured))
 	}
@@ -293,8 +293,8 @@ func TestMCPRowsSetAside(t *testing.T) {
 	for i := range rows {
 		rows[i] = []any{i, "a note long enough to make the call large"}
 	}
-	if b, _ := json.Marshal([]any{create(1, "a.csv", rows), create(2, "b.csv", rows)}); len(b) <= bodyInMemory {
-		t.Fatalf("the batch has %d bytes, not more than the %d held", len(b), bodyInMemory)
+	if b, _ := json.Marshal([]any{create(1, "a.csv", rows), create(2, "b.csv", rows)}); len(b) <= toolcall.BodyInMemory {
+		t.Fatalf("the batch has %d bytes, not more than the %d held", len(b), toolcall.BodyInMemory)
 	}
 	code, raw = post([]any{create(1, "a.csv", rows), create(2, "b.csv", rows)})
 	var answers []struct {
@@ -310,46 +310,6 @@ func TestMCPRowsSetAside(t *testing.T) {
 	for i, a := range answers {
 		if n := a.Result.Structured.File.RowCount; n == nil || *n != 12_000 {
 			t.Errorf("a large batch, call %d: %v rows, want 12,000", i+1, n)
-		}
-	}
-}
-
-// TestSetRowsAside: each tools/call with a list of rows in its arguments,
-// alone or in a batch, is given with a reference in their place, and the
-// body with the rows put back is the body that came; anything else is
-// given as it came.
-func TestSetRowsAside(t *testing.T) {
-	for _, tc := range []struct {
-		in    string
-		aside int
-	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files_create","arguments":{"filename":"a.csv","rows":[[1,"]"],[2,"x\""]],"columns":["a","b"]}}}`, 1},
-		{` { "params" : { "arguments" : { "rows" : [ ] } , "name" : "files_create" } , "id" : "x" , "method" : "tools/call" , "jsonrpc" : "2.0" } `, 1},
-		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"rows":[[1]]}}}, {"jsonrpc":"2.0","id":2,"method":"ping"},` +
-			`{"method":"tools/call","params":{"arguments":{"rows":[[2],[3]]}}}]`, 2},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files_create","arguments":{"note":{"rows":[[1]]},"rows":"text"}}}`, 0},
-		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"arguments":{"rows":[[1]]}}}`, 0},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"rows":[[1]]}}} {}`, 0},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"rows":[[1],}}}`, 0},
-		{`[{"method":"tools/call","params":{"arguments":{"rows":[[1]]}}}, 5]`, 0},
-	} {
-		body := io.NewSectionReader(strings.NewReader(tc.in), 0, int64(len(tc.in)))
-		msg, aside := setRowsAside(body)
-		got, err := io.ReadAll(msg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(aside) != tc.aside {
-			t.Errorf("%s: %d set aside, want %d", tc.in, len(aside), tc.aside)
-			continue
-		}
-		back := string(got)
-		for ref, rows := range aside {
-			b, _ := rows.MarshalJSON()
-			back = strings.Replace(back, `"`+ref+`"`, string(b), 1)
-		}
-		if back != tc.in || tc.aside > 0 && strings.Contains(string(got), "[[") {
-			t.Errorf("%s: given as %s", tc.in, got)
 		}
 	}
 }

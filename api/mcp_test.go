@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/mcpserver"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -220,7 +222,7 @@ func checkTableResource(t *testing.T, cs *mcp.ClientSession, fileID string) {
 	t.Helper()
 	ctx := context.Background()
 	tmpl, err := cs.ListResourceTemplates(ctx, nil)
-	if err != nil || len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != tableURITemplate {
+	if err != nil || len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != mcpserver.TableURITemplate {
 		t.Fatalf("templates: %v %v", err, tmpl)
 	}
 	tests := []struct {

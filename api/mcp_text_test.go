@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"datadesk/mcpserver"
 )
 
 // TestMCPTextCarriesTheAnswer: a host that passes its model only a tool's
@@ -44,8 +46,8 @@ func TestMCPTextCarriesTheAnswer(t *testing.T) {
 			if !strings.HasPrefix(text, "200 of 200 rows match in "+file+". 20 groups.") || !strings.Contains(text, "\nregion | sum_amount | count\n") {
 				t.Errorf("the text's head: %.200s", text)
 			}
-			if len(text) > mcpMaxText {
-				t.Errorf("text of %d bytes, past %d", len(text), mcpMaxText)
+			if len(text) > mcpserver.MaxText {
+				t.Errorf("text of %d bytes, past %d", len(text), mcpserver.MaxText)
 			}
 			// One group of one row, in words a person would write.
 			res, _ = callMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file, "filters": []any{map[string]any{"column": "region", "op": "eq", "value": "R03"}},
@@ -54,29 +56,6 @@ func TestMCPTextCarriesTheAnswer(t *testing.T) {
 				t.Errorf("one group: %s", text)
 			}
 		})
-	}
-}
-
-// TestAnswerTextWithinBudget: rows past the text's budget are named, with
-// the offset of the first left out; cells are cut.
-func TestAnswerTextWithinBudget(t *testing.T) {
-	rows := make([]any, 40)
-	for i := range rows {
-		rows[i] = []any{fmt.Sprintf("r%d", i), strings.Repeat("x", 100)}
-	}
-	r := map[string]any{"matched_row_count": 1, "source_row_count": 1, "columns": []any{"id", "note"}, "rows": rows,
-		"offset": 20, "has_more": true, "notes": []any{"a note"}, "hint": "a hint"}
-	text := answerText(r, 1000)
-	if len(text) > 1000 {
-		t.Errorf("%d bytes past the budget of 1000", len(text))
-	}
-	for _, want := range []string{"1 of 1 row match.", "\nid | note\nr0 | xxx", "…", "of this page not shown here", "ask again with offset 3", "\nHint: a hint", "\nNote: a note"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the text lacks %q:\n%s", want, text)
-		}
-	}
-	if strings.Contains(text, strings.Repeat("x", mcpMaxCell)) {
-		t.Errorf("a cell is not cut: %s", text)
 	}
 }
 

@@ -44,7 +44,7 @@ func (s *Server) routes() {
 	e.POST("/v1/session", s.signIn, s.audited)
 	// The Model Context Protocol's streamable HTTP transport, by bearer
 	// token like every other call.
-	e.Any("/mcp", s.mcpHandler(), s.mcpAuthenticate)
+	e.Any("/mcp", s.mcp.Handle(), s.mcp.Authenticate)
 
 	v1 := e.Group("/v1", s.audited, s.authenticate)
 	v1.GET("/session", s.session)

@@ -4,8 +4,10 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"html/template"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +23,7 @@ import (
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/links"
+	"datadesk/mcpserver"
 	"datadesk/rbac"
 	"datadesk/toolcall"
 )
@@ -97,8 +100,10 @@ type Server struct {
 	system *serverdb.DB
 	audit  *rbac.Audit
 	echo   *echo.Echo
-	// calls runs tool calls, whichever way they come.
+	// calls runs tool calls, whichever way they come; mcp is the MCP
+	// surface.
 	calls *toolcall.Pipeline
+	mcp   *mcpserver.Handler
 	links links.Signer
 	pages map[string]*template.Template
 	// signIns counts failed sign-ins by name and client address.
@@ -165,6 +170,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.bodies = newGate("large request bodies", bodiesPerNode, bodiesPerUser)
 	s.bodyIdle = bodyIdle
 	s.peers = &http.Client{Timeout: peerTimeout}
+	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users, Audit: d.Audit,
+		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
+		Logger: cfg.Logger, Now: cfg.Now})
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()
@@ -228,3 +236,10 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 
 // System is the server's own database.
 func (s *Server) System() *serverdb.DB { return s.system }
+
+// ServeMCP serves the Model Context Protocol over r and w (a process's
+// stdin and stdout) for the user whose bearer token is given, until the
+// client leaves or ctx ends (mcpserver.Handler.ServeStdio).
+func (s *Server) ServeMCP(ctx context.Context, token string, r io.ReadCloser, w io.WriteCloser) error {
+	return s.mcp.ServeStdio(ctx, token, r, w)
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/toolcall"
+
 	"github.com/xuri/excelize/v2"
 )
 
@@ -92,8 +94,8 @@ func TestDeclaredTableBodies(t *testing.T) {
 		big[i] = []any{fmt.Sprintf("%05d", i), i, "a note of some length"}
 	}
 	b, _ := json.Marshal(map[string]any{"provider": "crm", "columns": []any{"Customer ID", "Visits", "Note"}, "rows": big, "title": "visits"})
-	if len(b) <= bodyInMemory {
-		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(b), bodyInMemory)
+	if len(b) <= toolcall.BodyInMemory {
+		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(b), toolcall.BodyInMemory)
 	}
 	code, m, raw := ts.do("POST", "/v1/tables", token, bytes.NewReader(b), "application/json")
 	if code != http.StatusCreated || m["row_count"] != float64(len(big)) {

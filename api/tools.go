@@ -43,7 +43,7 @@ func (s *Server) callTool(c *echo.Context) error {
 	}
 	if out.Approval != nil {
 		c.Set(approvalKey, out.Approval.ID)
-		return c.JSON(http.StatusAccepted, map[string]any{"approval": approvalAnswer(out.Approval)})
+		return c.JSON(http.StatusAccepted, map[string]any{"approval": toolcall.ApprovalAnswer(out.Approval)})
 	}
 	return c.JSONBlob(http.StatusOK, append(append([]byte(`{"result":`), out.Raw...), '}'))
 }

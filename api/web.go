@@ -101,7 +101,7 @@ func (s *Server) pageBase(c *echo.Context, title string) page {
 // pageError renders an error as a page, with the same status the API uses.
 func (s *Server) pageError(c *echo.Context, err error) error {
 	e := datadesk.AsError(err)
-	status := statusOf[e.Code]
+	status := e.Code.Status()
 	heading := "Something went wrong"
 	text := e.Message
 	switch e.Code {

@@ -143,3 +143,71 @@ func ArgsHash(args map[string]any) string {
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// Approval returns approval id if who may see it: their own call, or
+// any for an approver; others' answer like missing ones. field names the
+// argument that carried the id. Errors: not_found.
+func (p *Pipeline) Approval(ctx context.Context, who datadesk.Caller, id, field string) (*serverdb.Approval, error) {
+	notFound := datadesk.Errorf(datadesk.NotFound, "no approval with id %q", id).WithField(field)
+	if !datadesk.ValidID(id) {
+		return nil, notFound
+	}
+	a, err := p.system.Approval(ctx, id, p.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	if a.UserID != who.UserID && !p.policy.DecideAs(who, rbac.ActionApprove, rbac.Attrs{}).Allowed() {
+		return nil, notFound
+	}
+	return a, nil
+}
+
+// ApprovalView is what who may see of a call that waited for approval: all
+// of it for the call's own user (or the platform acting for them) while
+// the policy lets them read files; for anyone else, an approver, what the
+// call asked and a summary of what it did, never the data it returned or
+// a link to it.
+func (p *Pipeline) ApprovalView(who datadesk.Caller, a *serverdb.Approval) *serverdb.Approval {
+	if a.UserID == who.UserID && p.policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{}).Allowed() || len(a.Result) == 0 {
+		return a
+	}
+	v := *a
+	v.Result = resultSummary(a.Tool, a.Result)
+	return &v
+}
+
+// resultSummaryKeys are the parts of a result an approver sees, by tool:
+// counts and names, never rows, aggregates or links.
+var resultSummaryKeys = map[string][]string{
+	"files.create":        {"id", "filename", "content_type", "size", "row_count", "column_count"},
+	"files.query_table":   {"source_row_count", "matched_row_count", "group_count"},
+	"files.analyze_table": {"source_row_count", "matched_row_count", "group_count"},
+}
+
+// resultSummary returns a call's result cut to what an approver sees.
+func resultSummary(tool string, raw json.RawMessage) json.RawMessage {
+	var r map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&r) != nil {
+		return json.RawMessage(`{}`)
+	}
+	if f, ok := r["file"].(map[string]any); ok {
+		r = f
+	}
+	out := map[string]any{}
+	for _, k := range resultSummaryKeys[tool] {
+		if v, ok := r[k]; ok {
+			out[k] = v
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// ApprovalAnswer is the account of a pending call a surface answers with
+// (HTTP's 202, MCP's result).
+func ApprovalAnswer(a *serverdb.Approval) map[string]any {
+	return map[string]any{"id": a.ID, "status": a.Status, "tool": a.Tool, "reason": a.Reason, "expires_at": a.ExpiresAt,
+		"url": "/v1/approvals/" + a.ID}
+}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"datadesk/api"
 	"datadesk/backup"
 
 	"datadesk"
@@ -173,6 +172,6 @@ func controlError(w http.ResponseWriter, err error) {
 		msg += ": " + err.Error()
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(api.Status(e.Code))
+	w.WriteHeader(e.Code.Status())
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg, "code": string(e.Code), "field": e.Field})
 }

@@ -1,4 +1,4 @@
-package api
+package toolcall
 
 import (
 	"bytes"
@@ -8,18 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"datadesk/toolcall"
-
 	"datadesk"
 )
 
-// TestSpoolBody: a body up to bodyInMemory stays in memory, a larger one
+// TestSpoolBody: a body up to BodyInMemory stays in memory, a larger one
 // goes to a file that is gone from its directory at once, whether or not
 // the request gives its size; one past the limit is refused, and one that
 // cannot be read says so.
 func TestSpoolBody(t *testing.T) {
 	small := strings.Repeat("s", 100)
-	large := strings.Repeat("l", bodyInMemory+10)
+	large := strings.Repeat("l", BodyInMemory+10)
 	for _, tc := range []struct {
 		name   string
 		body   io.Reader
@@ -29,20 +27,20 @@ func TestSpoolBody(t *testing.T) {
 		want   string
 		code   datadesk.Code
 	}{
-		{"small, sized", strings.NewReader(small), int64(len(small)), toolcall.MaxBody, false, small, ""},
-		{"small, size unknown", strings.NewReader(small), -1, toolcall.MaxBody, false, small, ""},
-		{"exactly the most held", strings.NewReader(large[:bodyInMemory]), -1, toolcall.MaxBody, false, large[:bodyInMemory], ""},
-		{"large, sized", strings.NewReader(large), int64(len(large)), toolcall.MaxBody, true, large, ""},
-		{"large, size unknown", strings.NewReader(large), -1, toolcall.MaxBody, true, large, ""},
-		{"large, size said small", strings.NewReader(large), 10, toolcall.MaxBody, true, large, ""},
+		{"small, sized", strings.NewReader(small), int64(len(small)), MaxBody, false, small, ""},
+		{"small, size unknown", strings.NewReader(small), -1, MaxBody, false, small, ""},
+		{"exactly the most held", strings.NewReader(large[:BodyInMemory]), -1, MaxBody, false, large[:BodyInMemory], ""},
+		{"large, sized", strings.NewReader(large), int64(len(large)), MaxBody, true, large, ""},
+		{"large, size unknown", strings.NewReader(large), -1, MaxBody, true, large, ""},
+		{"large, size said small", strings.NewReader(large), 10, MaxBody, true, large, ""},
 		{"past the limit, held", strings.NewReader(small), -1, 50, false, "", datadesk.TooLarge},
-		{"past the limit, in a file", strings.NewReader(large), -1, bodyInMemory + 5, false, "", datadesk.TooLarge},
-		{"broken off", io.MultiReader(strings.NewReader(large), errReader{}), -1, toolcall.MaxBody, false, "", datadesk.Invalid},
-		{"broken off early", errReader{}, -1, toolcall.MaxBody, false, "", datadesk.Invalid},
+		{"past the limit, in a file", strings.NewReader(large), -1, BodyInMemory + 5, false, "", datadesk.TooLarge},
+		{"broken off", io.MultiReader(strings.NewReader(large), errReader{}), -1, MaxBody, false, "", datadesk.Invalid},
+		{"broken off early", errReader{}, -1, MaxBody, false, "", datadesk.Invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			b, err := spoolBody(tc.body, tc.size, tc.limit, dir)
+			b, err := Spool(tc.body, tc.size, tc.limit, dir)
 			if tc.code != "" {
 				if err == nil || datadesk.AsError(err).Code != tc.code {
 					t.Fatalf("got %v, want %s", err, tc.code)

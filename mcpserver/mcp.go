@@ -1,4 +1,9 @@
-package api
+// Package mcpserver is datadesk's Model Context Protocol surface: the
+// registered tools under their provider names, approvals_get, and the
+// stored tables as resources, over streamable HTTP and stdio. Each tool
+// call goes through the tool-call pipeline (toolcall) as an HTTP call
+// does, and is recorded in the audit log as one.
+package mcpserver
 
 import (
 	"bufio"
@@ -8,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sort"
@@ -24,6 +30,7 @@ import (
 
 	"datadesk"
 	"datadesk/api/serverdb"
+	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/rbac"
 	"datadesk/toolcall"
@@ -31,37 +38,77 @@ import (
 
 // MCP names beside the registered tools.
 const (
-	// mcpApprovalsTool fetches a pending call's state and, once a person
+	// ApprovalsTool fetches a pending call's state and, once a person
 	// approved it, its result. The tools' specified schemas have no approval argument,
 	// so this is a tool of its own rather than an extra argument.
-	mcpApprovalsTool = "approvals_get"
-	// tableURITemplate names a stored table's rows, a page at a time.
-	tableURITemplate = "datadesk://tables/{id}{?offset,limit}"
-	// mcpMaxPage bounds a resource page: a client may put it in a model's
-	// context whole. mcpMaxPageBytes bounds it in bytes too: a page of a
+	ApprovalsTool = "approvals_get"
+	// TableURITemplate names a stored table's rows, a page at a time.
+	TableURITemplate = "datadesk://tables/{id}{?offset,limit}"
+	// maxPage bounds a resource page: a client may put it in a model's
+	// context whole. MaxPageBytes bounds it in bytes too: a page of a
 	// wide table is cut short to fit, and says where the next one starts.
-	mcpMaxPage      = 200
-	mcpDefaultPage  = catalog.DefaultPageSize
-	mcpMaxPageBytes = 256 << 10
-	// mcpMaxBatch bounds the messages of one JSON-RPC batch (protocol
-	// versions before 2025-06-18 allow batches), and mcpMaxRequestAnswers
+	maxPage      = 200
+	defaultPage  = catalog.DefaultPageSize
+	MaxPageBytes = 256 << 10
+	// MaxBatch bounds the messages of one JSON-RPC batch (protocol
+	// versions before 2025-06-18 allow batches), and MaxRequestAnswers
 	// the bytes the answers to one HTTP request may carry together.
-	mcpMaxBatch          = 8
-	mcpMaxRequestAnswers = 2 * toolcall.MaxAnswer
-	// mcpMaxText bounds the text beside a result: a summary, the rows of
-	// an answer as a compact table (each cell at most mcpMaxCell bytes)
+	MaxBatch          = 8
+	MaxRequestAnswers = 2 * toolcall.MaxAnswer
+	// MaxText bounds the text beside a result: a summary, the rows of
+	// an answer as a compact table (each cell at most MaxCell bytes)
 	// as far as they fit, its hint and notes. Many hosts pass a model the
 	// text alone.
-	mcpMaxText = 8000
-	mcpMaxCell = 60
+	MaxText = 8000
+	MaxCell = 60
 )
 
 var approvalsSchema = json.RawMessage(`{"type": "object", "required": ["approval_id"], "additionalProperties": false,
 "properties": {"approval_id": {"type": "string", "minLength": 1, "maxLength": 128}}}`)
 
+// Deps are what the MCP surface uses of the server it is part of.
+type Deps struct {
+	// Calls runs the tool calls.
+	Calls *toolcall.Pipeline
+	// Engine holds the owners' stores, read for table resources.
+	Engine *engine.Engine
+	Policy *rbac.Policy
+	Users  *rbac.Users
+	// Audit says whether an entry can be written (Ready); Record writes
+	// one as the server does, counting and logging a failure.
+	Audit  *rbac.Audit
+	Record func(rbac.Entry)
+	// Authenticate resolves a request's caller, which Caller then reads.
+	Authenticate echo.MiddlewareFunc
+	Caller       func(*echo.Context) datadesk.Caller
+	// Spool keeps a request's body, taking the caller's turn for a large
+	// one; EnterRead takes a turn to read rows.
+	Spool     func(c *echo.Context, user string) (*toolcall.Body, error)
+	EnterRead func(ctx context.Context, user string) (func(), error)
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Handler serves MCP: over streamable HTTP (Handle, behind Authenticate)
+// and over a process's stdin and stdout (ServeStdio).
+type Handler struct {
+	d Deps
+}
+
+// NewHandler returns the MCP surface over its dependencies.
+func NewHandler(d Deps) *Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Handler{d: d}
+}
+
 type mcpCallerKey struct{}
 
-// mcpHandler serves MCP's streamable HTTP transport at /mcp. It runs after
+// Handle serves MCP's streamable HTTP transport at /mcp. It runs after
 // authenticate, so each request's MCP server acts as the caller that
 // authenticated it; stateless, since no session outlives the request that
 // proved who is calling. The SDK's localhost check (a request to a
@@ -69,37 +116,37 @@ type mcpCallerKey struct{}
 // without authentication against DNS rebinding, a rebound page cannot send
 // a bearer token or this site's cookie, and it would refuse every request
 // from a reverse proxy on the same machine.
-func (s *Server) mcpHandler() echo.HandlerFunc {
+func (h *Handler) Handle() echo.HandlerFunc {
 	// One server for every request: each call acts as the caller its
 	// request's context carries.
-	srv := s.mcpServer(func(ctx context.Context) (datadesk.Caller, error) {
+	srv := h.mcpServer(func(ctx context.Context) (datadesk.Caller, error) {
 		who, ok := ctx.Value(mcpCallerKey{}).(datadesk.Caller)
 		if !ok {
 			return datadesk.Caller{}, datadesk.Errorf(datadesk.Unauthenticated, "the call carries no signed-in caller")
 		}
 		return who, nil
 	})
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	streamable := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if _, ok := r.Context().Value(mcpCallerKey{}).(datadesk.Caller); !ok {
 			return nil
 		}
 		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: toolcall.MaxBody,
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: h.d.Logger, MaxRequestBodyBytes: toolcall.MaxBody,
 		DisableLocalhostProtection: true})
 	return func(c *echo.Context) error {
 		r := c.Request()
 		ctx := r.Context()
 		if r.Method == http.MethodPost {
-			body, err := s.spool(c, caller(c).UserID)
+			body, err := h.d.Spool(c, h.d.Caller(c).UserID)
 			if err != nil {
 				return err
 			}
 			defer body.Close()
-			if n, ok := toolcall.CountItems(body.SectionReader); ok && n > mcpMaxBatch {
-				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
+			if n, ok := toolcall.CountItems(body.SectionReader); ok && n > MaxBatch {
+				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, MaxBatch)
 			}
 			msg, aside := io.Reader(io.NewSectionReader(body, 0, body.Size())), mcpRows(nil)
-			if body.file != nil {
+			if body.Spooled() {
 				msg, aside = setRowsAside(body.SectionReader)
 			}
 			if aside != nil {
@@ -108,9 +155,9 @@ func (s *Server) mcpHandler() echo.HandlerFunc {
 			r.Body = io.NopCloser(msg)
 			r.ContentLength = -1
 		}
-		ctx = context.WithValue(ctx, mcpCallerKey{}, caller(c))
-		ctx = withAnswerBudget(ctx, mcpMaxRequestAnswers)
-		h.ServeHTTP(c.Response(), r.WithContext(ctx))
+		ctx = context.WithValue(ctx, mcpCallerKey{}, h.d.Caller(c))
+		ctx = withAnswerBudget(ctx, MaxRequestAnswers)
+		streamable.ServeHTTP(c.Response(), r.WithContext(ctx))
 		return nil
 	}
 }
@@ -135,34 +182,34 @@ func spend(ctx context.Context, n int) error {
 		return nil
 	}
 	if b.left.Add(-int64(n)) < 0 {
-		return datadesk.Errorf(datadesk.TooLarge, "the answers to this request would pass %d bytes together; send fewer calls at once", mcpMaxRequestAnswers)
+		return datadesk.Errorf(datadesk.TooLarge, "the answers to this request would pass %d bytes together; send fewer calls at once", MaxRequestAnswers)
 	}
 	return nil
 }
 
-// mcpAuthenticate is authenticate for /mcp, recording refusals in the audit
+// Authenticate is Deps.Authenticate for /mcp, recording refusals in the audit
 // log; the tool calls made over MCP are recorded one by one.
-func (s *Server) mcpAuthenticate(next echo.HandlerFunc) echo.HandlerFunc {
-	authed := s.authenticate(next)
+func (h *Handler) Authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	authed := h.d.Authenticate(next)
 	return func(c *echo.Context) error {
-		start := s.cfg.Now()
+		start := h.d.Now()
 		err := authed(c)
 		if err != nil {
-			s.recordMCP(caller(c), "mcp", start, toolcall.Outcome{Err: err}, nil, "")
+			h.recordMCP(h.d.Caller(c), "mcp", start, toolcall.Outcome{Err: err}, nil, "")
 		}
 		return err
 	}
 }
 
-// ServeMCP serves the Model Context Protocol over r and w (a process's
+// ServeStdio serves the Model Context Protocol over r and w (a process's
 // stdin and stdout) for the user whose bearer token is given, until the
 // client leaves or ctx ends. The token is checked again at every call, so
 // a revoked token or a changed role takes effect at once. Errors:
 // unauthenticated (token).
-func (s *Server) ServeMCP(ctx context.Context, token string, r io.ReadCloser, w io.WriteCloser) error {
+func (h *Handler) ServeStdio(ctx context.Context, token string, r io.ReadCloser, w io.WriteCloser) error {
 	token = strings.TrimSpace(token)
 	resolve := func(context.Context) (datadesk.Caller, error) {
-		user, err := s.users.Authenticate(token)
+		user, err := h.d.Users.Authenticate(token)
 		if err != nil {
 			return datadesk.Caller{}, err
 		}
@@ -173,7 +220,7 @@ func (s *Server) ServeMCP(ctx context.Context, token string, r io.ReadCloser, w 
 	}
 	out := &lockedWriter{w: w}
 	in := &batchLimiter{r: bufio.NewReaderSize(r, 1<<20), w: out, closer: r}
-	return s.mcpServer(resolve).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: toolcall.MaxBody})
+	return h.mcpServer(resolve).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: toolcall.MaxBody})
 }
 
 // lockedWriter serialises writes of the SDK and of batchLimiter.
@@ -191,7 +238,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return l.w.Close() }
 
 // batchLimiter passes a stdio stream of JSON-RPC messages, one per line,
-// and answers a batch of more than mcpMaxBatch messages itself with an
+// and answers a batch of more than MaxBatch messages itself with an
 // error instead of passing it on. Lines longer than its buffer (1 MiB) are
 // a call's arguments and pass uncounted.
 type batchLimiter struct {
@@ -214,8 +261,8 @@ func (b *batchLimiter) Read(p []byte) (int, error) {
 			if long {
 				break
 			}
-		} else if n, ok := toolcall.CountItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > mcpMaxBatch {
-			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, mcpMaxBatch)
+		} else if n, ok := toolcall.CountItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > MaxBatch {
+			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, MaxBatch)
 			answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
 			if _, werr := b.w.Write(append(answer, '\n')); werr != nil {
 				return 0, werr
@@ -240,13 +287,13 @@ func (b *batchLimiter) Close() error { return b.closer.Close() }
 // mcpServer is an MCP server whose tools and resources act as the caller
 // resolve returns for each call's context: the registered tools under their provider
 // names, approvals_get, and the stored tables as resources.
-func (s *Server) mcpServer(resolve func(context.Context) (datadesk.Caller, error)) *mcp.Server {
+func (h *Handler) mcpServer(resolve func(context.Context) (datadesk.Caller, error)) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "datadesk", Title: "datadesk files and tables", Version: "1"},
-		&mcp.ServerOptions{Logger: s.cfg.Logger, Instructions: "Files and tables of the signed-in user. " +
+		&mcp.ServerOptions{Logger: h.d.Logger, Instructions: "Files and tables of the signed-in user. " +
 			"Query stored tables with files_query_table instead of reading rows; read a table page by page as the resource " +
 			"datadesk://tables/{id}?offset=0&limit=50. A call that needs approval answers with an approval id; " +
 			"call approvals_get with it once a person approved."})
-	for _, t := range s.calls.Tools() {
+	for _, t := range h.d.Calls.Tools() {
 		if !t.Enabled {
 			continue
 		}
@@ -257,10 +304,10 @@ func (s *Server) mcpServer(resolve func(context.Context) (datadesk.Caller, error
 				if err != nil {
 					return mcpError(err), nil
 				}
-				return s.mcpCall(ctx, who, t, req.Params.Arguments), nil
+				return h.mcpCall(ctx, who, t, req.Params.Arguments), nil
 			})
 	}
-	srv.AddTool(&mcp.Tool{Name: mcpApprovalsTool, Title: "approvals.get", InputSchema: approvalsSchema,
+	srv.AddTool(&mcp.Tool{Name: ApprovalsTool, Title: "approvals.get", InputSchema: approvalsSchema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 		Description: "Fetch a call that waited for approval: its status (pending, done, failed, rejected, expired) and, " +
 			"once a person approved it and it ran, its result. Pass the approval_id a tool answered with."},
@@ -269,47 +316,47 @@ func (s *Server) mcpServer(resolve func(context.Context) (datadesk.Caller, error
 			if err != nil {
 				return mcpError(err), nil
 			}
-			return s.mcpApproval(ctx, who, req.Params.Arguments), nil
+			return h.mcpApproval(ctx, who, req.Params.Arguments), nil
 		})
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "table", Title: "Stored table", URITemplate: tableURITemplate,
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "table", Title: "Stored table", URITemplate: TableURITemplate,
 		MIMEType: "application/json", Description: fmt.Sprintf("A page of a stored table's rows: offset from 0, limit 1 to %d (default %d). "+
-			"A table is never read whole; use files_query_table for counts and aggregates.", mcpMaxPage, mcpDefaultPage)},
+			"A table is never read whole; use files_query_table for counts and aggregates.", maxPage, defaultPage)},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			who, err := resolve(ctx)
 			if err != nil {
 				e := datadesk.AsError(err)
 				return nil, fmt.Errorf("%s: %s", e.Code, e.Message)
 			}
-			return s.mcpReadTable(ctx, who, req.Params.URI)
+			return h.mcpReadTable(ctx, who, req.Params.URI)
 		})
 	return srv
 }
 
 // mcpCall runs one tool call over MCP through invoke, the HTTP path's own,
 // and records it in the audit log as HTTP calls are.
-func (s *Server) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.Tool, raw json.RawMessage) *mcp.CallToolResult {
-	start := s.cfg.Now()
+func (h *Handler) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.Tool, raw json.RawMessage) *mcp.CallToolResult {
+	start := h.d.Now()
 	// No call without its record: MCP's calls, over stdio too, pass no
 	// middleware that asks (audited).
-	err := s.audit.Ready()
+	err := h.d.Audit.Ready()
 	var args map[string]any
 	if err == nil {
 		args, err = decodeMCPArguments(ctx, raw)
 	}
 	out := toolcall.Outcome{Err: err}
 	if err == nil {
-		out = s.calls.Invoke(ctx, who, t, args)
+		out = h.d.Calls.Invoke(ctx, who, t, args)
 	}
 	approvalID := ""
 	if out.Approval != nil {
 		approvalID = out.Approval.ID
 	}
-	s.recordMCP(who, t.Name, start, out, args, approvalID)
+	h.recordMCP(who, t.Name, start, out, args, approvalID)
 	switch {
 	case out.Err != nil:
 		return mcpError(out.Err)
 	case out.Approval != nil:
-		a := approvalAnswer(out.Approval)
+		a := toolcall.ApprovalAnswer(out.Approval)
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": a},
 			Content: []mcp.Content{&mcp.TextContent{Text: approvalText(out.Approval)}}}
 	}
@@ -423,13 +470,13 @@ func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *tool
 
 // recordMCP writes the audit entry of one MCP call as audited does for an
 // HTTP one: the same action name, decision, outcome and status.
-func (s *Server) recordMCP(who datadesk.Caller, action string, start time.Time, out toolcall.Outcome, args map[string]any, approvalID string) {
+func (h *Handler) recordMCP(who datadesk.Caller, action string, start time.Time, out toolcall.Outcome, args map[string]any, approvalID string) {
 	if errors.Is(out.Err, rbac.ErrNoRoom) {
-		s.cfg.Logger.Warn("call refused: the audit log has no room", "action", action, "user", who.UserID)
+		h.d.Logger.Warn("call refused: the audit log has no room", "action", action, "user", who.UserID)
 		return
 	}
 	e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
-		ChatSession: who.ChatSession, DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
+		ChatSession: who.ChatSession, DurationMS: float64(h.d.Now().Sub(start).Microseconds()) / 1000,
 		Action: action, ApprovalID: approvalID, Outcome: "ok", Status: http.StatusOK}
 	if out.Decided {
 		e.Decision, e.Reason = out.Decision.Effect, out.Decision.Reason
@@ -440,22 +487,18 @@ func (s *Server) recordMCP(who datadesk.Caller, action string, start time.Time, 
 	switch {
 	case out.Err != nil:
 		e.Outcome = string(datadesk.ErrorCode(out.Err))
-		e.Status = statusOf[datadesk.AsError(out.Err).Code]
+		e.Status = datadesk.ErrorCode(out.Err).Status()
 	case out.Approval != nil:
 		e.Outcome, e.Status = "pending", http.StatusAccepted
 	}
-	s.record(e)
+	h.d.Record(e)
 }
 
 // mcpError is a tool error result: the model sees it and can correct the
 // call. It carries the HTTP error body; an internal error's cause stays in
 // the log.
 func mcpError(err error) *mcp.CallToolResult {
-	e := datadesk.AsError(err)
-	body := errorBody{Code: e.Code, Message: e.Message, Field: e.Field, Allowed: e.Allowed}
-	if e.Code == datadesk.Internal {
-		body = errorBody{Code: e.Code, Message: "internal error"}
-	}
+	body := datadesk.PublicOf(err)
 	text := string(body.Code) + ": " + body.Message
 	if body.Field != "" {
 		text += " (argument " + body.Field + ")"
@@ -473,7 +516,7 @@ func approvalText(a *serverdb.Approval) string {
 	return fmt.Sprintf("%s needs approval (%s) and did not run yet. Approval id: %s. It waits until %s for a person "+
 		"allowed to approve, on the approvals page (/approvals) or with POST /v1/approvals/%s/approve. "+
 		"Once approved, call %s with approval_id %q to get the result.",
-		a.Tool, a.Reason, a.ID, a.ExpiresAt.UTC().Format(time.RFC3339), a.ID, mcpApprovalsTool, a.ID)
+		a.Tool, a.Reason, a.ID, a.ExpiresAt.UTC().Format(time.RFC3339), a.ID, ApprovalsTool, a.ID)
 }
 
 // mcpResult is a successful call's result, raw the HTTP answer's result:
@@ -489,7 +532,7 @@ func mcpResult(toolName string, raw []byte) *mcp.CallToolResult {
 	// The structured content is the answer as encoded once; the map is
 	// read only to word the text.
 	return &mcp.CallToolResult{StructuredContent: json.RawMessage(raw),
-		Content: []mcp.Content{&mcp.TextContent{Text: clip(summary(toolName, structured), mcpMaxText)}}}
+		Content: []mcp.Content{&mcp.TextContent{Text: clip(summary(toolName, structured), MaxText)}}}
 }
 
 // clip cuts s to at most n bytes, at a rune boundary, marking the cut.
@@ -510,7 +553,7 @@ func clip(s string, n int) string {
 func summary(toolName string, r map[string]any) string {
 	switch toolName {
 	case "files.query_table", "files.analyze_table":
-		return answerText(r, mcpMaxText)
+		return answerText(r, MaxText)
 	case "files.read":
 		if f, ok := r["file"].(map[string]any); ok {
 			return fmt.Sprintf("%v (%v, %v bytes): download %v", f["filename"], f["id"], f["size"], f["download_url"])
@@ -543,7 +586,7 @@ func summary(toolName string, r map[string]any) string {
 
 // answerText is a query's or an analysis's answer as text: the counts,
 // its aggregates, its rows as a table of columns split by " | " (each cell
-// cut to mcpMaxCell bytes) as far as budget allows, then a sentence with
+// cut to MaxCell bytes) as far as budget allows, then a sentence with
 // the rows left out and where the next page starts, its hint, its notes
 // and the table it was stored as.
 func answerText(r map[string]any, budget int) string {
@@ -597,7 +640,7 @@ func answerText(r map[string]any, budget int) string {
 		cells, _ := row.([]any)
 		parts := make([]string, len(cells))
 		for i, c := range cells {
-			parts[i] = clip(cellText(c), mcpMaxCell)
+			parts[i] = clip(cellText(c), MaxCell)
 		}
 		line := "\n" + strings.Join(parts, " | ")
 		if table.Len()+len(line) > room {
@@ -661,22 +704,22 @@ func mustMarshal(v any) string {
 
 // mcpApproval answers approvals_get: a call the caller made, or any call
 // for an approver; others' answer like missing ones.
-func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.RawMessage) *mcp.CallToolResult {
-	start := s.cfg.Now()
+func (h *Handler) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.RawMessage) *mcp.CallToolResult {
+	start := h.d.Now()
 	args, err := decodeMCPArguments(ctx, raw)
 	var a *serverdb.Approval
 	if err == nil {
-		a, err = s.approvalFor(ctx, who, args)
+		a, err = h.approvalFor(ctx, who, args)
 	}
 	id := ""
 	if a != nil {
 		id = a.ID
 	}
-	s.recordMCP(who, "approvals.get", start, toolcall.Outcome{Err: err}, nil, id)
+	h.recordMCP(who, "approvals.get", start, toolcall.Outcome{Err: err}, nil, id)
 	if err != nil {
 		return mcpError(err)
 	}
-	a = s.approvalView(who, a)
+	a = h.d.Calls.ApprovalView(who, a)
 	switch a.Status {
 	case serverdb.ApprovalDone:
 		if err := spend(ctx, len(a.Result)); err != nil {
@@ -703,36 +746,25 @@ func (s *Server) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.
 
 // approvalFor returns the approval args name if who may see it.
 // Errors: invalid, not_found.
-func (s *Server) approvalFor(ctx context.Context, who datadesk.Caller, args map[string]any) (*serverdb.Approval, error) {
+func (h *Handler) approvalFor(ctx context.Context, who datadesk.Caller, args map[string]any) (*serverdb.Approval, error) {
 	id, _ := args["approval_id"].(string)
 	if id == "" {
 		return nil, datadesk.Errorf(datadesk.Invalid, "approval_id is required: the id a tool answered with").WithField("approval_id")
 	}
-	notFound := datadesk.Errorf(datadesk.NotFound, "no approval with id %q", id).WithField("approval_id")
-	if !datadesk.ValidID(id) {
-		return nil, notFound
-	}
-	a, err := s.system.Approval(ctx, id, s.cfg.Now())
-	if err != nil {
-		return nil, err
-	}
-	if a.UserID != who.UserID && !s.policy.DecideAs(who, rbac.ActionApprove, rbac.Attrs{}).Allowed() {
-		return nil, notFound
-	}
-	return a, nil
+	return h.d.Calls.Approval(ctx, who, id, "approval_id")
 }
 
 // mcpReadTable reads one page of a stored table, as GET
 // /v1/tables/{id}/rows does, under the same permission.
-func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri string) (*mcp.ReadResourceResult, error) {
-	start := s.cfg.Now()
+func (h *Handler) mcpReadTable(ctx context.Context, who datadesk.Caller, uri string) (*mcp.ReadResourceResult, error) {
+	start := h.d.Now()
 	var raw []byte
-	leave, err := s.reads.enter(ctx, who.UserID)
+	leave, err := h.d.EnterRead(ctx, who.UserID)
 	if err == nil {
 		var page *catalog.Page
-		page, err = s.tablePageAt(ctx, who, uri)
+		page, err = h.tablePageAt(ctx, who, uri)
 		if err == nil {
-			raw, err = fitPage(page, mcpMaxPageBytes)
+			raw, err = fitPage(page, MaxPageBytes)
 		}
 		leave()
 	}
@@ -740,7 +772,7 @@ func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri stri
 		err = spend(ctx, len(raw))
 	}
 	out := toolcall.Outcome{Err: err}
-	s.recordMCP(who, "tables.rows", start, out, nil, "")
+	h.recordMCP(who, "tables.rows", start, out, nil, "")
 	if err != nil {
 		if datadesk.IsNotFound(err) {
 			return nil, mcp.ResourceNotFoundError(uri)
@@ -752,8 +784,8 @@ func (s *Server) mcpReadTable(ctx context.Context, who datadesk.Caller, uri stri
 
 // tablePageAt reads datadesk://tables/{id}?offset=&limit=.
 // Errors: forbidden, invalid, not_found.
-func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri string) (*catalog.Page, error) {
-	d := s.policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{})
+func (h *Handler) tablePageAt(ctx context.Context, who datadesk.Caller, uri string) (*catalog.Page, error) {
+	d := h.d.Policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{})
 	if !d.Allowed() {
 		return nil, datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, rbac.ActionRead, d.Reason)
 	}
@@ -765,7 +797,7 @@ func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri strin
 	if !datadesk.ValidID(id) {
 		return nil, datadesk.Errorf(datadesk.NotFound, "no table at %q", uri)
 	}
-	req := catalog.PageRequest{Limit: mcpDefaultPage}
+	req := catalog.PageRequest{Limit: defaultPage}
 	q := u.Query()
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -776,12 +808,12 @@ func (s *Server) tablePageAt(ctx context.Context, who datadesk.Caller, uri strin
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > mcpMaxPage {
-			return nil, datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", mcpMaxPage).WithField("limit")
+		if err != nil || n < 1 || n > maxPage {
+			return nil, datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", maxPage).WithField("limit")
 		}
 		req.Limit = n
 	}
-	store, release, err := s.storeOf(ctx, who.UserID)
+	store, release, err := h.d.Engine.Acquire(ctx, who.UserID)
 	if err != nil {
 		return nil, err
 	}
