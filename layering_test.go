@@ -19,7 +19,7 @@ var layers = [][]string{
 	{"datadesk/engine"},
 	{"datadesk/ingest", "datadesk/exports", "datadesk/backup", "datadesk/handoff"},
 	{"datadesk/toolcall"},
-	{"datadesk/mcpserver"},
+	{"datadesk/mcpserver", "datadesk/web"},
 	{"datadesk/api"},
 	{"datadesk/bench"},
 	{"datadesk/cmd/datadesk", "datadesk/cmd/datadesk-bench"},
@@ -29,7 +29,9 @@ var layers = [][]string{
 // direct or not: value typing and the catalog speak no SQL, the DuckDB
 // dialect builds text without the driver, and the ClickHouse backend sees
 // the catalog and the plan, never the DuckDB store; the server's binary
-// links no benchmark; the tool-call pipeline knows no HTTP surface.
+// links no benchmark; the tool-call pipeline knows no HTTP surface, and
+// the surfaces (api, mcpserver, web) import the pipeline, never each
+// other, but for api's routes, which wire them.
 var forbidden = map[string][]string{
 	"datadesk/engine/typing":     {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine/catalog", "datadesk/engine"},
 	"datadesk/engine/catalog":    {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine"},
@@ -39,7 +41,8 @@ var forbidden = map[string][]string{
 	"datadesk/engine":            {"datadesk/engine/clickhouse", "datadesk/api", "datadesk/api/serverdb"},
 	"datadesk/cmd/datadesk":      {"datadesk/bench"},
 	"datadesk/toolcall":          {"datadesk/api", "datadesk/mcpserver", "github.com/labstack/echo/v5", "github.com/modelcontextprotocol/go-sdk/mcp"},
-	"datadesk/mcpserver":         {"datadesk/api"},
+	"datadesk/mcpserver":         {"datadesk/api", "datadesk/web"},
+	"datadesk/web":               {"datadesk/api", "datadesk/mcpserver"},
 }
 
 type listed struct {

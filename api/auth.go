@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/subtle"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -275,4 +276,50 @@ func (s *Server) signOut(c *echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// pageAuth admits a signed-in browser; anyone else goes to the sign-in
+// page, told why when their session ended. Forms that change state must
+// carry the session's CSRF token.
+func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		r := c.Request()
+		toSignIn := func(msg string) error {
+			q := url.Values{"next": {r.URL.RequestURI()}}
+			if msg != "" {
+				q.Set("msg", msg)
+			}
+			return c.Redirect(http.StatusSeeOther, "/signin?"+q.Encode())
+		}
+		ck, err := r.Cookie(sessionCookie)
+		if err != nil || ck.Value == "" {
+			return toSignIn("")
+		}
+		sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
+		if err != nil {
+			return toSignIn("Your session has ended. Sign in again.")
+		}
+		user, err := s.users.ByID(sess.UserID)
+		if err != nil {
+			return toSignIn("Your account no longer exists.")
+		}
+		if r.Method == http.MethodPost {
+			if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf_token")), []byte(sess.CSRF)) != 1 {
+				return datadesk.Errorf(datadesk.Forbidden, "the form is missing its CSRF token; reload the page and try again")
+			}
+		}
+		c.Set(callerKey, datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role})
+		if err := s.ownerHere(c, user.ID); err != nil {
+			return err
+		}
+		c.Set(cookieKey, ck.Value)
+		c.Set("datadesk.csrf", sess.CSRF)
+		return next(c)
+	}
+}
+
+// csrfToken is the signed-in session's CSRF token, for the forms of a page.
+func csrfToken(c *echo.Context) string {
+	csrf, _ := c.Get("datadesk.csrf").(string)
+	return csrf
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"datadesk/internal/testenv"
+	"datadesk/web"
 )
 
 // TestBrowserGroupAndChart: the page could not group. It now groups the
@@ -59,7 +60,7 @@ func TestBrowserGroupAndChart(t *testing.T) {
 	var want []string
 	for _, r := range res["result"].(map[string]any)["rows"].([]any) {
 		cells := r.([]any)
-		want = append(want, fmt.Sprintf("%v %v", cells[0], shownNumber(fmt.Sprint(cells[1]))))
+		want = append(want, fmt.Sprintf("%v %v", cells[0], web.ShownNumber(fmt.Sprint(cells[1]))))
 	}
 	got := eval[[]string](b, `[...document.querySelectorAll("#group-table tbody tr")].map(r => [...r.cells].map(c => c.textContent.trim()).join(" "))`)
 	if strings.Join(got, "|") != strings.Join(want, "|") {

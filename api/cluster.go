@@ -211,6 +211,12 @@ const peerListTimeout = 3 * time.Second
 // list could not read.
 const unansweredKey = "approvals.unanswered"
 
+// unanswered are the nodes whose queues a merged list lacks.
+func unanswered(c *echo.Context) []string {
+	missing, _ := c.Get(unansweredKey).([]string)
+	return missing
+}
+
 // peerApprovals returns the first n approvals of the other nodes' queues
 // that the caller may see, with the filter's status, asking them at once,
 // each for at most peerListTimeout; a node that does not answer in time,

@@ -13,12 +13,6 @@ import (
 	"datadesk/toolcall"
 )
 
-var exportFormats = map[string]string{
-	"xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-	"csv":  "text/csv; charset=utf-8",
-	"json": "application/json",
-}
-
 // exportTable streams a whole stored table as XLSX, CSV or JSON. Rows go
 // from the database to the response as they are read; cells cut to Excel's
 // cell size are listed on a Notes sheet and counted in the
@@ -28,7 +22,7 @@ func (s *Server) exportTable(c *echo.Context) error {
 	if format == "" {
 		format = "xlsx"
 	}
-	if _, ok := exportFormats[format]; !ok {
+	if _, ok := exports.MediaTypes[format]; !ok {
 		return datadesk.Errorf(datadesk.Invalid, "format must be xlsx, csv or json").WithField("format").WithAllowed("xlsx", "csv", "json")
 	}
 	bom := false
@@ -85,7 +79,7 @@ func (s *Server) exportTable(c *echo.Context) error {
 // export for a whole one, and the cause is logged.
 func (s *Server) streamExport(c *echo.Context, format, name string, src exports.Source, opts exports.Options) error {
 	h := c.Response().Header()
-	h.Set("Content-Type", exportFormats[format])
+	h.Set("Content-Type", exports.MediaTypes[format])
 	h.Set("Content-Disposition", exports.ContentDisposition(name+"."+format))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Trailer", "X-Datadesk-Truncated-Cells")

@@ -74,7 +74,7 @@ func (s *Server) uploadFile(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ActionUpload); err != nil {
 		return err
 	}
-	opts, err := readOptions(c.QueryParam("header_row"), c.QueryParam("sheet"))
+	opts, err := ingest.ParseOptions(c.QueryParam("header_row"), c.QueryParam("sheet"))
 	if err != nil {
 		return err
 	}
@@ -153,21 +153,6 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
 		},
 	})
-}
-
-// readOptions reads a person's corrections to how a file is read: the
-// header's row, and the sheet it applies to. Errors: invalid.
-func readOptions(headerRow, sheet string) (ingest.Options, error) {
-	var o ingest.Options
-	if headerRow != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(headerRow))
-		if err != nil {
-			return o, datadesk.Errorf(datadesk.Invalid, "header_row must be a row number from 1 to %d", ingest.MaxHeaderRow).WithField("header_row")
-		}
-		o.HeaderRow = n
-	}
-	o.Sheet = sheet
-	return o, o.Check()
 }
 
 // readAgain reads a stored file again with a person's corrections

@@ -17,26 +17,26 @@ func (s *Server) routes() {
 
 	// The web page: server-rendered, signed in by cookie.
 	e.GET("/", func(c *echo.Context) error { return c.Redirect(http.StatusSeeOther, "/files") })
-	e.GET("/static/style.css", s.stylesheet)
-	e.GET("/signin", s.signInPage)
-	e.POST("/signin", s.signInForm, s.audited)
+	e.GET("/static/style.css", s.web.Stylesheet)
+	e.GET("/signin", s.web.SignInPage)
+	e.POST("/signin", s.web.SignInForm, s.audited)
 	page := []echo.MiddlewareFunc{s.audited, s.pageAuth}
-	e.POST("/signout", s.signOutForm, page...)
-	e.GET("/files", s.filesPage, page...)
+	e.POST("/signout", s.web.SignOutForm, page...)
+	e.GET("/files", s.web.FilesPage, page...)
 	// The body limit comes before the CSRF check, which reads the form.
-	e.POST("/files/upload", s.uploadForm, s.audited, s.uploadLimit, s.pageAuth)
-	e.POST("/files/:id/delete", s.deleteForm, page...)
-	e.GET("/tables/:id", s.tablePage, page...)
-	e.GET("/tables/:id/export", s.tableViewExport, page...)
-	e.POST("/tables/:id/reread", s.rereadForm, page...)
-	e.POST("/tables/:id/views", s.saveViewForm, page...)
-	e.GET("/tables/:id/group.svg", s.groupFile("svg"), page...)
-	e.GET("/tables/:id/group.png", s.groupFile("png"), page...)
-	e.GET("/tables/:id/group.xlsx", s.groupFile("xlsx"), page...)
-	e.GET("/approvals", s.approvalsPage, page...)
-	e.GET("/approvals/:id", s.approvalDetailPage, page...)
-	e.POST("/approvals/:id/approve", s.decideApprovalForm(true), page...)
-	e.POST("/approvals/:id/reject", s.decideApprovalForm(false), page...)
+	e.POST("/files/upload", s.web.UploadForm, s.audited, s.web.UploadLimit, s.pageAuth)
+	e.POST("/files/:id/delete", s.web.DeleteForm, page...)
+	e.GET("/tables/:id", s.web.TablePage, page...)
+	e.GET("/tables/:id/export", s.web.TableViewExport, page...)
+	e.POST("/tables/:id/reread", s.web.RereadForm, page...)
+	e.POST("/tables/:id/views", s.web.SaveViewForm, page...)
+	e.GET("/tables/:id/group.svg", s.web.GroupFile("svg"), page...)
+	e.GET("/tables/:id/group.png", s.web.GroupFile("png"), page...)
+	e.GET("/tables/:id/group.xlsx", s.web.GroupFile("xlsx"), page...)
+	e.GET("/approvals", s.web.ApprovalsPage, page...)
+	e.GET("/approvals/:id", s.web.ApprovalDetailPage, page...)
+	e.POST("/approvals/:id/approve", s.web.DecideApprovalForm(true), page...)
+	e.POST("/approvals/:id/reject", s.web.DecideApprovalForm(false), page...)
 	// Downloads take a signed link or a token.
 	e.GET("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
 	// HEAD, as link checkers and download managers ask before they fetch.
@@ -77,13 +77,4 @@ func (s *Server) routes() {
 	moves.PUT("/owners/:id/archive", s.receiveOwner)
 	moves.POST("/owners/:id/resume", s.resumeOwner)
 	moves.POST("/owners/:id/release", s.releaseOwner)
-}
-
-func (s *Server) stylesheet(c *echo.Context) error {
-	css, err := webFiles.ReadFile("web/style.css")
-	if err != nil {
-		return err
-	}
-	c.Response().Header().Set("Cache-Control", "max-age=3600")
-	return c.Blob(http.StatusOK, "text/css; charset=utf-8", css)
 }

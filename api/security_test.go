@@ -291,26 +291,9 @@ func TestSignInLockGrows(t *testing.T) {
 }
 
 // TestSignInNextSameSite: next=/\t/evil.example/ sent the browser away
-// after sign-in (browsers drop the tab). Only a same-site path passes.
+// after sign-in (browsers drop the tab). Only a same-site path passes
+// (web's TestSafeNext has the paths).
 func TestSignInNextSameSite(t *testing.T) {
-	for _, tc := range []struct{ next, want string }{
-		{"/tables/t_x?sort=a", "/tables/t_x?sort=a"},
-		{"/files", "/files"},
-		{"/\t/evil.example/", "/files"},
-		{"/\n/evil.example/", "/files"},
-		{"//evil.example/", "/files"},
-		{"/\\evil.example/", "/files"},
-		{"/a/..//evil", "/files"},
-		{"https://evil.example/", "/files"},
-		{"evil.example", "/files"},
-		{"/ /evil", "/files"},
-		{"/\u200b/evil", "/files"},
-		{"", "/files"},
-	} {
-		if got := safeNext(tc.next); got != tc.want {
-			t.Errorf("safeNext(%q) = %q, want %q", tc.next, got, tc.want)
-		}
-	}
 	ts, users := newServer(t, 1<<20)
 	addUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {

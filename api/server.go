@@ -6,7 +6,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"html/template"
 	"io"
 	"log/slog"
 	"net"
@@ -26,6 +25,7 @@ import (
 	"datadesk/mcpserver"
 	"datadesk/rbac"
 	"datadesk/toolcall"
+	"datadesk/web"
 )
 
 // Defaults for Config fields left zero.
@@ -104,8 +104,9 @@ type Server struct {
 	// surface.
 	calls *toolcall.Pipeline
 	mcp   *mcpserver.Handler
+	// web is the analysts' page.
+	web   *web.Handler
 	links links.Signer
-	pages map[string]*template.Template
 	// signIns counts failed sign-ins by name and client address.
 	signIns *attemptLimiter
 	// peers sends requests to the other nodes of a cluster.
@@ -134,10 +135,6 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	pages, err := parsePages()
-	if err != nil {
-		return nil, err
-	}
 	if cfg.Cluster.Ring != nil {
 		if _, ok := cfg.Cluster.Ring.Node(cfg.Cluster.Self); !ok {
 			return nil, fmt.Errorf("api: node %q is not on the cluster's member list", cfg.Cluster.Self)
@@ -147,6 +144,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		}
 	}
 	var members *cluster.Members
+	var err error
 	if cfg.Cluster.Ring != nil {
 		if members, err = cluster.NewMembers(cfg.Cluster.Ring, cfg.Cluster.Shared); err != nil {
 			return nil, err
@@ -155,7 +153,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, pages: pages, members: members}
+	s := &Server{cfg: cfg, engine: d.Engine, system: d.System, ingest: d.Ingest, users: d.Users, policy: d.Policy, audit: d.Audit, members: members}
 	s.links = links.Signer{Key: cfg.SigningKey, Now: cfg.Now, Routed: cfg.Cluster.Ring != nil}
 	s.metrics = newMetrics(s)
 	s.calls, err = toolcall.New(toolcall.Config{QueryTimeout: cfg.QueryTimeout, ApprovalTTL: cfg.ApprovalTTL,
@@ -170,13 +168,32 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.bodies = newGate("large request bodies", bodiesPerNode, bodiesPerUser)
 	s.bodyIdle = bodyIdle
 	s.peers = &http.Client{Timeout: peerTimeout}
-	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users, Audit: d.Audit,
-		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
-		Logger: cfg.Logger, Now: cfg.Now})
+	if err := s.surfaces(d); err != nil {
+		return nil, err
+	}
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()
 	return s, nil
+}
+
+// surfaces builds the MCP surface and the web page over the server's
+// pipeline and functions.
+func (s *Server) surfaces(d Deps) error {
+	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users, Audit: d.Audit,
+		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
+		Logger: s.cfg.Logger, Now: s.cfg.Now})
+	var err error
+	s.web, err = web.NewHandler(web.Deps{Engine: d.Engine, Policy: d.Policy, Users: d.Users, System: d.System, Calls: s.calls,
+		Links: s.links, MaxUpload: s.cfg.MaxUpload, Logger: s.cfg.Logger, Now: s.cfg.Now,
+		Caller: caller, CSRF: csrfToken, Authorize: s.authorize, OwnStore: s.ownStore, Store: s.store, OwnerHere: s.ownerHere,
+		Upload: s.storeUpload, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
+		UploadTooLarge: func() error { return errTooLarge(s.cfg.MaxUpload) },
+		UploadError:    func(err error) error { return bodyError(err, s.cfg.MaxUpload) },
+		StreamExport:   s.streamExport, StartSession: s.startSession, EndSession: s.endSession,
+		ApprovalPage: s.approvalPage, VisibleApproval: s.visibleApproval, Decide: s.decide, DecideElsewhere: s.decideElsewhere,
+		FanOut: s.fanOut, MayApprove: s.mayApprove, Unanswered: unanswered})
+	return err
 }
 
 // clientAddress reads a request's client address: the connection's, or,

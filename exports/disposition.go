@@ -46,3 +46,10 @@ func percentEncode(s string) string {
 	}
 	return b.String()
 }
+
+// MediaTypes are the media types of the export formats, by format.
+var MediaTypes = map[string]string{
+	"xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"csv":  "text/csv; charset=utf-8",
+	"json": "application/json",
+}

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"bytes"
@@ -154,24 +154,24 @@ func (g *pageGroup) chartName(p *catalog.AnalysisPlan) string {
 	return "Bar chart of " + what + " by " + by
 }
 
-// groupFile answers the page's grouping as a file: the chart as SVG, or
+// GroupFile answers the page's grouping as a file: the chart as SVG, or
 // every group as an XLSX with a native Excel chart beside the data.
-func (s *Server) groupFile(format string) echo.HandlerFunc {
+func (h *Handler) GroupFile(format string) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
+		store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 		if err != nil {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 		defer release()
 		ctx := c.Request().Context()
 		t, err := store.Table(ctx, id)
 		if err != nil {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 		q := c.Request().URL.Query()
 		v, g := viewOf(t, q), groupOf(t, q)
 		if !g.Asked {
-			return s.pageError(c, datadesk.Errorf(datadesk.Invalid, "no grouping asked: g names the column to group by").WithField("g"))
+			return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "no grouping asked: g names the column to group by").WithField("g"))
 		}
 		limit := catalog.MaxAnalysisPage
 		var rows [][]any
@@ -180,11 +180,11 @@ func (s *Server) groupFile(format string) echo.HandlerFunc {
 			a := g.analysis(t, v, limit)
 			a.Offset = offset
 			if p, err = store.PlanAnalysis(ctx, a); err != nil {
-				return s.pageError(c, err)
+				return h.pageError(c, err)
 			}
 			res, err := store.Analyze(ctx, p)
 			if err != nil {
-				return s.pageError(c, err)
+				return h.pageError(c, err)
 			}
 			rows = append(rows, res.Rows...)
 			if format != "xlsx" || len(res.Rows) < limit || len(rows) >= maxGroupExport {
@@ -199,17 +199,17 @@ func (s *Server) groupFile(format string) echo.HandlerFunc {
 		case "png":
 			b, err := pngBars(barsOf(rows, 1, 1), name)
 			if err != nil {
-				return s.pageError(c, err)
+				return h.pageError(c, err)
 			}
 			c.Response().Header().Set("Content-Disposition", exports.ContentDisposition(t.Name+" chart.png"))
 			return c.Blob(http.StatusOK, "image/png", b)
 		}
 		b, err := groupWorkbook(p, rows, name)
 		if err != nil {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 		c.Response().Header().Set("Content-Disposition", exports.ContentDisposition(t.Name+" grouped.xlsx"))
-		return c.Blob(http.StatusOK, exportFormats["xlsx"], b)
+		return c.Blob(http.StatusOK, exports.MediaTypes["xlsx"], b)
 	}
 }
 
@@ -221,7 +221,7 @@ func groupWorkbook(p *catalog.AnalysisPlan, rows [][]any, name string) ([]byte, 
 	const sheet = "Sheet1"
 	head := p.OutNames()
 	if err := f.SetSheetRow(sheet, "A1", &[]any{head[0], head[1]}); err != nil {
-		return nil, fmt.Errorf("api: %w", err)
+		return nil, fmt.Errorf("web: %w", err)
 	}
 	for i, r := range rows {
 		cell, _ := excelize.CoordinatesToCellName(1, i+2)
@@ -231,7 +231,7 @@ func groupWorkbook(p *catalog.AnalysisPlan, rows [][]any, name string) ([]byte, 
 			value, _ = n.Float64()
 		}
 		if err := f.SetSheetRow(sheet, cell, &[]any{label, value}); err != nil {
-			return nil, fmt.Errorf("api: %w", err)
+			return nil, fmt.Errorf("web: %w", err)
 		}
 	}
 	if len(rows) > 0 && catalog.Numeric(p.OutType(1)) {
@@ -243,12 +243,12 @@ func groupWorkbook(p *catalog.AnalysisPlan, rows [][]any, name string) ([]byte, 
 			Legend: excelize.ChartLegend{Position: "none"},
 		})
 		if err != nil {
-			return nil, fmt.Errorf("api: %w", err)
+			return nil, fmt.Errorf("web: %w", err)
 		}
 	}
 	var b bytes.Buffer
 	if err := f.Write(&b); err != nil {
-		return nil, fmt.Errorf("api: %w", err)
+		return nil, fmt.Errorf("web: %w", err)
 	}
 	return b.Bytes(), nil
 }

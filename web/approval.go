@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"bytes"
@@ -35,17 +35,17 @@ type approvalDetail struct {
 // approvalPreviewRows is how many of a create's rows an approver sees.
 const approvalPreviewRows = 5
 
-// approvalDetailPage shows one held call as an approver judges it: the tool, the
+// ApprovalDetailPage shows one held call as an approver judges it: the tool, the
 // caller, the files and tables it touches by name, its arguments in
 // readable form (rows and columns counted, the first rows of a create),
 // the rule that held it, and when it expires or who decided it.
-func (s *Server) approvalDetailPage(c *echo.Context) error {
-	a, err := s.visibleApproval(c)
+func (h *Handler) ApprovalDetailPage(c *echo.Context) error {
+	a, err := h.d.VisibleApproval(c)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	ctx := c.Request().Context()
-	d := approvalDetail{approvalRow: rowOf(a), Pending: a.Status == serverdb.ApprovalPending && s.mayApprove(c)}
+	d := approvalDetail{approvalRow: rowOf(a), Pending: a.Status == serverdb.ApprovalPending && h.d.MayApprove(c)}
 	d.Caller = a.UserName
 	if a.ActorName != "" {
 		d.Caller += " (through " + a.ActorName + ")"
@@ -53,19 +53,19 @@ func (s *Server) approvalDetailPage(c *echo.Context) error {
 	if a.DecidedBy != "" && a.DecidedAt != nil {
 		d.DecidedBy, d.DecidedAt = a.DecidedBy, a.DecidedAt.Format("2006-01-02 15:04")
 	}
-	raw, err := s.system.ApprovalArguments(ctx, a)
+	raw, err := h.d.System.ApprovalArguments(ctx, a)
 	switch {
 	case datadesk.ErrorCode(err) == datadesk.Conflict:
 		d.ArgsNote = "The call's arguments are no longer kept: it was decided or expired."
 	case err != nil:
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	default:
-		d.Args = s.readableArgs(ctx, a, raw)
+		d.Args = h.readableArgs(ctx, a, raw)
 	}
-	return s.render(c, http.StatusOK, "approval", struct {
+	return h.render(c, http.StatusOK, "approval", struct {
 		page
 		Approval approvalDetail
-	}{s.pageBase(c, "Approval "+a.ID), d})
+	}{h.pageBase(c, "Approval "+a.ID), d})
 }
 
 func rowOf(a *serverdb.Approval) approvalRow {
@@ -77,7 +77,7 @@ func rowOf(a *serverdb.Approval) approvalRow {
 // readableArgs writes a call's arguments for a person: ids of the caller's
 // files and tables with their names, rows counted with a preview, long
 // text cut, the rest as compact JSON.
-func (s *Server) readableArgs(ctx context.Context, a *serverdb.Approval, raw json.RawMessage) []approvalArg {
+func (h *Handler) readableArgs(ctx context.Context, a *serverdb.Approval, raw json.RawMessage) []approvalArg {
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return []approvalArg{{Name: "arguments", Value: cut(string(raw), 400)}}
@@ -97,7 +97,7 @@ func (s *Server) readableArgs(ctx context.Context, a *serverdb.Approval, raw jso
 		case json.Unmarshal(v, &text) == nil:
 			arg.Value = cut(text, 400)
 			if strings.HasSuffix(k, "file_id") || k == "table_id" {
-				arg.Value = s.namedID(ctx, a.UserID, text)
+				arg.Value = h.namedID(ctx, a.UserID, text)
 			}
 		case k == "rows" && json.Unmarshal(v, &list) == nil:
 			arg.Value = fmt.Sprintf("%d rows", len(list))
@@ -107,7 +107,7 @@ func (s *Server) readableArgs(ctx context.Context, a *serverdb.Approval, raw jso
 			for _, id := range list {
 				var one string
 				if json.Unmarshal(id, &one) == nil {
-					names = append(names, s.namedID(ctx, a.UserID, one))
+					names = append(names, h.namedID(ctx, a.UserID, one))
 				}
 			}
 			arg.Value = strings.Join(names, "; ")
@@ -136,11 +136,11 @@ func (s *Server) readableArgs(ctx context.Context, a *serverdb.Approval, raw jso
 
 // namedID is a file or table id of owner with its name, when the owner
 // has it.
-func (s *Server) namedID(ctx context.Context, owner, id string) string {
+func (h *Handler) namedID(ctx context.Context, owner, id string) string {
 	if !datadesk.ValidID(id) {
 		return id
 	}
-	store, release, err := s.engine.Acquire(ctx, owner)
+	store, release, err := h.d.Engine.Acquire(ctx, owner)
 	if err != nil {
 		return id
 	}

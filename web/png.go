@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"bytes"
@@ -55,7 +55,7 @@ func pngBars(bars []chartBar, name string) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	if err := png.Encode(&b, img); err != nil {
-		return nil, fmt.Errorf("api: %w", err)
+		return nil, fmt.Errorf("web: %w", err)
 	}
 	return b.Bytes(), nil
 }

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"context"
@@ -25,17 +25,17 @@ func viewQuery(q url.Values) url.Values {
 	return out
 }
 
-// saveViewForm saves the table page's view (its filters, search and sort)
+// SaveViewForm saves the table page's view (its filters, search and sort)
 // under a name the form gives, for the files page to list.
-func (s *Server) saveViewForm(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
+func (h *Handler) SaveViewForm(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	defer release()
 	form, err := url.ParseQuery(c.FormValue("view"))
 	if err != nil {
-		return s.pageError(c, datadesk.Errorf(datadesk.Invalid, "the view to save is not a page's address").WithField("view"))
+		return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "the view to save is not a page's address").WithField("view"))
 	}
 	query := viewQuery(form).Encode()
 	v, err := store.SaveView(c.Request().Context(), id, c.FormValue("name"), query)
@@ -43,7 +43,7 @@ func (s *Server) saveViewForm(c *echo.Context) error {
 		if datadesk.ErrorCode(err) == datadesk.Invalid {
 			return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?"+query+"&msg="+url.QueryEscape("Not saved: "+datadesk.AsError(err).Message))
 		}
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?"+query+"&msg="+url.QueryEscape("Saved as “"+v.Name+"”; the files page lists it."))
 }

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/ingest"
 	"datadesk/rbac"
 	"datadesk/toolcall"
 )
@@ -34,13 +35,13 @@ const filesPageSize = 25
 // fileSorts are the orders the files list takes, each with its words.
 var fileSorts = []pageOp{{"date", "newest first"}, {"name", "name"}, {"size", "size, largest first"}, {"rows", "rows, most first"}}
 
-func (s *Server) filesPage(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionRead); err != nil {
-		return s.pageError(c, err)
+func (h *Handler) FilesPage(c *echo.Context) error {
+	if err := h.d.Authorize(c, rbac.ActionRead); err != nil {
+		return h.pageError(c, err)
 	}
-	store, release, err := s.store(c)
+	store, release, err := h.d.Store(c)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	defer release()
 	session, search := c.QueryParam("session"), strings.TrimSpace(c.QueryParam("q"))
@@ -50,7 +51,7 @@ func (s *Server) filesPage(c *echo.Context) error {
 	}
 	all, err := store.Files(c.Request().Context(), "", 0)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	seen := map[string]bool{}
 	var sessions []string
@@ -64,7 +65,7 @@ func (s *Server) filesPage(c *echo.Context) error {
 		if session != "" && f.ChatSession != session || search != "" && !strings.Contains(strings.ToLower(f.Filename), strings.ToLower(search)) {
 			continue
 		}
-		d := toolcall.Describe(s.links, caller(c).UserID, f)
+		d := toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f)
 		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
 			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
 			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size), created: f.CreatedAt.UnixNano()})
@@ -97,13 +98,13 @@ func (s *Server) filesPage(c *echo.Context) error {
 	}
 	saved, err := savedViewRows(c.Request().Context(), store)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	results, err := toolcall.StoredResults(c.Request().Context(), store, 50)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
-	return s.render(c, http.StatusOK, "files", struct {
+	return h.render(c, http.StatusOK, "files", struct {
 		page
 		Files     []fileRow
 		Sessions  []string
@@ -117,27 +118,27 @@ func (s *Server) filesPage(c *echo.Context) error {
 		Sorts                []pageOp
 		Pager                filesPager
 		Saved                []savedViewRow
-	}{s.pageBase(c, "Files"), rows, sessions, session, humanSize(s.cfg.MaxUpload), results, s.may(c, rbac.ActionUpload), s.may(c, rbac.ActionDelete),
+	}{h.pageBase(c, "Files"), rows, sessions, session, humanSize(h.d.MaxUpload), results, h.may(c, rbac.ActionUpload), h.may(c, rbac.ActionDelete),
 		search, order, fileSorts, pager, saved})
 }
 
-// uploadLimit bounds a page upload's body before the form is read: the
+// UploadLimit bounds a page upload's body before the form is read: the
 // CSRF check reads the whole multipart form.
-func (s *Server) uploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *Handler) UploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		r := c.Request()
-		limit := s.cfg.MaxUpload + (1 << 20)
+		limit := h.d.MaxUpload + (1 << 20)
 		if r.ContentLength > limit {
-			return filesRedirect(c, "", errTooLarge(s.cfg.MaxUpload))
+			return filesRedirect(c, "", h.d.UploadTooLarge())
 		}
 		// Not yet signed in: the form is read by the sign-in check, so
 		// its turn is the client address's.
-		release, err := s.bodies.enter(r.Context(), "address "+c.RealIP())
+		release, err := h.d.EnterBody(r.Context(), "address "+c.RealIP())
 		if err != nil {
 			return filesRedirect(c, "", err)
 		}
 		defer release()
-		r.Body = s.uploadBody(c, limit)
+		r.Body = h.d.UploadBody(c, limit)
 		return next(c)
 	}
 }
@@ -157,40 +158,40 @@ func filesRedirect(c *echo.Context, done string, err error) error {
 	return c.Redirect(http.StatusSeeOther, "/files?msg="+url.QueryEscape(msg))
 }
 
-// uploadForm stores a file sent from the files page by the API's own path
+// UploadForm stores a file sent from the files page by the API's own path
 // (storeUpload): the same policy, audit and import.
-func (s *Server) uploadForm(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionUpload); err != nil {
+func (h *Handler) UploadForm(c *echo.Context) error {
+	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
 		return filesRedirect(c, "", err)
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
-		return filesRedirect(c, "", bodyError(fmt.Errorf("api: upload form: %w", err), s.cfg.MaxUpload))
+		return filesRedirect(c, "", h.d.UploadError(fmt.Errorf("web: upload form: %w", err)))
 	}
 	part, err := fh.Open()
 	if err != nil {
-		return filesRedirect(c, "", fmt.Errorf("api: upload form: %w", err))
+		return filesRedirect(c, "", fmt.Errorf("web: upload form: %w", err))
 	}
 	defer part.Close()
-	store, release, err := s.store(c)
+	store, release, err := h.d.Store(c)
 	if err != nil {
 		return filesRedirect(c, "", err)
 	}
 	defer release()
-	opts, err := readOptions(c.FormValue("header_row"), c.FormValue("sheet"))
+	opts, err := ingest.ParseOptions(c.FormValue("header_row"), c.FormValue("sheet"))
 	if err != nil {
 		return filesRedirect(c, "", err)
 	}
-	f, err := s.storeUpload(c, store, fh.Filename, part, opts)
+	f, err := h.d.Upload(c, store, fh.Filename, part, opts)
 	if err != nil {
 		return filesRedirect(c, "", err)
 	}
 	return filesRedirect(c, fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil)
 }
 
-// deleteForm deletes one of the caller's files from the files page.
-func (s *Server) deleteForm(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionDelete, "file")
+// DeleteForm deletes one of the caller's files from the files page.
+func (h *Handler) DeleteForm(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionDelete, "file")
 	if err != nil {
 		return filesRedirect(c, "", err)
 	}
@@ -260,8 +261,8 @@ func fileKind(contentType, filename string) string {
 
 // may reports whether the policy could let the caller use action, at
 // once or with approval: a page offers only the controls that can work.
-func (s *Server) may(c *echo.Context, action string) bool {
-	return s.policy.DecideAs(caller(c), action, rbac.Attrs{}).Effect != rbac.Deny
+func (h *Handler) may(c *echo.Context, action string) bool {
+	return h.d.Policy.DecideAs(h.d.Caller(c), action, rbac.Attrs{}).Effect != rbac.Deny
 }
 
 // filesPager is where a page of the files list is in the whole.

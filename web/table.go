@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/exports"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
@@ -256,23 +257,16 @@ type readInfo struct {
 	CanReread bool
 }
 
-func (s *Server) tablePage(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionRead); err != nil {
-		return s.pageError(c, err)
-	}
-	id, err := idParam(c, "table")
+func (h *Handler) TablePage(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 	if err != nil {
-		return s.pageError(c, err)
-	}
-	store, release, err := s.store(c)
-	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	defer release()
 	ctx := c.Request().Context()
 	t, err := store.Table(ctx, id)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	q := c.Request().URL.Query()
 	view := viewOf(t, q)
@@ -280,7 +274,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 	req.Offset, _ = strconv.ParseInt(q.Get("offset"), 10, 64)
 	req.Offset = max(req.Offset, 0)
 	status := http.StatusOK
-	data := tableData{page: s.pageBase(c, t.Name), Table: t, Filtered: len(req.Filters) > 0 || view.Search != "",
+	data := tableData{page: h.pageBase(c, t.Name), Table: t, Filtered: len(req.Filters) > 0 || view.Search != "",
 		Search: view.Search, Sort: req.Sort, Dir: req.Direction, ClearURL: "/tables/" + t.ID}
 	p, err := store.Rows(ctx, id, req)
 	if err != nil {
@@ -288,7 +282,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 		// filter kept, instead of leaving the page.
 		problem, ok := view.place(err)
 		if !ok {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 		status, data.Problem = http.StatusBadRequest, problem
 		p = &catalog.Page{Columns: t.Columns, Sort: req.Sort}
@@ -297,7 +291,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 		// Past the last page: the last page.
 		req.Offset = (p.Total - 1) / webPageSize * webPageSize
 		if p, err = store.Rows(ctx, id, req); err != nil {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 	}
 	data.Dir = p.Direction
@@ -307,24 +301,24 @@ func (s *Server) tablePage(c *echo.Context) error {
 		data.ViewQuery = viewQuery(q).Encode()
 		if p.Total == 0 && data.Filtered {
 			if data.NoMatch, err = whyNone(ctx, store, t, view); err != nil {
-				return s.pageError(c, err)
+				return h.pageError(c, err)
 			}
 		}
 	}
-	s.fillTable(&data, t, view, q, p, req.Offset)
+	h.fillTable(&data, t, view, q, p, req.Offset)
 	data.Group, data.Query = groupOf(t, q), viewQuery(q)
 	if data.Group.Asked && data.Problem == "" {
 		if err := data.Group.run(ctx, store, t, view, q); err != nil {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 	}
 	if key := q.Get("summary"); key != "" && data.Problem == "" {
 		if data.Summary, err = summarize(ctx, store, t, view, key); err != nil {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 		data.Summary.facets(t.ID, q)
 		if err := data.Summary.ranges(ctx, store, t, view, q); err != nil {
-			return s.pageError(c, err)
+			return h.pageError(c, err)
 		}
 	}
 	if t.Query != "" {
@@ -335,7 +329,7 @@ func (s *Server) tablePage(c *echo.Context) error {
 		data.MadeBy = "Made from " + source + " by " + catalog.DescribeQuery(t.Query) + ", " + t.CreatedAt.Format("2006-01-02 15:04") + "."
 	}
 	if data.Labels, err = store.Labels(ctx, t.ID); err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	if data.Labels != nil {
 		data.LabelsTime = data.Labels.UpdatedAt.Format("2006-01-02 15:04")
@@ -343,18 +337,18 @@ func (s *Server) tablePage(c *echo.Context) error {
 	data.Chart, data.ChartLabel, data.ChartValue = barChart(t, p)
 	if t.Query == "" && t.SourceTableID == "" && t.Report.HeaderRow > 0 {
 		data.Read = &readInfo{HeaderRow: t.Report.HeaderRow, Asked: t.Report.HeaderAsked, Skipped: t.Report.Skipped, Notes: t.Report.Notes,
-			CanReread: s.may(c, rbac.ActionUpload)}
+			CanReread: h.may(c, rbac.ActionUpload)}
 	}
-	return s.render(c, status, "table", data)
+	return h.render(c, status, "table", data)
 }
 
-// rereadForm reads the file of a table again from the table page, with
+// RereadForm reads the file of a table again from the table page, with
 // the header in the row the form names, into a new file and tables (the
 // API's POST /v1/files/{id}/read), and shows the new table.
-func (s *Server) rereadForm(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionUpload, "table")
+func (h *Handler) RereadForm(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionUpload, "table")
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	defer release()
 	ctx := c.Request().Context()
@@ -363,9 +357,9 @@ func (s *Server) rereadForm(c *echo.Context) error {
 	}
 	t, err := store.Table(ctx, id)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
-	opts, err := readOptions(c.FormValue("header_row"), "")
+	opts, err := ingest.ParseOptions(c.FormValue("header_row"), "")
 	if err != nil {
 		return back(err)
 	}
@@ -377,7 +371,7 @@ func (s *Server) rereadForm(c *echo.Context) error {
 	if len(f.Tables) > 1 {
 		opts.Sheet = t.Name
 	}
-	nf, err := s.storeUpload(c, store, f.Filename, fh, opts)
+	nf, err := h.d.Upload(c, store, f.Filename, fh, opts)
 	if err != nil {
 		return back(err)
 	}
@@ -393,7 +387,7 @@ func (s *Server) rereadForm(c *echo.Context) error {
 
 // fillTable lays out a page of rows with its links: sorting, paging,
 // summaries and exports keep the filters, search and sort.
-func (s *Server) fillTable(d *tableData, t *catalog.Table, view *tableView, q url.Values, p *catalog.Page, offset int64) {
+func (h *Handler) fillTable(d *tableData, t *catalog.Table, view *tableView, q url.Values, p *catalog.Page, offset int64) {
 	link := func(path string, mod func(url.Values)) string {
 		v := url.Values{}
 		for k, vals := range q {
@@ -441,39 +435,39 @@ func (s *Server) fillTable(d *tableData, t *catalog.Table, view *tableView, q ur
 	d.ExportXLSX, d.ExportCSV = export("xlsx"), export("csv")
 }
 
-// tableViewExport streams what a table page shows, all of its rows and
+// TableViewExport streams what a table page shows, all of its rows and
 // not only the page: the page's filters, search and sort, as XLSX or CSV,
 // read through the same plan as files.query_table.
-func (s *Server) tableViewExport(c *echo.Context) error {
+func (h *Handler) TableViewExport(c *echo.Context) error {
 	format := c.QueryParam("format")
 	if format != "xlsx" && format != "csv" {
-		return s.pageError(c, datadesk.Errorf(datadesk.Invalid, "format must be xlsx or csv").WithField("format").WithAllowed("xlsx", "csv"))
+		return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "format must be xlsx or csv").WithField("format").WithAllowed("xlsx", "csv"))
 	}
-	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	defer release()
 	ctx := c.Request().Context()
 	t, err := store.Table(ctx, id)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	view := viewOf(t, c.Request().URL.Query())
 	plan, err := store.Plan(ctx, view.query(t.ID))
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	counted, err := store.Run(ctx, plan)
 	if err != nil {
-		return s.pageError(c, err)
+		return h.pageError(c, err)
 	}
 	src := exports.Source{Columns: t.Columns, Count: counted.MatchedRowCount, Rows: func(yield func([]any) error) error {
 		return store.Stream(ctx, plan, yield)
 	}}
 	name := view.exportName(t)
-	if err := s.streamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv", TempDir: store.IncomingDir()}); err != nil {
-		return s.pageError(c, err)
+	if err := h.d.StreamExport(c, format, name, src, exports.Options{SheetName: t.Name, BOM: format == "csv", TempDir: store.IncomingDir()}); err != nil {
+		return h.pageError(c, err)
 	}
 	return nil
 }
@@ -489,20 +483,20 @@ func cellOf(v any, class string) pageCell {
 		}
 		return pageCell{Text: x, Class: class}
 	case json.Number:
-		return pageCell{Text: shownNumber(x.String()), Class: class, Title: paddedTitle(x.String())}
+		return pageCell{Text: ShownNumber(x.String()), Class: class, Title: paddedTitle(x.String())}
 	case float64:
-		return pageCell{Text: shownNumber(strconv.FormatFloat(x, 'f', -1, 64)), Class: class}
+		return pageCell{Text: ShownNumber(strconv.FormatFloat(x, 'f', -1, 64)), Class: class}
 	case int64:
-		return pageCell{Text: shownNumber(strconv.FormatInt(x, 10)), Class: class}
+		return pageCell{Text: ShownNumber(strconv.FormatInt(x, 10)), Class: class}
 	}
 	return pageCell{Text: fmt.Sprint(v), Class: class}
 }
 
-// shownNumber writes a number as a reader takes it in: a decimal without
+// ShownNumber writes a number as a reader takes it in: a decimal without
 // the zeros that pad it to its column's scale (33.93911, not 33.93911000)
 // and, from five digits on, with thousands separators (12,345; a year
 // stays 2024, as style guides write four-digit numbers).
-func shownNumber(s string) string {
+func ShownNumber(s string) string {
 	sign, digits := "", s
 	if strings.HasPrefix(digits, "-") {
 		sign, digits = "-", digits[1:]
@@ -526,7 +520,7 @@ func shownNumber(s string) string {
 // paddedTitle is a decimal's stored text as its cell's title, when the
 // page shows it shorter.
 func paddedTitle(s string) string {
-	if shownNumber(s) == s {
+	if ShownNumber(s) == s {
 		return ""
 	}
 	return "stored as " + s
@@ -724,7 +718,7 @@ func naturalBounds(ctx context.Context, store *engine.Store, t *catalog.Table, v
 		return columnBounds{}, err
 	}
 	if len(res.Rows) != 1 || len(res.Rows[0]) != 4 {
-		return columnBounds{}, fmt.Errorf("api: the bounds of %s came as %d rows", key, len(res.Rows))
+		return columnBounds{}, fmt.Errorf("web: the bounds of %s came as %d rows", key, len(res.Rows))
 	}
 	r := res.Rows[0]
 	return columnBounds{rows: int64Of(r[0]), values: int64Of(r[1]), first: r[2], last: r[3]}, nil

@@ -1,0 +1,304 @@
+// Package web is datadesk's page for analysts: the files list, a table
+// page with filters, facets, views, grouping and a chart, exports, and
+// the approvals queue, rendered on the server with html/template. Its
+// tables are read through the same plans as the tools' (catalog), its
+// uploads and approval decisions through the server's own services.
+package web
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/api/serverdb"
+	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/exports"
+	"datadesk/ingest"
+	"datadesk/links"
+	"datadesk/rbac"
+	"datadesk/toolcall"
+)
+
+//go:embed pages/*.tmpl pages/style.css
+var webFiles embed.FS
+
+// webPageSize is how many rows a table page shows.
+const webPageSize = 50
+
+// Deps are what the web page uses of the server it is part of: its
+// stores and policy, and the server's own ways to authorise, upload,
+// export, sign in and decide approvals, which the API shares.
+type Deps struct {
+	Engine *engine.Engine
+	Policy *rbac.Policy
+	Users  *rbac.Users
+	System *serverdb.DB
+	Calls  *toolcall.Pipeline
+	Links  links.Signer
+	// MaxUpload bounds an upload's bytes.
+	MaxUpload int64
+	Logger    *slog.Logger
+	Now       func() time.Time
+
+	// Caller is the signed-in caller (set by the server's page
+	// authentication), CSRF their session's token for forms.
+	Caller func(*echo.Context) datadesk.Caller
+	CSRF   func(*echo.Context) string
+	// Authorize asks the policy for an action, recording the decision for
+	// the audit; OwnStore also reads the :id parameter and acquires the
+	// caller's store, Store acquires it alone; OwnerHere refuses an owner
+	// another node holds.
+	Authorize func(c *echo.Context, action string) error
+	OwnStore  func(c *echo.Context, action, what string) (*engine.Store, string, func(), error)
+	Store     func(c *echo.Context) (*engine.Store, func(), error)
+	OwnerHere func(c *echo.Context, owner string) error
+	// Upload is the upload service the API uses too; UploadBody bounds a
+	// request's body, EnterBody takes a turn for a large one.
+	Upload     func(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error)
+	UploadBody func(c *echo.Context, limit int64) io.ReadCloser
+	// UploadTooLarge and UploadError say what went wrong receiving one,
+	// as the API says it.
+	UploadTooLarge func() error
+	UploadError    func(err error) error
+	EnterBody      func(ctx context.Context, user string) (func(), error)
+	// StreamExport sends an export file as the API does.
+	StreamExport func(c *echo.Context, format, name string, src exports.Source, opts exports.Options) error
+	// StartSession and EndSession sign a browser in and out.
+	StartSession func(c *echo.Context, name, password string) (*rbac.User, *serverdb.Session, error)
+	EndSession   func(c *echo.Context) error
+	// The approvals: a page of the queue, one the caller may see, the
+	// decision (here or, FanOut, on the node that holds the call), whether
+	// the caller approves, and the nodes that did not answer a list.
+	ApprovalPage    func(c *echo.Context, defaultLimit int) ([]serverdb.Approval, serverdb.ApprovalFilter, bool, error)
+	VisibleApproval func(c *echo.Context) (*serverdb.Approval, error)
+	Decide          func(c *echo.Context, approve bool) (*serverdb.Approval, error)
+	DecideElsewhere func(c *echo.Context, approve bool, err error) (*serverdb.Approval, error)
+	FanOut          func(c *echo.Context) bool
+	MayApprove      func(c *echo.Context) bool
+	Unanswered      func(c *echo.Context) []string
+}
+
+// Handler serves the analysts' pages: server-rendered, signed in by
+// cookie, no script needed to see data.
+type Handler struct {
+	d     Deps
+	pages map[string]*template.Template
+}
+
+// NewHandler returns the web page over its dependencies.
+func NewHandler(d Deps) (*Handler, error) {
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Handler{d: d, pages: pages}, nil
+}
+
+// Stylesheet serves the pages' style sheet.
+func (h *Handler) Stylesheet(c *echo.Context) error {
+	css, err := webFiles.ReadFile("pages/style.css")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "max-age=3600")
+	return c.Blob(http.StatusOK, "text/css; charset=utf-8", css)
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"signin", "files", "table", "approvals", "approval", "error"} {
+		t, err := template.ParseFS(webFiles, "pages/layout.tmpl", "pages/"+name+".tmpl")
+		if err != nil {
+			return nil, fmt.Errorf("web: page %s: %w", name, err)
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}
+
+// page is what every page's layout needs.
+type page struct {
+	Title   string
+	User    string
+	CSRF    string
+	Message string
+}
+
+func (h *Handler) render(c *echo.Context, status int, name string, data any) error {
+	var b strings.Builder
+	if err := h.pages[name].ExecuteTemplate(&b, name+".tmpl", data); err != nil {
+		return fmt.Errorf("web: render %s: %w", name, err)
+	}
+	c.Response().Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'")
+	return c.HTML(status, b.String())
+}
+
+func (h *Handler) pageBase(c *echo.Context, title string) page {
+	csrf := h.d.CSRF(c)
+	return page{Title: title, User: h.d.Caller(c).Name, CSRF: csrf, Message: c.QueryParam("msg")}
+}
+
+// pageError renders an error as a page, with the same status the API uses.
+func (h *Handler) pageError(c *echo.Context, err error) error {
+	e := datadesk.AsError(err)
+	status := e.Code.Status()
+	heading := "Something went wrong"
+	text := e.Message
+	switch e.Code {
+	case datadesk.NotFound:
+		heading, text = "Not found", "There is no such file or table among yours. It may have been deleted."
+	case datadesk.Forbidden:
+		heading = "Not allowed"
+	case datadesk.Internal:
+		h.d.Logger.Error("page failed", "path", c.Request().URL.Path, "err", err)
+		text = "The server could not show this page. Try again later."
+	}
+	return h.render(c, status, "error", struct {
+		page
+		Heading, Text string
+	}{h.pageBase(c, heading), heading, text})
+}
+
+func (h *Handler) SignInPage(c *echo.Context) error {
+	msg := c.QueryParam("msg")
+	return h.render(c, http.StatusOK, "signin", struct {
+		page
+		Next string
+	}{page{Title: "Sign in", Message: msg}, safeNext(c.QueryParam("next"))})
+}
+
+// safeNext keeps redirects on this site: a path with one leading "/", no
+// "//" and no backslash anywhere (browsers read "\\" as "/"), and no control
+// or space characters (browsers drop tabs and newlines, so "/\t/evil" would
+// become "//evil"). Anything else goes to the files page.
+func safeNext(next string) string {
+	const home = "/files"
+	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.Contains(next, "//") || strings.Contains(next, "\\") {
+		return home
+	}
+	for _, r := range next {
+		if r <= ' ' || r == 0x7f || unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			return home
+		}
+	}
+	return next
+}
+
+func (h *Handler) SignInForm(c *echo.Context) error {
+	name, pw, next := c.FormValue("name"), c.FormValue("password"), safeNext(c.FormValue("next"))
+	if _, _, err := h.d.StartSession(c, name, pw); err != nil {
+		status, msg := http.StatusUnauthorized, "Wrong user name or password."
+		switch datadesk.ErrorCode(err) {
+		case datadesk.Unauthenticated:
+		case datadesk.RateLimited:
+			status, msg = http.StatusTooManyRequests, datadesk.AsError(err).Message
+		default:
+			return err
+		}
+		return h.render(c, status, "signin", struct {
+			page
+			Next string
+		}{page{Title: "Sign in", Message: msg}, next})
+	}
+	return c.Redirect(http.StatusSeeOther, afterSignIn(next))
+}
+
+// afterSignIn is where a sign-in goes: next, but for a download (a
+// table's export), which would leave the browser on the sign-in page, the
+// table's page in the same view, saying where the export is.
+func afterSignIn(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || !strings.HasPrefix(u.Path, "/tables/") || !strings.HasSuffix(u.Path, "/export") {
+		return next
+	}
+	q := u.Query()
+	format := strings.ToUpper(q.Get("format"))
+	q.Del("format")
+	q.Set("msg", "You are signed in. Export "+format+" again from this page: the button is above the table.")
+	return strings.TrimSuffix(u.Path, "/export") + "?" + q.Encode()
+}
+
+func (h *Handler) SignOutForm(c *echo.Context) error {
+	if err := h.d.EndSession(c); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/signin?msg="+url.QueryEscape("You are signed out."))
+}
+
+type approvalRow struct {
+	ID, Tool, UserName, ActorName, Reason, Status, Created, Expires string
+	Rows, Bytes                                                     int64
+}
+
+// ApprovalsPage shows a page of the queue's summaries, never the calls'
+// arguments, so it costs the same however big the calls are.
+func (h *Handler) ApprovalsPage(c *echo.Context) error {
+	list, f, more, err := h.d.ApprovalPage(c, 100)
+	if err != nil {
+		return h.pageError(c, err)
+	}
+	rows := make([]approvalRow, len(list))
+	for i := range list {
+		rows[i] = rowOf(&list[i])
+	}
+	next := ""
+	if more {
+		q := url.Values{"offset": {strconv.Itoa(f.Offset + len(list))}}
+		if f.Status != "" {
+			q.Set("status", f.Status)
+		}
+		next = "/approvals?" + q.Encode()
+	}
+	pb := h.pageBase(c, "Approvals")
+	if missing := h.d.Unanswered(c); len(missing) > 0 {
+		pb.Message = "Nodes " + strings.Join(missing, ", ") + " did not answer in time: their waiting calls are not listed. Reload in a moment."
+	}
+	return h.render(c, http.StatusOK, "approvals", struct {
+		page
+		Approvals []approvalRow
+		Approver  bool
+		Next      string
+	}{pb, rows, h.d.MayApprove(c), next})
+}
+
+// DecideApprovalForm approves or rejects from the page, through the same
+// decision as the API.
+func (h *Handler) DecideApprovalForm(approve bool) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		a, err := h.d.Decide(c, approve)
+		if datadesk.ErrorCode(err) == datadesk.NotFound && h.d.FanOut(c) {
+			a, err = h.d.DecideElsewhere(c, approve, err)
+		}
+		if err != nil {
+			return h.pageError(c, err)
+		}
+		msg := "Rejected " + a.ID + "."
+		switch {
+		case a.Status == serverdb.ApprovalDenied:
+			msg = "Not run: the policy now denies " + a.ID + " (" + a.ErrorMsg + ")."
+		case approve:
+			msg = "Approved " + a.ID + "."
+		}
+		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(msg))
+	}
+}
