@@ -26,6 +26,9 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		err := next(c)
+		if done, _ := c.Get(auditedKey).(bool); done {
+			return err
+		}
 		who := caller(c)
 		e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
 			ChatSession: who.ChatSession, DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,

@@ -37,6 +37,9 @@ const (
 	actionKey   = "datadesk.action"
 	argsHashKey = "datadesk.args_sha256"
 	approvalKey = "datadesk.approval"
+	// auditedKey marks a request whose record was written by the path it
+	// took (a tool call's, by the pipeline).
+	auditedKey = "datadesk.audited"
 )
 
 // authenticate resolves who is calling: a bearer token (a program, maybe a

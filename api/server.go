@@ -159,7 +159,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.calls, err = toolcall.New(toolcall.Config{QueryTimeout: cfg.QueryTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		MaxPendingCall: cfg.MaxPendingCall, MaxPendingBytes: cfg.MaxPendingBytes, MaxPendingCalls: cfg.MaxPendingCalls,
 		Links: s.links, Now: cfg.Now, Logger: cfg.Logger, Observe: s.metrics.observe},
-		toolcall.Deps{Engine: d.Engine, Ingest: d.Ingest, Policy: d.Policy, Users: d.Users, Approvals: d.System})
+		toolcall.Deps{Engine: d.Engine, Ingest: d.Ingest, Policy: d.Policy, Users: d.Users, Approvals: d.System,
+			Audit: d.Audit, Record: s.record})
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 // surfaces builds the MCP surface and the web page over the server's
 // pipeline and functions.
 func (s *Server) surfaces(d Deps) error {
-	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users, Audit: d.Audit,
+	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users,
 		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
 		Logger: s.cfg.Logger, Now: s.cfg.Now})
 	var err error

@@ -16,33 +16,28 @@ func (s *Server) listTools(c *echo.Context) error {
 }
 
 // callTool is the HTTP path of a tool call: find the tool by either
-// spelling of its name, decode the arguments and hand them to invoke.
+// spelling of its name, keep the body and hand it to the pipeline, which
+// reads the arguments from it and records the call.
 func (s *Server) callTool(c *echo.Context) error {
+	began := s.cfg.Now()
 	t, err := s.calls.Lookup(c.Param("name"))
 	if err != nil {
 		return err
 	}
+	c.Set(actionKey, t.Name)
 	body, err := s.spool(c, caller(c).UserID)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
-	args, err := toolcall.DecodeArguments(body.SectionReader)
-	if err != nil {
-		return err
-	}
-	c.Set(actionKey, t.Name)
-	// The audit records the arguments' hash, taken while the body is open.
-	c.Set(argsHashKey, toolcall.ArgsHash(args))
-	out := s.calls.Invoke(c.Request().Context(), caller(c), t, args)
-	if out.Decided {
-		c.Set(decisionKey, out.Decision)
-	}
+	out := s.calls.Invoke(c.Request().Context(), toolcall.Call{Who: caller(c), Tool: t, Began: began,
+		Arguments: func() (map[string]any, error) { return toolcall.DecodeArguments(body.SectionReader) }})
+	// The pipeline wrote the call's record.
+	c.Set(auditedKey, true)
 	if out.Err != nil {
 		return out.Err
 	}
 	if out.Approval != nil {
-		c.Set(approvalKey, out.Approval.ID)
 		return c.JSON(http.StatusAccepted, map[string]any{"approval": toolcall.ApprovalAnswer(out.Approval)})
 	}
 	return c.JSONBlob(http.StatusOK, append(append([]byte(`{"result":`), out.Raw...), '}'))

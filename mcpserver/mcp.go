@@ -74,9 +74,9 @@ type Deps struct {
 	Engine *engine.Engine
 	Policy *rbac.Policy
 	Users  *rbac.Users
-	// Audit says whether an entry can be written (Ready); Record writes
-	// one as the server does, counting and logging a failure.
-	Audit  *rbac.Audit
+	// Record writes an audit entry as the server does, counting and
+	// logging a failure: of the requests that are not tool calls, which
+	// the pipeline records.
 	Record func(rbac.Entry)
 	// Authenticate resolves a request's caller, which Caller then reads.
 	Authenticate echo.MiddlewareFunc
@@ -195,7 +195,7 @@ func (h *Handler) Authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		start := h.d.Now()
 		err := authed(c)
 		if err != nil {
-			h.recordMCP(h.d.Caller(c), "mcp", start, toolcall.Outcome{Err: err}, nil, "")
+			h.recordMCP(h.d.Caller(c), "mcp", start, toolcall.Outcome{Err: err}, "")
 		}
 		return err
 	}
@@ -332,26 +332,11 @@ func (h *Handler) mcpServer(resolve func(context.Context) (datadesk.Caller, erro
 	return srv
 }
 
-// mcpCall runs one tool call over MCP through invoke, the HTTP path's own,
-// and records it in the audit log as HTTP calls are.
+// mcpCall runs one tool call over MCP through the pipeline, which reads
+// its arguments and records it in the audit log as it does an HTTP call.
 func (h *Handler) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.Tool, raw json.RawMessage) *mcp.CallToolResult {
-	start := h.d.Now()
-	// No call without its record: MCP's calls, over stdio too, pass no
-	// middleware that asks (audited).
-	err := h.d.Audit.Ready()
-	var args map[string]any
-	if err == nil {
-		args, err = decodeMCPArguments(ctx, raw)
-	}
-	out := toolcall.Outcome{Err: err}
-	if err == nil {
-		out = h.d.Calls.Invoke(ctx, who, t, args)
-	}
-	approvalID := ""
-	if out.Approval != nil {
-		approvalID = out.Approval.ID
-	}
-	h.recordMCP(who, t.Name, start, out, args, approvalID)
+	out := h.d.Calls.Invoke(ctx, toolcall.Call{Who: who, Tool: t,
+		Arguments: func() (map[string]any, error) { return decodeMCPArguments(ctx, raw) }})
 	switch {
 	case out.Err != nil:
 		return mcpError(out.Err)
@@ -468,9 +453,10 @@ func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *tool
 	return method, rows, err
 }
 
-// recordMCP writes the audit entry of one MCP call as audited does for an
-// HTTP one: the same action name, decision, outcome and status.
-func (h *Handler) recordMCP(who datadesk.Caller, action string, start time.Time, out toolcall.Outcome, args map[string]any, approvalID string) {
+// recordMCP writes the audit entry of one MCP request that is not a tool
+// call as audited does for an HTTP one: the same action name, decision,
+// outcome and status.
+func (h *Handler) recordMCP(who datadesk.Caller, action string, start time.Time, out toolcall.Outcome, approvalID string) {
 	if errors.Is(out.Err, rbac.ErrNoRoom) {
 		h.d.Logger.Warn("call refused: the audit log has no room", "action", action, "user", who.UserID)
 		return
@@ -480,9 +466,6 @@ func (h *Handler) recordMCP(who datadesk.Caller, action string, start time.Time,
 		Action: action, ApprovalID: approvalID, Outcome: "ok", Status: http.StatusOK}
 	if out.Decided {
 		e.Decision, e.Reason = out.Decision.Effect, out.Decision.Reason
-	}
-	if args != nil {
-		e.ArgsSHA256 = toolcall.ArgsHash(args)
 	}
 	switch {
 	case out.Err != nil:
@@ -715,7 +698,7 @@ func (h *Handler) mcpApproval(ctx context.Context, who datadesk.Caller, raw json
 	if a != nil {
 		id = a.ID
 	}
-	h.recordMCP(who, "approvals.get", start, toolcall.Outcome{Err: err}, nil, id)
+	h.recordMCP(who, "approvals.get", start, toolcall.Outcome{Err: err}, id)
 	if err != nil {
 		return mcpError(err)
 	}
@@ -772,7 +755,7 @@ func (h *Handler) mcpReadTable(ctx context.Context, who datadesk.Caller, uri str
 		err = spend(ctx, len(raw))
 	}
 	out := toolcall.Outcome{Err: err}
-	h.recordMCP(who, "tables.rows", start, out, nil, "")
+	h.recordMCP(who, "tables.rows", start, out, "")
 	if err != nil {
 		if datadesk.IsNotFound(err) {
 			return nil, mcp.ResourceNotFoundError(uri)

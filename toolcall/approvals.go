@@ -55,9 +55,7 @@ func (p *Pipeline) Replay(ctx context.Context, a *serverdb.Approval, by string) 
 	status, code, msg := serverdb.ApprovalDone, "", ""
 	var out json.RawMessage
 	if err == nil {
-		if _, err = encodeAnswer(result); err == nil {
-			out, err = json.Marshal(result)
-		}
+		out, err = encodeAnswer(result)
 	}
 	if err != nil {
 		e := datadesk.AsError(err)

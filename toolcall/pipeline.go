@@ -1,8 +1,9 @@
 // Package toolcall runs tool calls, the one path every call takes
 // whichever surface it came by (HTTP, MCP, an approval's replay): look up
-// the tool, validate its arguments against the tool's exact schema, take
-// the work's attributes, let the policy decide, hold the call for a person
-// or run it, and encode its answer once. The owner's store is acquired
+// the tool, read its arguments once, validate them against the tool's exact
+// schema, take the work's attributes, let the policy decide, hold the call
+// for a person or run it, record it in the audit log, and encode its answer
+// once. The owner's store is acquired
 // once per call. It holds the tools themselves (files.create, files.read,
 // files.query_table, files.analyze_table) and the reading of their
 // arguments, and knows nothing of HTTP.
@@ -70,6 +71,11 @@ type Deps struct {
 	Users  *rbac.Users
 	// Approvals keeps the calls waiting for a person.
 	Approvals *serverdb.DB
+	// Audit says whether a call's record can be written (Ready); Record
+	// writes it. A call is refused, unrecorded, when its record would find
+	// no room. Without Record calls are not recorded.
+	Audit  *rbac.Audit
+	Record func(rbac.Entry)
 }
 
 // Pipeline runs tool calls.
@@ -80,6 +86,8 @@ type Pipeline struct {
 	policy *rbac.Policy
 	users  *rbac.Users
 	system *serverdb.DB
+	audit  *rbac.Audit
+	record func(rbac.Entry)
 	tools  map[string]*Tool
 }
 
@@ -114,7 +122,8 @@ func New(cfg Config, d Deps) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Pipeline{cfg: cfg, engine: d.Engine, ingest: d.Ingest, policy: d.Policy, users: d.Users, system: d.Approvals, tools: tools}, nil
+	return &Pipeline{cfg: cfg, engine: d.Engine, ingest: d.Ingest, policy: d.Policy, users: d.Users, system: d.Approvals,
+		audit: d.Audit, record: d.Record, tools: tools}, nil
 }
 
 // Tools are the registered tools, by name.
@@ -160,18 +169,71 @@ type Outcome struct {
 	Err      error
 }
 
-// Invoke runs one call of t as who: validate the arguments against the
+// Call is one tool call as a surface hands it to Invoke.
+type Call struct {
+	Who  datadesk.Caller
+	Tool *Tool
+	// Arguments reads the call's arguments (DecodeArguments of a body,
+	// DecodeArgumentObject of an MCP call's), once, inside Invoke: an
+	// error reading them is the call's outcome, recorded as any other.
+	Arguments func() (map[string]any, error)
+	// Began is when the surface took the call, for its record: the
+	// reading of its body counts. Invoke's start when zero.
+	Began time.Time
+}
+
+// Invoke runs one call: read its arguments, validate them against the
 // tool's schema, acquire the caller's store, take the work's attributes,
-// let the policy decide, and run it or hold it for a person. Each tool
-// asks for any further permission its arguments need; a call that needs a
-// person is stored as a pending approval.
-func (p *Pipeline) Invoke(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any) Outcome {
+// let the policy decide, and run it or hold it for a person; then record
+// it in the audit log. Each tool asks for any further permission its
+// arguments need; a call that needs a person is stored as a pending
+// approval.
+func (p *Pipeline) Invoke(ctx context.Context, c Call) Outcome {
 	start := time.Now()
-	out := p.decideAndRun(ctx, who, t, args)
+	if c.Began.IsZero() {
+		c.Began = p.cfg.Now()
+	}
+	if p.audit != nil {
+		// No call without its record.
+		if err := p.audit.Ready(); err != nil {
+			p.cfg.Logger.Warn("call refused: the audit log has no room", "action", c.Tool.Name, "user", c.Who.UserID)
+			return Outcome{Err: err}
+		}
+	}
+	args, err := c.Arguments()
+	out := Outcome{Err: err}
+	if err == nil {
+		out = p.decideAndRun(ctx, c.Who, c.Tool, args)
+	}
+	p.audited(c, args, out)
 	if p.cfg.Observe != nil {
-		p.cfg.Observe(t.Name, out, time.Since(start))
+		p.cfg.Observe(c.Tool.Name, out, time.Since(start))
 	}
 	return out
+}
+
+// audited records a call: who, what, the policy's decision and reason, the
+// outcome and its HTTP status, how long it took, the arguments' hash (taken
+// while a body's rows can still be read) and the approval it waits for.
+func (p *Pipeline) audited(c Call, args map[string]any, out Outcome) {
+	if p.record == nil {
+		return
+	}
+	who := c.Who
+	e := rbac.Entry{Time: c.Began.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
+		ChatSession: who.ChatSession, DurationMS: float64(p.cfg.Now().Sub(c.Began).Microseconds()) / 1000,
+		Action: c.Tool.Name, ArgsSHA256: ArgsHash(args), Outcome: "ok", Status: 200}
+	if out.Decided {
+		e.Decision, e.Reason = out.Decision.Effect, out.Decision.Reason
+	}
+	switch {
+	case out.Err != nil:
+		code := datadesk.ErrorCode(out.Err)
+		e.Outcome, e.Status = string(code), code.Status()
+	case out.Approval != nil:
+		e.Outcome, e.Status, e.ApprovalID = "pending", 202, out.Approval.ID
+	}
+	p.record(e)
 }
 
 // decideAndRun is Invoke before it is counted.
