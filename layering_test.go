@@ -18,8 +18,8 @@ var layers = [][]string{
 	{"datadesk/engine/ducksql", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
 	{"datadesk/engine"},
 	{"datadesk/ingest", "datadesk/exports", "datadesk/backup", "datadesk/handoff"},
-	{"datadesk/toolcall"},
-	{"datadesk/mcpserver", "datadesk/web"},
+	{"datadesk/toolcall", "datadesk/surface"},
+	{"datadesk/mcpserver", "datadesk/web", "datadesk/rest"},
 	{"datadesk/api"},
 	{"datadesk/bench"},
 	{"datadesk/cmd/datadesk", "datadesk/cmd/datadesk-bench"},
@@ -30,8 +30,9 @@ var layers = [][]string{
 // dialect builds text without the driver, and the ClickHouse backend sees
 // the catalog and the plan, never the DuckDB store; the server's binary
 // links no benchmark; the tool-call pipeline knows no HTTP surface, and
-// the surfaces (api, mcpserver, web) import the pipeline, never each
-// other, but for api's routes, which wire them.
+// the surfaces (mcpserver, web, rest) import the pipeline and what the
+// server lends them (surface), never each other nor the server (api),
+// whose routes wire them.
 var forbidden = map[string][]string{
 	"datadesk/engine/typing":     {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine/catalog", "datadesk/engine"},
 	"datadesk/engine/catalog":    {"runtime/cgo", "database/sql", "github.com/duckdb/duckdb-go/v2", "datadesk/engine"},
@@ -40,9 +41,11 @@ var forbidden = map[string][]string{
 	"datadesk/api/serverdb":      {"datadesk/engine", "datadesk/engine/catalog"},
 	"datadesk/engine":            {"datadesk/engine/clickhouse", "datadesk/api", "datadesk/api/serverdb"},
 	"datadesk/cmd/datadesk":      {"datadesk/bench"},
-	"datadesk/toolcall":          {"datadesk/api", "datadesk/mcpserver", "github.com/labstack/echo/v5", "github.com/modelcontextprotocol/go-sdk/mcp"},
-	"datadesk/mcpserver":         {"datadesk/api", "datadesk/web"},
-	"datadesk/web":               {"datadesk/api", "datadesk/mcpserver"},
+	"datadesk/toolcall":          {"datadesk/api", "datadesk/mcpserver", "datadesk/web", "datadesk/rest", "github.com/labstack/echo/v5", "github.com/modelcontextprotocol/go-sdk/mcp"},
+	"datadesk/surface":           {"datadesk/api", "datadesk/mcpserver", "datadesk/web", "datadesk/rest", "datadesk/toolcall"},
+	"datadesk/mcpserver":         {"datadesk/api", "datadesk/web", "datadesk/rest"},
+	"datadesk/web":               {"datadesk/api", "datadesk/mcpserver", "datadesk/rest"},
+	"datadesk/rest":              {"datadesk/api", "datadesk/mcpserver", "datadesk/web"},
 }
 
 type listed struct {

@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v5"
 
@@ -80,59 +78,10 @@ func (s *Server) clusterApprovalPage(c *echo.Context, f serverdb.ApprovalFilter)
 	return page, f, cut || more || othersMore, nil
 }
 
-// listApprovals pages the approval queue: summaries (tool, caller, rows,
-// bytes, created, expires, status), never the arguments.
-func (s *Server) listApprovals(c *echo.Context) error {
-	c.Set(actionKey, "approvals.list")
-	list, f, more, err := s.approvalPage(c, 100)
-	if err != nil {
-		return err
-	}
-	out := map[string]any{"approvals": list, "offset": f.Offset, "has_more": more}
-	if missing, _ := c.Get(unansweredKey).([]string); len(missing) > 0 {
-		// The list answers with what it has, and says what it lacks.
-		out["unanswered_nodes"] = missing
-		out["note"] = "nodes " + strings.Join(missing, ", ") + " did not answer in time; their waiting calls are not in this list"
-	}
-	if more {
-		out["next_offset"] = f.Offset + len(list)
-	}
-	return c.JSON(http.StatusOK, out)
-}
-
 // visibleApproval returns an approval the caller may see: their own, or any
 // for an approver. Others' answer like missing ones.
 func (s *Server) visibleApproval(c *echo.Context) (*serverdb.Approval, error) {
 	return s.calls.Approval(c.Request().Context(), caller(c), c.Param("id"), "id")
-}
-
-func (s *Server) getApproval(c *echo.Context) error {
-	c.Set(actionKey, "approvals.get")
-	a, err := s.visibleApproval(c)
-	if datadesk.ErrorCode(err) == datadesk.NotFound && s.fanOut(c) && s.mayApprove(c) {
-		return s.approvalElsewhere(c, err)
-	}
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"approval": s.calls.ApprovalView(caller(c), a)})
-}
-
-// decideApproval approves or rejects a pending call. An approved call runs
-// at once, exactly once, as its original caller with its original
-// arguments, if the policy still lets it; its result is kept on the
-// approval for the caller to fetch.
-func (s *Server) decideApproval(approve bool) echo.HandlerFunc {
-	return func(c *echo.Context) error {
-		a, err := s.decide(c, approve)
-		if datadesk.ErrorCode(err) == datadesk.NotFound && s.fanOut(c) {
-			return s.approvalElsewhere(c, err)
-		}
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, map[string]any{"approval": s.calls.ApprovalView(caller(c), a)})
-	}
 }
 
 // decide is the decision behind the API's and the page's approve and

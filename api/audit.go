@@ -2,12 +2,10 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v5"
 
-	"datadesk"
 	"datadesk/rbac"
 )
 
@@ -72,24 +70,4 @@ func (s *Server) record(e rbac.Entry) {
 		s.metrics.auditFailures.Inc()
 		s.cfg.Logger.Error("audit record failed", "action", e.Action, "user", e.UserID, "err", err)
 	}
-}
-
-// readAudit lets admins read the audit log, newest first.
-func (s *Server) readAudit(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionAudit); err != nil {
-		return err
-	}
-	limit := 100
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 10000 {
-			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to 10000").WithField("limit")
-		}
-		limit = n
-	}
-	entries, err := rbac.ReadAudit(s.cfg.DataDir, c.QueryParam("user"), limit)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"entries": entries})
 }

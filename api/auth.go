@@ -14,6 +14,7 @@ import (
 	"datadesk"
 	"datadesk/api/serverdb"
 	"datadesk/rbac"
+	"datadesk/toolcall"
 )
 
 // Session and request limits.
@@ -189,7 +190,7 @@ type signIn struct {
 // SameSite=Lax, Secure under TLS, expiring with the session.
 func (s *Server) signIn(c *echo.Context) error {
 	var in signIn
-	if err := decodeJSON(c.Request().Body, &in); err != nil {
+	if err := toolcall.DecodeBody(c.Request().Body, &in); err != nil {
 		return err
 	}
 	user, sess, err := s.startSession(c, in.Name, in.Password)

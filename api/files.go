@@ -7,12 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v5"
@@ -68,63 +65,6 @@ func (s *Server) healthz(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// uploadFile streams the multipart field "file" to disk, ingests tabular
-// files and answers the descriptor with the tables' schemas.
-func (s *Server) uploadFile(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionUpload); err != nil {
-		return err
-	}
-	opts, err := ingest.ParseOptions(c.QueryParam("header_row"), c.QueryParam("sheet"))
-	if err != nil {
-		return err
-	}
-	r := c.Request()
-	if r.ContentLength > s.cfg.MaxUpload+(1<<20) {
-		return errTooLarge(s.cfg.MaxUpload)
-	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" {
-		return datadesk.Errorf(datadesk.Invalid, "send the file as multipart/form-data in a field named \"file\"").WithField("file")
-	}
-	release, err := s.bodies.enter(r.Context(), caller(c).UserID)
-	if err != nil {
-		return err
-	}
-	defer release()
-	// The body may hold a little more than the file: part headers and
-	// boundaries.
-	r.Body = s.uploadBody(c, s.cfg.MaxUpload+(1<<20))
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return datadesk.Errorf(datadesk.Invalid, "the multipart body is malformed").WithField("file").WithCause(err)
-	}
-	store, release, err := s.store(c)
-	if err != nil {
-		return err
-	}
-	defer release()
-	var part *multipart.Part
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			return datadesk.Errorf(datadesk.Invalid, "no field named \"file\" in the upload").WithField("file")
-		}
-		if err != nil {
-			return bodyError(err, s.cfg.MaxUpload)
-		}
-		if p.FormName() == "file" {
-			part = p
-			break
-		}
-		p.Close()
-	}
-	f, err := s.storeUpload(c, store, part.FileName(), part, opts)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, s.uploaded(c, f))
-}
-
 // storeUpload is every upload's one path, from the API and from the files
 // page: the file's bytes are written to the owner's incoming folder,
 // ingested and stored, and the policy decides again on what the file
@@ -153,48 +93,6 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 			return s.authorizeWith(c, rbac.ActionUpload, uploadAttrs(filename, size, tables))
 		},
 	})
-}
-
-// readAgain reads a stored file again with a person's corrections
-// (header_row, sheet), into a new file of new tables, without its bytes
-// sent again: the policy, audit and import are an upload's.
-func (s *Server) readAgain(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionUpload, "file")
-	if err != nil {
-		return err
-	}
-	defer release()
-	var in struct {
-		HeaderRow int    `json:"header_row"`
-		Sheet     string `json:"sheet"`
-	}
-	if err := decodeJSON(c.Request().Body, &in); err != nil {
-		return err
-	}
-	opts := ingest.Options{HeaderRow: in.HeaderRow, Sheet: in.Sheet}
-	if err := opts.Check(); err != nil {
-		return err
-	}
-	f, fh, err := store.Open(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	nf, err := s.storeUpload(c, store, f.Filename, fh, opts)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, s.uploaded(c, nf))
-}
-
-// uploaded is the answer to a stored upload: its descriptor and its
-// tables' schemas.
-func (s *Server) uploaded(c *echo.Context, f *catalog.File) map[string]any {
-	schemas := make([]toolcall.TableSchema, 0, len(f.Tables))
-	for i := range f.Tables {
-		schemas = append(schemas, toolcall.SchemaOf(&f.Tables[i]))
-	}
-	return map[string]any{"file": toolcall.Describe(s.links, caller(c).UserID, f), "tables": schemas}
 }
 
 // uploadAttrs are an upload's attributes once ingested: its bytes and
@@ -283,51 +181,6 @@ func bodyError(err error, limit int64) error {
 	return datadesk.Errorf(datadesk.Invalid, "the upload could not be read").WithField("file").WithCause(err)
 }
 
-func (s *Server) listFiles(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionRead); err != nil {
-		return err
-	}
-	limit := 0
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to 1000").WithField("limit")
-		}
-		limit = n
-	}
-	session := ""
-	if c.QueryParam("session_only") == "true" {
-		session = caller(c).ChatSession
-	}
-	store, release, err := s.store(c)
-	if err != nil {
-		return err
-	}
-	defer release()
-	files, err := store.Files(c.Request().Context(), session, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]toolcall.File, 0, len(files))
-	for i := range files {
-		out = append(out, toolcall.Describe(s.links, caller(c).UserID, &files[i]))
-	}
-	return c.JSON(http.StatusOK, map[string]any{"files": out})
-}
-
-func (s *Server) getFile(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionRead, "file")
-	if err != nil {
-		return err
-	}
-	defer release()
-	f, err := store.File(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"file": toolcall.Describe(s.links, caller(c).UserID, f)})
-}
-
 func (s *Server) fileContent(c *echo.Context) error {
 	if caller(c).Role != signedRole {
 		if err := s.authorize(c, rbac.ActionRead); err != nil {
@@ -354,62 +207,4 @@ func (s *Server) fileContent(c *echo.Context) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(c.Response(), c.Request(), "", f.CreatedAt, fh)
 	return nil
-}
-
-func (s *Server) deleteFile(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionDelete, "file")
-	if err != nil {
-		return err
-	}
-	defer release()
-	if err := store.DeleteFile(c.Request().Context(), id); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
-}
-
-func (s *Server) getTable(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
-	if err != nil {
-		return err
-	}
-	defer release()
-	t, err := store.Table(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"table": toolcall.SchemaOf(t)})
-}
-
-func (s *Server) tableRows(c *echo.Context) error {
-	req := catalog.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
-	if v := c.QueryParam("offset"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return datadesk.Errorf(datadesk.Invalid, "offset must be a whole number, 0 or more").WithField("offset")
-		}
-		req.Offset = n
-	}
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > catalog.MaxPageSize {
-			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", catalog.MaxPageSize).WithField("limit")
-		}
-		req.Limit = n
-	}
-	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
-	if err != nil {
-		return err
-	}
-	defer release()
-	leave, err := s.reads.enter(c.Request().Context(), caller(c).UserID)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	p, err := store.Rows(c.Request().Context(), id, req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, p)
 }

@@ -1,6 +1,11 @@
-// Package api is datadesk's HTTP interface: routes, authentication, and
-// handlers that bind, validate, authorise, call the domain and encode. It
-// holds no SQL and no spreadsheet code.
+// Package api is datadesk's HTTP server: it authenticates each request
+// (bearer token, cookie with CSRF, a platform acting for a user), records
+// it in the audit log, bounds bodies and reads, routes an owner's requests
+// to the node that holds it, and wires the surfaces (the JSON API, rest;
+// the web page, web; MCP, mcpserver) in one routes file, lending them its
+// shared paths (surface.Services): the owner's store, the one upload path,
+// the export stream and the approvals' decisions. It holds no SQL and no
+// spreadsheet code.
 package api
 
 import (
@@ -24,6 +29,8 @@ import (
 	"datadesk/links"
 	"datadesk/mcpserver"
 	"datadesk/rbac"
+	"datadesk/rest"
+	"datadesk/surface"
 	"datadesk/toolcall"
 	"datadesk/web"
 )
@@ -104,8 +111,9 @@ type Server struct {
 	// surface.
 	calls *toolcall.Pipeline
 	mcp   *mcpserver.Handler
-	// web is the analysts' page.
+	// web is the analysts' page, rest the JSON API.
 	web   *web.Handler
+	rest  *rest.Handler
 	links links.Signer
 	// signIns counts failed sign-ins by name and client address.
 	signIns *attemptLimiter
@@ -184,16 +192,24 @@ func (s *Server) surfaces(d Deps) error {
 	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users,
 		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
 		Logger: s.cfg.Logger, Now: s.cfg.Now})
-	var err error
-	s.web, err = web.NewHandler(web.Deps{Engine: d.Engine, Policy: d.Policy, Users: d.Users, System: d.System, Calls: s.calls,
-		Links: s.links, MaxUpload: s.cfg.MaxUpload, Logger: s.cfg.Logger, Now: s.cfg.Now,
-		Caller: caller, CSRF: csrfToken, Authorize: s.authorize, OwnStore: s.ownStore, Store: s.store, OwnerHere: s.ownerHere,
+	lent := surface.Services{Caller: caller, Authorize: s.authorize, AuthorizeWith: s.authorizeWith,
+		OwnStore: s.ownStore, Store: s.store,
 		Upload: s.storeUpload, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
 		UploadTooLarge: func() error { return errTooLarge(s.cfg.MaxUpload) },
 		UploadError:    func(err error) error { return bodyError(err, s.cfg.MaxUpload) },
-		StreamExport:   s.streamExport, StartSession: s.startSession, EndSession: s.endSession,
-		ApprovalPage: s.approvalPage, VisibleApproval: s.visibleApproval, Decide: s.decide, DecideElsewhere: s.decideElsewhere,
-		FanOut: s.fanOut, MayApprove: s.mayApprove, Unanswered: unanswered})
+		StreamExport:   s.streamExport,
+		ApprovalPage:   s.approvalPage, VisibleApproval: s.visibleApproval, Decide: s.decide,
+		FanOut: s.fanOut, MayApprove: s.mayApprove, Unanswered: unanswered}
+	s.rest = rest.NewHandler(rest.Deps{Services: lent, Calls: s.calls, Links: s.links, MaxUpload: s.cfg.MaxUpload,
+		OffloadProviders: s.cfg.OffloadProviders, DataDir: s.cfg.DataDir, Now: s.cfg.Now,
+		Spool: s.spool, EnterRead: s.reads.enter, ApprovalElsewhere: s.approvalElsewhere,
+		Action:   func(c *echo.Context, name string) { c.Set(actionKey, name) },
+		Recorded: func(c *echo.Context) { c.Set(auditedKey, true) }})
+	var err error
+	s.web, err = web.NewHandler(web.Deps{Services: lent, Engine: d.Engine, Policy: d.Policy, Users: d.Users, System: d.System,
+		Calls: s.calls, Links: s.links, MaxUpload: s.cfg.MaxUpload, Logger: s.cfg.Logger, Now: s.cfg.Now,
+		CSRF: csrfToken, OwnerHere: s.ownerHere, StartSession: s.startSession, EndSession: s.endSession,
+		DecideElsewhere: s.decideElsewhere})
 	return err
 }
 

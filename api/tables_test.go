@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/rest"
 	"datadesk/toolcall"
 
 	"github.com/xuri/excelize/v2"
@@ -65,7 +66,7 @@ func TestOffloadBoundaries(t *testing.T) {
 			}
 			p := m["preview"].(map[string]any)
 			pj, _ := json.Marshal(p["rows"])
-			if n := len(p["rows"].([]any)); n > OffloadMaxRows || len(pj) > OffloadMaxChars {
+			if n := len(p["rows"].([]any)); n > rest.OffloadMaxRows || len(pj) > rest.OffloadMaxChars {
 				t.Errorf("the preview breaks the limits: %d rows, %d characters", n, len(pj))
 			}
 			// The stored table works like any other.

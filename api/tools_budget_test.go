@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"datadesk/rest"
 )
 
 // toolBudget is the most one tool's entry may take, as compact JSON, in
@@ -28,7 +30,7 @@ func TestToolEntriesWithinBudget(t *testing.T) {
 		t.Logf("%s %s: %d bytes", where, name, len(b))
 		compileSchema(t, schema)
 	}
-	for _, format := range []string{FormatOpenAI, FormatAnthropic, FormatMCP} {
+	for _, format := range []string{rest.FormatOpenAI, rest.FormatAnthropic, rest.FormatMCP} {
 		code, m, raw := ts.do("GET", "/v1/tools?format="+format, token, nil, "")
 		if code != http.StatusOK {
 			t.Fatalf("got %d %s", code, raw)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/rest"
 	"datadesk/toolcall"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -33,7 +34,7 @@ var providerNameRule = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 func TestProviderFormats(t *testing.T) {
 	ts, users := newServer(t, 1<<20)
 	token := addUser(t, users, "ana", "analyst")
-	for _, format := range []string{FormatOpenAI, FormatAnthropic, FormatMCP} {
+	for _, format := range []string{rest.FormatOpenAI, rest.FormatAnthropic, rest.FormatMCP} {
 		t.Run(format, func(t *testing.T) {
 			code, m, raw := ts.do("GET", "/v1/tools?format="+format, token, nil, "")
 			if code != http.StatusOK {
@@ -74,13 +75,13 @@ func TestProviderFormats(t *testing.T) {
 func providerParts(t *testing.T, format string, tool map[string]any) (string, any) {
 	t.Helper()
 	switch format {
-	case FormatOpenAI:
+	case rest.FormatOpenAI:
 		if tool["type"] != "function" {
 			t.Errorf("openai tool type %v, want function", tool["type"])
 		}
 		fn := tool["function"].(map[string]any)
 		return fn["name"].(string), fn["parameters"]
-	case FormatAnthropic:
+	case rest.FormatAnthropic:
 		return tool["name"].(string), tool["input_schema"]
 	}
 	return tool["name"].(string), tool["inputSchema"]

@@ -143,6 +143,22 @@ func bindArguments(args map[string]any, dst any) error {
 	return nil
 }
 
+// MaxJSONBody bounds small JSON request bodies: a sign-in, labels, a
+// file read again.
+const MaxJSONBody = 64 << 10
+
+// DecodeBody reads one JSON object of at most MaxJSONBody bytes into dst,
+// refusing unknown keys. Errors: invalid, naming the key and the shape it
+// takes.
+func DecodeBody(body io.Reader, dst any) error {
+	dec := json.NewDecoder(io.LimitReader(body, MaxJSONBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return DecodeError(err, dst, "the body")
+	}
+	return nil
+}
+
 // DecodeError explains why a JSON body did not fit dst in the API's words:
 // which key, and what shape it takes. A decoder's own message names Go
 // types and never reaches the client.

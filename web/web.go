@@ -6,11 +6,9 @@
 package web
 
 import (
-	"context"
 	"embed"
 	"fmt"
 	"html/template"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -25,11 +23,9 @@ import (
 	"datadesk"
 	"datadesk/api/serverdb"
 	"datadesk/engine"
-	"datadesk/engine/catalog"
-	"datadesk/exports"
-	"datadesk/ingest"
 	"datadesk/links"
 	"datadesk/rbac"
+	"datadesk/surface"
 	"datadesk/toolcall"
 )
 
@@ -43,6 +39,7 @@ const webPageSize = 50
 // stores and policy, and the server's own ways to authorise, upload,
 // export, sign in and decide approvals, which the API shares.
 type Deps struct {
+	surface.Services
 	Engine *engine.Engine
 	Policy *rbac.Policy
 	Users  *rbac.Users
@@ -54,42 +51,15 @@ type Deps struct {
 	Logger    *slog.Logger
 	Now       func() time.Time
 
-	// Caller is the signed-in caller (set by the server's page
-	// authentication), CSRF their session's token for forms.
-	Caller func(*echo.Context) datadesk.Caller
-	CSRF   func(*echo.Context) string
-	// Authorize asks the policy for an action, recording the decision for
-	// the audit; OwnStore also reads the :id parameter and acquires the
-	// caller's store, Store acquires it alone; OwnerHere refuses an owner
-	// another node holds.
-	Authorize func(c *echo.Context, action string) error
-	OwnStore  func(c *echo.Context, action, what string) (*engine.Store, string, func(), error)
-	Store     func(c *echo.Context) (*engine.Store, func(), error)
+	// CSRF is the signed-in session's token for forms; OwnerHere refuses
+	// an owner another node holds.
+	CSRF      func(*echo.Context) string
 	OwnerHere func(c *echo.Context, owner string) error
-	// Upload is the upload service the API uses too; UploadBody bounds a
-	// request's body, EnterBody takes a turn for a large one.
-	Upload     func(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error)
-	UploadBody func(c *echo.Context, limit int64) io.ReadCloser
-	// UploadTooLarge and UploadError say what went wrong receiving one,
-	// as the API says it.
-	UploadTooLarge func() error
-	UploadError    func(err error) error
-	EnterBody      func(ctx context.Context, user string) (func(), error)
-	// StreamExport sends an export file as the API does.
-	StreamExport func(c *echo.Context, format, name string, src exports.Source, opts exports.Options) error
 	// StartSession and EndSession sign a browser in and out.
 	StartSession func(c *echo.Context, name, password string) (*rbac.User, *serverdb.Session, error)
 	EndSession   func(c *echo.Context) error
-	// The approvals: a page of the queue, one the caller may see, the
-	// decision (here or, FanOut, on the node that holds the call), whether
-	// the caller approves, and the nodes that did not answer a list.
-	ApprovalPage    func(c *echo.Context, defaultLimit int) ([]serverdb.Approval, serverdb.ApprovalFilter, bool, error)
-	VisibleApproval func(c *echo.Context) (*serverdb.Approval, error)
-	Decide          func(c *echo.Context, approve bool) (*serverdb.Approval, error)
+	// DecideElsewhere decides an approval on the node that holds it.
 	DecideElsewhere func(c *echo.Context, approve bool, err error) (*serverdb.Approval, error)
-	FanOut          func(c *echo.Context) bool
-	MayApprove      func(c *echo.Context) bool
-	Unanswered      func(c *echo.Context) []string
 }
 
 // Handler serves the analysts' pages: server-rendered, signed in by

@@ -1,4 +1,4 @@
-package api
+package rest
 
 import (
 	"bytes"
@@ -38,15 +38,15 @@ type declaredTable struct {
 	Rows        json.RawMessage `json:"rows"`
 }
 
-// declareTable lets a tool provider hand over a table result. Providers
+// DeclareTable lets a tool provider hand over a table result. Providers
 // configured for offload have results over either limit stored, and the
 // model gets a descriptor with a short preview; results within both limits,
 // and every result of other providers, pass inline.
-func (s *Server) declareTable(c *echo.Context) error {
-	if err := s.authorize(c, rbac.ActionCreate); err != nil {
+func (h *Handler) DeclareTable(c *echo.Context) error {
+	if err := h.d.Authorize(c, rbac.ActionCreate); err != nil {
 		return err
 	}
-	body, err := s.spool(c, caller(c).UserID)
+	body, err := h.d.Spool(c, h.d.Caller(c).UserID)
 	if err != nil {
 		return err
 	}
@@ -75,10 +75,10 @@ func (s *Server) declareTable(c *echo.Context) error {
 		return err
 	}
 	n := rows.Len()
-	if !slices.Contains(s.cfg.OffloadProviders, in.Provider) || n <= OffloadMaxRows && chars <= OffloadMaxChars {
+	if !slices.Contains(h.d.OffloadProviders, in.Provider) || n <= OffloadMaxRows && chars <= OffloadMaxChars {
 		inline := map[string]any{"offloaded": false, "columns": tbl.Keys(), "rows": rows, "row_count": n}
 		inline["reason"] = fmt.Sprintf("provider %q does not offload its tables", in.Provider)
-		if slices.Contains(s.cfg.OffloadProviders, in.Provider) {
+		if slices.Contains(h.d.OffloadProviders, in.Provider) {
 			inline["reason"] = fmt.Sprintf("%d rows and %d characters are within the limits of %d rows and %d characters",
 				n, chars, OffloadMaxRows, OffloadMaxChars)
 		}
@@ -90,11 +90,11 @@ func (s *Server) declareTable(c *echo.Context) error {
 	}
 	// Storing the table is creating a file: the policy sees its rows and
 	// columns, as files.create's.
-	if err := s.authorizeWith(c, rbac.ActionCreate, rbac.Attrs{Tool: rbac.ActionCreate, Rows: n, Columns: len(tbl.Keys()), Format: "json"}); err != nil {
+	if err := h.d.AuthorizeWith(c, rbac.ActionCreate, rbac.Attrs{Tool: rbac.ActionCreate, Rows: n, Columns: len(tbl.Keys()), Format: "json"}); err != nil {
 		return err
 	}
 
-	who := caller(c)
+	who := h.d.Caller(c)
 	session := in.ChatSession
 	if session == "" {
 		session = who.ChatSession
@@ -107,7 +107,7 @@ func (s *Server) declareTable(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	store, release, err := s.store(c)
+	store, release, err := h.d.Store(c)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (s *Server) declareTable(c *echo.Context) error {
 	}
 	t := f.Tables[0]
 	return c.JSON(http.StatusCreated, map[string]any{
-		"offloaded": true, "reason": reason, "file": toolcall.Describe(s.links, who.UserID, f),
+		"offloaded": true, "reason": reason, "file": toolcall.Describe(h.d.Links, who.UserID, f),
 		"file_id": f.ID, "table_id": t.ID, "row_count": t.RowCount, "column_count": len(t.Columns),
 		"schema": t.Columns, "preview": offloadPreview(tbl.Keys(), rows),
 	})
@@ -202,32 +202,32 @@ type labelsBody struct {
 	Notes   []string          `json:"notes"`
 }
 
-// putLabels stores the AI's labels of a table, apart from its data.
-func (s *Server) putLabels(c *echo.Context) error {
+// PutLabels stores the AI's labels of a table, apart from its data.
+func (h *Handler) PutLabels(c *echo.Context) error {
 	var in labelsBody
-	if err := decodeJSON(c.Request().Body, &in); err != nil {
+	if err := toolcall.DecodeBody(c.Request().Body, &in); err != nil {
 		return err
 	}
-	store, id, release, err := s.ownStore(c, rbac.ActionCreate, "table")
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionCreate, "table")
 	if err != nil {
 		return err
 	}
 	defer release()
-	who := caller(c)
+	who := h.d.Caller(c)
 	author := who.Name
 	if who.ActorName != "" {
 		author = who.ActorName + " for " + who.Name
 	}
 	l, err := store.SetLabels(c.Request().Context(), id, catalog.Labels{Title: in.Title, Caption: in.Caption, Columns: in.Columns,
-		Notes: in.Notes, Author: author, UpdatedAt: s.cfg.Now().UTC()})
+		Notes: in.Notes, Author: author, UpdatedAt: h.d.Now().UTC()})
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"labels": l, "ai_written": true})
 }
 
-func (s *Server) getLabels(c *echo.Context) error {
-	store, id, release, err := s.ownStore(c, rbac.ActionRead, "table")
+func (h *Handler) GetLabels(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 	if err != nil {
 		return err
 	}

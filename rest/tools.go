@@ -1,4 +1,4 @@
-package api
+package rest
 
 import (
 	"net/http"
@@ -8,32 +8,32 @@ import (
 	"github.com/labstack/echo/v5"
 )
 
-func (s *Server) listTools(c *echo.Context) error {
+func (h *Handler) ListTools(c *echo.Context) error {
 	if format := c.QueryParam("format"); format != "" {
-		return s.listToolsAs(c, format)
+		return h.listToolsAs(c, format)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"tools": s.calls.Tools()})
+	return c.JSON(http.StatusOK, map[string]any{"tools": h.d.Calls.Tools()})
 }
 
-// callTool is the HTTP path of a tool call: find the tool by either
+// CallTool is the HTTP path of a tool call: find the tool by either
 // spelling of its name, keep the body and hand it to the pipeline, which
 // reads the arguments from it and records the call.
-func (s *Server) callTool(c *echo.Context) error {
-	began := s.cfg.Now()
-	t, err := s.calls.Lookup(c.Param("name"))
+func (h *Handler) CallTool(c *echo.Context) error {
+	began := h.d.Now()
+	t, err := h.d.Calls.Lookup(c.Param("name"))
 	if err != nil {
 		return err
 	}
-	c.Set(actionKey, t.Name)
-	body, err := s.spool(c, caller(c).UserID)
+	h.d.Action(c, t.Name)
+	body, err := h.d.Spool(c, h.d.Caller(c).UserID)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
-	out := s.calls.Invoke(c.Request().Context(), toolcall.Call{Who: caller(c), Tool: t, Began: began,
+	out := h.d.Calls.Invoke(c.Request().Context(), toolcall.Call{Who: h.d.Caller(c), Tool: t, Began: began,
 		Arguments: func() (map[string]any, error) { return toolcall.DecodeArguments(body.SectionReader) }})
 	// The pipeline wrote the call's record.
-	c.Set(auditedKey, true)
+	h.d.Recorded(c)
 	if out.Err != nil {
 		return out.Err
 	}

@@ -1,4 +1,4 @@
-package api
+package rest
 
 import (
 	"encoding/json"
@@ -52,10 +52,10 @@ type mcpAnnotations struct {
 // listToolsAs answers GET /v1/tools?format=: the enabled tools as one
 // provider's API takes them, and the mapping from provider names back to
 // the registered ones. Errors: invalid (format).
-func (s *Server) listToolsAs(c *echo.Context, format string) error {
+func (h *Handler) listToolsAs(c *echo.Context, format string) error {
 	names := map[string]string{}
 	out := []any{}
-	for _, t := range s.calls.Tools() {
+	for _, t := range h.d.Calls.Tools() {
 		if !t.Enabled {
 			continue
 		}

@@ -1,0 +1,219 @@
+package rest
+
+import (
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/engine/catalog"
+	"datadesk/ingest"
+	"datadesk/rbac"
+	"datadesk/toolcall"
+)
+
+// UploadFile streams the multipart field "file" to disk, ingests tabular
+// files and answers the descriptor with the tables' schemas.
+func (h *Handler) UploadFile(c *echo.Context) error {
+	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
+		return err
+	}
+	opts, err := ingest.ParseOptions(c.QueryParam("header_row"), c.QueryParam("sheet"))
+	if err != nil {
+		return err
+	}
+	r := c.Request()
+	if r.ContentLength > h.d.MaxUpload+(1<<20) {
+		return h.d.UploadTooLarge()
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return datadesk.Errorf(datadesk.Invalid, "send the file as multipart/form-data in a field named \"file\"").WithField("file")
+	}
+	release, err := h.d.EnterBody(r.Context(), h.d.Caller(c).UserID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// The body may hold a little more than the file: part headers and
+	// boundaries.
+	r.Body = h.d.UploadBody(c, h.d.MaxUpload+(1<<20))
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return datadesk.Errorf(datadesk.Invalid, "the multipart body is malformed").WithField("file").WithCause(err)
+	}
+	store, release, err := h.d.Store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var part *multipart.Part
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return datadesk.Errorf(datadesk.Invalid, "no field named \"file\" in the upload").WithField("file")
+		}
+		if err != nil {
+			return h.d.UploadError(err)
+		}
+		if p.FormName() == "file" {
+			part = p
+			break
+		}
+		p.Close()
+	}
+	f, err := h.d.Upload(c, store, part.FileName(), part, opts)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, h.uploaded(c, f))
+}
+
+// ReadAgain reads a stored file again with a person's corrections
+// (header_row, sheet), into a new file of new tables, without its bytes
+// sent again: the policy, audit and import are an upload's.
+func (h *Handler) ReadAgain(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionUpload, "file")
+	if err != nil {
+		return err
+	}
+	defer release()
+	var in struct {
+		HeaderRow int    `json:"header_row"`
+		Sheet     string `json:"sheet"`
+	}
+	if err := toolcall.DecodeBody(c.Request().Body, &in); err != nil {
+		return err
+	}
+	opts := ingest.Options{HeaderRow: in.HeaderRow, Sheet: in.Sheet}
+	if err := opts.Check(); err != nil {
+		return err
+	}
+	f, fh, err := store.Open(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	nf, err := h.d.Upload(c, store, f.Filename, fh, opts)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, h.uploaded(c, nf))
+}
+
+// uploaded is the answer to a stored upload: its descriptor and its
+// tables' schemas.
+func (h *Handler) uploaded(c *echo.Context, f *catalog.File) map[string]any {
+	schemas := make([]toolcall.TableSchema, 0, len(f.Tables))
+	for i := range f.Tables {
+		schemas = append(schemas, toolcall.SchemaOf(&f.Tables[i]))
+	}
+	return map[string]any{"file": toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f), "tables": schemas}
+}
+
+func (h *Handler) ListFiles(c *echo.Context) error {
+	if err := h.d.Authorize(c, rbac.ActionRead); err != nil {
+		return err
+	}
+	limit := 0
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to 1000").WithField("limit")
+		}
+		limit = n
+	}
+	session := ""
+	if c.QueryParam("session_only") == "true" {
+		session = h.d.Caller(c).ChatSession
+	}
+	store, release, err := h.d.Store(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	files, err := store.Files(c.Request().Context(), session, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]toolcall.File, 0, len(files))
+	for i := range files {
+		out = append(out, toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, &files[i]))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"files": out})
+}
+
+func (h *Handler) GetFile(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "file")
+	if err != nil {
+		return err
+	}
+	defer release()
+	f, err := store.File(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"file": toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f)})
+}
+
+func (h *Handler) DeleteFile(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionDelete, "file")
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := store.DeleteFile(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (h *Handler) GetTable(c *echo.Context) error {
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+	if err != nil {
+		return err
+	}
+	defer release()
+	t, err := store.Table(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"table": toolcall.SchemaOf(t)})
+}
+
+func (h *Handler) TableRows(c *echo.Context) error {
+	req := catalog.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
+	if v := c.QueryParam("offset"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return datadesk.Errorf(datadesk.Invalid, "offset must be a whole number, 0 or more").WithField("offset")
+		}
+		req.Offset = n
+	}
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > catalog.MaxPageSize {
+			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", catalog.MaxPageSize).WithField("limit")
+		}
+		req.Limit = n
+	}
+	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+	if err != nil {
+		return err
+	}
+	defer release()
+	leave, err := h.d.EnterRead(c.Request().Context(), h.d.Caller(c).UserID)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	p, err := store.Rows(c.Request().Context(), id, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}

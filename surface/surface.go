@@ -1,0 +1,56 @@
+// Package surface is what the server lends each of its surfaces (the REST
+// handlers, the web page): the caller, the policy's decisions, the owner's
+// store, the one upload path, the one export stream and the approvals'
+// decisions, each a function the server wires, so that no surface imports
+// the server or another surface.
+package surface
+
+import (
+	"context"
+	"io"
+
+	"github.com/labstack/echo/v5"
+
+	"datadesk"
+	"datadesk/api/serverdb"
+	"datadesk/engine"
+	"datadesk/engine/catalog"
+	"datadesk/exports"
+	"datadesk/ingest"
+	"datadesk/rbac"
+)
+
+// Services are the server's functions a surface calls.
+type Services struct {
+	// Caller is the request's authenticated caller.
+	Caller func(*echo.Context) datadesk.Caller
+	// Authorize asks the policy for an action, recording the decision for
+	// the audit; AuthorizeWith does with the work's attributes. OwnStore
+	// also reads the :id parameter and acquires the caller's store, Store
+	// acquires it alone.
+	Authorize     func(c *echo.Context, action string) error
+	AuthorizeWith func(c *echo.Context, action string, attrs rbac.Attrs) error
+	OwnStore      func(c *echo.Context, action, what string) (*engine.Store, string, func(), error)
+	Store         func(c *echo.Context) (*engine.Store, func(), error)
+	// Upload is every upload's one path: received, ingested, stored, and
+	// decided again by the policy on what the file holds. UploadBody bounds
+	// a request's body, EnterBody takes the caller's turn for a large one;
+	// UploadTooLarge and UploadError say what went wrong receiving one.
+	Upload         func(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error)
+	UploadBody     func(c *echo.Context, limit int64) io.ReadCloser
+	UploadTooLarge func() error
+	UploadError    func(err error) error
+	EnterBody      func(ctx context.Context, user string) (func(), error)
+	// StreamExport sends an export file, rows as they are read.
+	StreamExport func(c *echo.Context, format, name string, src exports.Source, opts exports.Options) error
+	// The approvals: a page of the queue, one the caller may see, the
+	// decision, whether the request should ask the other nodes (FanOut),
+	// whether the caller approves, and the nodes that did not answer a
+	// list.
+	ApprovalPage    func(c *echo.Context, defaultLimit int) ([]serverdb.Approval, serverdb.ApprovalFilter, bool, error)
+	VisibleApproval func(c *echo.Context) (*serverdb.Approval, error)
+	Decide          func(c *echo.Context, approve bool) (*serverdb.Approval, error)
+	FanOut          func(c *echo.Context) bool
+	MayApprove      func(c *echo.Context) bool
+	Unanswered      func(c *echo.Context) []string
+}
