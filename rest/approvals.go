@@ -29,6 +29,8 @@ func (h *Handler) ListApprovals(c *echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// GetApproval answers an approval the caller may see; in a cluster, an
+// approver's request for one this node does not hold goes to the others.
 func (h *Handler) GetApproval(c *echo.Context) error {
 	h.d.Action(c, "approvals.get")
 	a, err := h.d.VisibleApproval(c)

@@ -115,6 +115,7 @@ func (h *Handler) uploaded(c *echo.Context, f *catalog.File) map[string]any {
 	return map[string]any{"file": toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f), "tables": schemas}
 }
 
+// ListFiles lists the caller's files (limit, session_only).
 func (h *Handler) ListFiles(c *echo.Context) error {
 	if err := h.d.Authorize(c, rbac.ActionRead); err != nil {
 		return err
@@ -147,6 +148,7 @@ func (h *Handler) ListFiles(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"files": out})
 }
 
+// GetFile answers one of the caller's files.
 func (h *Handler) GetFile(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "file")
 	if err != nil {
@@ -160,6 +162,7 @@ func (h *Handler) GetFile(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"file": toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f)})
 }
 
+// DeleteFile deletes one of the caller's files and its tables.
 func (h *Handler) DeleteFile(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionDelete, "file")
 	if err != nil {
@@ -172,6 +175,7 @@ func (h *Handler) DeleteFile(c *echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// GetTable answers a table's schema.
 func (h *Handler) GetTable(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 	if err != nil {
@@ -185,6 +189,8 @@ func (h *Handler) GetTable(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"table": toolcall.SchemaOf(t)})
 }
 
+// TableRows answers a page of a table's rows (offset, limit, sort,
+// direction).
 func (h *Handler) TableRows(c *echo.Context) error {
 	req := catalog.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
 	if v := c.QueryParam("offset"); v != "" {

@@ -226,6 +226,7 @@ func (h *Handler) PutLabels(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"labels": l, "ai_written": true})
 }
 
+// GetLabels answers the AI's labels of a table.
 func (h *Handler) GetLabels(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 	if err != nil {

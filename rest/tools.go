@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v5"
 )
 
+// ListTools lists the registered tools, or, with format, as one provider
+// takes them.
 func (h *Handler) ListTools(c *echo.Context) error {
 	if format := c.QueryParam("format"); format != "" {
 		return h.listToolsAs(c, format)
