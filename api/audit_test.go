@@ -10,8 +10,8 @@ import (
 
 // TestToolCallRecordedOnce checks that the pipeline and the HTTP
 // middleware do not both record a tool call: each call, whatever it came
-// to, is one entry with the tool's name, and a request refused before the
-// pipeline (a body that is not JSON) is still recorded.
+// to, is one entry with the tool's name, a body that is not JSON among
+// them (the pipeline reads the arguments, and records the failure).
 func TestToolCallRecordedOnce(t *testing.T) {
 	ts, token, fileID := setupOrders(t)
 	calls := []struct {

@@ -16,6 +16,7 @@ import (
 	"datadesk/api/serverdb"
 	"datadesk/cluster"
 	"datadesk/handoff"
+	"datadesk/links"
 )
 
 // relayedHeader marks a request one node passed to another because the
@@ -90,7 +91,7 @@ func (s *Server) relay(next echo.HandlerFunc) echo.HandlerFunc {
 // X-On-Behalf-Of when it holds a user id.
 func requestOwner(r *http.Request) string {
 	owner := ""
-	if o := r.URL.Query().Get("o"); cluster.IsOwnerID(o) {
+	if o := r.URL.Query().Get(links.OwnerParam); cluster.IsOwnerID(o) {
 		owner = o
 	}
 	if ck, err := r.Cookie(sessionCookie); err == nil {

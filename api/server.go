@@ -206,9 +206,9 @@ func (s *Server) surfaces(d Deps) error {
 		Action:   func(c *echo.Context, name string) { c.Set(actionKey, name) },
 		Recorded: func(c *echo.Context) { c.Set(auditedKey, true) }})
 	var err error
-	s.web, err = web.NewHandler(web.Deps{Services: lent, Engine: d.Engine, Policy: d.Policy, Users: d.Users, System: d.System,
-		Calls: s.calls, Links: s.links, MaxUpload: s.cfg.MaxUpload, Logger: s.cfg.Logger, Now: s.cfg.Now,
-		CSRF: csrfToken, OwnerHere: s.ownerHere, StartSession: s.startSession, EndSession: s.endSession,
+	s.web, err = web.NewHandler(web.Deps{Services: lent, Engine: d.Engine, Policy: d.Policy, System: d.System,
+		Links: s.links, MaxUpload: s.cfg.MaxUpload, Logger: s.cfg.Logger,
+		CSRF: csrfToken, StartSession: s.startSession, EndSession: s.endSession,
 		DecideElsewhere: s.decideElsewhere})
 	return err
 }

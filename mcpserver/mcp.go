@@ -50,17 +50,17 @@ const (
 	maxPage      = 200
 	defaultPage  = catalog.DefaultPageSize
 	MaxPageBytes = 256 << 10
-	// MaxBatch bounds the messages of one JSON-RPC batch (protocol
+	// maxBatch bounds the messages of one JSON-RPC batch (protocol
 	// versions before 2025-06-18 allow batches), and MaxRequestAnswers
 	// the bytes the answers to one HTTP request may carry together.
-	MaxBatch          = 8
+	maxBatch          = 8
 	MaxRequestAnswers = 2 * toolcall.MaxAnswer
 	// MaxText bounds the text beside a result: a summary, the rows of
-	// an answer as a compact table (each cell at most MaxCell bytes)
+	// an answer as a compact table (each cell at most maxCell bytes)
 	// as far as they fit, its hint and notes. Many hosts pass a model the
 	// text alone.
 	MaxText = 8000
-	MaxCell = 60
+	maxCell = 60
 )
 
 var approvalsSchema = json.RawMessage(`{"type": "object", "required": ["approval_id"], "additionalProperties": false,
@@ -142,8 +142,8 @@ func (h *Handler) Handle() echo.HandlerFunc {
 				return err
 			}
 			defer body.Close()
-			if n, ok := toolcall.CountItems(body.SectionReader); ok && n > MaxBatch {
-				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, MaxBatch)
+			if n, ok := toolcall.CountItems(body.SectionReader); ok && n > maxBatch {
+				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, maxBatch)
 			}
 			msg, aside := io.Reader(io.NewSectionReader(body, 0, body.Size())), mcpRows(nil)
 			if body.Spooled() {
@@ -238,7 +238,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return l.w.Close() }
 
 // batchLimiter passes a stdio stream of JSON-RPC messages, one per line,
-// and answers a batch of more than MaxBatch messages itself with an
+// and answers a batch of more than maxBatch messages itself with an
 // error instead of passing it on. Lines longer than its buffer (1 MiB) are
 // a call's arguments and pass uncounted.
 type batchLimiter struct {
@@ -261,8 +261,8 @@ func (b *batchLimiter) Read(p []byte) (int, error) {
 			if long {
 				break
 			}
-		} else if n, ok := toolcall.CountItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > MaxBatch {
-			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, MaxBatch)
+		} else if n, ok := toolcall.CountItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > maxBatch {
+			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, maxBatch)
 			answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
 			if _, werr := b.w.Write(append(answer, '\n')); werr != nil {
 				return 0, werr
@@ -461,18 +461,9 @@ func (h *Handler) recordMCP(who datadesk.Caller, action string, start time.Time,
 		h.d.Logger.Warn("call refused: the audit log has no room", "action", action, "user", who.UserID)
 		return
 	}
-	e := rbac.Entry{Time: start.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
-		ChatSession: who.ChatSession, DurationMS: float64(h.d.Now().Sub(start).Microseconds()) / 1000,
-		Action: action, ApprovalID: approvalID, Outcome: "ok", Status: http.StatusOK}
-	if out.Decided {
-		e.Decision, e.Reason = out.Decision.Effect, out.Decision.Reason
-	}
-	switch {
-	case out.Err != nil:
-		e.Outcome = string(datadesk.ErrorCode(out.Err))
-		e.Status = datadesk.ErrorCode(out.Err).Status()
-	case out.Approval != nil:
-		e.Outcome, e.Status = "pending", http.StatusAccepted
+	e := toolcall.Entry(who, action, start, h.d.Now(), out)
+	if approvalID != "" {
+		e.ApprovalID = approvalID
 	}
 	h.d.Record(e)
 }
@@ -569,7 +560,7 @@ func summary(toolName string, r map[string]any) string {
 
 // answerText is a query's or an analysis's answer as text: the counts,
 // its aggregates, its rows as a table of columns split by " | " (each cell
-// cut to MaxCell bytes) as far as budget allows, then a sentence with
+// cut to maxCell bytes) as far as budget allows, then a sentence with
 // the rows left out and where the next page starts, its hint, its notes
 // and the table it was stored as.
 func answerText(r map[string]any, budget int) string {
@@ -623,7 +614,7 @@ func answerText(r map[string]any, budget int) string {
 		cells, _ := row.([]any)
 		parts := make([]string, len(cells))
 		for i, c := range cells {
-			parts[i] = clip(cellText(c), MaxCell)
+			parts[i] = clip(cellText(c), maxCell)
 		}
 		line := "\n" + strings.Join(parts, " | ")
 		if table.Len()+len(line) > room {
@@ -678,11 +669,6 @@ func toInt(v any) (int, bool) {
 		return int(x), true
 	}
 	return 0, false
-}
-
-func mustMarshal(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // mcpApproval answers approvals_get: a call the caller made, or any call
@@ -819,7 +805,7 @@ func fitPage(page *catalog.Page, max int) ([]byte, error) {
 	// "rows":[] is found once: inside a string a quote is escaped.
 	at := bytes.Index(env, []byte(`"rows":[]`))
 	if at < 0 {
-		return nil, fmt.Errorf("api: a page's rows are not where they belong")
+		return nil, fmt.Errorf("mcpserver: a page's rows are not where they belong")
 	}
 	at += len(`"rows":[`)
 	var rows bytes.Buffer

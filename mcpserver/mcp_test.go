@@ -65,7 +65,7 @@ func TestAnswerTextWithinBudget(t *testing.T) {
 			t.Errorf("the text lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, strings.Repeat("x", MaxCell)) {
+	if strings.Contains(text, strings.Repeat("x", maxCell)) {
 		t.Errorf("a cell is not cut: %s", text)
 	}
 }

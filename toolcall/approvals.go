@@ -33,12 +33,9 @@ func (p *Pipeline) Replay(ctx context.Context, a *serverdb.Approval, by string) 
 	if err := dec.Decode(&args); err != nil || t == nil {
 		return nil, datadesk.Errorf(datadesk.Internal, "approval %s holds no call that can run", a.ID).WithCause(err)
 	}
-	store, release, err := p.engine.Acquire(ctx, a.UserID)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	run, d := p.redecide(ctx, store, a, t, args)
+	cs := &callStore{ctx: ctx, engine: p.engine, owner: a.UserID}
+	defer cs.close()
+	run, d := p.redecide(ctx, cs.get, a, t, args)
 	if d.Effect == rbac.Deny {
 		if _, err := p.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalDenied, now); err != nil {
 			return nil, err
@@ -51,7 +48,13 @@ func (p *Pipeline) Replay(ctx context.Context, a *serverdb.Approval, by string) 
 	if _, err := p.system.DecideApproval(ctx, a.ID, by, serverdb.ApprovalRunning, now); err != nil {
 		return nil, err
 	}
-	result, err := t.run(p, &toolCall{ctx: ctx, approved: true, caller: run, store: store}, args)
+	// A store that cannot be opened now fails the call, as the call's own
+	// failure would.
+	var result any
+	store, err := cs.get()
+	if err == nil {
+		result, err = t.run(p, &toolCall{ctx: ctx, approved: true, caller: run, store: store}, args)
+	}
 	status, code, msg := serverdb.ApprovalDone, "", ""
 	var out json.RawMessage
 	if err == nil {
@@ -100,7 +103,7 @@ func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *
 // caller and acting account as they are today, the policy as it is, and
 // the attributes of the work as the data now stands. It returns the caller
 // the call runs as; a deny says why it may not.
-func (p *Pipeline) redecide(ctx context.Context, store *engine.Store, a *serverdb.Approval, t *Tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
+func (p *Pipeline) redecide(ctx context.Context, open func() (*engine.Store, error), a *serverdb.Approval, t *Tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
 	user, err := p.users.ByID(a.UserID)
 	if err != nil {
 		return datadesk.Caller{}, rbac.Decision{Effect: rbac.Deny, Reason: "the call's user no longer exists"}
@@ -116,16 +119,16 @@ func (p *Pipeline) redecide(ctx context.Context, store *engine.Store, a *serverd
 		}
 		who.ActorID, who.ActorName, who.ActorRole = actor.ID, actor.Name, actor.Role
 	}
-	attrs, err := workAttrs(ctx, store, p.ingest, t, args)
+	attrs, err := workAttrs(ctx, open, p.ingest, t, args)
 	if err != nil {
 		return who, rbac.Decision{Effect: rbac.Deny, Reason: "the call's data could not be read: " + datadesk.AsError(err).Message}
 	}
 	return who, p.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
 }
 
-// ArgsHash fingerprints a call's arguments for the audit log: their JSON,
+// argsHash fingerprints a call's arguments for the audit log: their JSON,
 // with the rows argument hashed as it came rather than encoded again.
-func ArgsHash(args map[string]any) string {
+func argsHash(args map[string]any) string {
 	if args == nil {
 		return ""
 	}

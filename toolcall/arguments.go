@@ -143,15 +143,15 @@ func bindArguments(args map[string]any, dst any) error {
 	return nil
 }
 
-// MaxJSONBody bounds small JSON request bodies: a sign-in, labels, a
+// maxJSONBody bounds small JSON request bodies: a sign-in, labels, a
 // file read again.
-const MaxJSONBody = 64 << 10
+const maxJSONBody = 64 << 10
 
-// DecodeBody reads one JSON object of at most MaxJSONBody bytes into dst,
+// DecodeBody reads one JSON object of at most maxJSONBody bytes into dst,
 // refusing unknown keys. Errors: invalid, naming the key and the shape it
 // takes.
 func DecodeBody(body io.Reader, dst any) error {
-	dec := json.NewDecoder(io.LimitReader(body, MaxJSONBody))
+	dec := json.NewDecoder(io.LimitReader(body, maxJSONBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return DecodeError(err, dst, "the body")

@@ -19,9 +19,14 @@ import (
 // JSON content the rows and columns ingest finds in it, and every file
 // the format of its name as the file is stored (callAttrs). Ids that are
 // not the owner's add nothing; the call itself then answers not found.
-func workAttrs(ctx context.Context, store *engine.Store, in *ingest.Ingester, t *Tool, args map[string]any) (rbac.Attrs, error) {
+// The owner's store is opened (open) only for a call whose work is read.
+func workAttrs(ctx context.Context, open func() (*engine.Store, error), in *ingest.Ingester, t *Tool, args map[string]any) (rbac.Attrs, error) {
 	a := callAttrs(t, args)
 	if t.Name == rbac.ActionAnalyze {
+		store, err := open()
+		if err != nil {
+			return a, err
+		}
 		return analysisAttrs(ctx, store, args, a)
 	}
 	if t.Name != rbac.ActionCreate {
@@ -33,6 +38,10 @@ func workAttrs(ctx context.Context, store *engine.Store, in *ingest.Ingester, t 
 	isContent = isContent && (a.Format == "csv" || a.Format == "json")
 	if src == "" && len(ids) == 0 && !isContent {
 		return a, nil
+	}
+	store, err := open()
+	if err != nil {
+		return a, err
 	}
 	if isContent {
 		rows, cols, err := contentShape(ctx, in, store, content, a.Format)
@@ -119,4 +128,32 @@ func contentShape(ctx context.Context, in *ingest.Ingester, store *engine.Store,
 		rows += n
 	}
 	return rows, cols, nil
+}
+
+// callStore acquires the caller's store at its first use in a call, once,
+// and releases it when the call ends: a call the policy refuses before
+// its work is read never opens it.
+type callStore struct {
+	ctx     context.Context
+	engine  *engine.Engine
+	owner   string
+	store   *engine.Store
+	release func()
+}
+
+func (c *callStore) get() (*engine.Store, error) {
+	if c.store == nil {
+		store, release, err := c.engine.Acquire(c.ctx, c.owner)
+		if err != nil {
+			return nil, err
+		}
+		c.store, c.release = store, release
+	}
+	return c.store, nil
+}
+
+func (c *callStore) close() {
+	if c.release != nil {
+		c.release()
+	}
 }

@@ -27,6 +27,8 @@ type File struct {
 	Tables []TableSummary `json:"tables,omitempty"`
 }
 
+// TableSummary is one table of a file as clients see it: its size, where
+// its rows are previewed, and how it was read.
 type TableSummary struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`

@@ -1,12 +1,15 @@
 // Package toolcall runs tool calls, the one path every call takes
-// whichever surface it came by (HTTP, MCP, an approval's replay): look up
-// the tool, read its arguments once, validate them against the tool's exact
-// schema, take the work's attributes, let the policy decide, hold the call
-// for a person or run it, record it in the audit log, and encode its answer
-// once. The owner's store is acquired
-// once per call. It holds the tools themselves (files.create, files.read,
+// whichever surface it came by. A call from HTTP or MCP (Invoke): the
+// surface looks the tool up (Lookup), then the pipeline reads its arguments
+// once, validates them against the tool's exact schema, takes the work's
+// attributes, lets the policy decide, holds the call for a person or runs
+// it, records it in the audit log and encodes its answer once. An approved
+// call (Replay) is decided again under today's policy and run, its answer
+// kept on the approval; the approve request is what the audit records. The
+// owner's store is acquired at most once per call, when its work is first
+// read. It holds the tools themselves (files.create, files.read,
 // files.query_table, files.analyze_table) and the reading of their
-// arguments, and knows nothing of HTTP.
+// arguments and of small JSON bodies, and knows nothing of HTTP.
 package toolcall
 
 import (
@@ -219,10 +222,18 @@ func (p *Pipeline) audited(c Call, args map[string]any, out Outcome) {
 	if p.record == nil {
 		return
 	}
-	who := c.Who
-	e := rbac.Entry{Time: c.Began.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
-		ChatSession: who.ChatSession, DurationMS: float64(p.cfg.Now().Sub(c.Began).Microseconds()) / 1000,
-		Action: c.Tool.Name, ArgsSHA256: ArgsHash(args), Outcome: "ok", Status: 200}
+	e := Entry(c.Who, c.Tool.Name, c.Began, p.cfg.Now(), out)
+	e.ArgsSHA256 = argsHash(args)
+	p.record(e)
+}
+
+// Entry is the audit entry of a request that came to out: a tool call's,
+// or another MCP request's. Its status is the HTTP status the outcome has
+// (Code.Status), 202 for a call waiting for a person.
+func Entry(who datadesk.Caller, action string, began, now time.Time, out Outcome) rbac.Entry {
+	e := rbac.Entry{Time: began.UTC(), UserID: who.UserID, User: who.Name, ActorID: who.ActorID, Actor: who.ActorName,
+		ChatSession: who.ChatSession, DurationMS: float64(now.Sub(began).Microseconds()) / 1000,
+		Action: action, Outcome: "ok", Status: 200}
 	if out.Decided {
 		e.Decision, e.Reason = out.Decision.Effect, out.Decision.Reason
 	}
@@ -233,7 +244,7 @@ func (p *Pipeline) audited(c Call, args map[string]any, out Outcome) {
 	case out.Approval != nil:
 		e.Outcome, e.Status, e.ApprovalID = "pending", 202, out.Approval.ID
 	}
-	p.record(e)
+	return e
 }
 
 // decideAndRun is Invoke before it is counted.
@@ -244,12 +255,9 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 	if err := t.check(args); err != nil {
 		return Outcome{Err: err}
 	}
-	store, release, err := p.engine.Acquire(ctx, who.UserID)
-	if err != nil {
-		return Outcome{Err: err}
-	}
-	defer release()
-	attrs, err := workAttrs(ctx, store, p.ingest, t, args)
+	cs := &callStore{ctx: ctx, engine: p.engine, owner: who.UserID}
+	defer cs.close()
+	attrs, err := workAttrs(ctx, cs.get, p.ingest, t, args)
 	if err != nil {
 		return Outcome{Err: err}
 	}
@@ -261,6 +269,11 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 		return out
 	case rbac.Approve:
 		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, d.Reason)
+		return out
+	}
+	store, err := cs.get()
+	if err != nil {
+		out.Err = err
 		return out
 	}
 	call := &toolCall{ctx: ctx, caller: who, store: store}
@@ -310,12 +323,9 @@ func Check(ctx context.Context, p *rbac.Policy, eng *engine.Engine, user *rbac.U
 	if err := t.check(args); err != nil {
 		return rbac.Decision{}, err
 	}
-	store, release, err := eng.Acquire(ctx, user.ID)
-	if err != nil {
-		return rbac.Decision{}, err
-	}
-	defer release()
-	attrs, err := workAttrs(ctx, store, ingest.New(ingest.Config{}), t, args)
+	cs := &callStore{ctx: ctx, engine: eng, owner: user.ID}
+	defer cs.close()
+	attrs, err := workAttrs(ctx, cs.get, ingest.New(ingest.Config{}), t, args)
 	if err != nil {
 		return rbac.Decision{}, err
 	}

@@ -159,7 +159,8 @@ func filesRedirect(c *echo.Context, done string, err error) error {
 }
 
 // UploadForm stores a file sent from the files page by the API's own path
-// (storeUpload): the same policy, audit and import.
+// (Deps.Upload, the server's one upload service): the same policy, audit
+// and import.
 func (h *Handler) UploadForm(c *echo.Context) error {
 	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
 		return filesRedirect(c, "", err)

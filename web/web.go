@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -26,7 +25,6 @@ import (
 	"datadesk/links"
 	"datadesk/rbac"
 	"datadesk/surface"
-	"datadesk/toolcall"
 )
 
 //go:embed pages/*.tmpl pages/style.css
@@ -42,19 +40,14 @@ type Deps struct {
 	surface.Services
 	Engine *engine.Engine
 	Policy *rbac.Policy
-	Users  *rbac.Users
 	System *serverdb.DB
-	Calls  *toolcall.Pipeline
 	Links  links.Signer
 	// MaxUpload bounds an upload's bytes.
 	MaxUpload int64
 	Logger    *slog.Logger
-	Now       func() time.Time
 
-	// CSRF is the signed-in session's token for forms; OwnerHere refuses
-	// an owner another node holds.
-	CSRF      func(*echo.Context) string
-	OwnerHere func(c *echo.Context, owner string) error
+	// CSRF is the signed-in session's token for forms.
+	CSRF func(*echo.Context) string
 	// StartSession and EndSession sign a browser in and out.
 	StartSession func(c *echo.Context, name, password string) (*rbac.User, *serverdb.Session, error)
 	EndSession   func(c *echo.Context) error
@@ -77,9 +70,6 @@ func NewHandler(d Deps) (*Handler, error) {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
-	}
-	if d.Now == nil {
-		d.Now = time.Now
 	}
 	return &Handler{d: d, pages: pages}, nil
 }
