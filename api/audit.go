@@ -38,7 +38,6 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 		if d, ok := c.Get(decisionKey).(rbac.Decision); ok {
 			e.Decision, e.Reason = d.Effect, d.Reason
 		}
-		e.ArgsSHA256, _ = c.Get(argsHashKey).(string)
 		e.ApprovalID, _ = c.Get(approvalKey).(string)
 		switch {
 		case err != nil:

@@ -36,8 +36,9 @@ const (
 	cookieKey   = "datadesk.cookie"
 	decisionKey = "datadesk.decision"
 	actionKey   = "datadesk.action"
-	argsHashKey = "datadesk.args_sha256"
 	approvalKey = "datadesk.approval"
+	// csrfKey holds the signed-in session's CSRF token for a page's forms.
+	csrfKey = "datadesk.csrf"
 	// auditedKey marks a request whose record was written by the path it
 	// took (a tool call's, by the pipeline).
 	auditedKey = "datadesk.audited"
@@ -317,13 +318,13 @@ func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(cookieKey, ck.Value)
-		c.Set("datadesk.csrf", sess.CSRF)
+		c.Set(csrfKey, sess.CSRF)
 		return next(c)
 	}
 }
 
 // csrfToken is the signed-in session's CSRF token, for the forms of a page.
 func csrfToken(c *echo.Context) string {
-	csrf, _ := c.Get("datadesk.csrf").(string)
+	csrf, _ := c.Get(csrfKey).(string)
 	return csrf
 }

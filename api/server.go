@@ -186,13 +186,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 	return s, nil
 }
 
-// surfaces builds the MCP surface and the web page over the server's
-// pipeline and functions.
+// surfaces builds the MCP surface, the JSON API and the web page over the
+// server's pipeline and the functions it lends them.
 func (s *Server) surfaces(d Deps) error {
 	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users,
 		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
 		Logger: s.cfg.Logger, Now: s.cfg.Now})
-	lent := surface.Services{Caller: caller, Authorize: s.authorize, AuthorizeWith: s.authorizeWith,
+	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Caller: caller, Authorize: s.authorize, AuthorizeWith: s.authorizeWith,
 		OwnStore: s.ownStore, Store: s.store,
 		Upload: s.storeUpload, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
 		UploadTooLarge: func() error { return errTooLarge(s.cfg.MaxUpload) },
@@ -200,15 +200,15 @@ func (s *Server) surfaces(d Deps) error {
 		StreamExport:   s.streamExport,
 		ApprovalPage:   s.approvalPage, VisibleApproval: s.visibleApproval, Decide: s.decide,
 		FanOut: s.fanOut, MayApprove: s.mayApprove, Unanswered: unanswered}
-	s.rest = rest.NewHandler(rest.Deps{Services: lent, Calls: s.calls, Links: s.links, MaxUpload: s.cfg.MaxUpload,
+	s.rest = rest.NewHandler(rest.Deps{Services: lent, Calls: s.calls,
 		OffloadProviders: s.cfg.OffloadProviders, DataDir: s.cfg.DataDir, Now: s.cfg.Now,
 		Spool: s.spool, EnterRead: s.reads.enter, ApprovalElsewhere: s.approvalElsewhere,
 		Action:   func(c *echo.Context, name string) { c.Set(actionKey, name) },
 		Recorded: func(c *echo.Context) { c.Set(auditedKey, true) }})
 	var err error
 	s.web, err = web.NewHandler(web.Deps{Services: lent, Engine: d.Engine, Policy: d.Policy, System: d.System,
-		Links: s.links, MaxUpload: s.cfg.MaxUpload, Logger: s.cfg.Logger,
-		CSRF: csrfToken, StartSession: s.startSession, EndSession: s.endSession,
+		Logger: s.cfg.Logger,
+		CSRF:   csrfToken, StartSession: s.startSession, EndSession: s.endSession,
 		DecideElsewhere: s.decideElsewhere})
 	return err
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v5"
 
-	"datadesk/links"
 	"datadesk/surface"
 	"datadesk/toolcall"
 )
@@ -21,9 +20,6 @@ import (
 type Deps struct {
 	surface.Services
 	Calls *toolcall.Pipeline
-	Links links.Signer
-	// MaxUpload bounds an upload's bytes.
-	MaxUpload int64
 	// OffloadProviders are the tool providers whose big declared tables
 	// are stored rather than passed to the model.
 	OffloadProviders []string

@@ -17,11 +17,16 @@ import (
 	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/ingest"
+	"datadesk/links"
 	"datadesk/rbac"
 )
 
 // Services are the server's functions a surface calls.
 type Services struct {
+	// MaxUpload bounds an upload's bytes; Links signs the download links
+	// of the files a page or an answer lists.
+	MaxUpload int64
+	Links     links.Signer
 	// Caller is the request's authenticated caller.
 	Caller func(*echo.Context) datadesk.Caller
 	// Authorize asks the policy for an action, recording the decision for

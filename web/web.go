@@ -22,7 +22,6 @@ import (
 	"datadesk"
 	"datadesk/api/serverdb"
 	"datadesk/engine"
-	"datadesk/links"
 	"datadesk/rbac"
 	"datadesk/surface"
 )
@@ -41,10 +40,7 @@ type Deps struct {
 	Engine *engine.Engine
 	Policy *rbac.Policy
 	System *serverdb.DB
-	Links  links.Signer
-	// MaxUpload bounds an upload's bytes.
-	MaxUpload int64
-	Logger    *slog.Logger
+	Logger *slog.Logger
 
 	// CSRF is the signed-in session's token for forms.
 	CSRF func(*echo.Context) string
