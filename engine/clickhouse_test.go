@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -592,7 +593,13 @@ func TestClickHouseIngestStreams(t *testing.T) {
 	if rt.Location != catalog.LocationClickHouse {
 		t.Fatalf("600-row table is in %s, want clickhouse", rt.Location)
 	}
-	if fmt.Sprint(lt.Columns) != fmt.Sprint(rt.Columns) || fmt.Sprint(lt.Report.Columns) != fmt.Sprint(rt.Report.Columns) {
+	// Whether an identifier's values are all digits is measured in DuckDB
+	// alone: the cluster's tables order by the whole natural order.
+	measured := slices.Clone(lt.Columns)
+	for i := range measured {
+		measured[i].Digits = catalog.DigitsUnknown
+	}
+	if fmt.Sprint(measured) != fmt.Sprint(rt.Columns) || fmt.Sprint(lt.Report.Columns) != fmt.Sprint(rt.Report.Columns) {
 		t.Errorf("column decisions differ:\nduckdb     %v\nclickhouse %v", lt.Columns, rt.Columns)
 	}
 	var n int

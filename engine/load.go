@@ -334,6 +334,9 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, sr
 		if notes, err = s.refine(ctx, conn, t); err != nil {
 			return err
 		}
+		if err := s.measureDigits(ctx, conn, t); err != nil {
+			return err
+		}
 	}
 	t.Report = catalog.Report{
 		Table:        src.Name,
@@ -454,8 +457,8 @@ func writeCatalog(ctx context.Context, conn *sql.Conn, t *catalog.Table, kind st
 		return classify(ctx, err)
 	}
 	for i, c := range t.Columns {
-		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, i, c.Key, c.Label, c.Type, c.Identifier, c.Reason); err != nil {
+		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns (table_id, ordinal, key, label, type, identifier, reason, digits) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, i, c.Key, c.Label, c.Type, c.Identifier, c.Reason, int(c.Digits)); err != nil {
 			return classify(ctx, err)
 		}
 	}

@@ -146,6 +146,9 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *catalog.File,
 				return nil, false, err
 			}
 			setColumns(t, labels, keys, decisions)
+			for i := range t.Columns {
+				t.Columns[i].AllDigits = plan[i].allDigits(func(f fact) int64 { return sum.count(i, f) })
+			}
 			return t, false, s.record(ctx, conn, t, src, stats, nil)
 		}
 		if _, err := conn.ExecContext(ctx, `DROP TABLE data.`+ducksql.Ident(t.ID)); err != nil {
@@ -767,6 +770,20 @@ func (p planned) stats(c checkedSummary, count func(fact) int64) (typing.Stats, 
 		return typing.Stats{N: n, Ints: p.sampled, Decs: decs, Lead: lead, Digits: n - negative, Trimmed: true}, true
 	}
 	return typing.Stats{}, false
+}
+
+// allDigits reports whether the screen found every value of a column
+// that stayed text digits alone: one of 1 to 15 digits passes the
+// digits' screen, and a plain number without a sign or a point is
+// digits.
+func (p planned) allDigits(count func(fact) int64) bool {
+	switch p.screen {
+	case screenDigits:
+		return true
+	case screenNumbers:
+		return count(factNegative) == 0 && count(factPoint) == 0
+	}
+	return false
 }
 
 // checkedStats rebuilds the counts the quick pass makes of a checked

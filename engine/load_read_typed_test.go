@@ -99,11 +99,18 @@ var directCases = map[string][]directColumn{
 	},
 }
 
+// screenedDigits are what the loads find of screened identifiers' digits.
+var screenedDigits = map[string]catalog.Digits{
+	"postcode": catalog.DigitsFixed, "zip": catalog.DigitsVarying, "order_no": catalog.DigitsUnknown,
+	"zip_long": catalog.DigitsVarying, "zip_signed": catalog.DigitsUnknown,
+}
+
 // TestDirectSameAsStaged loads each file three ways: directly (types
 // decided from a sample and proved as the file is read), staged as text
 // and classified in SQL, and through the Go row stream. Every column gets
-// the same type, identifier mark and reason, and every value the same
-// stored form, whatever comes after the sample.
+// the same type, identifier mark and reason, the same finding of an
+// identifier's digits (the direct load takes it from its screen), and
+// every value the same stored form, whatever comes after the sample.
 func TestDirectSameAsStaged(t *testing.T) {
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
@@ -143,8 +150,13 @@ func TestDirectSameAsStaged(t *testing.T) {
 				for w := 1; w < 3; w++ {
 					for j, want := range got[w].Columns {
 						if c := got[0].Columns[j]; c != want {
-							t.Errorf("column %s: direct %s %v %q, %s %s %v %q", want.Key, c.Type, c.Identifier, c.Reason,
-								[]string{"", "staged", "go"}[w], want.Type, want.Identifier, want.Reason)
+							t.Errorf("column %s: direct %s %v %q digits %d, %s %s %v %q digits %d", want.Key, c.Type, c.Identifier, c.Reason, c.Digits,
+								[]string{"", "staged", "go"}[w], want.Type, want.Identifier, want.Reason, want.Digits)
+						}
+					}
+					for _, c := range got[w].Columns {
+						if want, ok := screenedDigits[c.Key]; ok && name == "screened columns" && c.Digits != want {
+							t.Errorf("column %s (%s): digits %d, want %d", c.Key, []string{"direct", "staged", "go"}[w], c.Digits, want)
 						}
 					}
 					if rows[0] != rows[w] {

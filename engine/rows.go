@@ -37,9 +37,9 @@ func (s *Store) Rows(ctx context.Context, tableID string, req catalog.PageReques
 		if p.Desc {
 			dir, rev = rev, dir
 		}
-		order = ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Natural(), dir) + ", rowid"
+		order = ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Ordering(), dir) + ", rowid"
 		// The reverse of the order, nulls first.
-		reversed = strings.ReplaceAll(ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Natural(), rev), "NULLS LAST", "NULLS FIRST") + ", rowid DESC"
+		reversed = strings.ReplaceAll(ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Ordering(), rev), "NULLS LAST", "NULLS FIRST") + ", rowid DESC"
 	}
 	from := `data.` + ducksql.Ident(t.ID)
 	total := t.RowCount

@@ -114,6 +114,9 @@ var catalogDDL = []string{
 		identifier BOOLEAN NOT NULL,
 		reason VARCHAR NOT NULL)`,
 	`ALTER TABLE dd_tables ADD COLUMN IF NOT EXISTS location VARCHAR DEFAULT 'duckdb'`,
+	// digits is catalog.Column.Digits; 0 (not measured) for columns
+	// loaded before it was.
+	`ALTER TABLE dd_columns ADD COLUMN IF NOT EXISTS digits TINYINT DEFAULT 0`,
 }
 
 // dsn returns the settings of a DuckDB instance of its own (the

@@ -60,12 +60,63 @@ type Column struct {
 	// Numberish marks, during a load, a text column to read again for
 	// numbers among marks of missing values or of many digits.
 	Numberish bool `json:"-"`
+	// AllDigits marks, during a load, a text column whose every value
+	// the file's reading found digits alone, which measuring Digits then
+	// need not test again.
+	AllDigits bool `json:"-"`
+	// Digits is what the load found of an identifier column's values:
+	// whether each is digits alone, which spares their natural order
+	// the test of every value.
+	Digits Digits `json:"-"`
 }
 
-// Natural reports whether the column's values order as people number
-// things: an identifier column of text, whose values that are all digits
-// compare as numbers (1, 2, 10, not 1, 10, 2) while staying text.
-func (c *Column) Natural() bool { return c.Type == typing.TypeText && c.Identifier }
+// Digits is what the load found of an identifier column's values.
+type Digits uint8
+
+const (
+	// DigitsUnknown: not measured, or some value is not digits alone.
+	DigitsUnknown Digits = iota
+	// DigitsFixed: every value is digits alone, all of one length, as
+	// zero-padded codes are; their text order is their natural order.
+	DigitsFixed
+	// DigitsVarying: every value is digits alone, of 1 to 38 of them
+	// (any fits an unsigned 128-bit number), of several lengths.
+	DigitsVarying
+)
+
+// Ordering is how a column's values sort.
+type Ordering uint8
+
+const (
+	// ByText compares values as they are: numbers, dates, and text byte
+	// by byte.
+	ByText Ordering = iota
+	// ByNatural orders values of digits alone by their number, before
+	// other values, which follow as text; equal numbers ("007", "7")
+	// then by their text.
+	ByNatural
+	// ByNumber is ByNatural for a column whose every value is digits
+	// alone and fits an unsigned 128-bit number: by number, then text.
+	ByNumber
+)
+
+// Ordering is how the column's values sort: an identifier column of
+// text orders as people number things (1, 2, 10, not 1, 10, 2) while
+// staying text, unless its values are digits of one length, whose text
+// order is that order already.
+func (c *Column) Ordering() Ordering {
+	switch {
+	case c.Type != typing.TypeText || !c.Identifier || c.Digits == DigitsFixed:
+		return ByText
+	case c.Digits == DigitsVarying:
+		return ByNumber
+	}
+	return ByNatural
+}
+
+// Natural reports whether the column's values order otherwise than as
+// text (Ordering).
+func (c *Column) Natural() bool { return c.Ordering() != ByText }
 
 // typeSaid is the column's type for an error, with why the import chose
 // it when it is text: a measure refused on a text column says what made

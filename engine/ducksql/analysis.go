@@ -93,7 +93,7 @@ func Aggregate(m catalog.MeasureTerm) string {
 		if m.Col.Natural() {
 			// The least or greatest by the natural order: its keys as one
 			// struct, compared field by field.
-			keys := orderKeys(col, true)
+			keys := orderKeys(col, m.Col.Ordering())
 			fields := make([]string, len(keys))
 			for i, k := range keys {
 				fields[i] = "'k" + strconv.Itoa(i) + "': " + k.expr
@@ -203,7 +203,7 @@ func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
 	by := analysisCol("v", t.By) + " " + direction(t.Desc) + " NULLS LAST"
 	order := []string{by}
 	for i := range p.Groups {
-		order = append(order, Order(analysisCol("g", i), naturalOut(p, i), "ASC"))
+		order = append(order, Order(analysisCol("g", i), outOrdering(p, i), "ASC"))
 	}
 	n := strconv.Itoa(t.N)
 	keep := `"__rank" <= ` + n
@@ -331,7 +331,7 @@ func having(p *catalog.AnalysisPlan, h catalog.HavingCond) (string, []any) {
 func analysisOrder(p *catalog.AnalysisPlan) string {
 	var terms []string
 	for _, s := range p.Sort {
-		terms = append(terms, Order(outCol(p, s.Out), naturalOut(p, s.Out), direction(s.Desc)))
+		terms = append(terms, Order(outCol(p, s.Out), outOrdering(p, s.Out), direction(s.Desc)))
 	}
 	if len(terms) == 0 {
 		return ""
@@ -339,10 +339,13 @@ func analysisOrder(p *catalog.AnalysisPlan) string {
 	return " ORDER BY " + strings.Join(terms, ", ")
 }
 
-// naturalOut reports whether output column i is a group of a natural
-// column, not bucketed.
-func naturalOut(p *catalog.AnalysisPlan, i int) bool {
-	return i < len(p.Groups) && p.Groups[i].Bucket == "" && p.Groups[i].Col.Natural()
+// outOrdering is how output column i sorts: as its column does when it
+// is a group, not bucketed, else as it is.
+func outOrdering(p *catalog.AnalysisPlan, i int) catalog.Ordering {
+	if i < len(p.Groups) && p.Groups[i].Bucket == "" {
+		return p.Groups[i].Col.Ordering()
+	}
+	return catalog.ByText
 }
 
 // outCol is output column i's internal column.

@@ -189,9 +189,9 @@ func groupOrder(p *catalog.Plan, byPosition bool) string {
 			if byPosition {
 				e = Ident(p.Groups[i].Key)
 			}
-			return Order(e, true, dir)
+			return Order(e, p.Groups[i].Ordering(), dir)
 		}
-		return Order(out(i), false, dir)
+		return Order(out(i), catalog.ByText, dir)
 	}
 	var terms []string
 	if p.Sort != nil {
@@ -207,8 +207,8 @@ func groupOrder(p *catalog.Plan, byPosition bool) string {
 // nulls last. A natural column orders its values of digits alone by
 // their number, before other values ascending and after them
 // descending, then as text; "007" and "7" then by their text.
-func Order(expr string, natural bool, dir string) string {
-	keys := orderKeys(expr, natural)
+func Order(expr string, o catalog.Ordering, dir string) string {
+	keys := orderKeys(expr, o)
 	terms := make([]string, len(keys))
 	for i, k := range keys {
 		nulls := " NULLS LAST"
@@ -234,10 +234,15 @@ type orderKey struct {
 // range (TRY_CAST's NULL, greater than any in it) by their digits
 // without leading zeros, by length and then digit by digit. Only those
 // few are stripped of their zeros: stripping every value cost more than
-// the rest of the order.
-func orderKeys(expr string, natural bool) []orderKey {
-	if !natural {
+// the rest of the order. A column whose values the load found all
+// digits that fit (catalog.ByNumber) needs no test of each: its number,
+// then its text.
+func orderKeys(expr string, o catalog.Ordering) []orderKey {
+	switch o {
+	case catalog.ByText:
 		return []orderKey{{expr: expr}}
+	case catalog.ByNumber:
+		return []orderKey{{expr: "TRY_CAST(" + expr + " AS UHUGEINT)"}, {expr: expr}}
 	}
 	digits := "regexp_full_match(" + expr + ", '[0-9]+')"
 	number := "TRY_CAST(" + expr + " AS UHUGEINT)"
@@ -259,7 +264,7 @@ func rowOrder(p *catalog.Plan) string {
 	if p.Sort == nil {
 		return "rowid"
 	}
-	return Order(Ident(p.Sort.Col.Key), p.Sort.Col.Natural(), direction(p.Sort.Desc)) + ", rowid"
+	return Order(Ident(p.Sort.Col.Key), p.Sort.Col.Ordering(), direction(p.Sort.Desc)) + ", rowid"
 }
 
 // grouped is a grouped answer's statement: each row is a group of the
@@ -328,7 +333,7 @@ func ungrouped(p *catalog.Plan) (string, []any) {
 	outer := `"z0"`
 	if p.Sort != nil {
 		b.WriteString(`, ` + Ident(p.Sort.Col.Key) + ` AS "z1"`)
-		outer = Order(`"z1"`, p.Sort.Col.Natural(), direction(p.Sort.Desc)) + `, "z0"`
+		outer = Order(`"z1"`, p.Sort.Col.Ordering(), direction(p.Sort.Desc)) + `, "z0"`
 	}
 	pageParams := params
 	if p.Sort == nil && !p.Filtered() {
