@@ -18,6 +18,7 @@ import (
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -616,12 +617,13 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 		}
 		return store.Run(ctx, p)
 	}
-	// The plans read the table apart: they run at once. An identifier's
-	// counts and first and last value are one analysis: sorted apart, its
-	// natural order's keys were made twice over every value.
+	// The plans read the table apart: they run at once. The counts and
+	// the first and last value are one analysis (min and max in the
+	// column's order), which files.analyze_table takes of every column
+	// but a boolean one: sorted apart, each read the whole column again.
 	queries := summaryQueries(view.query(t.ID), col)
-	natural := col.Natural()
-	if natural {
+	bounded := col.Type != typing.TypeBoolean
+	if bounded {
 		queries = queries[:1]
 	}
 	results := make([]*catalog.QueryResult, len(queries))
@@ -631,8 +633,8 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 	for i, q := range queries {
 		wg.Go(func() { results[i], errs[i] = run(q) })
 	}
-	if natural {
-		wg.Go(func() { bounds, errs[len(queries)] = naturalBounds(ctx, store, t, view, col.Key) })
+	if bounded {
+		wg.Go(func() { bounds, errs[len(queries)] = analysedBounds(ctx, store, t, view, col.Key) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -640,7 +642,7 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 			return nil, err
 		}
 	}
-	if !natural {
+	if !bounded {
 		bounds = boundsOf(results[1], results[2], results[3])
 	}
 	class := viewOfColumn(col)
@@ -703,9 +705,9 @@ type columnBounds struct {
 	first, last  any
 }
 
-// naturalBounds counts the view's rows and an identifier column's values
-// and finds its first and last value in natural order, in one analysis.
-func naturalBounds(ctx context.Context, store *engine.Store, t *catalog.Table, view *tableView, key string) (columnBounds, error) {
+// analysedBounds counts the view's rows and a column's values and finds
+// its first and last value in the column's order, in one analysis.
+func analysedBounds(ctx context.Context, store *engine.Store, t *catalog.Table, view *tableView, key string) (columnBounds, error) {
 	a := catalog.Analysis{FileID: t.ID, Filters: view.analysisFilters(t), Measures: []catalog.Measure{
 		{Op: "count", Name: "n_rows"}, {Op: "count", Column: key, Name: "n_values"},
 		{Op: "min", Column: key, Name: "least"}, {Op: "max", Column: key, Name: "greatest"}}}
