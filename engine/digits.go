@@ -16,7 +16,8 @@ const maxNumberDigits = 38
 
 // measureDigits finds, in one scan of the loaded table t, whether each
 // identifier column of text holds digits alone (catalog.Digits): the
-// shortest and longest value and how many have some other character.
+// shortest and longest value, how many have some other character and
+// how many a leading zero.
 // Its natural order then needs no test of every value each time it
 // sorts: about 25 ms a column of a million values, once (8 when the
 // file's reading found the values digits: catalog.Column.AllDigits),
@@ -34,7 +35,7 @@ func (s *Store) measureDigits(ctx context.Context, conn *sql.Conn, t *catalog.Ta
 		if c.AllDigits {
 			others = "0"
 		}
-		sel = append(sel, "min(strlen("+k+"))", "max(strlen("+k+"))", others)
+		sel = append(sel, "min(strlen("+k+"))", "max(strlen("+k+"))", others, "count(*) FILTER (WHERE "+k+" >= '00' AND "+k+" < '1')")
 		cols = append(cols, i)
 	}
 	if len(cols) == 0 || t.RowCount == 0 {
@@ -49,20 +50,23 @@ func (s *Store) measureDigits(ctx context.Context, conn *sql.Conn, t *catalog.Ta
 		return classify(ctx, err)
 	}
 	for j, i := range cols {
-		t.Columns[i].Digits = digitsOf(vals[3*j], vals[3*j+1], vals[3*j+2])
+		t.Columns[i].Digits = digitsOf(vals[4*j], vals[4*j+1], vals[4*j+2], vals[4*j+3])
 	}
 	return nil
 }
 
-// digitsOf is what a column's shortest and longest value and its count
-// of values with a character other than a digit say: no value (all
-// empty) and the empty text are not digits.
-func digitsOf(shortest, longest, others sql.NullInt64) catalog.Digits {
+// digitsOf is what a column's shortest and longest value and its counts
+// of values with a character other than a digit and with a leading zero
+// ("00" to below "1") say: no value (all empty) and the empty text are
+// not digits.
+func digitsOf(shortest, longest, others, leading sql.NullInt64) catalog.Digits {
 	switch {
 	case !shortest.Valid || shortest.Int64 < 1 || others.Int64 > 0:
 		return catalog.DigitsUnknown
 	case shortest.Int64 == longest.Int64:
 		return catalog.DigitsFixed
+	case leading.Int64 == 0:
+		return catalog.DigitsPlain
 	case longest.Int64 <= maxNumberDigits:
 		return catalog.DigitsVarying
 	}

@@ -37,7 +37,8 @@ func naturalLess(a, b string) bool {
 }
 
 // TestIdentifierDigits: the load finds whether an identifier column's
-// values are digits alone, of one length or of several, and the column
+// values are digits alone, of one length or of several, with a leading
+// zero or none, and the column
 // then orders as the natural order would without testing each value:
 // on the page, in query_table's rows and groups, in analysis groups and
 // in min and max, in both directions, and again once the catalog is read
@@ -57,6 +58,7 @@ func TestIdentifierDigits(t *testing.T) {
 		{"one length past 38", []string{long, strings.Repeat("0", 40), strings.Repeat("9", 40)}, catalog.DigitsFixed, catalog.ByText},
 		{"several lengths", []string{"10", "9", "100", "007", "7", "1", "2", "20", "", "0"}, catalog.DigitsVarying, catalog.ByNumber},
 		{"several lengths past 38", []string{"10", "9", long, "007"}, catalog.DigitsUnknown, catalog.ByNatural},
+		{"several lengths, no leading zero", []string{"10", "9", "100", "7", "1", "", "0", long, "20", "9"}, catalog.DigitsPlain, catalog.ByLength},
 		{"other characters", []string{"10", "9", "B-1", "A-2", "007"}, catalog.DigitsUnknown, catalog.ByNatural},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

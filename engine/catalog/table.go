@@ -80,8 +80,13 @@ const (
 	// zero-padded codes are; their text order is their natural order.
 	DigitsFixed
 	// DigitsVarying: every value is digits alone, of 1 to 38 of them
-	// (any fits an unsigned 128-bit number), of several lengths.
+	// (any fits an unsigned 128-bit number), of several lengths, some
+	// with a leading zero.
 	DigitsVarying
+	// DigitsPlain: every value is digits alone, of several lengths,
+	// none with a leading zero (but "0"): a longer one is a larger
+	// number, and those of one length compare as text.
+	DigitsPlain
 )
 
 // Ordering is how a column's values sort.
@@ -98,6 +103,9 @@ const (
 	// ByNumber is ByNatural for a column whose every value is digits
 	// alone and fits an unsigned 128-bit number: by number, then text.
 	ByNumber
+	// ByLength is ByNatural for a column whose every value is digits
+	// alone without a leading zero: by length, then text.
+	ByLength
 )
 
 // Ordering is how the column's values sort: an identifier column of
@@ -110,6 +118,8 @@ func (c *Column) Ordering() Ordering {
 		return ByText
 	case c.Digits == DigitsVarying:
 		return ByNumber
+	case c.Digits == DigitsPlain:
+		return ByLength
 	}
 	return ByNatural
 }

@@ -235,14 +235,17 @@ type orderKey struct {
 // without leading zeros, by length and then digit by digit. Only those
 // few are stripped of their zeros: stripping every value cost more than
 // the rest of the order. A column whose values the load found all
-// digits that fit (catalog.ByNumber) needs no test of each: its number,
-// then its text.
+// digits needs no test of each: by number then text when they fit
+// (catalog.ByNumber), by length then text when none has a leading zero
+// (catalog.ByLength, which spares the cast).
 func orderKeys(expr string, o catalog.Ordering) []orderKey {
 	switch o {
 	case catalog.ByText:
 		return []orderKey{{expr: expr}}
 	case catalog.ByNumber:
 		return []orderKey{{expr: "TRY_CAST(" + expr + " AS UHUGEINT)"}, {expr: expr}}
+	case catalog.ByLength:
+		return []orderKey{{expr: "strlen(" + expr + ")"}, {expr: expr}}
 	}
 	digits := "regexp_full_match(" + expr + ", '[0-9]+')"
 	number := "TRY_CAST(" + expr + " AS UHUGEINT)"
