@@ -65,10 +65,10 @@ func digitsOf(shortest, longest, others, leading sql.NullInt64) catalog.Digits {
 		return catalog.DigitsUnknown
 	case shortest.Int64 == longest.Int64:
 		return catalog.DigitsFixed
+	case longest.Int64 > maxNumberDigits:
+		return catalog.DigitsUnknown
 	case leading.Int64 == 0:
 		return catalog.DigitsPlain
-	case longest.Int64 <= maxNumberDigits:
-		return catalog.DigitsVarying
 	}
-	return catalog.DigitsUnknown
+	return catalog.DigitsVarying
 }

@@ -58,7 +58,8 @@ func TestIdentifierDigits(t *testing.T) {
 		{"one length past 38", []string{long, strings.Repeat("0", 40), strings.Repeat("9", 40)}, catalog.DigitsFixed, catalog.ByText},
 		{"several lengths", []string{"10", "9", "100", "007", "7", "1", "2", "20", "", "0"}, catalog.DigitsVarying, catalog.ByNumber},
 		{"several lengths past 38", []string{"10", "9", long, "007"}, catalog.DigitsUnknown, catalog.ByNatural},
-		{"several lengths, no leading zero", []string{"10", "9", "100", "7", "1", "", "0", long, "20", "9"}, catalog.DigitsPlain, catalog.ByLength},
+		{"several lengths, no leading zero", []string{"10", "9", "100", "7", "1", "", "0", "20", "9", strings.Repeat("9", 38)}, catalog.DigitsPlain, catalog.ByLength},
+		{"several lengths past 38, no leading zero", []string{"10", "9", long, "7"}, catalog.DigitsUnknown, catalog.ByNatural},
 		{"other characters", []string{"10", "9", "B-1", "A-2", "007"}, catalog.DigitsUnknown, catalog.ByNatural},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

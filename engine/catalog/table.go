@@ -83,9 +83,10 @@ const (
 	// (any fits an unsigned 128-bit number), of several lengths, some
 	// with a leading zero.
 	DigitsVarying
-	// DigitsPlain: every value is digits alone, of several lengths,
-	// none with a leading zero (but "0"): a longer one is a larger
-	// number, and those of one length compare as text.
+	// DigitsPlain: every value is digits alone, of several lengths up
+	// to 38, none with a leading zero (but "0"): a longer one is a
+	// larger number, those of one length compare as text, and each is
+	// the text of its number.
 	DigitsPlain
 )
 
@@ -104,7 +105,7 @@ const (
 	// alone and fits an unsigned 128-bit number: by number, then text.
 	ByNumber
 	// ByLength is ByNatural for a column whose every value is digits
-	// alone without a leading zero: by length, then text.
+	// alone without a leading zero (DigitsPlain): by length, then text.
 	ByLength
 )
 

@@ -90,6 +90,11 @@ func Aggregate(m catalog.MeasureTerm) string {
 	case "count_distinct":
 		return "count(DISTINCT " + col + ")"
 	case "min", "max":
+		if m.Col.Ordering() == catalog.ByLength {
+			// Digits without a leading zero, at most 38 of them: the
+			// least or greatest number, written again, is the value.
+			return "CAST(" + m.Op + "(TRY_CAST(" + col + " AS UHUGEINT)) AS VARCHAR)"
+		}
 		if m.Col.Natural() {
 			// The least or greatest by the natural order: its keys as one
 			// struct, compared field by field.
