@@ -61,6 +61,7 @@ func TestIdentifierDigits(t *testing.T) {
 		{"several lengths, no leading zero", []string{"10", "9", "100", "7", "1", "", "0", "20", "9", strings.Repeat("9", 38)}, catalog.DigitsPlain, catalog.ByLength},
 		{"several lengths past 38, no leading zero", []string{"10", "9", long, "7"}, catalog.DigitsUnknown, catalog.ByNatural},
 		{"other characters", []string{"10", "9", "B-1", "A-2", "007"}, catalog.DigitsUnknown, catalog.ByNatural},
+		{"no digits alone", []string{"INV-10", "INV-9", "", "A-2", "INV-009", "x7", "7a"}, catalog.DigitsNone, catalog.ByText},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cells [][]string

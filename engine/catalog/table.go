@@ -74,7 +74,8 @@ type Column struct {
 type Digits uint8
 
 const (
-	// DigitsUnknown: not measured, or some value is not digits alone.
+	// DigitsUnknown: not measured, or values of digits alone beside
+	// others (the general natural order).
 	DigitsUnknown Digits = iota
 	// DigitsFixed: every value is digits alone, all of one length, as
 	// zero-padded codes are; their text order is their natural order.
@@ -88,6 +89,9 @@ const (
 	// larger number, those of one length compare as text, and each is
 	// the text of its number.
 	DigitsPlain
+	// DigitsNone: no value is digits alone (codes such as INV-001):
+	// their text order is their natural order.
+	DigitsNone
 )
 
 // Ordering is how a column's values sort.
@@ -111,11 +115,11 @@ const (
 
 // Ordering is how the column's values sort: an identifier column of
 // text orders as people number things (1, 2, 10, not 1, 10, 2) while
-// staying text, unless its values are digits of one length, whose text
-// order is that order already.
+// staying text, unless its values are digits of one length, or none is
+// digits, whose text order is that order already.
 func (c *Column) Ordering() Ordering {
 	switch {
-	case c.Type != typing.TypeText || !c.Identifier || c.Digits == DigitsFixed:
+	case c.Type != typing.TypeText || !c.Identifier || c.Digits == DigitsFixed || c.Digits == DigitsNone:
 		return ByText
 	case c.Digits == DigitsVarying:
 		return ByNumber
