@@ -702,8 +702,9 @@ func TestClickHouseNaturalOrder(t *testing.T) {
 	ctx := context.Background()
 	e := newClusterEngine(t, ch, 0)
 	s := acquire(t, e, datadesk.NewID("u"))
+	values := []string{"10", "9", "100", "007", "7", "1", "2", "20", "B-1", "A-2", ""}
 	var cells [][]string
-	for _, id := range []string{"10", "9", "100", "007", "7", "1", "2", "20", "B-1", "A-2", ""} {
+	for _, id := range values {
 		cells = append(cells, []string{id, "1"})
 	}
 	add := func() *catalog.File {
@@ -721,66 +722,6 @@ func TestClickHouseNaturalOrder(t *testing.T) {
 	if _, err := s.MoveTable(ctx, remote.Tables[0].ID, catalog.LocationClickHouse); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
-		"asc":  "[1 2 007 7 9 10 20 100 A-2 B-1 <nil>]",
-		"desc": "[B-1 A-2 100 20 10 9 7 007 2 1 <nil>]",
-	}
-	col := func(rows [][]any) string {
-		var out []any
-		for _, r := range rows {
-			out = append(out, r[0])
-		}
-		return fmt.Sprint(out)
-	}
-	for _, f := range []*catalog.File{local, remote} {
-		where := f.Tables[0].Location
-		for dir, w := range want {
-			page, err := s.Rows(ctx, f.Tables[0].ID, catalog.PageRequest{Limit: 20, Sort: "order_id", Direction: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := col(page.Rows); got != w {
-				t.Errorf("%s page %s: %s, want %s", where, dir, got, w)
-			}
-			for _, q := range []catalog.Query{
-				{FileID: f.ID, Columns: []string{"order_id"}, SortBy: "order_id", Direction: dir, Limit: 20},
-				{FileID: f.ID, GroupBy: []string{"order_id"}, SortBy: "order_id", Direction: dir, Limit: 20},
-			} {
-				p, err := s.Plan(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := s.Run(ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := col(res.Rows); got != w {
-					t.Errorf("%s query %v %s: %s, want %s", where, q.GroupBy, dir, got, w)
-				}
-			}
-			p, err := s.PlanAnalysis(ctx, catalog.Analysis{FileID: f.ID, GroupBy: []catalog.GroupBy{{Column: "order_id"}},
-				Measures: []catalog.Measure{{Op: "count"}}, SortBy: "order_id", Direction: dir, Limit: 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := s.Analyze(ctx, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := col(res.Rows); got != w {
-				t.Errorf("%s analysis %s: %s, want %s", where, dir, got, w)
-			}
-		}
-		p, err := s.PlanAnalysis(ctx, catalog.Analysis{FileID: f.ID, Measures: []catalog.Measure{{Op: "min", Column: "order_id"}, {Op: "max", Column: "order_id"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Analyze(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := fmt.Sprint(res.Rows); got != "[[1 B-1]]" {
-			t.Errorf("%s min and max: %s, want [[1 B-1]]", where, got)
-		}
-	}
+	t.Run("duckdb", func(t *testing.T) { checkNaturalOrder(t, s, local, values) })
+	t.Run("clickhouse", func(t *testing.T) { checkNaturalOrder(t, s, remote, values) })
 }

@@ -36,6 +36,23 @@ func naturalLess(a, b string) bool {
 	return a < b
 }
 
+// TestNaturalLess: the reference order itself, as people number things.
+func TestNaturalLess(t *testing.T) {
+	values := []string{"10", "9", "100", "007", "7", "1", "2", "20", "B-1", "A-2"}
+	slices.SortFunc(values, func(a, b string) int {
+		if naturalLess(a, b) {
+			return -1
+		}
+		if naturalLess(b, a) {
+			return 1
+		}
+		return 0
+	})
+	if got := strings.Join(values, " "); got != "1 2 007 7 9 10 20 100 A-2 B-1" {
+		t.Errorf("natural order %s", got)
+	}
+}
+
 // TestIdentifierDigits: the load finds whether an identifier column's
 // values are digits alone, of one length or of several, with a leading
 // zero or none, and the column
@@ -88,7 +105,8 @@ func TestIdentifierDigits(t *testing.T) {
 }
 
 // checkNaturalOrder holds every ordered read of f's order_id to
-// naturalLess, empty values last.
+// naturalLess, empty values last: the page, query_table's rows and
+// groups, analysis groups, and min and max, on DuckDB or the cluster.
 func checkNaturalOrder(t *testing.T, s *Store, f *catalog.File, values []string) {
 	t.Helper()
 	ctx := context.Background()

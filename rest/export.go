@@ -38,16 +38,12 @@ func (h *Handler) ExportTable(c *echo.Context) error {
 			return datadesk.Errorf(datadesk.Invalid, "labels must be true or false").WithField("labels")
 		}
 	}
-	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+	store, t, release, err := h.d.OwnTable(c, rbac.ActionRead)
 	if err != nil {
 		return err
 	}
 	defer release()
 	ctx := c.Request().Context()
-	t, err := store.Table(ctx, id)
-	if err != nil {
-		return err
-	}
 	// AI labels stay out of exports unless asked for, and then sit on a
 	// sheet of their own.
 	opts := exports.Options{SheetName: t.Name, BOM: bom, TempDir: store.IncomingDir()}

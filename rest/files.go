@@ -177,15 +177,11 @@ func (h *Handler) DeleteFile(c *echo.Context) error {
 
 // GetTable answers a table's schema.
 func (h *Handler) GetTable(c *echo.Context) error {
-	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+	_, t, release, err := h.d.OwnTable(c, rbac.ActionRead)
 	if err != nil {
 		return err
 	}
 	defer release()
-	t, err := store.Table(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
 	return c.JSON(http.StatusOK, map[string]any{"table": toolcall.SchemaOf(t)})
 }
 

@@ -59,3 +59,18 @@ type Services struct {
 	MayApprove      func(c *echo.Context) bool
 	Unanswered      func(c *echo.Context) []string
 }
+
+// OwnTable acquires the caller's store for action, as OwnStore does, and
+// reads the table the :id parameter names. The release is nil on error.
+func (s Services) OwnTable(c *echo.Context, action string) (*engine.Store, *catalog.Table, func(), error) {
+	store, id, release, err := s.OwnStore(c, action, "table")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t, err := store.Table(c.Request().Context(), id)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return store, t, release, nil
+}

@@ -35,6 +35,9 @@ const filesPageSize = 25
 // fileSorts are the orders the files list takes, each with its words.
 var fileSorts = []pageOp{{"date", "newest first"}, {"name", "name"}, {"size", "size, largest first"}, {"rows", "rows, most first"}}
 
+// FilesPage lists the caller's files, a page at a time, searched by name,
+// sorted and narrowed to a chat session, with their saved views and the
+// assistant's stored results.
 func (h *Handler) FilesPage(c *echo.Context) error {
 	if err := h.d.Authorize(c, rbac.ActionRead); err != nil {
 		return h.pageError(c, err)

@@ -158,16 +158,12 @@ func (g *pageGroup) chartName(p *catalog.AnalysisPlan) string {
 // every group as an XLSX with a native Excel chart beside the data.
 func (h *Handler) GroupFile(format string) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+		store, t, release, err := h.d.OwnTable(c, rbac.ActionRead)
 		if err != nil {
 			return h.pageError(c, err)
 		}
 		defer release()
 		ctx := c.Request().Context()
-		t, err := store.Table(ctx, id)
-		if err != nil {
-			return h.pageError(c, err)
-		}
 		q := c.Request().URL.Query()
 		v, g := viewOf(t, q), groupOf(t, q)
 		if !g.Asked {

@@ -258,17 +258,15 @@ type readInfo struct {
 	CanReread bool
 }
 
+// TablePage shows a page of a table's rows under the view the address
+// names (filters, search, sort), with a column's summary when asked.
 func (h *Handler) TablePage(c *echo.Context) error {
-	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+	store, t, release, err := h.d.OwnTable(c, rbac.ActionRead)
 	if err != nil {
 		return h.pageError(c, err)
 	}
 	defer release()
 	ctx := c.Request().Context()
-	t, err := store.Table(ctx, id)
-	if err != nil {
-		return h.pageError(c, err)
-	}
 	q := c.Request().URL.Query()
 	view := viewOf(t, q)
 	req := catalog.PageRequest{Limit: webPageSize, Sort: view.Sort, Direction: view.Dir, Filters: view.Filters, Search: view.Search}
@@ -277,7 +275,7 @@ func (h *Handler) TablePage(c *echo.Context) error {
 	status := http.StatusOK
 	data := tableData{page: h.pageBase(c, t.Name), Table: t, Filtered: len(req.Filters) > 0 || view.Search != "",
 		Search: view.Search, Sort: req.Sort, Dir: req.Direction, ClearURL: "/tables/" + t.ID}
-	p, err := store.Rows(ctx, id, req)
+	p, err := store.Rows(ctx, t.ID, req)
 	if err != nil {
 		// A mistyped filter is shown where it was typed, with every
 		// filter kept, instead of leaving the page.
@@ -291,7 +289,7 @@ func (h *Handler) TablePage(c *echo.Context) error {
 	if err == nil && len(p.Rows) == 0 && p.Total > 0 && req.Offset > 0 {
 		// Past the last page: the last page.
 		req.Offset = (p.Total - 1) / webPageSize * webPageSize
-		if p, err = store.Rows(ctx, id, req); err != nil {
+		if p, err = store.Rows(ctx, t.ID, req); err != nil {
 			return h.pageError(c, err)
 		}
 	}
@@ -444,16 +442,12 @@ func (h *Handler) TableViewExport(c *echo.Context) error {
 	if format != "xlsx" && format != "csv" {
 		return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "format must be xlsx or csv").WithField("format").WithAllowed("xlsx", "csv"))
 	}
-	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+	store, t, release, err := h.d.OwnTable(c, rbac.ActionRead)
 	if err != nil {
 		return h.pageError(c, err)
 	}
 	defer release()
 	ctx := c.Request().Context()
-	t, err := store.Table(ctx, id)
-	if err != nil {
-		return h.pageError(c, err)
-	}
 	view := viewOf(t, c.Request().URL.Query())
 	plan, err := store.Plan(ctx, view.query(t.ID))
 	if err != nil {
