@@ -183,28 +183,35 @@ func timeIt(m *Measure, f func() error) error {
 // pair measures a path and its baseline Repeat times, alternating which
 // goes first so that neither always runs on a warmer cache.
 func (r *runner) pair(res *Result, base, subject func() error) error {
-	return r.pairPrepared(res, base, nil, subject)
+	return r.pairSteps(res, step{run: base}, step{run: subject})
 }
 
-// pairPrepared is pair with prepare, when set, run untimed before each run
-// of the subject.
-func (r *runner) pairPrepared(res *Result, base, prepare, subject func() error) error {
+// step is one side of a pair: prepare, when set, runs untimed before each
+// timed run (the bytes put in place, the last run's table removed).
+type step struct {
+	prepare, run func() error
+}
+
+// pairSteps is pair with each side's preparation kept off the clock.
+func (r *runner) pairSteps(res *Result, base, subject step) error {
 	for i := 0; i < r.cfg.Repeat; i++ {
-		if prepare != nil {
-			if err := prepare(); err != nil {
-				return fmt.Errorf("%s: %w", res.Name, err)
-			}
-		}
 		first, second := base, subject
 		m1, m2 := &res.Base, &res.Subject
 		if i%2 == 1 {
 			first, second, m1, m2 = subject, base, &res.Subject, &res.Base
 		}
-		if err := timeIt(m1, first); err != nil {
-			return fmt.Errorf("%s: %w", res.Name, err)
-		}
-		if err := timeIt(m2, second); err != nil {
-			return fmt.Errorf("%s: %w", res.Name, err)
+		for _, s := range []struct {
+			step
+			m *Measure
+		}{{first, m1}, {second, m2}} {
+			if s.prepare != nil {
+				if err := s.prepare(); err != nil {
+					return fmt.Errorf("%s: %w", res.Name, err)
+				}
+			}
+			if err := timeIt(s.m, s.run); err != nil {
+				return fmt.Errorf("%s: %w", res.Name, err)
+			}
 		}
 		r.bar.Add(1)
 	}
@@ -434,6 +441,16 @@ func (r *runner) upload(name string) (string, error) {
 }
 
 // ingestUploaded reads an uploaded file and stores it.
+// deleteFile deletes the stored file *id names, if any, and forgets it.
+func (r *runner) deleteFile(id *string) error {
+	if *id == "" {
+		return nil
+	}
+	err := r.store.DeleteFile(r.ctx, *id)
+	*id = ""
+	return err
+}
+
 func (r *runner) ingestUploaded(name, tmp string) (*catalog.File, error) {
 	res, err := r.in.Read(r.ctx, tmp, name, r.store.IncomingDir())
 	if err != nil {
@@ -447,35 +464,45 @@ func (r *runner) ingestPaths() error {
 	type path struct {
 		name, file, baseline string
 		target               float64
-		base                 func() error
+		base                 step
+	}
+	// A baseline's table of the run before is dropped before the clock
+	// starts, as the subject's file of the run before is deleted.
+	readInto := func(table, reader, file string) step {
+		return step{
+			prepare: func() error { return r.base.Exec(r.ctx, `DROP TABLE IF EXISTS `+table, "") },
+			run: func() error {
+				return r.base.Exec(r.ctx, `CREATE TABLE `+table+` AS SELECT * FROM `+reader+`({path})`, r.path(file))
+			},
+		}
 	}
 	paths := []path{
-		{"CSV ingest", "table.csv", "CREATE TABLE AS SELECT * FROM read_csv(...)", 1.30,
-			func() error {
-				return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_csv AS SELECT * FROM read_csv({path})`, r.path("table.csv"))
-			}},
-		{"JSON ingest", "table.json", "CREATE TABLE AS SELECT * FROM read_json(...)", 1.50,
-			func() error {
-				return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_json AS SELECT * FROM read_json({path})`, r.path("table.json"))
-			}},
-		{"XLSX ingest", "table.xlsx", "excelize Rows() loop into an Appender", 1.25, r.bareXLSXIngest},
+		{"CSV ingest", "table.csv", "CREATE TABLE AS SELECT * FROM read_csv(...)", 1.30, readInto("t_csv", "read_csv", "table.csv")},
+		{"JSON ingest", "table.json", "CREATE TABLE AS SELECT * FROM read_json(...)", 1.50, readInto("t_json", "read_json", "table.json")},
+		{"XLSX ingest", "table.xlsx", "excelize Rows() loop into an Appender", 1.25, step{run: r.bareXLSXIngest}},
 	}
 	for _, p := range paths {
 		res := &Result{Name: p.name, Baseline: p.baseline, Target: p.target}
 		// The upload's bytes are in the incoming folder before the clock
 		// starts, as the baseline's file is on disk.
-		var tmp string
+		var tmp, last string
 		prepare := func() (err error) {
+			if err := r.deleteFile(&last); err != nil {
+				return err
+			}
 			tmp, err = r.upload(p.file)
 			return err
 		}
-		if err := r.pairPrepared(res, p.base, prepare, func() error {
+		if err := r.pairSteps(res, p.base, step{prepare: prepare, run: func() error {
 			f, err := r.ingestUploaded(p.file, tmp)
-			if err != nil {
-				return err
+			if err == nil {
+				last = f.ID
 			}
-			return r.store.DeleteFile(r.ctx, f.ID)
-		}); err != nil {
+			return err
+		}}); err != nil {
+			return err
+		}
+		if err := r.deleteFile(&last); err != nil {
 			return err
 		}
 	}
@@ -674,7 +701,9 @@ func (r *runner) browsePaths(t *catalog.Table) error {
 
 // uploadPath measures a CSV upload end to end over HTTP on loopback (the
 // multipart body streamed from the file as a client sends it, received,
-// stored and loaded) against DuckDB's read_csv of the same file.
+// stored and loaded) against DuckDB's read_csv of the same file. The
+// upload of the run before is deleted before the clock starts, as the
+// baseline's table is dropped.
 func (r *runner) uploadPath() error {
 	h, err := r.serveTable("upload", "tenth.csv")
 	if err != nil {
@@ -683,15 +712,29 @@ func (r *runner) uploadPath() error {
 	defer h.close()
 	client := &http.Client{}
 	res := &Result{Name: "CSV upload over HTTP", Baseline: "CREATE TABLE AS SELECT * FROM read_csv(...)", Target: 1.30}
-	return r.pair(res, func() error {
-		return r.base.Exec(r.ctx, `CREATE OR REPLACE TABLE t_up AS SELECT * FROM read_csv({path})`, r.path("table.csv"))
-	}, func() error {
-		id, err := h.upload(client, r.path("table.csv"))
-		if err != nil {
-			return err
+	var last string
+	deleteLast := func() error {
+		if last == "" {
+			return nil
 		}
-		return h.delete(client, id)
-	})
+		err := h.delete(client, last)
+		last = ""
+		return err
+	}
+	base := step{
+		prepare: func() error { return r.base.Exec(r.ctx, `DROP TABLE IF EXISTS t_up`, "") },
+		run: func() error {
+			return r.base.Exec(r.ctx, `CREATE TABLE t_up AS SELECT * FROM read_csv({path})`, r.path("table.csv"))
+		},
+	}
+	if err := r.pairSteps(res, base, step{prepare: deleteLast, run: func() error {
+		id, err := h.upload(client, r.path("table.csv"))
+		last = id
+		return err
+	}}); err != nil {
+		return err
+	}
+	return deleteLast()
 }
 
 // upload sends the file at path as a multipart upload, streamed, and
