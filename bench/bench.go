@@ -440,7 +440,6 @@ func (r *runner) upload(name string) (string, error) {
 	return tmp, out.Close()
 }
 
-// ingestUploaded reads an uploaded file and stores it.
 // deleteFile deletes the stored file *id names, if any, and forgets it.
 func (r *runner) deleteFile(id *string) error {
 	if *id == "" {
@@ -451,6 +450,7 @@ func (r *runner) deleteFile(id *string) error {
 	return err
 }
 
+// ingestUploaded reads an uploaded file and stores it.
 func (r *runner) ingestUploaded(name, tmp string) (*catalog.File, error) {
 	res, err := r.in.Read(r.ctx, tmp, name, r.store.IncomingDir())
 	if err != nil {
