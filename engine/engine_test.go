@@ -251,3 +251,57 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogOfWideTable records a table of more columns than one
+// statement of the catalog writes, and reads every column's row back as
+// it was loaded, in order.
+func TestCatalogOfWideTable(t *testing.T) {
+	s := acquire(t, newEngine(t), datadesk.NewID("u"))
+	const width = 2*columnsPerInsert + 88
+	header := make([]string, width)
+	rows := make([][]string, 20)
+	for i := range header {
+		header[i] = fmt.Sprintf("Column %d", i)
+	}
+	for r := range rows {
+		rows[r] = make([]string, width)
+		for i := range rows[r] {
+			rows[r][i] = []string{strconv.Itoa(r * i), fmt.Sprintf("%06d", r+i), "word " + strconv.Itoa(r%3), fmt.Sprintf("2024-03-%02d", 1+r)}[i%4]
+		}
+	}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "wide.csv", TempPath: tempBytes(t, s, "x"), Tables: []TableSource{rowsSource("wide", header, rows)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f.Tables[0].Columns
+	got, err := s.db.QueryContext(context.Background(), `SELECT ordinal, key, label, type, identifier, reason, digits FROM dd_columns WHERE table_id = ? ORDER BY ordinal`, f.Tables[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	n := 0
+	for ; got.Next(); n++ {
+		var ordinal, digits int
+		var c catalog.Column
+		if err := got.Scan(&ordinal, &c.Key, &c.Label, &c.Type, &c.Identifier, &c.Reason, &digits); err != nil {
+			t.Fatal(err)
+		}
+		c.Digits = catalog.Digits(digits)
+		if n >= len(want) || ordinal != n {
+			t.Fatalf("row %d of the catalog has ordinal %d of %d columns", n, ordinal, len(want))
+		}
+		w := want[n]
+		if c.Key != w.Key || c.Label != w.Label || c.Type != w.Type || c.Identifier != w.Identifier || c.Reason != w.Reason || c.Digits != w.Digits {
+			t.Errorf("column %d: recorded %+v, loaded %+v", n, c, w)
+		}
+	}
+	if err := got.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != width || len(want) != width {
+		t.Errorf("%d columns recorded, %d loaded, want %d", n, len(want), width)
+	}
+	if c := want[1]; c.Type != typing.TypeText || !c.Identifier || c.Digits != catalog.DigitsFixed {
+		t.Errorf("zero-padded codes: %+v, want identifier text of fixed digits", c)
+	}
+}
