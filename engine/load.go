@@ -225,12 +225,8 @@ func (s *Store) createTyped(ctx context.Context, conn *sql.Conn, job loadJob, st
 	labels, keys := columnNames(src, st.width)
 	decisions := decideColumns(src, keys, st.cols, st.kinds)
 	t := newTable(f, ordinal, src, st.rows)
-	sel := make([]string, len(decisions))
-	for i, d := range decisions {
-		sel[i] = ducksql.StageCast(d, i+1) + " AS " + ducksql.Ident(keys[i])
-	}
 	setColumns(t, labels, keys, decisions)
-	remote, err := s.storeTyped(ctx, conn, t, stage, columnDefs(keys, decisions), strings.Join(sel, ", "), st)
+	remote, err := s.storeTyped(ctx, conn, t, stage, keys, decisions, st)
 	if err != nil {
 		return nil, err
 	}

@@ -8,29 +8,47 @@ import (
 
 	"datadesk/engine/catalog"
 	"datadesk/engine/ducksql"
+	"datadesk/engine/typing"
 )
 
-// storeTyped creates the typed table t from the staging table with the
-// typed columns sel, inside the transaction open on conn, and drops the
-// staging table. A table of at least remoteMinRows rows, when a remote
+// storeTyped creates the typed table t of columns keys, typed as
+// decided, from the staging table, inside the transaction open on conn,
+// and drops the staging table; spooled rows go in through the query
+// appender, each value cleaned in Go (ducksql.CleanValue) and only cast
+// in SQL. A table of at least remoteMinRows rows, when a remote
 // backend is configured, streams straight to the backend with the same
 // typed values, the staged rows cast once, in file order, and no DuckDB
 // copy made first; the rows are counted on arrival. It returns the
 // backend that holds the rows, nil for the owner's DuckDB file. A failure
 // leaves nothing on the backend.
-func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, stage, defs, sel string, st tallied) (catalog.Backend, error) {
+func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, stage string, keys []string, decisions []typing.Decision, st tallied) (catalog.Backend, error) {
 	remote := s.remote != nil && s.remoteMinRows > 0 && t.RowCount >= s.remoteMinRows
 	if st.spool != nil {
 		if !remote {
-			return nil, s.appendTyped(ctx, conn, t, defs, sel, st.width, nil, func(yield func([]driver.Value) error) error {
-				return st.spool.each(st.width, yield)
+			clean := make([]string, len(decisions))
+			for i, d := range decisions {
+				clean[i] = ducksql.CleanCast(d, ducksql.StageColumn(i+1)) + " AS " + ducksql.Ident(keys[i])
+			}
+			return nil, s.appendTyped(ctx, conn, t, columnDefs(keys, decisions), strings.Join(clean, ", "), st.width, nil, func(yield func([]driver.Value) error) error {
+				return st.spool.each(st.width, func(vals []driver.Value) error {
+					for i, v := range vals {
+						if v, ok := v.(string); ok && i < len(decisions) {
+							vals[i] = ducksql.CleanValue(decisions[i], v)
+						}
+					}
+					return yield(vals)
+				})
 			})
 		}
 		if err := s.unspool(ctx, conn, stage, st); err != nil {
 			return nil, err
 		}
 	}
-	typed := `SELECT ` + sel + ` FROM ` + ducksql.Ident(stage)
+	sel := make([]string, len(decisions))
+	for i, d := range decisions {
+		sel[i] = ducksql.StageCast(d, i+1) + " AS " + ducksql.Ident(keys[i])
+	}
+	typed := `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + ducksql.Ident(stage)
 	var r catalog.Backend
 	if remote {
 		r = s.remote

@@ -20,31 +20,67 @@ func TextCast(d typing.Decision, raw string) string {
 	if d.Trimmed {
 		v = "NULLIF(" + raw + ", '')"
 	}
+	if cast, ok := valueCast(d, v); ok {
+		return cast
+	}
+	return textValue(raw, d.KeepEmpty)
+}
+
+// CleanCast returns the SQL that turns column col into the decided type
+// when its values come as CleanValue gives them: what TextCast does to a
+// raw value is done, and col is only cast. It has no CASE of its own to
+// plan: DuckDB's planner takes time growing with the square of a
+// statement's width for them (a select of 1,500 TextCasts of whole
+// numbers planned in 1.2 s, of CleanCasts in 0.05 s).
+func CleanCast(d typing.Decision, col string) string {
+	if cast, ok := valueCast(d, col); ok {
+		return cast
+	}
+	return col
+}
+
+// CleanValue is raw value v of a column decided as d as TextCast would
+// store it before its cast: trimmed of spaces, NULL (nil) when nothing
+// is left, and for text only where its first or last byte may be a space
+// (which trims nothing else), the empty text kept with d.KeepEmpty.
+func CleanValue(d typing.Decision, v string) any {
+	if _, typed := valueCast(d, ""); !typed && d.KeepEmpty && v == "" {
+		return v
+	}
+	if t := typing.TrimValue(v); t != "" {
+		return t
+	}
+	return nil
+}
+
+// valueCast casts trimmed text v to the decided type, or reports false
+// for text, which stays as it is.
+func valueCast(d typing.Decision, v string) (string, bool) {
 	switch d.Type {
 	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
-		return numberCast(d, v)
+		return numberCast(d, v), true
 	case typing.TypeBoolean:
-		return "CAST(lower(" + v + ") AS BOOLEAN)"
+		return "CAST(lower(" + v + ") AS BOOLEAN)", true
 	case typing.TypeDate:
 		switch {
 		case d.Format != "":
-			return "CAST(strptime(" + v + ", '" + d.Format + "') AS DATE)"
+			return "CAST(strptime(" + v + ", '" + d.Format + "') AS DATE)", true
 		case strings.HasPrefix(d.Reason, "date: spreadsheet"):
-			return serialDate(v, d.Serial1904)
+			return serialDate(v, d.Serial1904), true
 		}
-		return "CAST(" + v + " AS DATE)"
+		return "CAST(" + v + " AS DATE)", true
 	case typing.TypeTimestamp:
 		if strings.HasPrefix(d.Reason, "timestamp: spreadsheet") {
-			return serialTimestamp(v, d.Serial1904)
+			return serialTimestamp(v, d.Serial1904), true
 		}
 		if d.UTC {
-			return "timezone('UTC', CAST(" + v + " AS TIMESTAMPTZ))"
+			return "timezone('UTC', CAST(" + v + " AS TIMESTAMPTZ))", true
 		}
-		return "CAST(" + v + " AS TIMESTAMP)"
+		return "CAST(" + v + " AS TIMESTAMP)", true
 	case typing.TypeTime:
-		return "CAST(" + v + " AS TIME)"
+		return "CAST(" + v + " AS TIME)", true
 	}
-	return textValue(raw, d.KeepEmpty)
+	return "", false
 }
 
 // textValue is text column raw as stored text: a cell of only spaces is
