@@ -264,15 +264,7 @@ func TestClickHouseEquivalence(t *testing.T) {
 		{Column: "label", Op: "eq", Value: json.Number("12")}, {Column: "label", Op: "eq", Value: "ünïcodeäö"}} {
 		var hints []string
 		for _, id := range []string{local.ID, remote.ID} {
-			p, err := s.Plan(ctx, catalog.Query{FileID: id, Filters: []catalog.Filter{f}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := s.Run(ctx, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hints = append(hints, res.Hint)
+			hints = append(hints, ask(t, s, catalog.Query{FileID: id, Filters: []catalog.Filter{f}}).Hint)
 		}
 		if hints[0] == "" || hints[0] != hints[1] {
 			t.Errorf("hint of %+v: duckdb %q, clickhouse %q", f, hints[0], hints[1])
@@ -312,15 +304,7 @@ func TestClickHouseEquivalence(t *testing.T) {
 
 	// A decimal's average is DuckDB's exactly, every time.
 	avgOf := func(id string) any {
-		p, err := s.Plan(ctx, catalog.Query{FileID: id, Aggregates: []catalog.Aggregate{{Op: "avg", Column: "amount"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Run(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Aggregates["avg_amount"]
+		return ask(t, s, catalog.Query{FileID: id, Aggregates: []catalog.Aggregate{{Op: "avg", Column: "amount"}}}).Aggregates["avg_amount"]
 	}
 	avgWant := avgOf(local.ID)
 	for range 5 {

@@ -162,14 +162,7 @@ func checkNaturalOrder(t *testing.T, s *Store, f *catalog.File, values []string)
 			{FileID: f.ID, Columns: []string{"order_id"}, SortBy: "order_id", Direction: dir, Limit: 20},
 			{FileID: f.ID, GroupBy: []string{"order_id"}, SortBy: "order_id", Direction: dir, Limit: 20},
 		} {
-			p, err := s.Plan(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := s.Run(ctx, p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := ask(t, s, q)
 			w := show(want, nulls)
 			if q.GroupBy != nil {
 				w = show(distinct(want), emptyGroup)

@@ -45,6 +45,20 @@ func tempBytes(t *testing.T, s *Store, content string) string {
 	return p
 }
 
+// ask plans and runs q on s, failing the test on an error of either.
+func ask(t *testing.T, s *Store, q catalog.Query) *catalog.QueryResult {
+	t.Helper()
+	p, err := s.Plan(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func rowsSource(name string, header []string, rows [][]string) TableSource {
 	return TableSource{Name: name, Header: header, Rows: func(yield func([]string) error) (RowStats, error) {
 		for _, r := range rows {

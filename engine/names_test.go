@@ -70,15 +70,7 @@ func TestNoReservedNames(t *testing.T) {
 				{FileID: tbl.ID, Limit: 3, Offset: 60},
 				{FileID: tbl.ID, Limit: 3, Offset: 60, Filters: []catalog.Filter{{Column: tbl.Columns[1].Key, Op: "gte", Value: "0"}}},
 			} {
-				plan, err := s.Plan(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := s.Run(ctx, plan)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := fmt.Sprint(res.Rows[0][2]); got != "60" {
+				if got := fmt.Sprint(ask(t, s, q).Rows[0][2]); got != "60" {
 					t.Errorf("query %+v: first row %s, want 60", q, got)
 				}
 			}
