@@ -195,4 +195,19 @@ func checkNaturalOrder(t *testing.T, s *Store, f *catalog.File, values []string)
 	if got, w := fmt.Sprint(res.Rows), fmt.Sprintf("[[%s %s]]", asc[0], asc[len(asc)-1]); got != w {
 		t.Errorf("min and max: %s, want %s", got, w)
 	}
+	// A column's summary: the groups, most frequent first, asked for
+	// the column's bounds.
+	bp, err := s.Plan(ctx, catalog.Query{FileID: f.ID, GroupBy: []string{"order_id"},
+		Aggregates: []catalog.Aggregate{{Op: "count", Name: "n"}}, SortBy: "n", Direction: "desc", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp.Bounds = true
+	br, err := s.Run(ctx, bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := fmt.Sprint(br.First, " ", br.Last), fmt.Sprint(asc[0], " ", asc[len(asc)-1]); got != w {
+		t.Errorf("bounds of the groups: %s, want %s", got, w)
+	}
 }

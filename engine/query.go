@@ -87,13 +87,21 @@ func (s *Store) runGrouped(ctx context.Context, p *catalog.Plan, res *catalog.Qu
 	res.Rows = [][]any{}
 	width := len(res.Columns)
 	var matched, groups, empty int64
-	err := s.scan(ctx, q, params, width+3, func(vals []any) {
+	bounds := p.Bounds && len(p.Groups) == 1
+	counts := 3
+	if bounds {
+		counts = 5
+	}
+	err := s.scan(ctx, q, params, width+counts, func(vals []any) {
 		out := make([]any, width)
 		for i, v := range vals[:width] {
 			out[i] = JSONValue(v, p.OutType(i))
 		}
 		res.Rows = append(res.Rows, out)
 		matched, groups, empty = toInt64(vals[width]), toInt64(vals[width+1]), toInt64(vals[width+2])
+		if bounds {
+			res.First, res.Last = JSONValue(vals[width+3], p.OutType(0)), JSONValue(vals[width+4], p.OutType(0))
+		}
 	})
 	if err != nil {
 		return err

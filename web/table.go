@@ -18,7 +18,6 @@ import (
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
-	"datadesk/engine/typing"
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -604,31 +603,24 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 	if col == nil {
 		return nil, datadesk.Errorf(datadesk.Invalid, "no column %q to summarise", key).WithField("summary")
 	}
-	run := func(q catalog.Query) (*catalog.QueryResult, error) {
-		p, err := store.Plan(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		return store.Run(ctx, p)
-	}
-	// The plans read the table apart: they run at once. The counts and
-	// the first and last value are one analysis (min and max in the
-	// column's order), which files.analyze_table takes of every column
-	// but a boolean one: sorted apart, each read the whole column again.
+	// The groups and the counts read the table apart: they run at once.
+	// The groups give the column's first and last value in its order
+	// too (a plan's Bounds): a second read of the column for them took as
+	// long as the groups.
 	queries := summaryQueries(view.query(t.ID), col)
-	bounded := col.Type != typing.TypeBoolean
-	if bounded {
-		queries = queries[:1]
-	}
 	results := make([]*catalog.QueryResult, len(queries))
-	errs := make([]error, len(queries)+1)
-	var bounds columnBounds
+	errs := make([]error, len(queries))
 	var wg sync.WaitGroup
 	for i, q := range queries {
-		wg.Go(func() { results[i], errs[i] = run(q) })
-	}
-	if bounded {
-		wg.Go(func() { bounds, errs[len(queries)] = analysedBounds(ctx, store, t, view, col.Key) })
+		wg.Go(func() {
+			p, err := store.Plan(ctx, q)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			p.Bounds = i == 0
+			results[i], errs[i] = store.Run(ctx, p)
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -636,14 +628,12 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 			return nil, err
 		}
 	}
-	if !bounded {
-		bounds = boundsOf(results[1], results[2], results[3])
-	}
+	res, counts := results[0], results[1]
+	rows := int64Of(counts.Aggregates["rows"])
 	class := viewOfColumn(col)
-	sum := &columnSummary{Key: col.Key, Label: col.Label, Rows: bounds.rows, Nulls: bounds.rows - bounds.values}
-	sum.setBound(true, bounds.first, class)
-	sum.setBound(false, bounds.last, class)
-	res := results[0]
+	sum := &columnSummary{Key: col.Key, Label: col.Label, Rows: rows, Nulls: rows - int64Of(counts.Aggregates["values"])}
+	sum.setBound(true, res.First, class)
+	sum.setBound(false, res.Last, class)
 	if res.GroupCount != nil {
 		sum.Distinct = *res.GroupCount
 	}
@@ -658,8 +648,9 @@ func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view 
 }
 
 // summaryQueries are the plans of a column's summary over the view's
-// query: the most frequent values, the counts, and the first and the
-// last value.
+// query: its values' groups, the most frequent first (whose plan, asked
+// for its Bounds, gives the first and last value too), and the counts
+// of rows and values.
 func summaryQueries(base catalog.Query, col *catalog.Column) []catalog.Query {
 	base.SortBy, base.Direction = "", ""
 	present := base
@@ -673,51 +664,7 @@ func summaryQueries(base catalog.Query, col *catalog.Column) []catalog.Query {
 	groups := present
 	groups.GroupBy, groups.Aggregates = []string{col.Key}, []catalog.Aggregate{{Op: "count", Name: countName}}
 	groups.SortBy, groups.Direction, groups.Limit = countName, "desc", summaryTop
-	queries := []catalog.Query{groups, counts, present, present}
-	for i, dir := range []string{"asc", "desc"} {
-		q := &queries[2+i]
-		q.Columns, q.SortBy, q.Direction, q.Limit = []string{col.Key}, col.Key, dir, 1
-	}
-	return queries
-}
-
-// boundsOf reads the counts, first and last value from their queries.
-func boundsOf(counts, first, last *catalog.QueryResult) columnBounds {
-	b := columnBounds{rows: int64Of(counts.Aggregates["rows"]), values: int64Of(counts.Aggregates["values"])}
-	if len(first.Rows) > 0 {
-		b.first = first.Rows[0][0]
-	}
-	if len(last.Rows) > 0 {
-		b.last = last.Rows[0][0]
-	}
-	return b
-}
-
-// columnBounds are a column's counts and its first and last value.
-type columnBounds struct {
-	rows, values int64
-	first, last  any
-}
-
-// analysedBounds counts the view's rows and a column's values and finds
-// its first and last value in the column's order, in one analysis.
-func analysedBounds(ctx context.Context, store *engine.Store, t *catalog.Table, view *tableView, key string) (columnBounds, error) {
-	a := catalog.Analysis{FileID: t.ID, Filters: view.analysisFilters(t), Measures: []catalog.Measure{
-		{Op: "count", Name: "n_rows"}, {Op: "count", Column: key, Name: "n_values"},
-		{Op: "min", Column: key, Name: "least"}, {Op: "max", Column: key, Name: "greatest"}}}
-	p, err := store.PlanAnalysis(ctx, a)
-	if err != nil {
-		return columnBounds{}, err
-	}
-	res, err := store.Analyze(ctx, p)
-	if err != nil {
-		return columnBounds{}, err
-	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 4 {
-		return columnBounds{}, fmt.Errorf("web: the bounds of %s came as %d rows", key, len(res.Rows))
-	}
-	r := res.Rows[0]
-	return columnBounds{rows: int64Of(r[0]), values: int64Of(r[1]), first: r[2], last: r[3]}, nil
+	return []catalog.Query{groups, counts}
 }
 
 // setBound sets a summary's first (or last) value, raw as the plan gave it.

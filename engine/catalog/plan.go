@@ -81,6 +81,13 @@ type Plan struct {
 	// Offset where it starts.
 	Limit  int
 	Offset int
+	// Bounds asks a grouped plan of one group column for that column's
+	// first and last value, in its order, among the matched rows
+	// (QueryResult.First and Last), found from the groups the answer
+	// makes anyway: a column's summary reads its rows once. Set by the
+	// engine's callers, never by a tool's arguments; read from a page
+	// that starts at the first group.
+	Bounds bool
 }
 
 // Cond is one checked filter on a column.

@@ -35,6 +35,9 @@ type QueryResult struct {
 	Notes []string `json:"notes,omitempty"`
 	// EmptyGroups counts the groups where a group column is empty.
 	EmptyGroups int64 `json:"-"`
+	// First and Last are the group column's least and greatest value
+	// in its order when the plan asked for its Bounds; nil for none.
+	First, Last any `json:"-"`
 }
 
 // SchemaPage is a page of a table's columns, for wide tables.

@@ -294,8 +294,11 @@ func (c *Cluster) chStatements(p *catalog.Plan) (counts, page string, err error)
 	}
 	limit := " LIMIT " + strconv.Itoa(p.Offset) + ", " + strconv.Itoa(p.Limit)
 	if p.Grouped() {
-		counts = "SELECT (SELECT count()" + q.from + "), count(), countIf(" + chAnyNull(p.Groups) + ") FROM (SELECT " +
-			chGroupKeys(p.Groups) + q.from + q.group + ")"
+		counts = "SELECT (SELECT count()" + q.from + "), count(), countIf(" + chAnyNull(p.Groups) + ")"
+		if p.Bounds && len(p.Groups) == 1 {
+			counts += ", " + chBound(p.Groups[0], "min") + ", " + chBound(p.Groups[0], "max")
+		}
+		counts += " FROM (SELECT " + chGroupKeys(p.Groups) + q.from + q.group + ")"
 		return counts, q.whole() + limit, nil
 	}
 	counts = "SELECT " + strings.Join(append([]string{"count()"}, q.aggs...), ", ") + q.from
@@ -349,6 +352,18 @@ func chDecimal(p *catalog.Plan, i int) bool {
 	}
 	a := p.Aggs[i-len(p.Groups)]
 	return a.Op == "sum" || (a.Op == "min" || a.Op == "max") && a.Col.Type == typing.TypeDecimal
+}
+
+// chBound is the least (op min) or greatest (max) of a group column
+// over the groups, in the column's order, NULL for none: a grouped
+// plan's Bounds, as the analysis finds a column's min and max.
+func chBound(g catalog.Column, op string) string {
+	col := chCol(g.Key)
+	if g.Natural() {
+		f := map[string]string{"min": "argMinIf", "max": "argMaxIf"}[op]
+		return "if(count(" + col + ") = 0, NULL, " + f + "(" + col + ", tuple(" + strings.Join(chNaturalKeys(col), ", ") + "), isNotNull(" + col + ")))"
+	}
+	return "if(count(" + col + ") = 0, NULL, " + op + "(" + col + "))"
 }
 
 // chGroupKeys are the group columns, quoted.
