@@ -87,7 +87,7 @@ func (s *Store) runGrouped(ctx context.Context, p *catalog.Plan, res *catalog.Qu
 	res.Rows = [][]any{}
 	width := len(res.Columns)
 	var matched, groups, empty int64
-	bounds := p.Bounds && len(p.Groups) == 1
+	bounds := p.GroupBounds()
 	counts := 3
 	if bounds {
 		counts = 5

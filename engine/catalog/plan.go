@@ -129,6 +129,10 @@ type Sort struct {
 // Grouped reports whether the result has one row per group.
 func (p *Plan) Grouped() bool { return len(p.Groups) > 0 }
 
+// GroupBounds reports whether the answer carries its group column's
+// first and last value: Bounds asked, of one group column.
+func (p *Plan) GroupBounds() bool { return p.Bounds && len(p.Groups) == 1 }
+
 // Derived reports whether the query's result differs from the table: it
 // filters or groups. Showing a derived result makes a new table.
 func (p *Plan) Derived() bool { return len(p.Conds) > 0 || p.Search != nil || p.Grouped() }

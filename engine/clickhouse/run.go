@@ -41,7 +41,7 @@ func (c *Cluster) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResul
 	if p.Grouped() {
 		n := head[0][1].(int64)
 		res.GroupCount, total, res.EmptyGroups = &n, n, head[0][2].(int64)
-		if p.Bounds && len(p.Groups) == 1 {
+		if p.GroupBounds() {
 			res.First, res.Last = chJSONValue(head[0][3], p.OutType(0)), chJSONValue(head[0][4], p.OutType(0))
 		}
 		res.Columns = p.OutNames()

@@ -295,7 +295,7 @@ func (c *Cluster) chStatements(p *catalog.Plan) (counts, page string, err error)
 	limit := " LIMIT " + strconv.Itoa(p.Offset) + ", " + strconv.Itoa(p.Limit)
 	if p.Grouped() {
 		counts = "SELECT (SELECT count()" + q.from + "), count(), countIf(" + chAnyNull(p.Groups) + ")"
-		if p.Bounds && len(p.Groups) == 1 {
+		if p.GroupBounds() {
 			counts += ", " + chBound(p.Groups[0], "min") + ", " + chBound(p.Groups[0], "max")
 		}
 		counts += " FROM (SELECT " + chGroupKeys(p.Groups) + q.from + q.group + ")"

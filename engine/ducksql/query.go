@@ -308,7 +308,7 @@ func grouped(p *catalog.Plan) (string, []any) {
 	groups.WriteString(`count(*) AS "__n"` + fromTable(p) + where + " GROUP BY " + strings.Join(keys, ", "))
 	source, page := groups.String(), outs
 	var keyed []orderKey
-	if p.Bounds && len(p.Groups) == 1 {
+	if p.GroupBounds() {
 		var cols string
 		cols, keyed = boundKeys(p.Groups[0].Ordering())
 		source = "SELECT *" + cols + " FROM (" + source + ")"
