@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"datadesk"
 	"datadesk/engine/catalog"
+	"datadesk/engine/typing"
 )
 
 // naturalLess is the natural order written plainly: values of digits
@@ -209,5 +213,82 @@ func checkNaturalOrder(t *testing.T, s *Store, f *catalog.File, values []string)
 	}
 	if got, w := fmt.Sprint(br.First, " ", br.Last), fmt.Sprint(asc[0], " ", asc[len(asc)-1]); got != w {
 		t.Errorf("bounds of the groups: %s, want %s", got, w)
+	}
+}
+
+// TestDigitsFromTheLoad: an identifier column the direct load finds all
+// digits takes its digits (one length, a leading zero or none) from the
+// load's facts, as reading the stored values finds them, with values of
+// another length or a leading zero only past the first rows the plan is
+// made from.
+func TestDigitsFromTheLoad(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx := context.Background()
+	const rows = 10000 // past the sample
+	for _, tc := range []struct {
+		name string
+		id   func(i int) string
+		want catalog.Digits
+	}{
+		{"one length", func(i int) string { return fmt.Sprintf("%08d", i) }, catalog.DigitsFixed},
+		{"one length, some empty", func(i int) string {
+			if i%7 == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%06d", i)
+		}, catalog.DigitsFixed},
+		{"longer past the sample", func(i int) string {
+			if i == rows-1 {
+				return "0123456789"
+			}
+			return fmt.Sprintf("%05d", i)
+		}, catalog.DigitsVarying},
+		{"several lengths, no leading zero", func(i int) string { return strconv.Itoa(i + 1) }, catalog.DigitsPlain},
+		{"a leading zero past the sample", func(i int) string {
+			if i == rows-1 {
+				return "0042"
+			}
+			return strconv.Itoa(i + 1)
+		}, catalog.DigitsVarying},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString("customer_id,qty\n")
+			for i := range rows {
+				fmt.Fprintf(&b, "%s,%d\n", tc.id(i), i%5)
+			}
+			path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+			if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := s.AddFile(ctx, NewFile{Filename: "d.csv", TempPath: path, Tables: []TableSource{csvSourceOf(t, path, true)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := s.Table(ctx, f.Tables[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := read.Columns[0]
+			if c.Type != typing.TypeText || !c.Identifier {
+				t.Fatalf("customer_id is %s, identifier %v", c.Type, c.Identifier)
+			}
+			// The stored values, read again.
+			again := *read
+			again.Columns = slices.Clone(read.Columns)
+			again.Columns[0].Digits, again.Columns[0].AllDigits = catalog.DigitsUnknown, false
+			conn, err := s.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if err := s.measureDigits(ctx, conn, &again); err != nil {
+				t.Fatal(err)
+			}
+			if c.Digits != tc.want || again.Columns[0].Digits != tc.want {
+				t.Errorf("digits %d from the load, %d from the stored values; want %d", c.Digits, again.Columns[0].Digits, tc.want)
+			}
+		})
 	}
 }

@@ -147,7 +147,12 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *catalog.File,
 			}
 			setColumns(t, labels, keys, decisions)
 			for i := range t.Columns {
-				t.Columns[i].AllDigits = plan[i].allDigits(func(f fact) int64 { return sum.count(i, f) })
+				c := &t.Columns[i]
+				count := func(f fact) int64 { return sum.count(i, f) }
+				c.AllDigits = plan[i].allDigits(count)
+				if c.AllDigits && c.Identifier && c.Type == typing.TypeText {
+					c.Digits = plan[i].digits(count)
+				}
 			}
 			return t, false, s.record(ctx, conn, t, src, stats, nil)
 		}
@@ -177,6 +182,21 @@ type planned struct {
 	// compression is the storage compression the load gives a column that
 	// stays text (see compressionFor); empty lets DuckDB choose.
 	compression string
+	// length is the length of the sample's first value, of a column
+	// screened for digits or numbers: factLength counts values of
+	// another length.
+	length int
+}
+
+// firstLength is the length of the first value of vals that is not
+// empty.
+func firstLength(vals []string) int {
+	for _, v := range vals {
+		if v != "" {
+			return len(v)
+		}
+	}
+	return 0
 }
 
 // screenKind is the test a text column's values get as the file is read,
@@ -211,9 +231,9 @@ func (s *Store) samplePlan(ctx context.Context, conn *sql.Conn, src TableSource,
 			plan[i] = planned{d: d}
 		case d.Type == typing.TypeText && c.N > 0 && c.Ints+c.Decs+c.Lead == c.N && c.Decs == 0 && c.Digits == c.N:
 			// No sign and no point: a cheaper screen, of digits alone.
-			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.N, noNumbers: noNumbers, compression: compressionFor(vals[i])}
+			plan[i] = planned{d: textDecision(d), screen: screenDigits, sampled: c.N, noNumbers: noNumbers, compression: compressionFor(vals[i]), length: firstLength(vals[i])}
 		case d.Type == typing.TypeText && c.N > 0 && c.Ints+c.Decs+c.Lead == c.N:
-			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.N, noNumbers: noNumbers}
+			plan[i] = planned{d: textDecision(d), screen: screenNumbers, sampled: c.N, noNumbers: noNumbers, length: firstLength(vals[i])}
 		case d.Type == typing.TypeText && c.N > 0 && c.Ints+c.Decs+c.Lead+c.Long+c.Digits+c.Dateish+c.Dates+c.Stamps+c.Zoned+c.Forms == 0:
 			plan[i] = planned{d: textDecision(d), screen: screenText, sampled: c.N, compression: compressionFor(vals[i])}
 		default:
@@ -388,6 +408,7 @@ const (
 	factLong                 // longer than a cell may be, in bytes (of the table: any column whose check bounds no length)
 	factBlank                // only spaces: stored empty
 	factPadded               // text with spaces around it: stored trimmed
+	factLength               // a length other than the sample's first value's
 )
 
 // facts returns the facts the load finds of the column's values: what
@@ -400,9 +421,9 @@ func (p planned) facts() []fact {
 	case readChecked(p.d), p.screen == screenText:
 		out = []fact{factFail}
 	case p.screen == screenDigits:
-		out = []fact{factFail, factLead}
+		out = []fact{factFail, factLead, factLength}
 	case p.screen == screenNumbers:
-		out = []fact{factFail, factNegative, factPoint, factLead}
+		out = []fact{factFail, factNegative, factPoint, factLead, factLength}
 	}
 	// What storing changes of the values, for the import report.
 	out = append(out, factBlank)
@@ -426,6 +447,8 @@ func (p planned) factSQL(f fact, x string) string {
 		return "(" + x + " < '0' AND " + x + " <> '')"
 	case factPoint:
 		return "contains(" + x + ", '.')"
+	case factLength:
+		return "(" + x + " <> '' AND strlen(" + x + ") <> " + strconv.Itoa(p.length) + ")"
 	case factLead:
 		// From "00" to below "1" is a leading zero, when there is no point.
 		lead := "(" + x + " > '0' AND " + x + " < '1')"
@@ -784,6 +807,21 @@ func (p planned) allDigits(count func(fact) int64) bool {
 		return count(factNegative) == 0 && count(factPoint) == 0
 	}
 	return false
+}
+
+// digits is what the load's facts tell of an identifier column whose
+// values are all digits (allDigits), which measureDigits then need not
+// read again: of one length, or of several with a leading zero or none.
+// The screens pass at most 16 characters, well within an unsigned
+// 128-bit number; the sample had values, so the column has some.
+func (p planned) digits(count func(fact) int64) catalog.Digits {
+	switch {
+	case count(factLength) == 0:
+		return catalog.DigitsFixed
+	case count(factLead) == 0:
+		return catalog.DigitsPlain
+	}
+	return catalog.DigitsVarying
 }
 
 // checkedStats rebuilds the counts the quick pass makes of a checked

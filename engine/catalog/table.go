@@ -61,8 +61,8 @@ type Column struct {
 	// numbers among marks of missing values or of many digits.
 	Numberish bool `json:"-"`
 	// AllDigits marks, during a load, a text column whose every value
-	// the file's reading found digits alone, which measuring Digits then
-	// need not test again.
+	// the file's reading found digits alone, whose Digits the reading
+	// then found too: measuring Digits need not read it again.
 	AllDigits bool `json:"-"`
 	// Digits is what the load found of an identifier column's values:
 	// whether each is digits alone, which spares their natural order
