@@ -425,10 +425,12 @@ func (p planned) facts() []fact {
 	case p.screen == screenNumbers:
 		out = []fact{factFail, factNegative, factPoint, factLead, factLength}
 	}
-	// What storing changes of the values, for the import report.
-	out = append(out, factBlank)
+	// What storing changes of the values, for the import report, of a
+	// column stored as text. A checked column's check fails on a value of
+	// only spaces (none of its types reads one), so a column that passes
+	// has none to count.
 	if !readChecked(p.d) {
-		out = append(out, factPadded)
+		out = append(out, factBlank, factPadded)
 	}
 	return out
 }

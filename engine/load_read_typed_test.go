@@ -434,3 +434,46 @@ func TestScreenedDecimalsNeedThePass(t *testing.T) {
 		}
 	}
 }
+
+// TestBlankCellsOfCheckedColumns: a cell of only spaces in a column the
+// load casts and checks (whole numbers, decimals, ISO dates, booleans)
+// fails the check, which counts no blanks of its own: the column is read
+// again and the report still counts the cell, stored empty, beside the
+// trimmed text of a text column.
+func TestBlankCellsOfCheckedColumns(t *testing.T) {
+	e := newEngine(t)
+	s := acquire(t, e, datadesk.NewID("u"))
+	var b strings.Builder
+	b.WriteString("qty,amount,day,flag,name\n")
+	const rows = 10000 // the blanks past the first rows the plan is made from
+	for i := range rows {
+		blank := func(col int, v string) string {
+			if i == 9100+col || i == 9500 && col == 3 {
+				return "   "
+			}
+			return v
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s\n", blank(0, fmt.Sprint(i)), blank(1, fmt.Sprintf("%d.50", i)), blank(2, "2020-01-02"), blank(3, "true"), "  n"+fmt.Sprint(i%3))
+	}
+	path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.AddFile(context.Background(), NewFile{Filename: "b.csv", TempPath: path, Tables: []TableSource{csvSourceOf(t, path, true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range f.Tables[0].Report.Columns {
+		got = append(got, fmt.Sprintf("%s %s blank %d trimmed %d", c.Key, c.Type, c.BlankCells, c.TrimmedValues))
+	}
+	want := []string{"qty integer blank 1 trimmed 0", "amount decimal blank 1 trimmed 0", "day date blank 1 trimmed 0",
+		"flag boolean blank 2 trimmed 0", "name text blank 0 trimmed 10000"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("report:\n%s\nwant\n%s", strings.Join(got, "; "), strings.Join(want, "; "))
+	}
+	res := ask(t, s, catalog.Query{FileID: f.ID, Filters: []catalog.Filter{{Column: "qty", Op: "is_null", Value: true}}})
+	if res.MatchedRowCount != 1 {
+		t.Errorf("empty qty: %d rows, want 1", res.MatchedRowCount)
+	}
+}
