@@ -12,9 +12,8 @@ import (
 
 // TestGroupBounds: a grouped plan asked for its Bounds finds its column's
 // first and last value as its sorted rows and the analysis's min and max
-// do, for every type,
-// with filters or without, and none where nothing matched or every value
-// is empty.
+// do, for every type, with filters or without, and none where nothing
+// matched or every value is empty.
 func TestGroupBounds(t *testing.T) {
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
