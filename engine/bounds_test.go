@@ -65,16 +65,7 @@ func TestGroupBounds(t *testing.T) {
 					}
 					wants = append(wants, fmt.Sprint(a.Rows[0]))
 				}
-				gp, err := s.Plan(ctx, catalog.Query{FileID: f.ID, Filters: present, GroupBy: []string{col},
-					Aggregates: []catalog.Aggregate{{Op: "count", Name: "n"}}, SortBy: "n", Direction: "desc", Limit: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
-				gp.Bounds = true
-				g, err := s.Run(ctx, gp)
-				if err != nil {
-					t.Fatal(err)
-				}
+				g := askBounds(t, s, f.ID, present, col)
 				for _, want := range wants {
 					if got := fmt.Sprint([]any{g.First, g.Last}); got != want {
 						t.Errorf("bounds %s, want %s (sorted rows, then the analysis's min and max)", got, want)
@@ -86,6 +77,23 @@ func TestGroupBounds(t *testing.T) {
 			})
 		}
 	}
+}
+
+// askBounds runs a column's summary's groups on s: the matched rows of
+// fileID grouped by col, most frequent first, asked for their Bounds.
+func askBounds(t *testing.T, s *Store, fileID string, filters []catalog.Filter, col string) *catalog.QueryResult {
+	t.Helper()
+	p, err := s.Plan(context.Background(), catalog.Query{FileID: fileID, Filters: filters, GroupBy: []string{col},
+		Aggregates: []catalog.Aggregate{{Op: "count", Name: "n"}}, SortBy: "n", Direction: "desc", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Bounds = true
+	res, err := s.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // filterNodes are a query's filters as an analysis's.

@@ -20,24 +20,17 @@ const maxNumberDigits = 38
 // leading zero, or any. Its natural order then needs no test of
 // every value each time it sorts: about 25 ms a column of a million
 // values, once, against 50 to 100 ms on every sort and summary. A
-// column the direct load found all digits (catalog.Column.AllDigits)
-// has its digits from the load's facts already, and is not read again
-// (about 20 ms a column of a million).
+// column whose digits the direct load's facts found already
+// (planned.digits) is not read again (about 20 ms a column of a million).
 func (s *Store) measureDigits(ctx context.Context, conn *sql.Conn, t *catalog.Table) error {
 	var cols []int
 	var sel []string
 	for i, c := range t.Columns {
-		t.Columns[i].AllDigits = false // told once, here
-		if c.Type != typing.TypeText || !c.Identifier || c.AllDigits && c.Digits != catalog.DigitsUnknown {
-			// The load's facts found its digits (planned.digits).
+		if c.Type != typing.TypeText || !c.Identifier || c.Digits != catalog.DigitsUnknown {
 			continue
 		}
 		k := ducksql.Ident(c.Key)
-		others := "count(*) FILTER (WHERE " + k + " GLOB '*[!0-9]*')"
-		if c.AllDigits {
-			others = "0"
-		}
-		sel = append(sel, "min(strlen("+k+"))", "max(strlen("+k+"))", others,
+		sel = append(sel, "min(strlen("+k+"))", "max(strlen("+k+"))", "count(*) FILTER (WHERE "+k+" GLOB '*[!0-9]*')",
 			"count(*) FILTER (WHERE "+k+" >= '00' AND "+k+" < '1')", "count(*) FILTER (WHERE "+k+" <> '')")
 		cols = append(cols, i)
 	}

@@ -201,16 +201,7 @@ func checkNaturalOrder(t *testing.T, s *Store, f *catalog.File, values []string)
 	}
 	// A column's summary: the groups, most frequent first, asked for
 	// the column's bounds.
-	bp, err := s.Plan(ctx, catalog.Query{FileID: f.ID, GroupBy: []string{"order_id"},
-		Aggregates: []catalog.Aggregate{{Op: "count", Name: "n"}}, SortBy: "n", Direction: "desc", Limit: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp.Bounds = true
-	br, err := s.Run(ctx, bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	br := askBounds(t, s, f.ID, nil, "order_id")
 	if got, w := fmt.Sprint(br.First, " ", br.Last), fmt.Sprint(asc[0], " ", asc[len(asc)-1]); got != w {
 		t.Errorf("bounds of the groups: %s, want %s", got, w)
 	}
@@ -277,7 +268,7 @@ func TestDigitsFromTheLoad(t *testing.T) {
 			// The stored values, read again.
 			again := *read
 			again.Columns = slices.Clone(read.Columns)
-			again.Columns[0].Digits, again.Columns[0].AllDigits = catalog.DigitsUnknown, false
+			again.Columns[0].Digits = catalog.DigitsUnknown
 			conn, err := s.db.Conn(ctx)
 			if err != nil {
 				t.Fatal(err)

@@ -246,6 +246,14 @@ func columnDefs(keys []string, decisions []typing.Decision) string {
 	return strings.Join(defs, ", ")
 }
 
+// cleanColumn is the select term of staged column i (from 0), typed as
+// d and named key, for values cleaned in Go (ducksql.CleanValue): only
+// cast (ducksql.CleanCast), as a wide select of TextCasts costs DuckDB's
+// planner seconds.
+func cleanColumn(d typing.Decision, i int, key string) string {
+	return ducksql.CleanCast(d, ducksql.StageColumn(i+1)) + " AS " + ducksql.Ident(key)
+}
+
 // checkWidth refuses a table without columns or with more than the
 // server loads.
 func (s *Store) checkWidth(src TableSource, width int) error {

@@ -45,9 +45,7 @@ func (s *Store) loadCounted(ctx context.Context, conn *sql.Conn, f *catalog.File
 	sel := make([]string, len(decisions))
 	whole := make([]bool, len(decisions))
 	for i, d := range decisions {
-		// Each value is cleaned in Go and only cast in SQL (CleanCast):
-		// a wide select of TextCasts costs DuckDB's planner seconds.
-		sel[i] = ducksql.CleanCast(d, ducksql.StageColumn(i+1)) + " AS " + ducksql.Ident(keys[i])
+		sel[i] = cleanColumn(d, i, keys[i])
 		if src.Typed != nil && d.Type == typing.TypeInteger && d.Written == nil {
 			whole[i] = true
 			sel[i] = ducksql.StageColumn(i+1) + " AS " + ducksql.Ident(keys[i])

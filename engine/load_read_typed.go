@@ -149,8 +149,7 @@ func (s *Store) loadDirect(ctx context.Context, conn *sql.Conn, f *catalog.File,
 			for i := range t.Columns {
 				c := &t.Columns[i]
 				count := func(f fact) int64 { return sum.count(i, f) }
-				c.AllDigits = plan[i].allDigits(count)
-				if c.AllDigits && c.Identifier && c.Type == typing.TypeText {
+				if c.Identifier && c.Type == typing.TypeText && plan[i].allDigits(count) {
 					c.Digits = plan[i].digits(count)
 				}
 			}

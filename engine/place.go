@@ -27,7 +27,7 @@ func (s *Store) storeTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table
 		if !remote {
 			clean := make([]string, len(decisions))
 			for i, d := range decisions {
-				clean[i] = ducksql.CleanCast(d, ducksql.StageColumn(i+1)) + " AS " + ducksql.Ident(keys[i])
+				clean[i] = cleanColumn(d, i, keys[i])
 			}
 			return nil, s.appendTyped(ctx, conn, t, columnDefs(keys, decisions), strings.Join(clean, ", "), st.width, nil, func(yield func([]driver.Value) error) error {
 				return st.spool.each(st.width, func(vals []driver.Value) error {

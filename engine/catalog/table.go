@@ -60,10 +60,6 @@ type Column struct {
 	// Numberish marks, during a load, a text column to read again for
 	// numbers among marks of missing values or of many digits.
 	Numberish bool `json:"-"`
-	// AllDigits marks, during a load, a text column whose every value
-	// the file's reading found digits alone, whose Digits the reading
-	// then found too: measuring Digits need not read it again.
-	AllDigits bool `json:"-"`
 	// Digits is what the load found of an identifier column's values:
 	// whether each is digits alone, which spares their natural order
 	// the test of every value.
