@@ -61,6 +61,28 @@ func TestCleanCastAsTextCast(t *testing.T) {
 	}
 }
 
+// TestEdgedTextAsTextCast holds the text the direct load stores, from a
+// value's Edge code computed beside it, to TextCast of the raw value.
+func TestEdgedTextAsTextCast(t *testing.T) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raws := []any{nil, "", " ", " \t\r\n", "\v\f", "a", " a", "a ", "\ta\n", "x\x01", "\x01x ", "\x01", "\x1f", "héllo \u00a0 ",
+		"\u00a0", "a  b", "!", "  two  words  "}
+	for _, keepEmpty := range []bool{false, true} {
+		d := typing.Decision{Type: typing.TypeText, KeepEmpty: keepEmpty}
+		for _, raw := range raws {
+			want, wantErr := castOne(db, ducksql.TextCast(d, "c1"), raw)
+			got, gotErr := castOne(db, ducksql.EdgedText("c1", "("+ducksql.Edge("c1")+")", keepEmpty), raw)
+			if wantErr != nil || gotErr != nil || got != want {
+				t.Errorf("keep empty %v, %q: %s (%v), TextCast %s (%v)", keepEmpty, raw, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
+
 // castOne is expr over a column c1 holding v, as text ("NULL" for none).
 func castOne(db *sql.DB, expr string, v any) (string, error) {
 	var out sql.NullString

@@ -355,7 +355,7 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(10,4)"}}, decimal("DECIMAL(10,4)", "4")},
 		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(18,1)"}}, decimal("DECIMAL(18,1)", "1")},
 	} {
-		got := tc.p.factSQL(factFail, x)
+		got := tc.p.factSQL(factFail, readColumn{raw: x, edge: ducksql.Edge(x), cast: castSQL(tc.p.d, x)})
 		rows, err := conn.QueryContext(ctx, `SELECT c1, coalesce(`+got+`, false), coalesce(`+tc.want+`, false) FROM v WHERE coalesce(`+got+`, false) <> coalesce(`+tc.want+`, false)`)
 		if err != nil {
 			t.Fatal(err)

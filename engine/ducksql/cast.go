@@ -97,6 +97,17 @@ func textValue(raw string, keepEmpty bool) string {
 	return "CASE WHEN " + edge + " THEN " + trimmed + " ELSE NULLIF(" + raw + ", '') END"
 }
 
+// EdgedText is textValue of raw column raw given its Edge code, computed
+// once beside it: the load needs the code for the import report, and the
+// text's own test of its edges cost as much again.
+func EdgedText(raw, edge string, keepEmpty bool) string {
+	untouched := "NULLIF(" + raw + ", '')"
+	if keepEmpty {
+		untouched = raw
+	}
+	return "CASE " + edge + " WHEN 0 THEN " + untouched + " WHEN 1 THEN NULL ELSE " + Trim(raw) + " END"
+}
+
 // edged says whether raw column x may have a space to trim: its first
 // byte is below '!', or its last is one of the characters trimmed. Each
 // last one is a byte compare; right(x, 1) counted the characters of every
