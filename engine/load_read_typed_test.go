@@ -306,8 +306,9 @@ func TestDirectLoadKeepsFileOrder(t *testing.T) {
 }
 
 // TestScreensAsTheirPatterns holds the screens of text columns and the
-// check of decimals, whose SQL is written for speed, to the patterns they
-// stand for, over every ASCII first character and the edges of each.
+// checks of whole numbers and decimals, whose SQL is written for speed,
+// to the patterns they stand for, over every ASCII first character and
+// the edges of each.
 func TestScreensAsTheirPatterns(t *testing.T) {
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
@@ -315,7 +316,8 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 	values := []string{"", "0", "7", "007", "123456789012345", "1234567890123456", "12a", "-5", "5.0", " 5", "5 ",
 		"€5", "£", "¥1", "é", "Ünïcode", "ﬁne", "Usd", "usd 5", "USDX", "EURO", "USD 5", "USD5", "AUD", "AB", "Ab", "A", "ZAR-5", "\u00a05", "zz",
 		"0.00", "-0.00", "0.0", "-0.5", "-0", "1.50", "1.5", "1.505", "12", "-12.34", "012.34", "1e2", " 1.50", "1.50 ", "+1.50",
-		"99999999999999.99", "999999999999999.9", "1234567890123456.7", "0.10", "0.1234", "12.3400", "1.", ".5", "1_000.00", "１２.５", "NaN", "inf"}
+		"99999999999999.99", "999999999999999.9", "1234567890123456.7",
+		"-123456789012345", "-1234567890123456", "999999999999999", "-", "--5", "-05", "-5-", "1_000", "+5", "5-", "9:", "9a", "1 2", "10", "100", "0.10", "0.1234", "12.3400", "1.", ".5", "1_000.00", "１２.５", "NaN", "inf"}
 	for c := 1; c < 128; c++ {
 		values = append(values, string(rune(c))+"a", string(rune(c)))
 	}
@@ -351,6 +353,7 @@ func TestScreensAsTheirPatterns(t *testing.T) {
 	}{
 		{planned{d: typing.Decision{Type: typing.TypeText}, screen: screenText}, x + " <> '' AND " + quickMaybeSQL(x)},
 		{planned{d: typing.Decision{Type: typing.TypeText}, screen: screenDigits}, x + " <> '' AND NOT regexp_full_match(" + x + ", '[0-9]{1,15}')"},
+		{planned{d: typing.Decision{Type: typing.TypeInteger}}, x + " <> '' AND NOT regexp_full_match(" + x + ", " + ducksql.Literal(quickIntPattern) + ")"},
 		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(18,2)"}}, decimal("DECIMAL(18,2)", "2")},
 		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(10,4)"}}, decimal("DECIMAL(10,4)", "4")},
 		{planned{d: typing.Decision{Type: typing.TypeDecimal, SQLType: "DECIMAL(18,1)"}}, decimal("DECIMAL(18,1)", "1")},
