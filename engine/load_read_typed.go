@@ -456,7 +456,7 @@ func readOf(i int) readColumn {
 	return readColumn{raw: ducksql.StageColumn(i + 1), edge: `"e` + n + `"`, cast: `"v` + n + `"`}
 }
 
-// inner is the terms of the inner select for column c planned as p: its
+// inner returns the inner select's terms for column c planned as p: its
 // raw text, and its cast or Edge code.
 func (p planned) inner(c readColumn) string {
 	if readChecked(p.d) {
