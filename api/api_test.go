@@ -185,7 +185,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Errorf("order_id is not marked an identifier")
 	}
 
-	xlsx, err := os.ReadFile(filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs", "AutoFilter.xlsx"))
+	xlsx, err := os.ReadFile(filepath.Join("..", "ingest", "testdata", "sheetjs", "AutoFilter.xlsx"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -247,7 +247,7 @@ func TestSourceFileConversions(t *testing.T) {
 		}
 		sources[strings.TrimPrefix(filepath.Ext(name), ".")] = fileOf(t, m)["id"].(string)
 	}
-	corpus := filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs")
+	corpus := filepath.Join("..", "ingest", "testdata", "sheetjs")
 	for _, name := range []string{"RkNumber.xls", "NumberFormatCondition.xlsm"} {
 		b, err := os.ReadFile(filepath.Join(corpus, name))
 		if err != nil {

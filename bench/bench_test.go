@@ -26,7 +26,7 @@ func TestBenchSmoke(t *testing.T) {
 	out := t.TempDir()
 	corpus := os.Getenv("DATADESK_SHEETJS")
 	if corpus == "" {
-		corpus = filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs")
+		corpus = filepath.Join("..", "ingest", "testdata", "sheetjs")
 	}
 	rep, err := Run(context.Background(), Config{Rows: 3000, Repeat: 1, Results: out, HTTPCalls: 16, Corpus: corpus})
 	if err != nil {

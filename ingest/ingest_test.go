@@ -25,13 +25,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// sheetjsDir is the shared spreadsheet corpus: beside the repository, or
-// where DATADESK_SHEETJS says.
+// sheetjsDir is the spreadsheet corpus (testdata/sheetjs, its licence
+// beside it), or where DATADESK_SHEETJS says.
 func sheetjsDir() string {
 	if d := os.Getenv("DATADESK_SHEETJS"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "shared", "data", "spreadsheets", "sheetjs")
+	return filepath.Join("testdata", "sheetjs")
 }
 
 func testIngester() *Ingester {

@@ -18,7 +18,7 @@ func TestToolSchemas(t *testing.T) {
 		t.Fatalf("got %d tools, want the three specified tools and files.analyze_table", len(tools))
 	}
 	for name, tool := range tools {
-		path := filepath.Join("..", "..", "shared", "seed", "schemas", name+".json")
+		path := filepath.Join("testdata", "seed", name+".json")
 		if name == "files.analyze_table" {
 			path = filepath.Join("schemas", name+".json")
 		}

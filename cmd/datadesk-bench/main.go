@@ -50,7 +50,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	repeat := fs.Int("repeat", 5, "runs of each path and its baseline")
 	out := fs.String("out", "results", "folder for report.md, report.json and chart.png")
 	work := fs.String("work", "", "work folder for inputs and databases (a temp folder if empty)")
-	corpus := fs.String("corpus", envOr("DATADESK_CORPUS", filepath.Join("..", "shared", "data", "spreadsheets", "sheetjs")),
+	corpus := fs.String("corpus", envOr("DATADESK_CORPUS", filepath.Join("ingest", "testdata", "sheetjs")),
 		"folder of real workbooks; XLS ingest is measured on its largest .xls with an XLSX twin")
 	backend := fs.String("backend", "duckdb", "duckdb: every path; clickhouse: the query_table paths on the cluster of --clickhouse")
 	owners := fs.String("owners", "", "measure many owners instead: owner counts, for example 200,1000, each beside 10 owners")
