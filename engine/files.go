@@ -306,7 +306,7 @@ func (s *Store) readTable(ctx context.Context, id string) (*catalog.Table, error
 	if err := json.Unmarshal([]byte(report), &t.Report); err != nil {
 		return nil, fmt.Errorf("engine: report of %s: %w", t.ID, err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT key, label, type, identifier, reason, coalesce(digits, 0) FROM dd_columns
+	rows, err := s.db.QueryContext(ctx, `SELECT key, label, type, identifier, reason, coalesce(digits, 0), coalesce(unit, '') FROM dd_columns
 		WHERE table_id = ? ORDER BY ordinal`, t.ID)
 	if err != nil {
 		return nil, classify(ctx, err)
@@ -315,7 +315,7 @@ func (s *Store) readTable(ctx context.Context, id string) (*catalog.Table, error
 	for rows.Next() {
 		var c catalog.Column
 		var digits int
-		if err := rows.Scan(&c.Key, &c.Label, &c.Type, &c.Identifier, &c.Reason, &digits); err != nil {
+		if err := rows.Scan(&c.Key, &c.Label, &c.Type, &c.Identifier, &c.Reason, &digits, &c.Unit); err != nil {
 			return nil, classify(ctx, err)
 		}
 		c.Digits = catalog.Digits(digits)

@@ -60,8 +60,16 @@ const MaxCellChars = 32_767
 // TableSource is one table as ingest reads it: a header and a stream of rows
 // of text. The engine decides the column types from every value.
 type TableSource struct {
-	// Name is the sheet name, or the file name for single-table formats.
+	// Name is the table's name: the sheet's, a sheet's and its block's
+	// when a sheet holds several tables, or the file name for
+	// single-table formats.
 	Name string
+	// Sheet is the sheet the table is read from ("" for single-table
+	// formats).
+	Sheet string
+	// Units, when set, are the columns' units, from a units row of the
+	// header ("£", "%"); "" for a column without one.
+	Units []string
 	// Header holds the labels as the file has them; it may be shorter than
 	// the widest row, and missing labels are named by position.
 	Header []string
@@ -96,9 +104,14 @@ type TableSource struct {
 	// Skipped are the rows above the header kept out of the table.
 	Skipped []catalog.SkippedRow
 	// HeaderRow is the header's row in the sheet or file, from 1 (0 when
-	// the format has none); HeaderAsked, that a person named it.
+	// the format has none), its last when it has several (HeaderRows);
+	// HeaderAsked, that a person named them.
 	HeaderRow   int
+	HeaderRows  []int
 	HeaderAsked bool
+	// ReadAs says, for a table read again with a person's corrections,
+	// how ("header rows 4-6 of sheet Prices").
+	ReadAs string
 	// Counted, when set, holds every column's counts over all the rows
 	// Rows or RowsWithNulls will yield, taken beforehand by a source that
 	// declares every column's type (a Type hint for each): the table is
@@ -126,6 +139,9 @@ type RowStats struct {
 	// Skipped are rows found while reading to be kept out of the table
 	// (notes below the data).
 	Skipped []catalog.SkippedRow
+	// Rows, when set, maps the rows yielded to their rows in the sheet
+	// or file, for the report of cells the load stores empty.
+	Rows *RowNumbers
 }
 
 // Loading is one choice among four ways, each in a file of its own:
@@ -332,10 +348,16 @@ func setColumns(t *catalog.Table, labels, keys []string, decisions []typing.Deci
 
 // record writes the import report and the catalog rows of a loaded table.
 func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, src TableSource, stats RowStats, remote catalog.Backend) error {
+	for i := range t.Columns {
+		if i < len(src.Units) {
+			t.Columns[i].Unit = src.Units[i]
+		}
+	}
 	var notes []string
+	var cleared []catalog.ClearedCell
 	if remote == nil {
 		var err error
-		if notes, err = s.refine(ctx, conn, t); err != nil {
+		if notes, cleared, err = s.refine(ctx, conn, t, stats.Rows); err != nil {
 			return err
 		}
 		if err := s.measureDigits(ctx, conn, t); err != nil {
@@ -352,14 +374,20 @@ func (s *Store) record(ctx context.Context, conn *sql.Conn, t *catalog.Table, sr
 		Skipped:      append(slices.Clone(src.Skipped), stats.Skipped...),
 		HeaderRow:    int64(src.HeaderRow),
 		HeaderAsked:  src.HeaderAsked,
+		Sheet:        src.Sheet,
+		ReadAs:       src.ReadAs,
+		Cleared:      cleared,
+	}
+	for _, r := range src.HeaderRows {
+		t.Report.HeaderRows = append(t.Report.HeaderRows, int64(r))
 	}
 	for _, c := range t.Columns {
 		t.Report.Columns = append(t.Report.Columns, catalog.ReportOf(c))
 	}
 	t.Report.Notes = append(t.Report.Notes, spaceNotes(t.Columns)...)
 	t.Report.Notes = append(t.Report.Notes, notes...)
-	if src.HeaderAsked {
-		t.Report.Notes = append(t.Report.Notes, fmt.Sprintf("the header is row %d, as asked when the file was read", src.HeaderRow))
+	if src.ReadAs != "" {
+		t.Report.Notes = append(t.Report.Notes, "read again as asked: "+src.ReadAs)
 	}
 	return s.recordLoaded(ctx, conn, t, remote)
 }
@@ -466,12 +494,12 @@ func writeCatalog(ctx context.Context, conn *sql.Conn, t *catalog.Table, kind st
 	for start := 0; start < len(t.Columns); start += columnsPerInsert {
 		cols := t.Columns[start:min(start+columnsPerInsert, len(t.Columns))]
 		rows := make([]string, len(cols))
-		args := make([]any, 0, 8*len(cols))
+		args := make([]any, 0, 9*len(cols))
 		for j, c := range cols {
-			rows[j] = "(?, ?, ?, ?, ?, ?, ?, ?)"
-			args = append(args, t.ID, start+j, c.Key, c.Label, c.Type, c.Identifier, c.Reason, int(c.Digits))
+			rows[j] = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+			args = append(args, t.ID, start+j, c.Key, c.Label, c.Type, c.Identifier, c.Reason, int(c.Digits), c.Unit)
 		}
-		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns (table_id, ordinal, key, label, type, identifier, reason, digits) VALUES `+
+		if _, err := conn.ExecContext(ctx, `INSERT INTO dd_columns (table_id, ordinal, key, label, type, identifier, reason, digits, unit) VALUES `+
 			strings.Join(rows, ", "), args...); err != nil {
 			return classify(ctx, err)
 		}

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,32 +16,32 @@ import (
 	"datadesk/engine/typing"
 )
 
-// missingMarks are the texts that public statistics write in a cell of
-// numbers whose value is missing, compared without regard to case. A
-// column of numbers with such cells is numeric, those cells empty.
-var missingMarks = []string{"..", "...", "-", "–", "—", "n/a", "na", "(na)", "#n/a", "null", "none"}
-
-func isMissingMark(v string) bool {
-	l := strings.ToLower(v)
-	for _, m := range missingMarks {
-		if l == m {
-			return true
-		}
-	}
-	return false
-}
+// Limits of the cells of other text a numeric column may hold.
+const (
+	// maxCleared is the most cells of other text ("Series discontinued",
+	// a footnote) a column of numbers may hold and stay numeric, each
+	// stored empty and listed in the report.
+	maxCleared = 100
+	// clearedShare is the largest share of a column's values they may be:
+	// one in twenty.
+	clearedShare = 20
+)
 
 // refine reads again each text column of a loaded table that the counts
 // found mostly numbers (catalog.Column.Numberish), and makes it numeric
-// when every other value is a mark of a missing value, or every number
+// when every other value is a mark of a missing value or a few cells of
+// other text without a digit (notes such as "Series discontinued", at
+// most maxCleared and one value in clearedShare), and every number
 // survives a type exactly: a number of more than 15 significant digits
 // with a point or an exponent is a DOUBLE when it is the shortest text of
 // a double (2813571753.8725324), else a DECIMAL when it fits 38 digits.
 // Digit strings without a point past 15 digits stay text: they are codes.
 // It returns notes for the import report, counting each mark stored
-// empty.
-func (s *Store) refine(ctx context.Context, conn *sql.Conn, t *catalog.Table) ([]string, error) {
+// empty, and the cells of other text stored empty, each with its row in
+// the table and, where rows says it, in the sheet or file.
+func (s *Store) refine(ctx context.Context, conn *sql.Conn, t *catalog.Table, rows *RowNumbers) ([]string, []catalog.ClearedCell, error) {
 	var notes []string
+	var cleared []catalog.ClearedCell
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		if !c.Numberish || c.Type != typing.TypeText {
@@ -48,7 +50,7 @@ func (s *Store) refine(ctx context.Context, conn *sql.Conn, t *catalog.Table) ([
 		c.Numberish = false
 		r, err := s.readNumbers(ctx, conn, t, c.Key)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sqlType, typ, ok := r.decide()
 		if !ok {
@@ -56,62 +58,114 @@ func (s *Store) refine(ctx context.Context, conn *sql.Conn, t *catalog.Table) ([
 		}
 		k := ducksql.Ident(c.Key)
 		var marks []string
-		for _, m := range missingMarks {
+		for _, m := range typing.MissingMarks {
 			marks = append(marks, "'"+strings.ReplaceAll(m, "'", "''")+"'")
 		}
+		// Every value but the marks and the notes was proved a number
+		// of the type: TRY_CAST empties only the notes, which the count
+		// after it checks.
+		cast := "CAST"
+		if len(r.notes) > 0 {
+			cast = "TRY_CAST"
+		}
 		q := `ALTER TABLE data.` + ducksql.Ident(t.ID) + ` ALTER COLUMN ` + k + ` SET DATA TYPE ` + sqlType +
-			` USING CASE WHEN lower(` + k + `) IN (` + strings.Join(marks, ", ") + `) THEN NULL ELSE CAST(` + k + ` AS ` + sqlType + `) END`
+			` USING CASE WHEN lower(` + k + `) IN (` + strings.Join(marks, ", ") + `) THEN NULL ELSE ` + cast + `(` + k + ` AS ` + sqlType + `) END`
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return nil, classify(ctx, err)
+			return nil, nil, classify(ctx, err)
+		}
+		if err := s.checkRefined(ctx, conn, t, c.Key, r.n); err != nil {
+			return nil, nil, err
 		}
 		c.Type, c.Identifier, c.Reason, c.Trimmed = typ, false, r.reason(typ), 0
 		if note := r.marksNote(c.Key); note != "" {
 			notes = append(notes, note)
 		}
+		if note := r.notesNote(c.Key, rows); note != "" {
+			notes = append(notes, note)
+		}
+		for _, n := range r.notes {
+			cleared = append(cleared, catalog.ClearedCell{Row: rows.Row(n.rowid), TableRow: n.rowid + 1, Column: c.Key, Text: n.text})
+		}
 	}
-	return notes, nil
+	return notes, cleared, nil
+}
+
+// checkRefined makes sure a column made numeric kept every number: n
+// values, the marks and notes stored empty.
+func (s *Store) checkRefined(ctx context.Context, conn *sql.Conn, t *catalog.Table, key string, n int64) error {
+	var got int64
+	if err := conn.QueryRowContext(ctx, `SELECT count(`+ducksql.Ident(key)+`) FROM data.`+ducksql.Ident(t.ID)).Scan(&got); err != nil {
+		return classify(ctx, err)
+	}
+	if got != n {
+		return fmt.Errorf("engine: column %s made numeric holds %d values, not the %d numbers read", key, got, n)
+	}
+	return nil
 }
 
 // numberRead is what a second read of a column found.
 type numberRead struct {
-	n, long, sci         int64
-	other                int64
-	inexact              int64
-	whole                bool
-	intDigits, scale     int
-	marks                map[string]int64
-	firstOther, inexact1 string
+	n, long, sci     int64
+	other            int64
+	inexact          int64
+	whole            bool
+	intDigits, scale int
+	marks            map[string]int64
+	notes            []noteCell
+	inexact1         string
 }
 
-// readNumbers reads every value of text column key of t.
+// noteCell is a cell of other text in a column of numbers, by its row id.
+type noteCell struct {
+	rowid int64
+	text  string
+}
+
+// readNumbers reads every value of text column key of t, each with its
+// ordinal in the table (a table loaded in one transaction has row ids in
+// a run from its first, which need not be 0 before the commit).
 func (s *Store) readNumbers(ctx context.Context, conn *sql.Conn, t *catalog.Table, key string) (*numberRead, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT `+ducksql.Ident(key)+` FROM data.`+ducksql.Ident(t.ID)+` WHERE `+ducksql.Ident(key)+` IS NOT NULL`)
+	rows, err := conn.QueryContext(ctx, `SELECT rowid - (SELECT min(rowid) FROM data.`+ducksql.Ident(t.ID)+`), `+ducksql.Ident(key)+
+		` FROM data.`+ducksql.Ident(t.ID)+` WHERE `+ducksql.Ident(key)+` IS NOT NULL`)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
 	defer rows.Close()
 	r := &numberRead{whole: true, marks: map[string]int64{}}
 	var v string
+	var rowid int64
 	for rows.Next() {
-		if err := rows.Scan(&v); err != nil {
+		if err := rows.Scan(&rowid, &v); err != nil {
 			return nil, classify(ctx, err)
 		}
-		r.add(v)
-		if r.other > 0 {
-			// One value neither a number nor a mark keeps the text.
+		r.add(rowid, v)
+		if r.other > 0 || len(r.notes) > maxCleared {
+			// One value neither a number, a mark nor a note, or too
+			// many notes, keeps the text.
 			return r, nil
 		}
 	}
+	slices.SortFunc(r.notes, func(a, b noteCell) int { return cmp.Compare(a.rowid, b.rowid) })
 	return r, classify(ctx, rows.Err())
 }
 
-func (r *numberRead) add(v string) {
-	if isMissingMark(v) {
+// noteText reports whether v, a value in a column of numbers that is
+// none, reads as a note: text without a digit, which holds no value.
+func noteText(v string) bool {
+	return !strings.ContainsAny(v, "0123456789")
+}
+
+func (r *numberRead) add(rowid int64, v string) {
+	if typing.MissingMark(v) {
 		r.marks[v]++
 		return
 	}
 	p, ok := readPlainNumber(v)
-	if !ok || p.sig > 15 && !p.point && !p.sci {
+	switch {
+	case !ok && noteText(v):
+		r.notes = append(r.notes, noteCell{rowid: rowid, text: v})
+		return
+	case !ok || p.sig > 15 && !p.point && !p.sci:
 		r.other++
 		return
 	}
@@ -139,7 +193,7 @@ func (r *numberRead) add(v string) {
 // decide is the type the values take, if any.
 func (r *numberRead) decide() (sqlType, typ string, ok bool) {
 	switch {
-	case r.other > 0 || r.n == 0:
+	case r.other > 0 || r.n == 0 || len(r.notes) > maxCleared || int64(len(r.notes))*clearedShare > r.n+r.markCount()+int64(len(r.notes)):
 		return "", "", false
 	case r.long == 0 && r.sci == 0 && r.whole && r.intDigits <= 18:
 		return "BIGINT", typing.TypeInteger, true
@@ -181,7 +235,32 @@ func (r *numberRead) reason(typ string) string {
 	if m := r.markCount(); m > 0 {
 		fmt.Fprintf(&b, "; %d cells marked as missing (%s) are stored empty", m, strings.Join(r.markList(), ", "))
 	}
+	if n := len(r.notes); n > 0 {
+		fmt.Fprintf(&b, "; %d %s of other text (%s) stored empty", n, plural(int64(n), "cell", "cells"), strconv.Quote(r.notes[0].text))
+	}
 	return b.String()
+}
+
+// notesNote is the import report's list of the cells of other text
+// stored empty, by their rows.
+func (r *numberRead) notesNote(key string, rows *RowNumbers) string {
+	if len(r.notes) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, n := range r.notes {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(r.notes)-i))
+			break
+		}
+		at := fmt.Sprintf("table row %d", n.rowid+1)
+		if row := rows.Row(n.rowid); row > 0 {
+			at = fmt.Sprintf("row %d", row)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", at, strconv.Quote(n.text)))
+	}
+	return fmt.Sprintf("%s: %d %s of other text in a column of numbers stored empty (cleared_cells lists each): %s",
+		key, len(r.notes), plural(int64(len(r.notes)), "cell", "cells"), strings.Join(parts, ", "))
 }
 
 func (r *numberRead) markCount() int64 {

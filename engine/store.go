@@ -117,6 +117,8 @@ var catalogDDL = []string{
 	// digits is catalog.Column.Digits; 0 (not measured) for columns
 	// loaded before it was.
 	`ALTER TABLE dd_columns ADD COLUMN IF NOT EXISTS digits TINYINT DEFAULT 0`,
+	// unit is catalog.Column.Unit, from a header's units row.
+	`ALTER TABLE dd_columns ADD COLUMN IF NOT EXISTS unit VARCHAR DEFAULT ''`,
 }
 
 // dsn returns the settings of a DuckDB instance of its own (the

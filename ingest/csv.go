@@ -18,8 +18,6 @@ import (
 	"golang.org/x/text/transform"
 
 	"datadesk"
-	"datadesk/engine"
-	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
 
@@ -185,119 +183,6 @@ func (c crToLF) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// csvSource prepares a CSV or TSV file. delim 0 means sniff it.
-func (in *Ingester) csvSource(path, name string, delim rune, head []byte) (engine.TableSource, error) {
-	enc, encName := textEncoding(head)
-	decoded, _, _ := transform.Bytes(enc.NewDecoder(), head)
-	if bytes.IndexByte(decoded, 0) >= 0 {
-		return engine.TableSource{}, datadesk.Errorf(datadesk.Invalid, "%s is binary data, not CSV text", name).WithField("file")
-	}
-	cr := crLines(decoded)
-	if delim == 0 {
-		sniffed := decoded
-		if cr {
-			sniffed = bytes.ReplaceAll(decoded, []byte{'\r'}, []byte{'\n'})
-		}
-		delim = sniffDelimiter(string(sniffed))
-	}
-	notes := []string{fmt.Sprintf("encoding %s, delimiter %s", encName, delimName(delim))}
-	if cr {
-		notes = append(notes, "lines end with a carriage return alone (classic Mac OS), read as lines")
-	}
-
-	// The header is read now so that a file without one is refused before
-	// anything is stored.
-	header, err := in.csvHeader(path, head, delim)
-	if err != nil {
-		return engine.TableSource{}, err
-	}
-	src := engine.TableSource{Name: name, Header: header, Notes: notes}
-	first, err := in.placeHeader(&src, path, name, head, delim)
-	if err != nil {
-		return engine.TableSource{}, err
-	}
-	header = src.Header
-	// width is how many labels the header has: the notes after the data
-	// are narrower than every row of data (noteRow); 0 reads literally.
-	width := 0
-	if !in.cfg.Literal {
-		width = probeRow{texts: header}.width()
-	}
-	if (encName == "UTF-8" || encName == "UTF-8 with BOM") && delim < 128 && first == 0 && !cr && !in.tailHasNotes(path, delim, width) {
-		// DuckDB's reader takes minutes to give up on a quoted field of
-		// millions of lines; such a record is refused first, at the speed
-		// of finding quotes.
-		if err := in.checkQuotedFields(path, name, byte(delim)); err != nil {
-			return engine.TableSource{}, err
-		}
-		// DuckDB reads UTF-8 itself; the row stream below stays for what
-		// its reader hands back (rows wider than the header) and for the
-		// encodings it does not take.
-		src.CSV = &engine.CSVFile{Path: path, Delimiter: byte(delim), MaxLine: in.cfg.MaxLine}
-	}
-	src.Rows = func(yield func([]string) error) (engine.RowStats, error) {
-		var stats engine.RowStats
-		f, ll, err := in.openText(path, head)
-		if err != nil {
-			return stats, err
-		}
-		defer f.Close()
-		ll.comma = byte(delim)
-		r := csv.NewReader(ll)
-		r.Comma, r.LazyQuotes, r.FieldsPerRecord, r.ReuseRecord = delim, true, -1, true
-		for range first + 1 { // the header, and the rows above it
-			if _, err := r.Read(); err != nil {
-				return stats, csvError(name, ll, err)
-			}
-		}
-		wider := 0
-		// Rows that may be notes after the data wait until a row of data
-		// follows them, or the file ends (footnotes).
-		foot := newFooter(width)
-		pass := func(r probeRow) error { return yield(r.texts) }
-		n := first + 1
-		for {
-			rec, err := r.Read()
-			if err == io.EOF {
-				break
-			}
-			n++
-			var pe *csv.ParseError
-			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
-				stats.Rejected++
-				if len(stats.Rejects) < maxRejectSamples {
-					stats.Rejects = append(stats.Rejects, catalog.Reject{Line: int64(pe.Line), Reason: pe.Err.Error()})
-				}
-				continue
-			}
-			if err != nil {
-				return stats, csvError(name, ll, err)
-			}
-			if len(rec) > len(header) {
-				wider++
-			}
-			if err := foot.add(probeRow{row: n, texts: rec}, pass); err != nil {
-				return stats, err
-			}
-		}
-		if stats.Skipped, err = foot.end(pass); err != nil {
-			return stats, err
-		}
-		if len(stats.Skipped) > 0 {
-			stats.Notes = append(stats.Notes, skippedNote(nil, stats.Skipped, 0))
-		}
-		if wider > 0 {
-			have := "rows have"
-			if wider == 1 {
-				have = "row has"
-			}
-			stats.Notes = append(stats.Notes, fmt.Sprintf("%d %s more fields than the header; their extra values are kept in columns named by position", wider, have))
-		}
-		return stats, nil
-	}
-	return src, nil
-}
-
 // checkQuotedFields refuses a file with a quoted field longer than the
 // line limit, following quotes as lineLimit does (a quote opens a field
 // only at its start; "" inside is a quote) but jumping from quote to
@@ -380,94 +265,34 @@ func (in *Ingester) longFieldError(path, name string, at int64) error {
 	return datadesk.Errorf(datadesk.Invalid, "%s: the quoted field that starts on line %d is longer than %d bytes", name, line, in.cfg.MaxLine).WithField("file")
 }
 
-// placeHeader finds a CSV file's header, or takes the record asked for,
-// setting src's header, the records kept out above it, and how it was
-// read. It returns the header's record from 0: past 0 when titles and
-// notes come before it.
-func (in *Ingester) placeHeader(src *engine.TableSource, path, name string, head []byte, delim rune) (int, error) {
-	choice := in.headerFor("")
-	if !choice.find && choice.row == 0 {
-		return 0, nil
-	}
-	probe, err := in.csvProbe(path, head, delim, choice.row)
-	if err != nil {
-		return 0, err
-	}
-	h := 0
+// textKind is the kind a cell's text would have in a spreadsheet: a
+// number (not a code with a leading zero), an ISO date or a year and
+// month (1953-04), an ISO date and time, or text.
+func textKind(v string) typing.CellKind {
+	v = strings.TrimSpace(v)
 	switch {
-	case choice.row > 0:
-		if h = len(probe) - 1; h < 0 || probe[h].row != choice.row {
-			return 0, datadesk.Errorf(datadesk.Invalid, "%s has no value in row %d, the header row asked for", name, choice.row).WithField("header_row")
+	case v == "":
+		return typing.KindEmpty
+	case len(v) > 1 && v[0] == '0' && v[1] != '.':
+		return typing.KindText
+	}
+	if c := v[0]; c != '-' && c != '.' && c != '+' && (c < '0' || c > '9') {
+		return typing.KindText
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return typing.KindNumber
+	}
+	for _, layout := range []string{"2006-01-02", "2006-01"} {
+		if _, err := time.Parse(layout, v); err == nil {
+			return typing.KindDate
 		}
-		src.HeaderAsked = true
-	case len(probe) == 0:
-		// No record with a value among the first: the reading says
-		// what the file holds.
-		return 0, nil
-	default:
-		h = findHeader(probe)
-		if note := uncertainNote(probe); h == 0 && note != "" {
-			src.Notes = append(src.Notes, note)
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04"} {
+		if _, err := time.Parse(layout, v); err == nil {
+			return typing.KindDateTime
 		}
 	}
-	src.HeaderRow = probe[h].row
-	if h == 0 && probe[h].row == 1 {
-		return 0, nil
-	}
-	src.Header = probe[h].texts
-	for _, r := range probe[:h] {
-		src.Skipped = append(src.Skipped, skippedRow(r, "above"))
-	}
-	if h > 0 {
-		src.Notes = append(src.Notes, skippedNote(src.Skipped, nil, probe[h].row))
-	}
-	return probe[h].row - 1, nil
-}
-
-// tailBytes is how much of a CSV file's end is read to find notes after
-// its data.
-const tailBytes = 64 << 10
-
-// tailHasNotes reports whether a UTF-8 CSV file ends with notes after
-// its data, read from its last tailBytes as footer would read them: such
-// a file is read through Go, which keeps them out, rather than by DuckDB.
-func (in *Ingester) tailHasNotes(path string, delim rune, width int) bool {
-	if width < 2 {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	start := max(0, st.Size()-tailBytes)
-	buf := make([]byte, st.Size()-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return false
-	}
-	if start > 0 {
-		// From the first whole line.
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return false
-		}
-		buf = buf[i+1:]
-	}
-	r := csv.NewReader(bytes.NewReader(buf))
-	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
-	foot := newFooter(width)
-	for n := 1; ; n++ {
-		rec, err := r.Read()
-		if err != nil {
-			break
-		}
-		_ = foot.add(probeRow{row: n, texts: rec}, func(probeRow) error { return nil })
-	}
-	return len(foot.notes()) > 0
+	return typing.KindText
 }
 
 // textKinds are the kinds of a record's cells (textKind).
@@ -477,57 +302,6 @@ func textKinds(rec []string) []typing.CellKind {
 		kinds[i] = textKind(v)
 	}
 	return kinds
-}
-
-// csvProbe reads the first records with a value, up to probeRows, each
-// with its record's number from 1 and its cells' kinds as a reader would
-// see them: numbers, ISO dates, or text. With until, it reads the records
-// with a value up to record until instead.
-func (in *Ingester) csvProbe(path string, head []byte, delim rune, until int) ([]probeRow, error) {
-	f, ll, err := in.openText(path, head)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ll.comma = byte(delim)
-	r := csv.NewReader(ll)
-	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
-	var probe []probeRow
-	for n := 1; until > 0 && n <= until || until == 0 && len(probe) < probeRows; n++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			// A broken or long record: the probe ends there, and the
-			// reading of the file says what is wrong with it.
-			break
-		}
-		if emptyRow(rec) {
-			continue
-		}
-		probe = append(probe, probeRow{row: n, texts: rec, kinds: textKinds(rec)})
-	}
-	return probe, nil
-}
-
-// textKind is the kind a cell's text would have in a spreadsheet: a
-// number (not a code with a leading zero), an ISO date, or text.
-func textKind(v string) typing.CellKind {
-	v = strings.TrimSpace(v)
-	switch {
-	case v == "":
-		return typing.KindEmpty
-	case len(v) > 1 && v[0] == '0' && v[1] != '.':
-		return typing.KindText
-	}
-	if _, err := strconv.ParseFloat(v, 64); err == nil {
-		return typing.KindNumber
-	}
-	if _, err := time.Parse("2006-01-02", v); err == nil {
-		return typing.KindDate
-	}
-	return typing.KindText
 }
 
 func (in *Ingester) csvHeader(path string, head []byte, delim rune) ([]string, error) {

@@ -4,188 +4,188 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
 
-// People write titles, sources and notes above a sheet's table, and notes
-// and footnotes below it. The header is found among the first probeRows
-// rows with a value: the first row as wide as the rows under it, with a
-// label over a column of numbers or dates, under rows narrower than it
-// (a title, a line of notes). Where no row is such a header, the first
-// row is, as before. Below, the last rows each holding a single text in a
-// table of several columns are notes; up to tailRows of them are kept out.
-const (
-	probeRows = 30
-	tailRows  = 20
-	// bodyRows is how many rows under a candidate header say how wide
-	// the table is and what its columns hold.
-	bodyRows = 10
-)
-
-// probeRow is one row read to find the header.
-type probeRow struct {
-	row   int
-	texts []string
-	kinds []typing.CellKind
-}
-
-func (p probeRow) width() int {
-	n := 0
-	for _, t := range p.texts {
-		if strings.TrimSpace(t) != "" {
-			n++
-		}
+// headerRows finds the rows of the header that ends at rows[h], a label
+// row: rows[h] itself; the row above it too when rows[h] holds the units
+// of the labels above; and, up to maxHeaderRows rows in all, group rows
+// above those (labels over several columns each, as agencies' workbooks
+// write them in merged cells). It returns the index of the header's top
+// row and of its units row, or -1.
+func headerRows(rows []probeRow, from, h int, p profile) (top, units int) {
+	top, units = h, -1
+	if h-1 >= from && rows[h].gap == 0 && unitsRow(rows[h], rows[h-1], p) {
+		top, units = h-1, h
 	}
-	return n
+	for top-1 >= from && h-top+1 < maxHeaderRows && rows[top].gap == 0 &&
+		labelRow(rows[top-1], p) && groupRow(rows[top-1], rows[top], p) {
+		top--
+	}
+	return top, units
 }
 
-// typed reports whether cell i holds a number, date or time.
-func (p probeRow) typed(i int) bool {
-	if i >= len(p.kinds) || i >= len(p.texts) || strings.TrimSpace(p.texts[i]) == "" {
+// unitsRow reports whether r, under the label row above, holds units:
+// each of its cells one, and no wider than the labels.
+func unitsRow(r, above probeRow, p profile) bool {
+	if !labelRow(above, p) || r.width() == 0 || r.width() > above.width() {
 		return false
 	}
-	switch p.kinds[i] {
-	case typing.KindNumber, typing.KindDate, typing.KindDateTime, typing.KindTime:
-		return true
-	}
-	return false
-}
-
-// label reports whether cell i holds text.
-func (p probeRow) label(i int) bool {
-	return i < len(p.texts) && strings.TrimSpace(p.texts[i]) != "" && (i >= len(p.kinds) || p.kinds[i] == typing.KindText)
-}
-
-// findHeader returns the index among rows of the header row: 0 unless a
-// later row is a header by the evidence above it and below it.
-func findHeader(rows []probeRow) int {
-	for i := 1; i < len(rows)-1 && i < probeRows-1; i++ {
-		if headerAt(rows, i) {
-			return i
+	for c, t := range r.texts {
+		if t = strings.TrimSpace(t); t != "" && (!unitLike(t) || strings.TrimSpace(cellText(above, c)) == "") {
+			return false
 		}
 	}
-	return 0
+	return true
 }
 
-// uncertainNote says, when the first row is kept as the header but is
-// much narrower than the rows under it (a title, perhaps, over a table
-// whose header the rules could not tell), that the header may be
-// elsewhere and how to say where; "" when the first row looks a header.
+// unitWords are units as agencies' headers write them, compared in lower
+// case.
+var unitWords = map[string]bool{
+	"%": true, "percent": true, "per cent": true, "pct": true, "pp": true, "index": true, "ratio": true, "rate": true,
+	"usd": true, "gbp": true, "eur": true, "jpy": true, "chf": true, "cad": true, "aud": true, "cny": true,
+	"bn": true, "mn": true, "m": true, "k": true, "000s": true, "'000": true, "thousands": true, "millions": true, "billions": true,
+	"kg": true, "t": true, "kt": true, "mt": true, "tonnes": true, "mwh": true, "gwh": true, "twh": true, "kwh": true,
+	"units": true, "number": true, "no.": true, "years": true, "days": true, "hours": true,
+}
+
+// unitLike reports whether a header cell reads as a unit: a currency or
+// percent sign, a word in brackets, or a unit word.
+func unitLike(t string) bool {
+	if utf8.RuneCountInString(t) > 16 {
+		return false
+	}
+	if strings.ContainsAny(t, "£$€¥%‰°") {
+		return true
+	}
+	if len(t) >= 2 && (t[0] == '(' && t[len(t)-1] == ')' || t[0] == '[' && t[len(t)-1] == ']') {
+		return true
+	}
+	return unitWords[strings.ToLower(t)]
+}
+
+// groupRow reports whether u, above header row below, labels groups of
+// the columns under it: two labels or more, none a metadata line's,
+// each over a column of the block, and none over the first column where
+// the row below labels it (that column's label is the row below's).
+func groupRow(u, below probeRow, p profile) bool {
+	if metaRow(u) || u.width() < 2 {
+		return false
+	}
+	for c, t := range u.texts {
+		if strings.TrimSpace(t) != "" && p.at(c) == classEmpty && strings.TrimSpace(cellText(below, c)) == "" {
+			return false
+		}
+	}
+	first := p.first()
+	if strings.TrimSpace(cellText(below, first)) != "" {
+		return strings.TrimSpace(cellText(u, first)) == ""
+	}
+	return u.width() <= below.width()
+}
+
+func cellText(r probeRow, c int) string {
+	if c < len(r.texts) {
+		return r.texts[c]
+	}
+	return ""
+}
+
+// header is what a table's header rows make: one label per column, keys
+// when the header has several rows (the groups' labels and the column's,
+// without the unit), and each column's unit.
+type header struct {
+	labels, keys, units []string
+	rows                []int
+}
+
+// headerOf makes the labels of a header of rows hdr, units the index of
+// its units row or -1: a group row's label stands over the columns to its
+// right until the next one ("All Houses" over Index, Price and Annual
+// Change), and a column's label is its groups' and its own, joined by
+// " · ", with its unit in brackets: "All Houses · Price (£)".
+func headerOf(hdr []probeRow, units int) header {
+	var h header
+	width := 0
+	for _, r := range hdr {
+		width = max(width, len(r.texts))
+		h.rows = append(h.rows, r.row)
+	}
+	if len(hdr) == 1 {
+		h.labels = slices.Clone(hdr[0].texts)
+		return h
+	}
+	var labelRows [][]string
+	for i, r := range hdr {
+		if i == units {
+			continue
+		}
+		row := make([]string, width)
+		copy(row, r.texts)
+		for c := range row {
+			row[c] = strings.TrimSpace(row[c])
+		}
+		labelRows = append(labelRows, row)
+	}
+	// Groups stand over the columns to their right until the next label.
+	for _, row := range labelRows[:len(labelRows)-1] {
+		for c := 1; c < width; c++ {
+			if row[c] == "" {
+				row[c] = row[c-1]
+			}
+		}
+	}
+	h.labels, h.keys, h.units = make([]string, width), make([]string, width), make([]string, width)
+	for c := range width {
+		var parts []string
+		for _, row := range labelRows {
+			if row[c] != "" && (len(parts) == 0 || parts[len(parts)-1] != row[c]) {
+				parts = append(parts, row[c])
+			}
+		}
+		if units >= 0 {
+			h.units[c] = strings.TrimSpace(cellText(hdr[units], c))
+		}
+		h.labels[c] = strings.Join(parts, " · ")
+		h.keys[c] = typing.Key(strings.Join(parts, " "))
+		if h.units[c] != "" {
+			h.labels[c] = strings.TrimSpace(h.labels[c] + " (" + strings.Trim(h.units[c], "()[]") + ")")
+		}
+	}
+	return h
+}
+
+// uncertainNote says, when the first row is kept as the header of a
+// table of text but is much narrower than the rows under it (a title,
+// perhaps, over a table whose header nothing typed tells), that the
+// header may be elsewhere and how to say where; "" when the first row
+// looks a header.
 func uncertainNote(rows []probeRow) string {
 	if len(rows) < 3 {
 		return ""
 	}
-	w := medianWidth(rows[1:min(len(rows), 1+bodyRows)])
+	body := rows[1:min(len(rows), 11)]
+	widths := make([]int, len(body))
+	for j, r := range body {
+		widths[j] = r.width()
+	}
+	slices.Sort(widths)
+	w := widths[len(widths)/2]
 	if w < 2 || rows[0].width()*2 > w {
 		return ""
 	}
 	return fmt.Sprintf("the header was not certain: row %d, taken as the header, holds %d of the %d values of the rows under it; "+
-		"if the header is another row, read the file again naming it (header_row)", rows[0].row, rows[0].width(), w)
-}
-
-// medianWidth is the median of rows' widths.
-func medianWidth(rows []probeRow) int {
-	widths := make([]int, len(rows))
-	for j, r := range rows {
-		widths[j] = r.width()
-	}
-	slices.Sort(widths)
-	return widths[len(widths)/2]
-}
-
-// headerAt reports whether rows[i] is a header: about as wide as the
-// rows under it and wider than every row above it, more labels than
-// numbers, and a label over a column whose cells below are mostly
-// numbers or dates, the first row below among them.
-func headerAt(rows []probeRow, i int) bool {
-	h := rows[i]
-	body := rows[i+1 : min(len(rows), i+1+bodyRows)]
-	w := medianWidth(body)
-	if w < 2 || h.width() < max(2, w*4/5) {
-		return false
-	}
-	for _, r := range rows[:i] {
-		if r.width() >= h.width() {
-			return false
-		}
-	}
-	years := yearLabels(h)
-	labels, typed := len(years), 0
-	for c := range h.texts {
-		if h.label(c) {
-			labels++
-		} else if h.typed(c) && !years[c] {
-			typed++
-		}
-	}
-	if labels <= typed {
-		return false
-	}
-	// Years in a row, labelling columns of numbers ("1960", "1961", ...),
-	// are a header as statistics write them.
-	if len(years) >= 3 {
-		for c := range years {
-			if body[0].typed(c) {
-				return true
-			}
-		}
-	}
-	for c := range h.texts {
-		if !h.label(c) || !body[0].typed(c) {
-			continue
-		}
-		n := 0
-		for _, r := range body {
-			if r.typed(c) {
-				n++
-			}
-		}
-		if n*2 > len(body) {
-			return true
-		}
-	}
-	return false
-}
-
-// yearLabels are the cells of a row that hold years, 1800 to 2199,
-// rising from left to right: a header's labels of yearly columns. It is
-// empty unless there are at least three.
-func yearLabels(r probeRow) map[int]bool {
-	out := map[int]bool{}
-	last := 0
-	for c, t := range r.texts {
-		t = strings.TrimSpace(t)
-		if len(t) != 4 || !isYear(t) {
-			continue
-		}
-		y := int(t[0]-'0')*1000 + int(t[1]-'0')*100 + int(t[2]-'0')*10 + int(t[3]-'0')
-		if y <= last {
-			return map[int]bool{}
-		}
-		out[c], last = true, y
-	}
-	if len(out) < 3 {
-		return map[int]bool{}
-	}
-	return out
-}
-
-func isYear(t string) bool {
-	for i := 0; i < 4; i++ {
-		if t[i] < '0' || t[i] > '9' {
-			return false
-		}
-	}
-	return t[0] == '1' && t[1] >= '8' || t[0] == '2' && t[1] <= '1'
+		"if the header is another row, read the file again naming it (header_rows)", rows[0].row, rows[0].width(), w)
 }
 
 // noteRow reports whether a row below a table of width columns, whose
 // data rows so far were each at least narrowest wide, is a note: no
 // number or date, narrower than every row of data, and either text in at
-// most a third of the columns of a table of five or more, or a single
-// text that reads as a sentence
+// most a third of the columns of a table of five or more, a metadata
+// line ("Release Date: ..."), or a single text that reads as a sentence
 // or a footnote ("Source: ...", "* ..."). In a table whose data has rows
 // as narrow, no row is a note.
 func noteRow(r probeRow, width, narrowest int) bool {
@@ -201,110 +201,20 @@ func noteRow(r probeRow, width, narrowest int) bool {
 	// Text in a third of a wide table's columns, under rows of data all
 	// wider: a table of four columns or fewer may well have rows of one
 	// word ("hidden", "visible").
-	if width >= 5 && w <= width/3 {
+	if width >= 5 && w <= width/3 || metaRow(r) {
 		return true
 	}
 	if w != 1 {
 		return false
 	}
-	for c := range r.texts {
-		t := strings.TrimSpace(r.texts[c])
-		if t == "" {
-			continue
-		}
-		l := strings.ToLower(t)
-		for _, m := range []string{"source", "note", "*", "†", "‡", "©", "(", "footnote"} {
-			if strings.HasPrefix(l, m) {
-				return true
-			}
-		}
-		return len(strings.Fields(t)) >= 3
-	}
-	return false
-}
-
-// footer holds back the rows after a table's data that may be notes,
-// handing each on once a row of data follows it.
-type footer struct {
-	width, narrowest int
-	held             []probeRow
-}
-
-func newFooter(width int) *footer { return &footer{width: width, narrowest: width} }
-
-// add takes row r, whose slices may be reused once it returns: a
-// possible note is held, anything else first hands on what was held,
-// then itself. A row without kinds (of a CSV file) has them read only
-// when it is narrower than every row of data, as a note must be.
-func (f *footer) add(r probeRow, pass func(probeRow) error) error {
-	maybe := false
-	if f.width > 0 {
-		if w := r.width(); w < f.narrowest {
-			if r.kinds == nil {
-				r.kinds = textKinds(r.texts)
-			}
-			maybe = w == 0 || noteRow(r, f.width, f.narrowest)
+	t := strings.TrimSpace(r.texts[r.only()])
+	l := strings.ToLower(t)
+	for _, m := range []string{"source", "note", "*", "†", "‡", "©", "(", "footnote"} {
+		if strings.HasPrefix(l, m) {
+			return true
 		}
 	}
-	if maybe {
-		// An empty record is held too: before notes it belongs to them,
-		// before data it is handed on with the rest. At most tailRows
-		// are held: past them the first is data after all.
-		f.hold(r)
-		if len(f.held) > tailRows {
-			first := f.held[0]
-			f.held = f.held[1:]
-			return f.pass(first, pass)
-		}
-		return nil
-	}
-	for _, h := range f.held {
-		if err := f.pass(h, pass); err != nil {
-			return err
-		}
-	}
-	f.held = f.held[:0]
-	return f.pass(r, pass)
-}
-
-func (f *footer) hold(r probeRow) {
-	r.texts, r.kinds = slices.Clone(r.texts), slices.Clone(r.kinds)
-	f.held = append(f.held, r)
-}
-
-func (f *footer) pass(r probeRow, pass func(probeRow) error) error {
-	if w := r.width(); w > 0 {
-		f.narrowest = min(f.narrowest, w)
-	}
-	return pass(r)
-}
-
-// end takes the end of the file: the rows still held are notes below the
-// data, kept out and listed but for empty ones; held empty rows with no
-// note among them are data, as ever.
-func (f *footer) end(pass func(probeRow) error) ([]catalog.SkippedRow, error) {
-	notes := f.notes()
-	if len(notes) > 0 {
-		return notes, nil
-	}
-	for _, h := range f.held {
-		if err := f.pass(h, pass); err != nil {
-			return nil, err
-		}
-	}
-	f.held = nil
-	return nil, nil
-}
-
-// notes are the held rows with a value, as the report lists them.
-func (f *footer) notes() []catalog.SkippedRow {
-	var out []catalog.SkippedRow
-	for _, r := range f.held {
-		if !emptyRow(r.texts) {
-			out = append(out, skippedRow(r, "below"))
-		}
-	}
-	return out
+	return len(strings.Fields(t)) >= 3
 }
 
 // skippedRow is a row kept out of a table, for the import report.
@@ -320,18 +230,6 @@ func skippedRow(r probeRow, where string) catalog.SkippedRow {
 		text = string(rs[:200]) + "…"
 	}
 	return catalog.SkippedRow{Row: int64(r.row), Where: where, Text: text}
-}
-
-// skippedNote says in words what was kept out, for readers of the notes.
-func skippedNote(above, below []catalog.SkippedRow, header int) string {
-	var parts []string
-	if len(above) > 0 {
-		parts = append(parts, fmt.Sprintf("the header is row %d; %s above it kept out of the table", header, rowsWord(len(above))))
-	}
-	if len(below) > 0 {
-		parts = append(parts, fmt.Sprintf("%s of notes below the table kept out", rowsWord(len(below))))
-	}
-	return strings.Join(parts, "; ") + " (skipped_rows lists each)"
 }
 
 func rowsWord(n int) string {

@@ -73,45 +73,48 @@ type Ingester struct {
 	opts Options
 }
 
-// Options are a person's corrections to how a file is read.
-type Options struct {
-	// HeaderRow, from 1, is the row (of a sheet, or the record of a CSV
-	// file) that holds the header; the rows above it are kept out. 0
-	// finds the header.
-	HeaderRow int
-	// Sheet, when set, is the one sheet HeaderRow applies to; the others
-	// are read as ever. It must be a sheet of the workbook.
-	Sheet string
-}
-
-// MaxHeaderRow is the lowest row a header may be named in.
-const MaxHeaderRow = 1000
-
-// Check refuses options out of range. Errors: invalid.
-func (o Options) Check() error {
-	if o.HeaderRow < 0 || o.HeaderRow > MaxHeaderRow {
-		return datadesk.Errorf(datadesk.Invalid, "header_row must be a row number from 1 to %d (0 or none: found in the file)", MaxHeaderRow).WithField("header_row")
-	}
-	if o.Sheet != "" && o.HeaderRow == 0 {
-		return datadesk.Errorf(datadesk.Invalid, "sheet names the sheet header_row applies to; give header_row too").WithField("sheet")
-	}
-	return nil
-}
-
-// headerFor is how the header of sheet (or of a CSV file, sheet "") is
-// chosen: a row asked for, or found unless the ingester reads literally.
+// headerFor is how the tables of sheet (or of a CSV file, sheet "") are
+// found: under the header rows asked for, or found unless the ingester
+// reads literally; with the rows asked kept out.
 func (in *Ingester) headerFor(sheet string) headerChoice {
-	if in.opts.HeaderRow > 0 && (in.opts.Sheet == "" || datadesk.CleanName(in.opts.Sheet) == datadesk.CleanName(sheet)) {
-		return headerChoice{row: in.opts.HeaderRow}
+	o := in.opts
+	if o.Sheet != "" && datadesk.CleanName(o.Sheet) != datadesk.CleanName(sheet) {
+		return headerChoice{find: !in.cfg.Literal}
 	}
-	return headerChoice{find: !in.cfg.Literal}
+	ch := headerChoice{find: !in.cfg.Literal && len(o.HeaderRows) == 0, rows: o.HeaderRows}
+	if !o.Zero() {
+		ch.said = o.String()
+	}
+	if len(o.SkipRows) > 0 {
+		ch.skip = map[int]bool{}
+		for _, r := range o.SkipRows {
+			ch.skip[r] = true
+		}
+	}
+	return ch
 }
 
-// headerChoice says how a table's header is chosen: the row asked for
-// (row, from 1), else found (find), else the first row with a value.
+// headerChoice says how a sheet's tables are found: under the header
+// rows asked for (rows, from 1), else found (find), else the first row
+// with a value is the header of one table; skip are rows kept out.
 type headerChoice struct {
 	find bool
-	row  int
+	rows []int
+	skip map[int]bool
+	// said is the options as words, for the tables they apply to.
+	said string
+}
+
+// asked reports whether a person named the header rows.
+func (h headerChoice) asked() bool { return len(h.rows) > 0 }
+
+// last is the last row of the window the choice needs: the last header
+// row asked for, else 0 (the window's own bound).
+func (h headerChoice) last() int {
+	if len(h.rows) > 0 {
+		return h.rows[len(h.rows)-1]
+	}
+	return 0
 }
 
 // New returns an Ingester.
@@ -184,15 +187,15 @@ func (in *Ingester) ReadWith(ctx context.Context, path, filename, tempDir string
 	res, err := with.read(ctx, path, filename, tempDir)
 	if err == nil && opts.Sheet != "" {
 		found := false
+		var names []string
 		for _, t := range res.Tables {
-			found = found || t.Name == datadesk.CleanName(opts.Sheet) || t.Name == opts.Sheet
+			found = found || t.Sheet == datadesk.CleanName(opts.Sheet) || t.Sheet == opts.Sheet
+			if len(names) == 0 || names[len(names)-1] != t.Sheet {
+				names = append(names, t.Sheet)
+			}
 		}
 		if !found {
 			res.Close()
-			var names []string
-			for _, t := range res.Tables {
-				names = append(names, t.Name)
-			}
 			return nil, datadesk.Errorf(datadesk.Invalid, "%s has no sheet %q with values", filename, opts.Sheet).WithField("sheet").WithAllowed(names...)
 		}
 	}
@@ -243,11 +246,11 @@ func (in *Ingester) read(ctx context.Context, path, filename, tempDir string) (*
 		if ext != ".csv" {
 			delim, ct, format = '\t', "text/tab-separated-values; charset=utf-8", "tsv"
 		}
-		src, err := in.csvSource(path, name, delim, head)
+		srcs, err := in.csvSources(path, name, delim, head)
 		if err != nil {
 			return nil, err
 		}
-		return &Result{Format: format, ContentType: ct, Tables: []engine.TableSource{src}, Close: func() {}}, nil
+		return &Result{Format: format, ContentType: ct, Tables: srcs, Close: func() {}}, nil
 	case ext == ".json" || ext == ".ndjson" || ext == ".jsonl":
 		src, err := in.jsonSource(path, name)
 		if err != nil {

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"datadesk"
 	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 )
 
@@ -21,94 +23,190 @@ type sheetRows func(yield func(row int, texts []string, kinds []typing.CellKind)
 // errStop ends a stream early once what was wanted is found.
 var errStop = errors.New("stop")
 
-// sheetSource makes a table of a sheet: its header is the first row with a
-// value, or a later one below titles and notes (findHeader), and the rows
-// under it are the data, but for notes at its end (noteRow). Every row
-// kept out is listed in the import report. ok is false for a sheet
-// without any value.
-func sheetSource(filename, sheet string, rows sheetRows, budget *cellBudget, choice headerChoice) (src engine.TableSource, ok bool, err error) {
-	var probe []probeRow
-	err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
-		if emptyRow(texts) || choice.row > 0 && row > choice.row {
+// sheetSources makes the tables of a sheet (findTables): one for each
+// block of typed data under its header, the rows around them kept out
+// and listed in the import report. A person may name the header rows
+// instead; and rows to keep out. ok is false for a sheet without any
+// value.
+func sheetSources(filename, sheet string, rows sheetRows, budget *cellBudget, choice headerChoice) (srcs []engine.TableSource, err error) {
+	window, err := readWindow(rows, choice)
+	if err != nil {
+		return nil, err
+	}
+	if len(window) == 0 {
+		return nil, nil
+	}
+	tables, err := choose(window, choice, filename, fmt.Sprintf("sheet %q", sheet))
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range tables {
+		src := tableSource(t, tableName(sheet, i, t), choice)
+		src.Sheet = datadesk.CleanName(sheet)
+		src.Cells = func(yield func([]string, []typing.CellKind) error) (engine.RowStats, error) {
+			return readBlock(filename, sheet, rows, budget, t, choice, yield)
+		}
+		srcs = append(srcs, src)
+	}
+	return srcs, nil
+}
+
+// readWindow reads the rows with a value that the tables are found in:
+// the first windowRows of them (windowCells cells), or, under a header
+// asked for, the rows to it and a few under it; rows asked kept out are
+// left out.
+func readWindow(rows sheetRows, choice headerChoice) ([]probeRow, error) {
+	var window []probeRow
+	cells, last, under := 0, 0, 0
+	err := rows(func(row int, texts []string, kinds []typing.CellKind) error {
+		if emptyRow(texts) || choice.skip[row] {
 			return nil
 		}
-		probe = append(probe, probeRow{row: row, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
-		switch {
-		case choice.row > 0:
-			if row == choice.row {
-				return errStop
-			}
-		case len(probe) == probeRows || !choice.find:
-			return errStop
+		window = append(window, probeRow{row: row, gap: row - last - 1, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
+		last, cells = row, cells+len(texts)
+		if l := choice.last(); l > 0 && row > l {
+			under++
 		}
-		return nil
+		switch {
+		case len(window) == windowRows, cells >= windowCells:
+		case choice.asked() && under >= 4*profileRows:
+		case !choice.find && !choice.asked() && len(window) > profileRows:
+		default:
+			return nil
+		}
+		return errStop
 	})
 	if err != nil && err != errStop {
-		return src, false, err
+		return nil, err
 	}
-	if len(probe) == 0 {
-		return src, false, nil
-	}
-	h, uncertain := 0, ""
+	return window, nil
+}
+
+// choose finds the tables of a window as the choice says: under the
+// header rows asked for, as the file is (literally), or found. Errors:
+// invalid, when a header row asked for holds no value.
+func choose(window []probeRow, choice headerChoice, filename, where string) ([]layout, error) {
 	switch {
-	case choice.row > 0:
-		if h = len(probe) - 1; probe[h].row != choice.row {
-			return src, false, datadesk.Errorf(datadesk.Invalid, "%s: sheet %q has no value in row %d, the header row asked for", filename, sheet, choice.row).WithField("header_row")
-		}
-	case choice.find:
-		if h = findHeader(probe); h == 0 {
-			uncertain = uncertainNote(probe)
-		}
-	}
-	header, headerRow, width := probe[h].texts, probe[h].row, probe[h].width()
-	if choice.row == 0 && !choice.find {
-		// No row is ever a note.
-		width = 0
-	}
-	src = engine.TableSource{Name: sheet, Header: header, HeaderRow: headerRow, HeaderAsked: choice.row > 0}
-	if uncertain != "" {
-		src.Notes = append(src.Notes, uncertain)
-	}
-	for _, r := range probe[:h] {
-		src.Skipped = append(src.Skipped, skippedRow(r, "above"))
-	}
-	src.Cells = func(yield func([]string, []typing.CellKind) error) (stats engine.RowStats, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = damagedSheet(filename, sheet, fmt.Errorf("panic: %v", r))
-			}
-		}()
-		// Rows that may be notes wait until a row of data follows them,
-		// or the sheet ends.
-		foot := newFooter(width)
-		pass := func(r probeRow) error { return yield(r.texts, r.kinds) }
-		skipped, last := 0, headerRow
-		err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
-			if row <= headerRow || emptyRow(texts) {
-				return nil
-			}
-			skipped += max(row-last-1, 0)
-			last = row
-			if err := budget.take(filename, len(texts)); err != nil {
-				return err
-			}
-			return foot.add(probeRow{row: row, texts: texts, kinds: kinds}, pass)
-		})
+	case choice.asked():
+		t, err := askedTable(window, choice.rows)
 		if err != nil {
-			return stats, err
+			field := "header_rows"
+			if len(choice.rows) == 1 {
+				field = "header_row"
+			}
+			return nil, datadesk.Errorf(datadesk.Invalid, "%s: %s has no value in row %d, a header row asked for", filename, where, err.(rowMissing).row).WithField(field)
 		}
-		if stats.Skipped, err = foot.end(pass); err != nil {
-			return stats, err
-		}
-		if skipped > 0 {
-			stats.Notes = append(stats.Notes, fmt.Sprintf("%d empty rows skipped", skipped))
-		}
-		if len(src.Skipped) > 0 || len(stats.Skipped) > 0 {
-			stats.Notes = append(stats.Notes, skippedNote(src.Skipped, stats.Skipped, headerRow))
-		}
-		return stats, nil
+		return []layout{t}, nil
+	case !choice.find:
+		return []layout{literalTable(window)}, nil
 	}
-	return src, true, nil
+	return findTables(window), nil
+}
+
+// tableName names the i-th table of a sheet: the sheet's name for the
+// first; the sheet's and the title above it, else its rows, for the
+// others ("Database · Data").
+func tableName(sheet string, i int, t layout) string {
+	if i == 0 {
+		return sheet
+	}
+	if n := len(t.above); n > 0 && t.above[n-1].width() == 1 {
+		if title := strings.TrimSpace(t.above[n-1].texts[t.above[n-1].only()]); utf8.RuneCountInString(title) <= 60 {
+			return sheet + " · " + title
+		}
+	}
+	if t.end > 0 {
+		return fmt.Sprintf("%s · rows %d-%d", sheet, t.start, t.end)
+	}
+	return fmt.Sprintf("%s · from row %d", sheet, t.start)
+}
+
+// tableSource is a table's source but for its rows: its name, header
+// and what was kept out above it.
+func tableSource(t layout, name string, choice headerChoice) engine.TableSource {
+	hdr := headerOf(t.header, t.units)
+	src := engine.TableSource{Name: name, Header: hdr.labels, Keys: hdr.keys, Units: hdr.units, HeaderAsked: choice.asked(), ReadAs: choice.said}
+	if t.sections {
+		src.Header = append([]string{"Section"}, src.Header...)
+		if src.Keys != nil {
+			src.Keys = append([]string{"section"}, src.Keys...)
+		}
+		if src.Units != nil {
+			src.Units = append([]string{""}, src.Units...)
+		}
+	}
+	if len(hdr.rows) > 0 {
+		src.HeaderRow, src.HeaderRows = hdr.rows[len(hdr.rows)-1], hdr.rows
+	}
+	if t.units >= 0 && len(hdr.rows) > 1 {
+		// The label row is the last row of labels.
+		src.HeaderRow = hdr.rows[len(hdr.rows)-2]
+	}
+	for _, r := range t.above {
+		src.Skipped = append(src.Skipped, skippedRow(r, keptAbove))
+	}
+	if t.literal {
+		if note := t.uncertain; note != "" {
+			src.Notes = append(src.Notes, note)
+		}
+	}
+	return src
+}
+
+// readBlock streams the rows of table t of a sheet, under its header,
+// sorted by a blockReader: the rows of data to yield, the rest kept out
+// and listed.
+func readBlock(filename, sheet string, rows sheetRows, budget *cellBudget, t layout, choice headerChoice,
+	yield func([]string, []typing.CellKind) error) (stats engine.RowStats, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = damagedSheet(filename, sheet, fmt.Errorf("panic: %v", r))
+		}
+	}()
+	first := t.start
+	if n := len(t.header); n > 0 {
+		first = t.header[n-1].row + 1
+	}
+	numbers := &engine.RowNumbers{}
+	b := newBlockReader(t, choice.skip, false, func(texts []string, kinds []typing.CellKind) error {
+		return yield(texts, kinds)
+	})
+	b.onData = func(row int) { numbers.Add(int64(row)) }
+	empties, last := 0, first-1
+	err = rows(func(row int, texts []string, kinds []typing.CellKind) error {
+		if row < first {
+			return nil
+		}
+		if t.end > 0 && row > t.end {
+			return errStop
+		}
+		if emptyRow(texts) {
+			return nil
+		}
+		empties += max(row-last-1, 0)
+		last = row
+		if err := budget.take(filename, len(texts)); err != nil {
+			return err
+		}
+		return b.add(probeRow{row: row, texts: texts, kinds: kinds})
+	})
+	if err != nil && err != errStop {
+		return stats, err
+	}
+	stats.Skipped = b.end()
+	stats.Rows = numbers
+	if empties > 0 {
+		stats.Notes = append(stats.Notes, fmt.Sprintf("%d empty rows skipped", empties))
+	}
+	hdr := headerOf(t.header, t.units)
+	above := make([]catalog.SkippedRow, 0, len(t.above))
+	for _, r := range t.above {
+		above = append(above, skippedRow(r, keptAbove))
+	}
+	if note := keptNote(above, stats.Skipped, hdr, t.sections, choice.asked()); note != "" {
+		stats.Notes = append(stats.Notes, note)
+	}
+	return stats, nil
 }
 
 // cellBudget bounds the cells read from one upload's sheets together: a

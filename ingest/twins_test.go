@@ -29,6 +29,11 @@ type sheetDump struct {
 	rows   [][]string
 	// skipped are the rows kept out of the table, above and below.
 	skipped []catalog.SkippedRow
+	// sheet, headerRows and nums are the table's sheet, the rows its
+	// header is made of and each data row's number in the sheet.
+	sheet      string
+	headerRows []int
+	nums       []int64
 }
 
 // dumpWorkbook reads a spreadsheet through ingest without storing it.
@@ -41,7 +46,7 @@ func dumpWorkbook(t *testing.T, in *Ingester, path string) ([]sheetDump, error) 
 	defer res.Close()
 	var out []sheetDump
 	for _, src := range res.Tables {
-		d := sheetDump{name: src.Name, header: src.Header, skipped: src.Skipped}
+		d := sheetDump{name: src.Name, header: src.Header, skipped: src.Skipped, sheet: src.Sheet, headerRows: src.HeaderRows}
 		stats, err := src.Cells(func(row []string, kinds []typing.CellKind) error {
 			cells := make([]string, len(row))
 			for i, v := range row {
@@ -59,6 +64,9 @@ func dumpWorkbook(t *testing.T, in *Ingester, path string) ([]sheetDump, error) 
 			return nil, err
 		}
 		d.skipped = append(d.skipped, stats.Skipped...)
+		for i := range d.rows {
+			d.nums = append(d.nums, stats.Rows.Row(int64(i)))
+		}
 		out = append(out, d)
 	}
 	return out, nil

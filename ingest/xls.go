@@ -56,17 +56,16 @@ func (in *Ingester) readXLS(path, filename string) (res *Result, err error) {
 	var notes []string
 	budget := newCellBudget(in.cfg.MaxCells)
 	for _, sh := range wb.sheets {
-		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget, in.headerFor(sh.name))
+		srcs, err := sheetSources(filename, sh.name, wb.rows(filename, sh), budget, in.headerFor(sh.name))
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		for _, src := range srcs {
+			if sh.hidden {
+				src.Notes = append(src.Notes, "the sheet is hidden in the workbook")
+			}
+			res.Tables = append(res.Tables, src)
 		}
-		if sh.hidden {
-			src.Notes = append(src.Notes, "the sheet is hidden in the workbook")
-		}
-		res.Tables = append(res.Tables, src)
 	}
 	if wb.formulas > 0 {
 		notes = append(notes, fmt.Sprintf("the workbook has %d formula cells; their values are the results last saved with it", wb.formulas))

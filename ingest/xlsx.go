@@ -100,18 +100,17 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 	res = &Result{Format: format, ContentType: ct, Close: func() { _ = wb.zr.Close() }}
 	budget := newCellBudget(in.cfg.MaxCells)
 	for _, sh := range wb.sheets {
-		src, ok, err := sheetSource(filename, sh.name, wb.rows(filename, sh), budget, in.headerFor(sh.name))
+		srcs, err := sheetSources(filename, sh.name, wb.rows(filename, sh), budget, in.headerFor(sh.name))
 		if err != nil {
 			wb.zr.Close()
 			return nil, err
 		}
-		if !ok {
-			continue
+		for _, src := range srcs {
+			if sh.hidden {
+				src.Notes = append(src.Notes, "the sheet is hidden in the workbook")
+			}
+			res.Tables = append(res.Tables, src)
 		}
-		if sh.hidden {
-			src.Notes = append(src.Notes, "the sheet is hidden in the workbook")
-		}
-		res.Tables = append(res.Tables, src)
 	}
 	if len(res.Tables) == 0 {
 		wb.zr.Close()

@@ -22,7 +22,7 @@ func (h *Handler) UploadFile(c *echo.Context) error {
 	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
 		return err
 	}
-	opts, err := ingest.ParseOptions(c.QueryParam("header_row"), c.QueryParam("sheet"))
+	opts, err := ingest.ParseOptions(c.QueryParam)
 	if err != nil {
 		return err
 	}
@@ -83,13 +83,21 @@ func (h *Handler) ReadAgain(c *echo.Context) error {
 	}
 	defer release()
 	var in struct {
-		HeaderRow int    `json:"header_row"`
-		Sheet     string `json:"sheet"`
+		HeaderRow  int    `json:"header_row"`
+		HeaderRows []int  `json:"header_rows"`
+		Sheet      string `json:"sheet"`
+		SkipRows   []int  `json:"skip_rows"`
 	}
 	if err := toolcall.DecodeBody(c.Request().Body, &in); err != nil {
 		return err
 	}
-	opts := ingest.Options{HeaderRow: in.HeaderRow, Sheet: in.Sheet}
+	if in.HeaderRow != 0 && len(in.HeaderRows) > 0 {
+		return datadesk.Errorf(datadesk.Invalid, "give header_row or header_rows, not both").WithField("header_rows")
+	}
+	opts := ingest.Options{HeaderRows: in.HeaderRows, Sheet: in.Sheet, SkipRows: in.SkipRows}
+	if in.HeaderRow != 0 {
+		opts.HeaderRows = []int{in.HeaderRow}
+	}
 	if err := opts.Check(); err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func (h *Handler) UploadForm(c *echo.Context) error {
 		return filesRedirect(c, "", err)
 	}
 	defer release()
-	opts, err := ingest.ParseOptions(c.FormValue("header_row"), c.FormValue("sheet"))
+	opts, err := ingest.ParseOptions(c.FormValue)
 	if err != nil {
 		return filesRedirect(c, "", err)
 	}

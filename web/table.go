@@ -357,7 +357,12 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 	if err != nil {
 		return h.pageError(c, err)
 	}
-	opts, err := ingest.ParseOptions(c.FormValue("header_row"), "")
+	opts, err := ingest.ParseOptions(func(name string) string {
+		if name == "sheet" {
+			return ""
+		}
+		return c.FormValue(name)
+	})
 	if err != nil {
 		return back(err)
 	}
@@ -366,8 +371,8 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 		return back(err)
 	}
 	defer fh.Close()
-	if len(f.Tables) > 1 {
-		opts.Sheet = t.Name
+	if len(f.Tables) > 1 && t.Report.Sheet != "" {
+		opts.Sheet = t.Report.Sheet
 	}
 	nf, err := h.d.Upload(c, store, f.Filename, fh, opts)
 	if err != nil {
@@ -379,7 +384,7 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 			next = nt.ID
 		}
 	}
-	msg := fmt.Sprintf("Read %s again with the header in row %d: a new table; the one before stays.", f.Filename, opts.HeaderRow)
+	msg := fmt.Sprintf("Read %s again with %s: a new table; the one before stays.", f.Filename, opts)
 	return c.Redirect(http.StatusSeeOther, "/tables/"+next+"?msg="+url.QueryEscape(msg))
 }
 

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -627,15 +628,23 @@ func ingestFile(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	memory := fs.Bool("memory", false, "also report this process's peak resident memory, in MiB (Linux)")
 	headerRow := fs.Int("header-row", 0, "the row (of a sheet, or the record of a CSV file), from 1, that holds the header (default: found in the file)")
-	sheet := fs.String("sheet", "", "with --header-row: the one sheet it applies to")
+	headerRows := fs.String("header-rows", "", "the rows the header is made of, as 4-6 or 4,5,6 (instead of --header-row)")
+	skipRows := fs.String("skip-rows", "", "rows to keep out of the tables, as 1,2,7-9")
+	sheet := fs.String("sheet", "", "with --header-row, --header-rows or --skip-rows: the one sheet they apply to")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("ingest: give one FILE")
 	}
-	opts := ingest.Options{HeaderRow: *headerRow, Sheet: *sheet}
-	if err := opts.Check(); err != nil {
+	one := ""
+	if *headerRow != 0 {
+		one = strconv.Itoa(*headerRow)
+	}
+	opts, err := ingest.ParseOptions(func(name string) string {
+		return map[string]string{"header_row": one, "header_rows": *headerRows, "skip_rows": *skipRows, "sheet": *sheet}[name]
+	})
+	if err != nil {
 		return err
 	}
 	path := fs.Arg(0)

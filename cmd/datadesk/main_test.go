@@ -94,7 +94,7 @@ func TestIngestHeaderRow(t *testing.T) {
 		t.Errorf("found: %v", found[0])
 	}
 	asked := read("--header-row", "4", "--sheet", "other")
-	if asked[1]["header_row"] != float64(4) || asked[1]["header_asked"] != true || asked[1]["rows_stored"] != float64(15) {
+	if asked[1]["header_row"] != float64(4) || asked[1]["header_asked"] != true || asked[1]["rows_stored"] != float64(11) {
 		t.Errorf("asked for sheet other: %v", asked[1])
 	}
 	if asked[0]["header_row"] != float64(5) {

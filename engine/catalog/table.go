@@ -52,6 +52,9 @@ type Column struct {
 	// Identifier marks text columns of codes, ids, postcodes or phone numbers.
 	Identifier bool   `json:"identifier"`
 	Reason     string `json:"reason"`
+	// Unit is the column's unit as the header's units row says it ("£",
+	// "%"), or "".
+	Unit string `json:"unit,omitempty"`
 	// Blank and Trimmed count, for the import report of a load, the cells
 	// of only spaces stored empty and the text values stored without the
 	// spaces around them.
@@ -150,10 +153,30 @@ type Report struct {
 	Notes        []string       `json:"notes,omitempty"`
 	// Skipped lists the rows kept out of the table, each with its text.
 	Skipped []SkippedRow `json:"skipped_rows,omitempty"`
-	// HeaderRow is the header's row in the sheet or file, from 1;
-	// HeaderAsked, that the person who stored the file named it.
-	HeaderRow   int64 `json:"header_row,omitempty"`
-	HeaderAsked bool  `json:"header_asked,omitempty"`
+	// HeaderRow is the header's row in the sheet or file, from 1 (its
+	// last when several rows make it, HeaderRows); HeaderAsked, that the
+	// person who stored the file named them.
+	HeaderRow   int64   `json:"header_row,omitempty"`
+	HeaderRows  []int64 `json:"header_rows,omitempty"`
+	HeaderAsked bool    `json:"header_asked,omitempty"`
+	// Sheet is the sheet the table was read from.
+	Sheet string `json:"sheet,omitempty"`
+	// ReadAs says how a person asked the file to be read again.
+	ReadAs string `json:"read_as,omitempty"`
+	// Cleared lists the cells of a numeric or date column that held other
+	// text (a note such as "Series discontinued"), stored empty.
+	Cleared []ClearedCell `json:"cleared_cells,omitempty"`
+}
+
+// ClearedCell is a cell of a numeric or date column that held a note
+// rather than a value, stored empty.
+type ClearedCell struct {
+	// Row is the cell's row in the sheet or file, from 1, where the load
+	// knows it; TableRow its row in the table, from 1.
+	Row      int64  `json:"row,omitempty"`
+	TableRow int64  `json:"table_row"`
+	Column   string `json:"column"`
+	Text     string `json:"text"`
 }
 
 // ColumnReport is one column's type decision, and what the load changed
@@ -165,13 +188,14 @@ type ColumnReport struct {
 	Type          string `json:"type"`
 	Identifier    bool   `json:"identifier,omitempty"`
 	Reason        string `json:"reason"`
+	Unit          string `json:"unit,omitempty"`
 	BlankCells    int64  `json:"blank_cells,omitempty"`
 	TrimmedValues int64  `json:"trimmed_values,omitempty"`
 }
 
 // ReportOf is column c's report.
 func ReportOf(c Column) ColumnReport {
-	return ColumnReport{Key: c.Key, Label: c.Label, Type: c.Type, Identifier: c.Identifier, Reason: c.Reason,
+	return ColumnReport{Key: c.Key, Label: c.Label, Type: c.Type, Identifier: c.Identifier, Reason: c.Reason, Unit: c.Unit,
 		BlankCells: c.Blank, TrimmedValues: c.Trimmed}
 }
 
@@ -180,7 +204,9 @@ func ReportOf(c Column) ColumnReport {
 type SkippedRow struct {
 	// Row is the row's number in the sheet or file, from 1.
 	Row int64 `json:"row"`
-	// Where is above (the header) or below (the data).
+	// Where is above (the header), below (the data), section (a label
+	// alone in a row inside the data), repeated header, or asked (a row
+	// the reader of the file named).
 	Where string `json:"where"`
 	// Text is the row's values, joined by " | ".
 	Text string `json:"text"`

@@ -78,6 +78,22 @@ type Decision struct {
 	Blank, Padded int64
 }
 
+// MissingMarks are the texts that public statistics write in a cell of
+// numbers whose value is missing, compared without regard to case. A
+// column of numbers with such cells is numeric, those cells empty.
+var MissingMarks = []string{"..", "...", "-", "–", "—", "n/a", "na", "(na)", "#n/a", "null", "none", "n.a."}
+
+// MissingMark reports whether v is one of MissingMarks.
+func MissingMark(v string) bool {
+	l := strings.ToLower(strings.TrimSpace(v))
+	for _, m := range MissingMarks {
+		if l == m {
+			return true
+		}
+	}
+	return false
+}
+
 // HasIdentifierWord reports whether a column key names identifiers (id,
 // zip, phone, sku and their kin anywhere; code or number as its last
 // word), whose digits are never a quantity.

@@ -1,10 +1,12 @@
 """Print one table of a public file as a reference reader reads it, as JSON.
 
-Usage: refstored.py PATH SHEET HEADER LAST NA
+Usage: refstored.py PATH SHEET HEADER LAST NA [SKIP]
 
 The csv module reads .csv, xlrd .xls, openpyxl .xlsx. HEADER is the row
-(from 1) of the header, LAST the last data row (0: to the end), NA the
-comma-separated marks of a missing value (pandas' na_values). Each cell is
+(from 1) of the header (its last, when several rows make it), LAST the
+last data row (0: to the end), NA the comma-separated marks of a missing
+value (pandas' na_values), SKIP the comma-separated rows to leave out
+(pandas' skiprows). Each cell is
 "n:<repr of the float>", "d:<ISO date>", "b:TRUE|FALSE", "s:<text>" or null;
 rows with no value are left out, as datadesk leaves them out and counts them.
 """
@@ -65,9 +67,11 @@ def rows_of(path, sheet):
 
 
 path, sheet, header, last, na = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+skip = set(int(s) for s in (sys.argv[6] if len(sys.argv) > 6 else "").split(",") if s)
 marks = set(m for m in na.split(",") if m)
 rows = rows_of(path, sheet)
-data = rows[header:last] if last else rows[header:]
+end = last if last else len(rows)
+data = [rows[i] for i in range(header, end) if i + 1 not in skip]
 out = {
     "header": ["" if v is None else str(v) for v in rows[header - 1]],
     "rows": [[cell(v, marks) for v in r] for r in data if any(v is not None and v != "" for v in r)],
