@@ -77,7 +77,7 @@ func sqlCountsFrom(ctx context.Context, conn *sql.Conn, from string, width int) 
 var sqlCountNames = []string{
 	"n", "int", "dec", "lead", "long", "bool", "date", "ts", "tsz", "dmy", "mdy", "dmydot", "ymdslash", "dateish",
 	"serial", "serialint", "digitish", "intdigits", "scale",
-	"form", "sci", "grouped", "ambiguous", "point", "pct", "paren", "blank", "padded",
+	"form", "sci", "grouped", "ambiguous", "point", "pct", "paren", "blank", "padded", "longpoint",
 }
 
 // countsSQL builds the statement of the SQL pass: four projections (trim,
@@ -182,6 +182,7 @@ func flagsSQL(n string) string {
 	return strings.Join([]string{
 		x, k, "e" + n, "dg" + n, np + ".ip AS ip" + n, np + ".fr AS fr" + n, np + ".sg AS sg" + n,
 		col("("+k+" = 'n' AND "+nsig+" > 15)", "nlong"),
+		col("("+k+" = 'n' AND "+nsig+" > 15 AND "+np+".dt = '.')", "nlongpt"),
 		col(nlead, "nlead"),
 		col(nint, "nint"),
 		col("("+nok+" AND "+np+".dt = '.' AND "+np+".fr <> '')", "ndec"),
@@ -228,6 +229,7 @@ func aggsSQL(n string) []string {
 		f(wok), f(wok + " AND " + v("wsci")), f(wok + " AND " + v("wgrp")), f(wok + " AND " + v("wamb")),
 		f(wok + " AND " + v("wpoint")), f(wok + " AND " + v("wpct")), f(wok + " AND " + v("wparen")),
 		f(v("e") + " = 1"), f(v("e") + " = 2"),
+		f(v("nlongpt") + " OR (" + v("wv") + " AND " + v("wsig") + " > 15 AND " + v("wpoint") + ")"),
 		"histogram(CASE WHEN " + wok + " AND " + v("cur") + " <> '' THEN " + v("cur") + " END)",
 	}
 }
@@ -241,7 +243,7 @@ func statsFromCounts(m map[string]int64) typing.Stats {
 		IntDigits: m["intdigits"], Scale: m["scale"],
 		Forms: m["form"], Sci: m["sci"], Grouped: m["grouped"], Ambiguous: m["ambiguous"], Points: m["point"],
 		Percent: m["pct"], Paren: m["paren"], Zoned: m["tsz"], Dateish: m["dateish"],
-		Blank: m["blank"], Padded: m["padded"],
+		Blank: m["blank"], Padded: m["padded"], LongPoint: m["longpoint"],
 	}
 	for k, v := range m {
 		if s, ok := strings.CutPrefix(k, "cur:"); ok && v > 0 {

@@ -13,6 +13,9 @@ type Stats struct {
 	Dates, Stamps, DMY, MDY, DMYDot     int64
 	YMDSlash, Serial, SerialInt, Digits int64
 	IntDigits, Scale                    int64
+	// LongPoint counts the Long values with a decimal point: numbers
+	// printed by a program, never codes.
+	LongPoint int64
 	// Written forms (forms.go): values read only once a currency sign,
 	// percent sign, thousands separators or parentheses are dropped, or in
 	// scientific notation.
@@ -39,7 +42,7 @@ func (c *Stats) Counts() map[string]int64 {
 		"n": c.N, "int": c.Ints, "dec": c.Decs, "lead": c.Lead, "long": c.Long, "bool": c.Bools,
 		"date": c.Dates, "ts": c.Stamps, "dmy": c.DMY, "mdy": c.MDY, "dmydot": c.DMYDot,
 		"ymdslash": c.YMDSlash, "serial": c.Serial, "serialint": c.SerialInt, "digitish": c.Digits,
-		"intdigits": c.IntDigits, "scale": c.Scale,
+		"intdigits": c.IntDigits, "scale": c.Scale, "longpoint": c.LongPoint,
 		"form": c.Forms, "sci": c.Sci, "grouped": c.Grouped, "ambiguous": c.Ambiguous, "point": c.Points,
 		"pct": c.Percent, "paren": c.Paren, "tsz": c.Zoned, "dateish": c.Dateish,
 		"blank": c.Blank, "padded": c.Padded,
@@ -111,6 +114,9 @@ func (c *Stats) number(v string) bool {
 	sig := len(strings.TrimLeft(intPart+frac, "0"))
 	if sig > maxSignificant {
 		c.Long++
+		if hasDot {
+			c.LongPoint++
+		}
 		return true
 	}
 	if intPart == "" {

@@ -142,8 +142,10 @@ func Decide(st *Stats, key string, h Hint) Decision {
 		case c["lead"] > 0:
 			return Decision{Type: TypeText, Identifier: true, Reason: "text: " + plural(c["lead"], "value has a leading zero", "values with leading zeros")}
 		case c["long"] > 0:
+			// Decimals are never identifiers: past 15 digits, a value
+			// with a point is a number a program printed.
 			numbers := c["int"] + c["dec"] + c["long"] + c["form"]
-			return Decision{Type: TypeText, Identifier: true, Reason: "text: " + plural(c["long"], "value has", "values have") + " more than 15 significant digits",
+			return Decision{Type: TypeText, Identifier: nameID || c["long"] > c["longpoint"], Reason: "text: " + plural(c["long"], "value has", "values have") + " more than 15 significant digits",
 				Numberish: !nameID && n-numbers < numbers}
 		case all("int") && nameID:
 			return Decision{Type: TypeText, Identifier: true, Reason: fmt.Sprintf("text: whole numbers in a column named %q are identifiers", key)}

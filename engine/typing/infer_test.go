@@ -19,8 +19,9 @@ func TestDecideColumn(t *testing.T) {
 		{"whole numbers", "qty", []string{"1", "22", "-3"}, Hint{}, TypeInteger, false, "whole numbers"},
 		{"money", "amount", []string{"1.50", "22.25", "3"}, Hint{}, TypeDecimal, false, ""},
 		// Past 15 digits a number is text until the loader proves each value
-		// prints back as written from a double.
-		{"seventeen digits", "gdp", []string{"12345.678901234567", "0.1", "3"}, Hint{}, TypeText, true, "more than 15 significant digits"},
+		// prints back as written from a double; with a point, never an
+		// identifier.
+		{"seventeen digits", "gdp", []string{"12345.678901234567", "0.1", "3"}, Hint{}, TypeText, false, "more than 15 significant digits"},
 		{"leading zeros stay text", "zip", []string{"02134", "10001"}, Hint{}, TypeText, true, ""},
 		{"an identifier by its name", "customer_id", []string{"1001", "1002"}, Hint{}, TypeText, true, ""},
 		{"dates", "day", []string{"2024-01-31", "2024-02-01"}, Hint{}, TypeDate, false, ""},

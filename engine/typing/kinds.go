@@ -98,8 +98,11 @@ func DecideCells(k *KindCounts, st *Stats, key string, h Hint) Decision {
 		// Numbers stored as text beside numbers are still numbers when
 		// every text reads as one; a few texts such as ".." leave the
 		// column to be read again (engine/refine.go).
+		// What made the column text is its text cells, named in the
+		// reason, not its numbers' digits; only leading zeros make
+		// codes of numbers beside text.
 		d := Decide(st, key, Hint{})
-		if d.Type != TypeText || d.Identifier {
+		if d.Type != TypeText || st.Lead > 0 {
 			return d
 		}
 		return Decision{Type: TypeText, Identifier: HasIdentifierWord(key), Reason: "text: " + k.mix(), Numberish: d.Numberish}
