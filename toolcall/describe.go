@@ -35,11 +35,48 @@ type TableSummary struct {
 	RowCount    int64  `json:"row_count"`
 	ColumnCount int    `json:"column_count"`
 	PreviewURL  string `json:"preview_url"`
-	// How the table was read: its header's row, whether a person named
-	// it, and how many rows were kept out (the report lists them).
-	HeaderRow   int64 `json:"header_row,omitempty"`
-	HeaderAsked bool  `json:"header_asked,omitempty"`
-	RowsKeptOut int   `json:"rows_kept_out,omitempty"`
+	// How the table was read: its sheet, its header's row (its last,
+	// when several rows make it: HeaderRows), whether a person named it,
+	// how many rows were kept out and the first of them, the cells of a
+	// numeric column stored empty, and the import's notes.
+	Sheet       string               `json:"sheet,omitempty"`
+	HeaderRow   int64                `json:"header_row,omitempty"`
+	HeaderRows  []int64              `json:"header_rows,omitempty"`
+	HeaderAsked bool                 `json:"header_asked,omitempty"`
+	ReadAs      string               `json:"read_as,omitempty"`
+	RowsKeptOut int                  `json:"rows_kept_out,omitempty"`
+	KeptOut     []catalog.SkippedRow `json:"kept_out,omitempty"`
+	CellsEmpty  int                  `json:"cells_stored_empty,omitempty"`
+	Notes       []string             `json:"notes,omitempty"`
+}
+
+// Limits of a table's reading in a descriptor: the rest is in its import
+// report (GET /v1/tables/{id}).
+const (
+	maxKeptOutShown = 5
+	maxNotesShown   = 6
+	maxNoteRunes    = 300
+)
+
+// summarize is a table as a file's descriptor lists it.
+func summarize(t *catalog.Table) TableSummary {
+	r := t.Report
+	ts := TableSummary{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns), PreviewURL: PreviewURL(t.ID),
+		Sheet: r.Sheet, HeaderRow: r.HeaderRow, HeaderAsked: r.HeaderAsked, ReadAs: r.ReadAs, RowsKeptOut: len(r.Skipped), CellsEmpty: len(r.Cleared)}
+	if len(r.HeaderRows) > 1 {
+		ts.HeaderRows = r.HeaderRows
+	}
+	ts.KeptOut = r.Skipped[:min(len(r.Skipped), maxKeptOutShown)]
+	for _, n := range r.Notes {
+		if len(ts.Notes) == maxNotesShown {
+			break
+		}
+		if rs := []rune(n); len(rs) > maxNoteRunes {
+			n = string(rs[:maxNoteRunes-1]) + "…"
+		}
+		ts.Notes = append(ts.Notes, n)
+	}
+	return ts
 }
 
 // TableSchema is a table's schema with its import report.
@@ -67,12 +104,11 @@ func Describe(signer links.Signer, owner string, f *catalog.File) File {
 		CreatedAt: f.CreatedAt, ChatSession: f.ChatSession,
 		DownloadURL: signer.URL(f.ID, owner),
 	}
-	for i, t := range f.Tables {
-		ts := TableSummary{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns), PreviewURL: PreviewURL(t.ID),
-			HeaderRow: t.Report.HeaderRow, HeaderAsked: t.Report.HeaderAsked, RowsKeptOut: len(t.Report.Skipped)}
+	for i := range f.Tables {
+		ts := summarize(&f.Tables[i])
 		d.Tables = append(d.Tables, ts)
 		if i == 0 {
-			d.TableID, d.PreviewURL = t.ID, ts.PreviewURL
+			d.TableID, d.PreviewURL = ts.ID, ts.PreviewURL
 			d.RowCount, d.ColumnCount = &ts.RowCount, &ts.ColumnCount
 		}
 	}

@@ -28,11 +28,53 @@ func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (a
 	if err := bindArguments(args, &a); err != nil {
 		return nil, err
 	}
+	reading, err := readingOf(args)
+	if err != nil {
+		return nil, err
+	}
+	var again *readAgainAnswer
+	if reading != nil {
+		// Read first, bounded as an upload is, not by the query's time.
+		nf, t, err := p.readAgain(call.ctx, call, a.FileID, *reading)
+		if err != nil {
+			return nil, err
+		}
+		a.FileID = t.ID
+		again = &readAgainAnswer{File: Describe(p.cfg.Links, call.caller.UserID, nf), TableID: t.ID, note: readingNote(nf, t)}
+	}
 	// The timeout covers the whole call: the checks, the lookup's and the
 	// table's statements, and storing a result.
 	ctx, cancel := context.WithTimeout(call.ctx, p.cfg.QueryTimeout)
 	defer cancel()
 	store := call.store
+	res, err := p.analyze(ctx, call, store, a)
+	if err != nil {
+		return nil, err
+	}
+	if again == nil {
+		return res, nil
+	}
+	res.Notes = append([]string{again.note}, res.Notes...)
+	return analysisAnswer{AnalysisResult: res, ReadAgain: again}, nil
+}
+
+// readAgainAnswer is the file an analysis read again, and the table of
+// it the analysis answers on.
+type readAgainAnswer struct {
+	File    File   `json:"file"`
+	TableID string `json:"table_id"`
+	note    string
+}
+
+// analysisAnswer is an analysis's answer with the file it read again.
+type analysisAnswer struct {
+	*catalog.AnalysisResult
+	ReadAgain *readAgainAnswer `json:"read_again,omitempty"`
+}
+
+// analyze plans and runs an analysis, storing its result as a table when
+// show is set or the page is past the offload bounds.
+func (p *Pipeline) analyze(ctx context.Context, call *toolCall, store *engine.Store, a catalog.Analysis) (*catalog.AnalysisResult, error) {
 	plan, err := store.PlanAnalysis(ctx, a)
 	if err != nil {
 		if a.Lookup != nil {
@@ -51,6 +93,7 @@ func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (a
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = append(res.Notes, tableNotes(ctx, store, a.FileID, plan.Table)...)
 	p.cfg.Logger.Debug("files.analyze_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	large, err := pastOffloadBounds(res)
 	if err != nil {

@@ -25,6 +25,7 @@ func (p *Pipeline) toolFilesQueryTable(call *toolCall, args map[string]any) (any
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = append(res.Notes, tableNotes(ctx, store, q.FileID, plan.Table)...)
 	// The plan stays inspectable in the log; the model does not need it.
 	p.cfg.Logger.Debug("files.query_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	if q.Show {

@@ -42,12 +42,38 @@ type listedFile struct {
 	Tables      []listedTable `json:"tables,omitempty"`
 }
 
-// listedTable is one of a workbook's several tables.
+// listedTable is one of a file's tables, listed when the file has
+// several or its one table was read otherwise than from its first row:
+// its sheet, its header rows, the rows kept out, and whether the header
+// was uncertain. Reading the file by id gives the whole reading.
 type listedTable struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	RowCount    int64  `json:"row_count"`
-	ColumnCount int    `json:"column_count"`
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Sheet       string  `json:"sheet,omitempty"`
+	RowCount    int64   `json:"row_count"`
+	ColumnCount int     `json:"column_count"`
+	HeaderRows  []int64 `json:"header_rows,omitempty"`
+	RowsKeptOut int     `json:"rows_kept_out,omitempty"`
+	Uncertain   string  `json:"uncertain,omitempty"`
+}
+
+// uncertainHeader is the import's note that a table's header may be
+// another row, or "".
+func uncertainHeader(t *catalog.Table) string {
+	for _, n := range t.Report.Notes {
+		if strings.HasPrefix(n, "the header was not certain") {
+			return n
+		}
+	}
+	return ""
+}
+
+// readOtherwise reports whether a table was read otherwise than a plain
+// file is: rows kept out, a header of several rows or past the first,
+// or a header the import was not sure of.
+func readOtherwise(t *catalog.Table) bool {
+	r := t.Report
+	return len(r.Skipped) > 0 || len(r.HeaderRows) > 1 || r.HeaderRow > 1 || uncertainHeader(t) != "" || len(r.Cleared) > 0
 }
 
 func (p *Pipeline) listed(owner string, f *catalog.File) listedFile {
@@ -60,9 +86,12 @@ func (p *Pipeline) listed(owner string, f *catalog.File) listedFile {
 		rows, cols := f.Tables[0].RowCount, len(f.Tables[0].Columns)
 		lf.RowCount, lf.ColumnCount = &rows, &cols
 	}
-	if len(f.Tables) > 1 {
-		for _, t := range f.Tables {
-			lf.Tables = append(lf.Tables, listedTable{ID: t.ID, Name: t.Name, RowCount: t.RowCount, ColumnCount: len(t.Columns)})
+	if len(f.Tables) > 1 || len(f.Tables) == 1 && readOtherwise(&f.Tables[0]) {
+		for i := range f.Tables {
+			t := &f.Tables[i]
+			lt := listedTable{ID: t.ID, Name: t.Name, Sheet: t.Report.Sheet, RowCount: t.RowCount, ColumnCount: len(t.Columns),
+				HeaderRows: t.Report.HeaderRows, RowsKeptOut: len(t.Report.Skipped), Uncertain: uncertainHeader(t)}
+			lf.Tables = append(lf.Tables, lt)
 		}
 	}
 	return lf

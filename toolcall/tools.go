@@ -157,10 +157,10 @@ var toolSpecs = []Tool{
 	},
 	{
 		Name: "files.analyze_table",
-		Description: "Answer an analytic question about an owned stored table in one call, on the server, when files.query_table cannot: " +
-			"time buckets, distinct counts, medians, percentiles, first/last values, shares, ratios, having, change and running totals, " +
-			"rank and top N per group, OR filters, a lookup into another owned table. Returns counts and up to 50 groups; more, or " +
-			"show=true, store the whole result as a table. Blank cells are empty. Notes say how ties and windows were treated.",
+		Description: "Answer in one call, on the server, what files.query_table cannot about an owned table: time buckets, distinct counts, " +
+			"medians, percentiles, first/last values, shares, ratios, having, change, running totals, rank, top N per group, OR filters, " +
+			"a lookup into another owned table; or read a file again naming its header rows (reading). Returns counts and up to 50 groups; " +
+			"more, or show=true, stores the result as a table. Notes say how ties and windows were treated.",
 		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
 		run: (*Pipeline).toolFilesAnalyzeTable,
 	},
