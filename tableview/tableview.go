@@ -123,6 +123,9 @@ func (v *View) take(k string, vals []string, mode Mode) error {
 		v.Search = one
 	case "sort":
 		v.Sort = one
+		if c, ok := v.Table.Lookup(one); ok {
+			v.Sort = c.Key
+		}
 	case "dir", "direction":
 		if v.Dir != "" && v.Dir != strings.ToLower(one) {
 			return datadesk.Errorf(datadesk.Invalid, "dir and direction differ; give one").WithField(k)

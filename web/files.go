@@ -33,7 +33,7 @@ type fileRow struct {
 const filesPageSize = 25
 
 // fileSorts are the orders the files list takes, each with its words.
-var fileSorts = []pageOp{{"date", "newest first"}, {"name", "name"}, {"size", "size, largest first"}, {"rows", "rows, most first"}}
+var fileSorts = []pageOp{{Value: "date", Name: "newest first"}, {Value: "name", Name: "name"}, {Value: "size", Name: "size, largest first"}, {Value: "rows", Name: "rows, most first"}}
 
 // FilesPage lists the caller's files, a page at a time, searched by name,
 // sorted and narrowed to a chat session, with their saved views and the

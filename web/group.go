@@ -17,15 +17,12 @@ import (
 	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
+	"datadesk/tableview"
 )
 
-// groupOps are the measures the page's grouping offers.
-var groupOps = []pageOp{{"count", "count of rows"}, {"sum", "sum of"}, {"avg", "average of"}, {"min", "smallest"}, {"max", "largest"},
-	{"count_distinct", "distinct values of"}}
-
-// groupBuckets are the time buckets a date or timestamp group takes.
-var groupBuckets = []pageOp{{"", "each value"}, {"year", "by year"}, {"quarter", "by quarter"}, {"month", "by month"}, {"week", "by week"},
-	{"day", "by day"}, {"hour", "by hour"}}
+// groupOps and groupBuckets are the measures and the time buckets the
+// page's grouping offers.
+var groupOps, groupBuckets = tableview.GroupOps, tableview.GroupBuckets
 
 // maxGroupExport bounds the groups an XLSX of a grouping holds.
 const maxGroupExport = 10000
@@ -56,52 +53,21 @@ func groupOf(t *catalog.Table, q url.Values) *pageGroup {
 		g.Op = "count"
 	}
 	for _, c := range t.Columns {
-		g.Columns = append(g.Columns, pageOp{c.Key, labelOf(c)})
+		g.Columns = append(g.Columns, pageOp{Value: c.Key, Name: labelOf(c)})
 	}
 	g.Asked = g.Column != ""
 	return g
 }
 
 // analysis is the grouping as a files.analyze_table call over the view's
-// rows: its conditions, and its search as any text column containing it.
+// rows (the view reads the same address).
 func (g *pageGroup) analysis(t *catalog.Table, v *tableView, limit int) catalog.Analysis {
-	a := catalog.Analysis{FileID: t.ID, GroupBy: []catalog.GroupBy{{Column: g.Column, Bucket: g.Bucket}}, Limit: limit, Filters: v.analysisFilters(t)}
-	m := catalog.Measure{Op: g.Op, Name: "value"}
-	if g.Op != "count" {
-		m.Column = g.Of
-	}
-	a.Measures = []catalog.Measure{m}
-	a.SortBy, a.Direction = "value", "desc"
-	if g.Bucket != "" {
-		a.SortBy, a.Direction = "", ""
-	}
-	return a
-}
-
-// analysisFilters are the view's filters and search as an analysis's:
-// the search, any text column containing it.
-func (v *tableView) analysisFilters(t *catalog.Table) []catalog.FilterNode {
-	var out []catalog.FilterNode
-	for _, f := range v.Filters {
-		out = append(out, catalog.FilterNode{Column: f.Column, Op: f.Op, Value: f.Value})
-	}
-	if v.Search != "" {
-		var any []catalog.FilterNode
-		for _, c := range t.Columns {
-			if c.Type == "text" {
-				any = append(any, catalog.FilterNode{Column: c.Key, Op: "contains", Value: v.Search})
-			}
-		}
-		if len(any) > 0 {
-			out = append(out, catalog.FilterNode{Any: any})
-		}
-	}
-	return out
+	return v.Analysis(limit)
 }
 
 // run answers the grouping for the page: up to 50 groups, a chart of
 // them, and links to the chart as SVG and the whole grouping as XLSX.
-func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Table, v *tableView, q url.Values) error {
+func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Table, v *tableView) error {
 	p, err := store.PlanAnalysis(ctx, g.analysis(t, v, catalog.MaxAnalysisPage))
 	if err == nil {
 		var res *catalog.AnalysisResult
@@ -116,7 +82,9 @@ func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Tab
 	if err != nil {
 		return err
 	}
-	link := func(path string) string { return path + "?" + copyAddress(q, "offset", "summary", "msg").Encode() }
+	w := v.Clone()
+	w.Offset, w.Summaries, w.Message = 0, nil, ""
+	link := w.Href
 	g.SVGURL, g.PNGURL, g.XLSXURL = link("/tables/"+t.ID+"/group.svg"), link("/tables/"+t.ID+"/group.png"), link("/tables/"+t.ID+"/group.xlsx")
 	return nil
 }
@@ -166,6 +134,9 @@ func (h *Handler) GroupFile(format string) echo.HandlerFunc {
 		ctx := c.Request().Context()
 		q := c.Request().URL.Query()
 		v, g := viewOf(t, q), groupOf(t, q)
+		if v.err != nil {
+			return h.pageError(c, v.err)
+		}
 		if !g.Asked {
 			return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "no grouping asked: g names the column to group by").WithField("g"))
 		}

@@ -43,7 +43,7 @@ func (v *tableView) sentence(t *catalog.Table, total int64, sort, dir string) (c
 // condWords says filter i in words: "amount is between 100 and 200".
 func (v *tableView) condWords(i int) string {
 	f := v.Filters[i]
-	col := v.Columns[v.filterAt[i][0]]
+	col := columnOf(v.Table.Columns[v.filterAt[i][0]])
 	date := col.Type == "date" || col.Type == "timestamp"
 	value := func(x any) string {
 		s := fmt.Sprint(x)
@@ -169,7 +169,7 @@ func whyNone(ctx context.Context, store *engine.Store, t *catalog.Table, v *tabl
 	default:
 		why = "Each condition matches some rows, but no row meets all of them."
 	}
-	plan, err := store.Plan(ctx, v.query(t.ID))
+	plan, err := store.Plan(ctx, v.Query())
 	if err != nil {
 		return why, nil
 	}

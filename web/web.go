@@ -111,7 +111,36 @@ func (h *Handler) render(c *echo.Context, status int, name string, data any) err
 
 func (h *Handler) pageBase(c *echo.Context, title string) page {
 	csrf := h.d.CSRF(c)
-	return page{Title: title, User: h.d.Caller(c).Name, CSRF: csrf, Message: c.QueryParam("msg")}
+	msg := c.QueryParam("msg")
+	if f := takeFlash(c); f != "" {
+		msg = f
+	}
+	return page{Title: title, User: h.d.Caller(c).Name, CSRF: csrf, Message: msg}
+}
+
+// flashCookie carries what a form did to the page it leads to, so that
+// the page's address holds only its view, never a message.
+const flashCookie = "datadesk_flash"
+
+// setFlash says msg on the next page the browser shows, within a minute.
+func setFlash(c *echo.Context, msg string) {
+	http.SetCookie(c.Response(), &http.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), Path: "/", MaxAge: 60, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
+}
+
+// takeFlash reads the message a form left and clears it.
+func takeFlash(c *echo.Context) string {
+	ck, err := c.Cookie(flashCookie)
+	if err != nil || ck.Value == "" {
+		return ""
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
+	msg, err := url.QueryUnescape(ck.Value)
+	if err != nil {
+		return ""
+	}
+	return msg
 }
 
 // pageError renders an error as a page, with the same status the API uses.
