@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -717,7 +718,7 @@ func svgBars(bars []chartBar, name string) string {
 			w = (width - labelW - 90) * math.Abs(br.value) / top
 		}
 		y := float64(i)*rowH + 2
-		shown := strconv.FormatFloat(br.value, 'f', -1, 64)
+		shown := chartNumber(br.value)
 		fmt.Fprintf(&b, `<text class="bar-label" x="%.0f" y="%.0f" text-anchor="end" font-size="12" font-family="sans-serif">%s</text>`, labelW-6, y+15, template.HTMLEscapeString(br.label))
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.1f" height="%.0f" fill="#0969da"><title>%s: %s</title></rect>`,
 			labelW, y+3, w, rowH-6, template.HTMLEscapeString(br.label), shown)
@@ -728,4 +729,51 @@ func svgBars(bars []chartBar, name string) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// chartNumber writes a chart's value as a reader takes it in: thousands
+// separated (4,523), at most two decimals from 1 up, four significant
+// digits below.
+func chartNumber(v float64) string {
+	prec := 2
+	if a := math.Abs(v); a > 0 && a < 1 {
+		prec = max(2, 3-int(math.Floor(math.Log10(a))))
+	}
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	sign, digits := "", s
+	if strings.HasPrefix(digits, "-") {
+		sign, digits = "-", digits[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(digits, ".")
+	if hasFrac {
+		return sign + groupDigits(whole) + "." + frac
+	}
+	return sign + groupDigits(whole)
+}
+
+// bucketLabel writes a group's value as its time bucket names it: a
+// month 2024-01, a quarter 2024 Q1, a year 2024, an hour 2024-01-05
+// 13:00; other values as the page shows them.
+func bucketLabel(v any, bucket string) string {
+	s := cellOf(v, "").Text
+	t, err := time.Parse("2006-01-02", s[:min(len(s), 10)])
+	if err != nil || bucket == "" {
+		return s
+	}
+	switch bucket {
+	case "year":
+		return t.Format("2006")
+	case "quarter":
+		return fmt.Sprintf("%d Q%d", t.Year(), (int(t.Month())+2)/3)
+	case "month":
+		return t.Format("2006-01")
+	case "hour":
+		if len(s) >= 16 {
+			return s[:10] + " " + s[11:16]
+		}
+	}
+	return s
 }
