@@ -26,7 +26,7 @@ import (
 	"datadesk/surface"
 )
 
-//go:embed pages/*.tmpl pages/style.css
+//go:embed pages/*.tmpl pages/style.css pages/upload.js
 var webFiles embed.FS
 
 // webPageSize is how many rows a table page shows.
@@ -78,6 +78,17 @@ func (h *Handler) Stylesheet(c *echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "max-age=3600")
 	return c.Blob(http.StatusOK, "text/css; charset=utf-8", css)
+}
+
+// Script serves the files page's upload script, which shows an upload's
+// progress; every page works without it.
+func (h *Handler) Script(c *echo.Context) error {
+	js, err := webFiles.ReadFile("pages/upload.js")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "max-age=3600")
+	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", js)
 }
 
 func parsePages() (map[string]*template.Template, error) {
