@@ -270,7 +270,7 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 		out.Err = datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, t.Name, d.Reason)
 		return out
 	case rbac.Approve:
-		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, d.Reason)
+		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, d.Reason, callTarget(ctx, cs.get, args))
 		return out
 	}
 	store, err := cs.get()
@@ -283,7 +283,7 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "running " + t.Name})
 	result, out.Err = t.run(p, call, args)
 	if na := (*needsApproval)(nil); errors.As(out.Err, &na) {
-		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, na.reason)
+		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, na.reason, callTarget(ctx, cs.get, args))
 	}
 	if out.Err == nil && out.Approval == nil {
 		datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "writing the answer"})

@@ -241,9 +241,11 @@ func (h *Handler) SignOutForm(c *echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/signin?msg="+url.QueryEscape("You are signed out."))
 }
 
+// approvalRow is a held call as the queue lists it: Target names the
+// files it makes or reads, Why the rule that held it, in words.
 type approvalRow struct {
-	ID, Tool, UserName, ActorName, Reason, Status, Created, Expires string
-	Rows, Bytes                                                     int64
+	ID, Tool, UserName, ActorName, Target, Why, Status, Created, Expires string
+	Rows, Bytes                                                          int64
 }
 
 // ApprovalsPage shows a page of the queue's summaries, never the calls'
