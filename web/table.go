@@ -37,9 +37,10 @@ type pageColumn struct {
 	Ops   []pageOp
 	Input string
 	// Shown: the grid shows the column; EarlierURL and LaterURL move it
-	// among the shown ones, ToggleURL shows or hides it.
-	Shown                           bool
-	EarlierURL, LaterURL, ToggleURL string
+	// among the shown ones. The panel links its sort and summary too
+	// (SortURL, SummaryURL), which the grid's head may hold out of view.
+	Shown                bool
+	EarlierURL, LaterURL string
 }
 
 // pageCond is one condition of a column's filter as the page shows it.
@@ -117,7 +118,8 @@ func panelOf(v *tableview.View) []pageColumn {
 				Blank: tableview.Blank(cond.Op)})
 		}
 		pc.Conds = append(pc.Conds, pageCond{N: len(pc.Conds), Op: pc.Ops[0].Value, NewInput: true})
-		pc.EarlierURL, pc.LaterURL, pc.ToggleURL = columnLinks(v, shown, n, key)
+		pc.EarlierURL, pc.LaterURL = columnLinks(v, shown, n)
+		pc.SortURL, pc.SummaryURL = sortURL(v, key), summaryURL(v, key)
 		panel[n] = pc
 	}
 	return panel
@@ -139,33 +141,46 @@ func columnOf(col catalog.Column) pageColumn {
 }
 
 // columnLinks are the addresses that move the n-th column of the panel
-// (key) earlier or later among the shown ones, and that hide it (or show
-// it, when hidden); "" where it cannot move, or is the last shown.
-func columnLinks(v *tableview.View, shown []string, n int, key string) (earlier, later, toggle string) {
-	here := "/tables/" + v.Table.ID
-	with := func(cols []string) string {
-		w := v.Clone()
-		w.Columns = cols
-		return w.Href(here)
-	}
-	if n >= len(shown) {
-		return "", "", with(append(slices.Clone(shown), key))
-	}
+// earlier or later among the shown ones; "" where it cannot move.
+func columnLinks(v *tableview.View, shown []string, n int) (earlier, later string) {
 	swap := func(a, b int) string {
-		cols := slices.Clone(shown)
-		cols[a], cols[b] = cols[b], cols[a]
-		return with(cols)
+		w := v.Clone()
+		w.Message = ""
+		w.Columns = slices.Clone(shown)
+		w.Columns[a], w.Columns[b] = w.Columns[b], w.Columns[a]
+		return w.Href("/tables/" + v.Table.ID)
 	}
-	if n > 0 {
+	if n > 0 && n < len(shown) {
 		earlier = swap(n-1, n)
 	}
 	if n < len(shown)-1 {
 		later = swap(n, n+1)
 	}
-	if len(shown) > 1 {
-		toggle = with(slices.Delete(slices.Clone(shown), n, n+1))
+	return earlier, later
+}
+
+// sortURL is the view sorted by the column of key: ascending, or
+// descending when it is sorted ascending already.
+func sortURL(v *tableview.View, key string) string {
+	w := v.Clone()
+	w.Message, w.Offset = "", 0
+	w.Dir = "asc"
+	if v.Sort == key && v.Dir != "desc" {
+		w.Dir = "desc"
 	}
-	return earlier, later, toggle
+	w.Sort = key
+	return w.Href("/tables/" + v.Table.ID)
+}
+
+// summaryURL is the view with the column of key summarised beside the
+// others, at its summary.
+func summaryURL(v *tableview.View, key string) string {
+	w := v.Clone()
+	w.Message = ""
+	if !slices.Contains(w.Summaries, key) {
+		w.Summaries = append(w.Summaries, key)
+	}
+	return w.Href("/tables/"+v.Table.ID) + "#facet-" + key
 }
 
 var filterField = regexp.MustCompile(`^filters\[(\d+)\]`)
@@ -471,20 +486,14 @@ func fillTable(d *tableData, view *tableView, p *catalog.Page) {
 	d.answer, d.Panel = p, view.Panel
 	for _, col := range p.Columns {
 		pc := columnOf(col)
-		dir, arrow, aria := "asc", "", "none"
+		arrow, aria := "", "none"
 		if p.Sort == col.Key {
+			arrow, aria = " ▼", "descending"
 			if p.Direction == "asc" {
-				dir, arrow, aria = "desc", " ▲", "ascending"
-			} else {
-				arrow, aria = " ▼", "descending"
+				arrow, aria = " ▲", "ascending"
 			}
 		}
-		pc.SortURL = link(func(w *tableview.View) { w.Sort, w.Dir, w.Offset = col.Key, dir, 0 })
-		pc.SummaryURL = link(func(w *tableview.View) {
-			if !slices.Contains(w.Summaries, col.Key) {
-				w.Summaries = append(w.Summaries, col.Key)
-			}
-		}) + "#facet-" + col.Key
+		pc.SortURL, pc.SummaryURL = sortURL(view.View, col.Key), summaryURL(view.View, col.Key)
 		pc.Arrow, pc.AriaSort = arrow, aria
 		d.Columns = append(d.Columns, pc)
 	}
