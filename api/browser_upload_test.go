@@ -163,6 +163,7 @@ func TestUploadHashedAsReceived(t *testing.T) {
 // storing), then what happened. The browser's uploads are slowed so that
 // the bytes are seen going.
 func TestBrowserUploadProgress(t *testing.T) {
+	t.Parallel()
 	ts, users := newServer(t, 16<<20)
 	addUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {

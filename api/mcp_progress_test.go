@@ -66,6 +66,7 @@ func connectWithProgress(t *testing.T, ts *testServer, token, transport string, 
 // stage named. A call that asks for none gets none, and so does one
 // shorter than the default second.
 func TestMCPProgress(t *testing.T) {
+	t.Parallel()
 	ts, users := newServerWith(t, Config{MaxUpload: 4 << 20, MCPProgressAfter: 2 * time.Millisecond})
 	ana := addUser(t, users, "ana", "analyst")
 	rows := make([]any, 20000)
