@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -35,28 +33,7 @@ func (p *progressSeen) all() []*mcp.ProgressNotificationParams {
 // pipe to the stdio server, collecting progress notifications in seen.
 func connectWithProgress(t *testing.T, ts *testServer, token, transport string, seen *progressSeen) *mcp.ClientSession {
 	t.Helper()
-	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}}
-	if transport == "stdio" {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = ts.srv.ServeMCP(ctx, token, inR, outW)
-		}()
-		t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
-		tr = &mcp.IOTransport{Reader: outR, Writer: inW}
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "datadesk-test", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: seen.add})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectMCPWith(t, mcpTransport(t, ts, token, transport), &mcp.ClientOptions{ProgressNotificationHandler: seen.add})
 }
 
 // TestMCPProgress: a tool call that runs longer than the server's

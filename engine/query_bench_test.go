@@ -27,9 +27,11 @@ func benchRows() int {
 	return 1_000_000
 }
 
-func benchTable(b *testing.B, rows int) (*Store, *catalog.Table) {
+// benchStore is a store of a new owner in an engine of its own, of
+// memory limit (DuckDB's units).
+func benchStore(b *testing.B, limit string) *Store {
 	b.Helper()
-	e, err := New(Config{Dir: b.TempDir(), MemoryLimit: "2GB"})
+	e, err := New(Config{Dir: b.TempDir(), MemoryLimit: limit})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,6 +41,12 @@ func benchTable(b *testing.B, rows int) (*Store, *catalog.Table) {
 		b.Fatal(err)
 	}
 	b.Cleanup(release)
+	return s
+}
+
+func benchTable(b *testing.B, rows int) (*Store, *catalog.Table) {
+	b.Helper()
+	s := benchStore(b, "2GB")
 	regions := []string{"North", "South", "East", "West", "Central"}
 	src := TableSource{Name: "bench", Header: []string{"id", "region", "category", "qty", "amount", "day", "note"},
 		Rows: func(yield func([]string) error) (RowStats, error) {
@@ -165,16 +173,7 @@ func BenchmarkBrowse(b *testing.B) {
 // comes near its sorted order.
 func randomTable(b *testing.B, rows int) (*Store, *catalog.Table) {
 	b.Helper()
-	e, err := New(Config{Dir: b.TempDir(), MemoryLimit: "1GB"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { e.Close() })
-	s, release, err := e.Acquire(context.Background(), datadesk.NewID("u"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(release)
+	s := benchStore(b, "1GB")
 	regions := []string{"North", "South", "East", "West", "Central"}
 	words := []string{"fast", "gift", "return", "fragile", "express", "bulk", "priority", "late", "wrapped", "sample"}
 	src := TableSource{Name: "orders", Header: []string{"order_id", "customer_zip", "region", "category", "quantity", "amount", "order_date", "note"},
@@ -239,18 +238,13 @@ func BenchmarkDeepPage(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			where, params := ducksql.Where(p.Conds, p.Search)
-			order := "rowid"
-			if p.Sort != nil {
-				order = ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Ordering(), map[bool]string{false: "ASC", true: "DESC"}[p.Desc]) + ", rowid"
-			}
-			from := " FROM data." + ducksql.Ident(t.ID) + where
+			count, page, params := handWritten(p)
 			for b.Loop() {
 				var total int64
-				if err := s.db.QueryRow("SELECT count(*)"+from, params...).Scan(&total); err != nil {
+				if err := s.db.QueryRow(count, params...).Scan(&total); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := s.pageRows(context.Background(), t, "SELECT *"+from+" ORDER BY "+order+" LIMIT ? OFFSET ?", append(params, p.Limit, p.Offset)); err != nil {
+				if _, err := s.pageRows(context.Background(), t, page, append(params, p.Limit, p.Offset)); err != nil {
 					b.Fatal(err)
 				}
 			}

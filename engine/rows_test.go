@@ -83,23 +83,31 @@ func TestDeepPagesEveryWay(t *testing.T) {
 	}
 }
 
-// plainPage is req's page as the hand-written statement reads it: every
-// column sorted, LIMIT and OFFSET, the columns picked in Go.
+// plainPage is req's page as the hand-written statement reads it, the
+// columns picked in Go.
 func plainPage(t *testing.T, s *Store, tb *catalog.Table, req catalog.PageRequest) [][]any {
 	t.Helper()
 	p, err := catalog.PagePlanFor(tb, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	where, params := ducksql.Where(p.Conds, p.Search)
-	order := "rowid"
-	if p.Sort != nil {
-		order = ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Ordering(), map[bool]string{false: "ASC", true: "DESC"}[p.Desc]) + ", rowid"
-	}
-	q := "SELECT * FROM data." + ducksql.Ident(tb.ID) + where + " ORDER BY " + order + " LIMIT ? OFFSET ?"
+	_, q, params := handWritten(p)
 	rows, err := s.pageRows(context.Background(), tb, q, append(params, p.Limit, p.Offset))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p.Page(rows, 0).Rows
+}
+
+// handWritten are the statements a person would write for page p: its
+// count, and its rows with every column sorted, skipped with OFFSET
+// (its limit and offset bound after params).
+func handWritten(p *catalog.PagePlan) (count, page string, params []any) {
+	where, params := ducksql.Where(p.Conds, p.Search)
+	order := "rowid"
+	if p.Sort != nil {
+		order = ducksql.Order(ducksql.Ident(p.Sort.Key), p.Sort.Ordering(), map[bool]string{false: "ASC", true: "DESC"}[p.Desc]) + ", rowid"
+	}
+	from := " FROM data." + ducksql.Ident(p.Table.ID) + where
+	return "SELECT count(*)" + from, "SELECT *" + from + " ORDER BY " + order + " LIMIT ? OFFSET ?", params
 }

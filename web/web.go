@@ -72,23 +72,23 @@ func NewHandler(d Deps) (*Handler, error) {
 
 // Stylesheet serves the pages' style sheet.
 func (h *Handler) Stylesheet(c *echo.Context) error {
-	css, err := webFiles.ReadFile("pages/style.css")
-	if err != nil {
-		return err
-	}
-	c.Response().Header().Set("Cache-Control", "max-age=3600")
-	return c.Blob(http.StatusOK, "text/css; charset=utf-8", css)
+	return asset(c, "pages/style.css", "text/css; charset=utf-8")
 }
 
 // Script serves the files page's upload script, which shows an upload's
 // progress; every page works without it.
 func (h *Handler) Script(c *echo.Context) error {
-	js, err := webFiles.ReadFile("pages/upload.js")
+	return asset(c, "pages/upload.js", "text/javascript; charset=utf-8")
+}
+
+// asset serves an embedded file, cached for an hour.
+func asset(c *echo.Context, name, contentType string) error {
+	b, err := webFiles.ReadFile(name)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "max-age=3600")
-	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", js)
+	return c.Blob(http.StatusOK, contentType, b)
 }
 
 func parsePages() (map[string]*template.Template, error) {
