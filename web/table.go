@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -294,10 +295,8 @@ func (h *Handler) TablePage(c *echo.Context) error {
 	}
 	defer release()
 	view := viewOf(t, c.Request().URL.Query())
-	if view.err == nil {
-		if to := canonical(view); to != c.Request().URL.RawQuery {
-			return c.Redirect(http.StatusSeeOther, "/tables/"+t.ID+strings.TrimSuffix("?"+to, "?"))
-		}
+	if to := canonical(view); view.err == nil && !sameQuery(to, c.Request().URL.RawQuery) {
+		return c.Redirect(http.StatusSeeOther, "/tables/"+t.ID+strings.TrimSuffix("?"+to, "?"))
 	}
 	data := tableData{page: h.pageBase(c, t.Name), Table: t, Filtered: view.Filtered(), Search: view.Search, Sort: view.Sort, Dir: view.Dir}
 	if view.Message != "" {
@@ -324,6 +323,15 @@ func canonical(v *tableView) string {
 		s += "&"
 	}
 	return s + "msg=" + url.QueryEscape(v.Message)
+}
+
+// sameQuery reports whether two queries hold the same values, however
+// each is escaped: a browser escapes some characters otherwise than Go,
+// and an address sent back escaped as it came must not be sent again.
+func sameQuery(a, b string) bool {
+	qa, errA := url.ParseQuery(a)
+	qb, errB := url.ParseQuery(b)
+	return errA == nil && errB == nil && maps.EqualFunc(qa, qb, slices.Equal[[]string])
 }
 
 // tableRows fills in the page of rows, its sentence and its links, and
