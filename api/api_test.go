@@ -295,9 +295,11 @@ func TestUploadErrors(t *testing.T) {
 	if code != 400 || errCode(m) != "invalid" {
 		t.Errorf("not multipart: got %d %v", code, m)
 	}
+	// The table is found before its address is read: a missing one (or
+	// another owner's) answers 404 whatever its parameters.
 	code, m, _ = ts.do("GET", "/v1/tables/t_aaaaaaaaaaaaaaaaaaaaaaaaaa/rows?limit=abc", ana, nil, "")
-	if code != 400 || errCode(m) != "invalid" {
-		t.Errorf("bad limit: got %d %v", code, m)
+	if code != 404 || errCode(m) != "not_found" {
+		t.Errorf("bad limit on a missing table: got %d %v", code, m)
 	}
 	code, m, _ = ts.do("GET", "/nope", ana, nil, "")
 	if code != 404 || errCode(m) != "not_found" {
@@ -310,7 +312,8 @@ func TestRowsPageErrors(t *testing.T) {
 	ana := addUser(t, users, "ana", "analyst")
 	_, m := ts.upload(ana, "a.csv", []byte("x,y\n1,2\n"))
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	for _, q := range []string{"sort=nope", "sort=x&direction=sideways", "offset=-1", "limit=0", "limit=100000"} {
+	for _, q := range []string{"sort=nope", "sort=x&direction=sideways", "offset=-1", "limit=0", "limit=100000", "limit=abc",
+		"nope=1", "o.x=eq", "o.x=gt&f.x=lots", "col=z", "summary=z", "g=z"} {
 		code, m, _ := ts.do("GET", fmt.Sprintf("/v1/tables/%s/rows?%s", tid, q), ana, nil, "")
 		if code != 400 || errCode(m) != "invalid" {
 			t.Errorf("%s: got %d %v, want 400 invalid", q, code, m)

@@ -5,15 +5,20 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"datadesk/rbac"
 )
 
 // TestBrowserApprovalDetail: three pending calls looked alike (tool,
-// caller, size, rule). An approver now opens one and reads what it will
-// do: the caller, the rule that held it, its arguments with a file named
+// caller, size, rule). The queue now names the files each call makes or
+// reads and says the rule that held it in words; an approver opens one
+// and reads what it will do: the caller, the rule that held it, its arguments with a file named
 // and rows counted with the first of them; and an Approve clicked on a
 // page gone stale says the call was already rejected, and by whom.
 func TestBrowserApprovalDetail(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
+	// Analysts' ZIPs wait for a person too, to hold a call that reads a
+	// file.
+	ts, users := newServerPolicy(t, Config{MaxUpload: 4 << 20}, "p, role:analyst, files.create, r.attrs.Format == 'zip', approve, allow\n"+rbac.DefaultPolicy)
 	ana := addUser(t, users, "ana", "analyst")
 	vic := addUser(t, users, "vic", "viewer")
 	root := addUser(t, users, "root", "admin")
@@ -22,13 +27,18 @@ func TestBrowserApprovalDetail(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_ = ana
 	code, held := ts.call(vic, "files.create", map[string]any{"filename": "targets.xlsx", "columns": []any{"region", "target"},
 		"rows": []any{[]any{"North", 100}, []any{"South", 200}, []any{"East", 300}}})
 	if code != 202 {
 		t.Fatalf("pending call: %d %v", code, held)
 	}
 	id := held["approval"].(map[string]any)["id"].(string)
+	_, up := ts.upload(ana, "orders.csv", []byte("region,amount\nNorth,1\n"))
+	code, held = ts.call(ana, "files.create", map[string]any{"filename": "both.zip", "file_ids": []any{up["file"].(map[string]any)["id"]}})
+	if code != 202 {
+		t.Fatalf("pending ZIP: %d %v", code, held)
+	}
+	zipID := held["approval"].(map[string]any)["id"].(string)
 
 	b := newBrowser(t)
 	b.do(chromedp.Navigate(ts.url + "/approvals"))
@@ -36,6 +46,20 @@ func TestBrowserApprovalDetail(t *testing.T) {
 	b.do(chromedp.Navigate(ts.url+"/approvals"), chromedp.WaitVisible(chromedp.CSS("#approval-"+id+" a.approval-link")))
 	if got := b.attr("#approval-"+id+" .approve", "aria-label"); got != "Approve files.create by vic ("+id+")" {
 		t.Errorf("the Approve button's name: %q", got)
+	}
+	// The queue names the file each call makes or reads, and says the
+	// rule that held it in words.
+	if got := b.text("#approval-" + id + " .target"); got != "makes targets.xlsx" {
+		t.Errorf("the queue's files of the create: %q", got)
+	}
+	if got, want := b.text("#approval-"+id+" .why"), "The policy holds files.create calls by viewers for a person's approval, every one."; got != want {
+		t.Errorf("the queue's why: %q, want %q", got, want)
+	}
+	if got := b.text("#approval-" + zipID + " .target"); got != "makes both.zip; reads orders.csv" {
+		t.Errorf("the queue's files of the ZIP: %q", got)
+	}
+	if got := b.text("#approval-" + zipID + " .why"); got != "The policy holds files.create calls by analysts for a person's approval when its format is zip." {
+		t.Errorf("the queue's why of the ZIP: %q", got)
 	}
 	b.do(chromedp.Click(chromedp.CSS("#approval-"+id+" a.approval-link")), chromedp.WaitVisible(chromedp.CSS("#approval-args")))
 	args := b.text("#approval-args")
@@ -47,8 +71,11 @@ func TestBrowserApprovalDetail(t *testing.T) {
 	if got := b.text("#approval-caller"); got != "vic" {
 		t.Errorf("caller %q", got)
 	}
-	if got := b.text("#approval-reason"); got == "" {
-		t.Errorf("no rule shown")
+	if got := b.text("#approval-reason"); !strings.HasPrefix(got, "The policy holds files.create calls by viewers") {
+		t.Errorf("the rule shown: %q", got)
+	}
+	if got := b.text("#approval-target"); got != "makes targets.xlsx" {
+		t.Errorf("the files shown: %q", got)
 	}
 	// The list page, then a rejection elsewhere: its Approve is stale.
 	b.do(chromedp.Navigate(ts.url+"/approvals"), chromedp.WaitVisible(chromedp.CSS("#approval-"+id+" .approve")))

@@ -115,6 +115,8 @@ func TestAxeEveryPage(t *testing.T) {
 		{"table with a refused filter", "/tables/" + tid + "?o.amount=gt&f.amount=lots", "ana"},
 		{"grouped view with its chart", "/tables/" + vid, "ana"},
 		{"table grouped on the page", "/tables/" + tid + "?o.amount=gte&f.amount=10&g=day&gb=month&gm=sum&gc=amount", "ana"},
+		{"table with two summaries and columns chosen", "/tables/" + tid + "?summary=region&summary=day&col=amount&col=id&col=region&hide=note", "ana"},
+		{"table with an address it cannot read", "/tables/" + tid + "?colour=red", "ana"},
 		{"not found", "/tables/t_nope", "ana"},
 		{"approvals", "/approvals", "root"},
 		{"an approval's detail", "/approvals/" + approvalID, "root"},

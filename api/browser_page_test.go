@@ -263,12 +263,12 @@ func TestBrowserAnalyst(t *testing.T) {
 
 	t.Run("facet adds a filter", func(t *testing.T) {
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.amount=gte&f.amount=10&summary=region#summary"),
-			chromedp.WaitVisible(chromedp.CSS("#summary-top a.facet")),
+			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.amount=gte&f.amount=10&summary=region#facet-region"),
+			chromedp.WaitVisible(chromedp.CSS("#facet-region-top a.facet")),
 		)
-		count := b.text("#summary-top tbody tr:first-child td.num")
-		value := b.text("#summary-top tbody tr:first-child a.facet")
-		b.do(chromedp.Click(chromedp.CSS("#summary-top a.facet")), chromedp.WaitVisible(chromedp.CSS("#f-region-0")))
+		count := b.text("#facet-region-top tbody tr:first-child td.num")
+		value := b.text("#facet-region-top tbody tr:first-child a.facet")
+		b.do(chromedp.Click(chromedp.CSS("#facet-region-top a.facet")), chromedp.WaitVisible(chromedp.CSS("#f-region-0")))
 		if got := b.text("#total"); got != count {
 			t.Errorf("the facet %q counted %s rows; the page shows %s", value, count, got)
 		}
@@ -279,11 +279,11 @@ func TestBrowserAnalyst(t *testing.T) {
 
 	t.Run("range facet of a number column", func(t *testing.T) {
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid+"?summary=amount#summary"),
-			chromedp.WaitVisible(chromedp.CSS("#summary-ranges a.facet")),
+			chromedp.Navigate(ts.url+"/tables/"+tid+"?summary=amount#facet-amount"),
+			chromedp.WaitVisible(chromedp.CSS("#facet-amount-ranges a.facet")),
 		)
-		n := eval[int](b, `document.querySelectorAll("#summary-ranges tbody tr").length`)
-		counts := eval[[]string](b, `[...document.querySelectorAll("#summary-ranges td.num")].map(e => e.textContent.trim())`)
+		n := eval[int](b, `document.querySelectorAll("#facet-amount-ranges tbody tr").length`)
+		counts := eval[[]string](b, `[...document.querySelectorAll("#facet-amount-ranges td.num")].map(e => e.textContent.trim())`)
 		total := 0
 		for _, c := range counts {
 			v, _ := strconv.Atoi(c)
@@ -293,7 +293,7 @@ func TestBrowserAnalyst(t *testing.T) {
 			t.Errorf("%d ranges counting %d rows, want 5 counting all 300", n, total)
 		}
 		second := counts[1]
-		b.do(chromedp.Click(chromedp.CSS("#summary-ranges tbody tr:nth-child(2) a.facet")), chromedp.WaitVisible(chromedp.CSS("#f-amount-1")))
+		b.do(chromedp.Click(chromedp.CSS("#facet-amount-ranges tbody tr:nth-child(2) a.facet")), chromedp.WaitVisible(chromedp.CSS("#f-amount-1")))
 		if got := b.text("#total"); got != second {
 			t.Errorf("the second range counted %s rows; the page shows %s", second, got)
 		}
@@ -323,7 +323,7 @@ func TestBrowserAnalyst(t *testing.T) {
 			chromedp.Navigate(ts.url+"/tables/"+tid),
 			chromedp.WaitVisible(chromedp.CSS("#summary-note")),
 			chromedp.Click(chromedp.CSS("#summary-note")),
-			chromedp.WaitVisible(chromedp.CSS("#summary")),
+			chromedp.WaitVisible(chromedp.CSS("#facet-note")),
 		)
 		code, m := ts.call(ana, "files.query_table", map[string]any{"file_id": tid,
 			"aggregates": []any{map[string]any{"op": "count"}, map[string]any{"op": "count", "column": "note", "name": "values"}}})
@@ -339,8 +339,8 @@ func TestBrowserAnalyst(t *testing.T) {
 		}
 		distinct := m["result"].(map[string]any)["group_count"].(float64)
 		for sel, want := range map[string]string{
-			"#summary-rows": fmt.Sprint(rows), "#summary-nulls": fmt.Sprint(rows - values), "#summary-distinct": fmt.Sprint(distinct),
-			"#summary-min": "n1", "#summary-max": "n99",
+			"#facet-note-rows": fmt.Sprint(rows), "#facet-note-nulls": fmt.Sprint(rows - values), "#facet-note-distinct": fmt.Sprint(distinct),
+			"#facet-note-min": "n1", "#facet-note-max": "n99",
 		} {
 			if got := b.text(sel); got != want {
 				t.Errorf("%s: got %q, want %q (query_table)", sel, got, want)
@@ -351,15 +351,19 @@ func TestBrowserAnalyst(t *testing.T) {
 		if code != 200 {
 			t.Fatalf("query_table: %d %v", code, m)
 		}
-		b.do(chromedp.Click(chromedp.CSS("#summary-region")), chromedp.WaitVisible(chromedp.CSS("#summary-top")))
-		if got := b.waitText("#summary-title", "Summary of region"); got != "Summary of region" {
+		// A second summary stands beside the first.
+		b.do(chromedp.Click(chromedp.CSS("#summary-region")), chromedp.WaitVisible(chromedp.CSS("#facet-region-top")))
+		if got := b.waitText("#facet-region-title", "Summary of region"); got != "Summary of region" {
 			t.Fatalf("summary title %q", got)
+		}
+		if got := b.text("#facet-note-title"); got != "Summary of note" {
+			t.Errorf("the first summary after opening a second: %q", got)
 		}
 		var qt []string
 		for _, r := range m["result"].(map[string]any)["rows"].([]any) {
 			qt = append(qt, fmt.Sprintf("%v %v", r.([]any)[0], r.([]any)[1]))
 		}
-		shown := eval[[]string](b, `[...document.querySelectorAll("#summary-top tbody tr")].map(r => r.cells[0].textContent + " " + r.cells[1].textContent)`)
+		shown := eval[[]string](b, `[...document.querySelectorAll("#facet-region-top tbody tr")].map(r => r.cells[0].textContent + " " + r.cells[1].textContent)`)
 		if strings.Join(shown, "; ") != strings.Join(qt, "; ") {
 			t.Errorf("top values %q, query_table says %q", shown, qt)
 		}

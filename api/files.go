@@ -75,17 +75,20 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 	if err != nil {
 		return nil, err
 	}
+	ctx := c.Request().Context()
+	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "receiving"})
 	tmp, size, sum, err := s.receive(body, store.IncomingDir())
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(tmp) // gone already once stored
-	ctx := c.Request().Context()
+	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "reading", Done: size, Total: size})
 	res, err := s.ingest.ReadWith(ctx, tmp, filename, store.IncomingDir(), opts)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Close()
+	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "typing and storing", Done: size, Total: size})
 	return store.AddFile(ctx, engine.NewFile{
 		Filename: filename, ContentType: res.ContentType, ChatSession: caller(c).ChatSession,
 		TempPath: tmp, SHA256: sum, Size: size, Tables: res.Tables,

@@ -392,7 +392,7 @@ func TestWebSummaryCountsAsTools(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		got := regexp.MustCompile(`id="summary-distinct">([^<]*)<`).FindSubmatch(body)
+		got := regexp.MustCompile(`id="facet-` + col + `-distinct">([^<]*)<`).FindSubmatch(body)
 		if got == nil || string(got[1]) != want {
 			t.Errorf("%s: the page counts %q distinct values, the tool %s", col, got, want)
 		}

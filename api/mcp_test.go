@@ -26,32 +26,46 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// mcpTransports connect an MCP client for a token over streamable HTTP at
-// /mcp, or over a pipe to ServeMCP, the stdio command's server.
+// mcpTransport is a client's way to the server for a token: streamable
+// HTTP at /mcp ("http"), or a pipe to ServeMCP, the stdio command's
+// server ("stdio").
+func mcpTransport(t *testing.T, ts *testServer, token, kind string) mcp.Transport {
+	if kind == "http" {
+		return &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}}
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := ts.srv.ServeMCP(ctx, token, inR, outW); err != nil && ctx.Err() == nil {
+			t.Errorf("ServeMCP: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
+	return &mcp.IOTransport{Reader: outR, Writer: inW}
+}
+
+// mcpTransports connect an MCP client for a token over each transport.
 var mcpTransports = map[string]func(t *testing.T, ts *testServer, token string) *mcp.ClientSession{
 	"http": func(t *testing.T, ts *testServer, token string) *mcp.ClientSession {
-		tr := &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}}
-		return connectMCP(t, tr)
+		return connectMCP(t, mcpTransport(t, ts, token, "http"))
 	},
 	"stdio": func(t *testing.T, ts *testServer, token string) *mcp.ClientSession {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := ts.srv.ServeMCP(ctx, token, inR, outW); err != nil && ctx.Err() == nil {
-				t.Errorf("ServeMCP: %v", err)
-			}
-		}()
-		t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
-		return connectMCP(t, &mcp.IOTransport{Reader: outR, Writer: inW})
+		return connectMCP(t, mcpTransport(t, ts, token, "stdio"))
 	},
 }
 
 func connectMCP(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "datadesk-test", Version: "1"}, nil)
+	return connectMCPWith(t, tr, nil)
+}
+
+// connectMCPWith connects the SDK's client, with opts, over tr.
+func connectMCPWith(t *testing.T, tr mcp.Transport, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "datadesk-test", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, tr, nil)

@@ -180,8 +180,8 @@ func TestIdentifierSummary(t *testing.T) {
 		var page strings.Builder
 		_, _ = io.Copy(&page, resp.Body)
 		resp.Body.Close()
-		for id, want := range map[string]string{"summary-rows": fmt.Sprint(n), "summary-nulls": fmt.Sprint(nulls),
-			"summary-distinct": fmt.Sprint(len(distinct)), "summary-min": first, "summary-max": last} {
+		for id, want := range map[string]string{"facet-order_id-rows": fmt.Sprint(n), "facet-order_id-nulls": fmt.Sprint(nulls),
+			"facet-order_id-distinct": fmt.Sprint(len(distinct)), "facet-order_id-min": first, "facet-order_id-max": last} {
 			m := regexp.MustCompile(`id="` + id + `"[^>]*>([^<]*)<`).FindStringSubmatch(page.String())
 			if m == nil || strings.ReplaceAll(m[1], ",", "") != want {
 				t.Errorf("%s with %q: got %v, want %s", id, tc.query, m, want)

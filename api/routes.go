@@ -18,6 +18,7 @@ func (s *Server) routes() {
 	// The web page: server-rendered, signed in by cookie.
 	e.GET("/", func(c *echo.Context) error { return c.Redirect(http.StatusSeeOther, "/files") })
 	e.GET("/static/style.css", s.web.Stylesheet)
+	e.GET("/static/upload.js", s.web.Script)
 	e.GET("/signin", s.web.SignInPage)
 	e.POST("/signin", s.web.SignInForm, s.audited)
 	page := []echo.MiddlewareFunc{s.audited, s.pageAuth}

@@ -82,6 +82,10 @@ type Config struct {
 	// address in the header that is not a trusted proxy. Without them the
 	// header is ignored and the connection's address is the client's.
 	TrustedProxies []netip.Prefix
+	// MCPProgressAfter is how long a tool call over MCP runs before it
+	// sends the progress notifications its client asked for
+	// (mcpserver.DefaultProgressAfter when 0).
+	MCPProgressAfter time.Duration
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -191,7 +195,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 func (s *Server) surfaces(d Deps) error {
 	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users,
 		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
-		Logger: s.cfg.Logger, Now: s.cfg.Now})
+		Logger: s.cfg.Logger, Now: s.cfg.Now, ProgressAfter: s.cfg.MCPProgressAfter})
 	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Caller: caller, Authorize: s.authorize, AuthorizeWith: s.authorizeWith,
 		OwnStore: s.ownStore, Store: s.store,
 		Upload: s.storeUpload, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,

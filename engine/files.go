@@ -336,6 +336,9 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 	}
 	remote := s.remoteTables(ctx, all)
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		if err := s.dropOrders(ctx, conn, all); err != nil {
+			return err
+		}
 		for _, t := range all {
 			if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+ducksql.Ident(t)); err != nil {
 				return classify(ctx, err)

@@ -34,6 +34,10 @@ type Store struct {
 	// at a time: a sweep that read the journal before a move began would
 	// drop the copy the move writes under the same name.
 	movesMu sync.Mutex
+	// orderMu guards orders, the tables' stored orders known to exist
+	// (rows.go), so that one is stored once.
+	orderMu sync.Mutex
+	orders  map[string]bool
 
 	// tables caches catalog entries; it outlives the store's connections
 	// (tableCaches).
@@ -61,6 +65,8 @@ type Store struct {
 // than one at a time.
 var catalogDDL = []string{
 	`CREATE SCHEMA IF NOT EXISTS data`,
+	// dd_order holds tables' orders stored for deep pages (rows.go).
+	`CREATE SCHEMA IF NOT EXISTS dd_order`,
 	`CREATE TABLE IF NOT EXISTS dd_files (
 		id VARCHAR PRIMARY KEY,
 		filename VARCHAR NOT NULL,

@@ -86,6 +86,10 @@ type Deps struct {
 	EnterRead func(ctx context.Context, user string) (func(), error)
 	Logger    *slog.Logger
 	Now       func() time.Time
+	// ProgressAfter is how long a tool call runs before it sends the
+	// progress notifications its client asked for (DefaultProgressAfter
+	// when 0).
+	ProgressAfter time.Duration
 }
 
 // Handler serves MCP: over streamable HTTP (Handle, behind Authenticate)
@@ -101,6 +105,9 @@ func NewHandler(d Deps) *Handler {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.ProgressAfter <= 0 {
+		d.ProgressAfter = DefaultProgressAfter
 	}
 	return &Handler{d: d}
 }
@@ -125,22 +132,33 @@ func (h *Handler) Handle() echo.HandlerFunc {
 		}
 		return who, nil
 	})
-	streamable := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	serve := func(r *http.Request) *mcp.Server {
 		if _, ok := r.Context().Value(mcpCallerKey{}).(datadesk.Caller); !ok {
 			return nil
 		}
 		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: h.d.Logger, MaxRequestBodyBytes: toolcall.MaxBody,
-		DisableLocalhostProtection: true})
+	}
+	opts := mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: h.d.Logger, MaxRequestBodyBytes: toolcall.MaxBody,
+		DisableLocalhostProtection: true}
+	streamable := mcp.NewStreamableHTTPHandler(serve, &opts)
+	// A request that asks for progress is answered as a stream of
+	// events, so that its notifications reach the client before the
+	// answer; a JSON answer has no room for them.
+	opts.JSONResponse = false
+	events := mcp.NewStreamableHTTPHandler(serve, &opts)
 	return func(c *echo.Context) error {
 		r := c.Request()
 		ctx := r.Context()
+		answer := streamable
 		if r.Method == http.MethodPost {
 			body, err := h.d.Spool(c, h.d.Caller(c).UserID)
 			if err != nil {
 				return err
 			}
 			defer body.Close()
+			if asksProgress(body.SectionReader) {
+				answer = events
+			}
 			if n, ok := toolcall.CountItems(body.SectionReader); ok && n > maxBatch {
 				return datadesk.Errorf(datadesk.Invalid, "a JSON-RPC batch holds %d messages; at most %d are taken at once", n, maxBatch)
 			}
@@ -156,9 +174,21 @@ func (h *Handler) Handle() echo.HandlerFunc {
 		}
 		ctx = context.WithValue(ctx, mcpCallerKey{}, h.d.Caller(c))
 		ctx = withAnswerBudget(ctx, MaxRequestAnswers)
-		streamable.ServeHTTP(c.Response(), r.WithContext(ctx))
+		answer.ServeHTTP(c.Response(), r.WithContext(ctx))
 		return nil
 	}
+}
+
+// progressWindow is how much of a request's body is looked through for a
+// progress token: the SDKs write a call's _meta before its arguments.
+const progressWindow = 64 << 10
+
+// asksProgress reports whether a request's body names a progress token
+// within its first progressWindow bytes.
+func asksProgress(body *io.SectionReader) bool {
+	head := make([]byte, min(body.Size(), progressWindow))
+	n, _ := body.ReadAt(head, 0)
+	return bytes.Contains(head[:n], []byte(`"progressToken"`))
 }
 
 // answerBudget is what the answers to one request may still carry, in
@@ -303,6 +333,8 @@ func (h *Handler) mcpServer(resolve func(context.Context) (datadesk.Caller, erro
 				if err != nil {
 					return mcpError(err), nil
 				}
+				ctx, stop := h.progress(ctx, req)
+				defer stop()
 				return h.mcpCall(ctx, who, t, req.Params.Arguments), nil
 			})
 	}

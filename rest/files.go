@@ -13,6 +13,7 @@ import (
 	"datadesk/engine/catalog"
 	"datadesk/ingest"
 	"datadesk/rbac"
+	"datadesk/tableview"
 	"datadesk/toolcall"
 )
 
@@ -193,37 +194,49 @@ func (h *Handler) GetTable(c *echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"table": toolcall.SchemaOf(t)})
 }
 
-// TableRows answers a page of a table's rows (offset, limit, sort,
-// direction).
+// TableRows answers a page of a table's rows under the view its address
+// names, read as the table page reads its own (tableview): conditions,
+// search, sort, columns, summaries and grouping, with offset and limit.
+// The answer is the page of rows, its address written back holding only
+// what is set (query), each summary asked for, and the grouping's
+// groups. Errors: invalid, naming the parameter: one it does not take or
+// cannot use; not_found.
 func (h *Handler) TableRows(c *echo.Context) error {
-	req := catalog.PageRequest{Sort: c.QueryParam("sort"), Direction: c.QueryParam("direction")}
-	if v := c.QueryParam("offset"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return datadesk.Errorf(datadesk.Invalid, "offset must be a whole number, 0 or more").WithField("offset")
-		}
-		req.Offset = n
-	}
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > catalog.MaxPageSize {
-			return datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", catalog.MaxPageSize).WithField("limit")
-		}
-		req.Limit = n
-	}
-	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
+	store, t, release, err := h.d.OwnTable(c, rbac.ActionRead)
 	if err != nil {
 		return err
 	}
 	defer release()
-	leave, err := h.d.EnterRead(c.Request().Context(), h.d.Caller(c).UserID)
+	v, err := tableview.Parse(t, c.QueryParams(), tableview.ForAPI)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	leave, err := h.d.EnterRead(ctx, h.d.Caller(c).UserID)
 	if err != nil {
 		return err
 	}
 	defer leave()
-	p, err := store.Rows(c.Request().Context(), id, req)
+	p, err := store.Rows(ctx, t.ID, v.PageRequest(catalog.DefaultPageSize))
 	if err != nil {
-		return err
+		return v.Refused(err)
 	}
-	return c.JSON(http.StatusOK, p)
+	answer := rowsAnswer{Page: p, Query: v.Encode()}
+	if answer.Summaries, err = v.Summarize(ctx, store); err != nil {
+		return v.Refused(err)
+	}
+	if v.Grouped() {
+		if answer.Groups, err = v.Groups(ctx, store, catalog.MaxAnalysisPage); err != nil {
+			return v.Refused(err)
+		}
+	}
+	return c.JSON(http.StatusOK, answer)
+}
+
+// rowsAnswer is a page of rows with what else its address asked for.
+type rowsAnswer struct {
+	*catalog.Page
+	Query     string                  `json:"query"`
+	Summaries []*tableview.Summary    `json:"summaries,omitempty"`
+	Groups    *catalog.AnalysisResult `json:"groups,omitempty"`
 }

@@ -74,9 +74,10 @@ func (p *Pipeline) Replay(ctx context.Context, a *serverdb.Approval, by string) 
 	return p.system.Approval(ctx, a.ID, p.cfg.Now())
 }
 
-// requestApproval stores a call that needs a person, pending. Errors:
+// requestApproval stores a call that needs a person, pending, with the
+// files it makes or reads named (target). Errors:
 // too_large when the call or the caller's waiting calls pass their limit.
-func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any, attrs rbac.Attrs, reason string) (*serverdb.Approval, error) {
+func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any, attrs rbac.Attrs, reason, target string) (*serverdb.Approval, error) {
 	if rows, ok := args[RowsArgument].(*Rows); ok && rows.size() > p.cfg.MaxPendingCall {
 		// Refused before the arguments are encoded, which would hold them.
 		return nil, datadesk.Errorf(datadesk.TooLarge, "a call waiting for approval may carry at most %d bytes of arguments; this one's rows alone have %d",
@@ -88,7 +89,7 @@ func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *
 	}
 	now := p.cfg.Now().UTC()
 	a := &serverdb.Approval{ID: datadesk.NewID("a"), Tool: t.Name, Arguments: raw, UserID: who.UserID, UserName: who.Name, Role: who.Role,
-		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason,
+		ActorID: who.ActorID, ActorName: who.ActorName, ChatSession: who.ChatSession, Reason: reason, Target: target,
 		Status: serverdb.ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(p.cfg.ApprovalTTL)}
 	// The summary's rows are the work's: a copy's are its source table's.
 	a.Rows = int64(attrs.Rows)

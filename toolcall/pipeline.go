@@ -203,6 +203,7 @@ func (p *Pipeline) Invoke(ctx context.Context, c Call) Outcome {
 			return Outcome{Err: err}
 		}
 	}
+	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "reading the arguments"})
 	args, err := c.Arguments()
 	out := Outcome{Err: err}
 	if err == nil {
@@ -257,6 +258,7 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 	}
 	cs := &callStore{ctx: ctx, engine: p.engine, owner: who.UserID}
 	defer cs.close()
+	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "weighing the call for the policy"})
 	attrs, err := workAttrs(ctx, cs.get, p.ingest, t, args)
 	if err != nil {
 		return Outcome{Err: err}
@@ -268,7 +270,7 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 		out.Err = datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, t.Name, d.Reason)
 		return out
 	case rbac.Approve:
-		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, d.Reason)
+		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, d.Reason, callTarget(ctx, cs.get, args))
 		return out
 	}
 	store, err := cs.get()
@@ -278,11 +280,13 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 	}
 	call := &toolCall{ctx: ctx, caller: who, store: store}
 	var result any
+	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "running " + t.Name})
 	result, out.Err = t.run(p, call, args)
 	if na := (*needsApproval)(nil); errors.As(out.Err, &na) {
-		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, na.reason)
+		out.Approval, out.Err = p.requestApproval(ctx, who, t, args, attrs, na.reason, callTarget(ctx, cs.get, args))
 	}
 	if out.Err == nil && out.Approval == nil {
+		datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "writing the answer"})
 		out.Raw, out.Err = encodeAnswer(result)
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 
 	"datadesk"
 	"datadesk/api/serverdb"
+	"datadesk/rbac"
 )
 
 // approvalArg is one argument of a held call as an approver reads it: its
@@ -69,7 +70,7 @@ func (h *Handler) ApprovalDetailPage(c *echo.Context) error {
 }
 
 func rowOf(a *serverdb.Approval) approvalRow {
-	return approvalRow{ID: a.ID, Tool: a.Tool, UserName: a.UserName, ActorName: a.ActorName, Reason: a.Reason,
+	return approvalRow{ID: a.ID, Tool: a.Tool, UserName: a.UserName, ActorName: a.ActorName, Target: a.Target, Why: rbac.ReasonWords(a.Reason),
 		Status: a.Status, Rows: a.Rows, Bytes: a.Bytes, Created: a.CreatedAt.Format("2006-01-02 15:04"),
 		Expires: a.ExpiresAt.Format("2006-01-02 15:04")}
 }

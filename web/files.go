@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v5"
 
@@ -33,7 +35,7 @@ type fileRow struct {
 const filesPageSize = 25
 
 // fileSorts are the orders the files list takes, each with its words.
-var fileSorts = []pageOp{{"date", "newest first"}, {"name", "name"}, {"size", "size, largest first"}, {"rows", "rows, most first"}}
+var fileSorts = []pageOp{{Value: "date", Name: "newest first"}, {Value: "name", Name: "name"}, {Value: "size", Name: "size, largest first"}, {Value: "rows", Name: "rows, most first"}}
 
 // FilesPage lists the caller's files, a page at a time, searched by name,
 // sorted and narrowed to a chat session, with their saved views and the
@@ -149,48 +151,96 @@ func (h *Handler) UploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
 // filesRedirect goes back to the files page with what happened, so a
 // mistake is shown on the page the user was on.
 func filesRedirect(c *echo.Context, done string, err error) error {
-	msg := done
-	if err != nil {
-		e := datadesk.AsError(err)
-		msg = e.Message
-		if e.Code == datadesk.Internal {
-			msg = "The server could not do that. Try again later."
-		}
-		msg = "Not done: " + msg
+	return c.Redirect(http.StatusSeeOther, "/files?msg="+url.QueryEscape(filesMessage(done, err)))
+}
+
+// filesMessage says what happened: done, or why not.
+func filesMessage(done string, err error) string {
+	if err == nil {
+		return done
 	}
-	return c.Redirect(http.StatusSeeOther, "/files?msg="+url.QueryEscape(msg))
+	e := datadesk.AsError(err)
+	msg := e.Message
+	if e.Code == datadesk.Internal {
+		msg = "The server could not do that. Try again later."
+	}
+	return "Not done: " + msg
 }
 
 // UploadForm stores a file sent from the files page by the API's own path
 // (Deps.Upload, the server's one upload service): the same policy, audit
-// and import.
+// and import. The page's script asks for the upload's progress (Accept:
+// application/x-ndjson): the answer is then a line of JSON for each
+// stage as it begins (reading, typing and storing), and a last one with
+// the page to go to; without the script, the form is answered with that
+// page.
 func (h *Handler) UploadForm(c *echo.Context) error {
+	if !strings.Contains(c.Request().Header.Get("Accept"), progressType) {
+		done, err := h.upload(c)
+		return filesRedirect(c, done, err)
+	}
+	w := c.Response()
+	flush := http.NewResponseController(w).Flush
+	w.Header().Set("Content-Type", progressType)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	var mu sync.Mutex
+	line := func(v any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if enc.Encode(v) == nil {
+			_ = flush()
+		}
+	}
+	ctx := datadesk.WithProgress(c.Request().Context(), func(p datadesk.Progress) { line(uploadStage{Stage: p.Stage, Done: p.Done, Total: p.Total}) })
+	c.SetRequest(c.Request().WithContext(ctx))
+	done, err := h.upload(c)
+	line(uploadStage{Location: "/files?msg=" + url.QueryEscape(filesMessage(done, err))})
+	return nil
+}
+
+// progressType is the media type of an upload's progress: one JSON
+// object a line.
+const progressType = "application/x-ndjson"
+
+// uploadStage is a line of an upload's progress: a stage as it begins,
+// or, last, the page to go to.
+type uploadStage struct {
+	Stage    string `json:"stage,omitempty"`
+	Done     int64  `json:"done,omitempty"`
+	Total    int64  `json:"total,omitempty"`
+	Location string `json:"location,omitempty"`
+}
+
+// upload stores the form's file and says what it did.
+func (h *Handler) upload(c *echo.Context) (string, error) {
 	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
-		return filesRedirect(c, "", err)
+		return "", err
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
-		return filesRedirect(c, "", h.d.UploadError(fmt.Errorf("web: upload form: %w", err)))
+		return "", h.d.UploadError(fmt.Errorf("web: upload form: %w", err))
 	}
 	part, err := fh.Open()
 	if err != nil {
-		return filesRedirect(c, "", fmt.Errorf("web: upload form: %w", err))
+		return "", fmt.Errorf("web: upload form: %w", err)
 	}
 	defer part.Close()
 	store, release, err := h.d.Store(c)
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return "", err
 	}
 	defer release()
 	opts, err := ingest.ParseOptions(c.FormValue)
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return "", err
 	}
 	f, err := h.d.Upload(c, store, fh.Filename, part, opts)
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return "", err
 	}
-	return filesRedirect(c, fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil)
+	return fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil
 }
 
 // DeleteForm deletes one of the caller's files from the files page.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,15 +18,12 @@ import (
 	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/rbac"
+	"datadesk/tableview"
 )
 
-// groupOps are the measures the page's grouping offers.
-var groupOps = []pageOp{{"count", "count of rows"}, {"sum", "sum of"}, {"avg", "average of"}, {"min", "smallest"}, {"max", "largest"},
-	{"count_distinct", "distinct values of"}}
-
-// groupBuckets are the time buckets a date or timestamp group takes.
-var groupBuckets = []pageOp{{"", "each value"}, {"year", "by year"}, {"quarter", "by quarter"}, {"month", "by month"}, {"week", "by week"},
-	{"day", "by day"}, {"hour", "by hour"}}
+// groupOps and groupBuckets are the measures and the time buckets the
+// page's grouping offers.
+var groupOps, groupBuckets = tableview.GroupOps, tableview.GroupBuckets
 
 // maxGroupExport bounds the groups an XLSX of a grouping holds.
 const maxGroupExport = 10000
@@ -56,52 +54,21 @@ func groupOf(t *catalog.Table, q url.Values) *pageGroup {
 		g.Op = "count"
 	}
 	for _, c := range t.Columns {
-		g.Columns = append(g.Columns, pageOp{c.Key, labelOf(c)})
+		g.Columns = append(g.Columns, pageOp{Value: c.Key, Name: labelOf(c)})
 	}
 	g.Asked = g.Column != ""
 	return g
 }
 
 // analysis is the grouping as a files.analyze_table call over the view's
-// rows: its conditions, and its search as any text column containing it.
+// rows (the view reads the same address).
 func (g *pageGroup) analysis(t *catalog.Table, v *tableView, limit int) catalog.Analysis {
-	a := catalog.Analysis{FileID: t.ID, GroupBy: []catalog.GroupBy{{Column: g.Column, Bucket: g.Bucket}}, Limit: limit, Filters: v.analysisFilters(t)}
-	m := catalog.Measure{Op: g.Op, Name: "value"}
-	if g.Op != "count" {
-		m.Column = g.Of
-	}
-	a.Measures = []catalog.Measure{m}
-	a.SortBy, a.Direction = "value", "desc"
-	if g.Bucket != "" {
-		a.SortBy, a.Direction = "", ""
-	}
-	return a
-}
-
-// analysisFilters are the view's filters and search as an analysis's:
-// the search, any text column containing it.
-func (v *tableView) analysisFilters(t *catalog.Table) []catalog.FilterNode {
-	var out []catalog.FilterNode
-	for _, f := range v.Filters {
-		out = append(out, catalog.FilterNode{Column: f.Column, Op: f.Op, Value: f.Value})
-	}
-	if v.Search != "" {
-		var any []catalog.FilterNode
-		for _, c := range t.Columns {
-			if c.Type == "text" {
-				any = append(any, catalog.FilterNode{Column: c.Key, Op: "contains", Value: v.Search})
-			}
-		}
-		if len(any) > 0 {
-			out = append(out, catalog.FilterNode{Any: any})
-		}
-	}
-	return out
+	return v.Analysis(limit)
 }
 
 // run answers the grouping for the page: up to 50 groups, a chart of
 // them, and links to the chart as SVG and the whole grouping as XLSX.
-func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Table, v *tableView, q url.Values) error {
+func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Table, v *tableView) error {
 	p, err := store.PlanAnalysis(ctx, g.analysis(t, v, catalog.MaxAnalysisPage))
 	if err == nil {
 		var res *catalog.AnalysisResult
@@ -116,13 +83,15 @@ func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Tab
 	if err != nil {
 		return err
 	}
-	link := func(path string) string { return path + "?" + copyAddress(q, "offset", "summary", "msg").Encode() }
+	w := v.Clone()
+	w.Offset, w.Summaries, w.Message = 0, nil, ""
+	link := w.Href
 	g.SVGURL, g.PNGURL, g.XLSXURL = link("/tables/"+t.ID+"/group.svg"), link("/tables/"+t.ID+"/group.png"), link("/tables/"+t.ID+"/group.xlsx")
 	return nil
 }
 
 func (g *pageGroup) fill(p *catalog.AnalysisPlan, res *catalog.AnalysisResult) {
-	g.Head = [2]string{res.Columns[0], res.Columns[1]}
+	g.Head = [2]string{res.Columns[0], measureWords(p)}
 	if res.GroupCount != nil {
 		g.Groups = *res.GroupCount
 	}
@@ -131,12 +100,32 @@ func (g *pageGroup) fill(p *catalog.AnalysisPlan, res *catalog.AnalysisResult) {
 		class = "text"
 	}
 	for _, r := range res.Rows {
-		g.Rows = append(g.Rows, [2]pageCell{cellOf(r[0], "text"), cellOf(r[1], class)})
+		g.Rows = append(g.Rows, [2]pageCell{{Text: bucketLabel(r[0], p.Groups[0].Bucket), Class: "text"}, cellOf(r[1], class)})
 	}
 	g.Name = g.chartName(p)
 	if catalog.Numeric(p.OutType(1)) && len(res.Rows) > 0 {
-		g.Chart = template.HTML(svgBars(barsOf(res.Rows, 1, 1), g.Name))
+		g.Chart = template.HTML(svgBars(groupBars(p, res.Rows), g.Name))
 	}
+}
+
+// groupBars are a grouping's bars, each labelled as its time bucket
+// names it (2024-01 for a month).
+func groupBars(p *catalog.AnalysisPlan, rows [][]any) []chartBar {
+	bars := barsOf(rows, 1, 1)
+	for i := range bars {
+		bars[i].label = bucketLabel(rows[i][0], p.Groups[0].Bucket)
+	}
+	return bars
+}
+
+// measureWords names a grouping's measure as the analyst chose it: "sum
+// of amount", "count of rows".
+func measureWords(p *catalog.AnalysisPlan) string {
+	m := p.Measures[0]
+	if m.Col == nil {
+		return tableview.MeasureWords(m.Op, "")
+	}
+	return tableview.MeasureWords(m.Op, m.Col.Key)
 }
 
 // chartName says what the chart shows: "Bar chart of the sum of amount by
@@ -166,6 +155,9 @@ func (h *Handler) GroupFile(format string) echo.HandlerFunc {
 		ctx := c.Request().Context()
 		q := c.Request().URL.Query()
 		v, g := viewOf(t, q), groupOf(t, q)
+		if v.err != nil {
+			return h.pageError(c, v.err)
+		}
 		if !g.Asked {
 			return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "no grouping asked: g names the column to group by").WithField("g"))
 		}
@@ -191,9 +183,9 @@ func (h *Handler) GroupFile(format string) echo.HandlerFunc {
 		switch format {
 		case "svg":
 			c.Response().Header().Set("Content-Disposition", exports.ContentDisposition(t.Name+" chart.svg"))
-			return c.Blob(http.StatusOK, "image/svg+xml", []byte(svgBars(barsOf(rows, 1, 1), name)))
+			return c.Blob(http.StatusOK, "image/svg+xml", []byte(svgBars(groupBars(p, rows), name)))
 		case "png":
-			b, err := pngBars(barsOf(rows, 1, 1), name)
+			b, err := pngBars(groupBars(p, rows), name)
 			if err != nil {
 				return h.pageError(c, err)
 			}
@@ -210,33 +202,51 @@ func (h *Handler) GroupFile(format string) echo.HandlerFunc {
 }
 
 // groupWorkbook writes groups as a sheet with a native column chart of
-// the measure over the group values beside the data.
+// the measure over the group values beside the data: the measure headed
+// as the analyst chose it, time buckets named as such (2024-01), numbers
+// and the chart's axis with thousands separated.
 func groupWorkbook(p *catalog.AnalysisPlan, rows [][]any, name string) ([]byte, error) {
 	f := excelize.NewFile()
 	defer f.Close()
 	const sheet = "Sheet1"
 	head := p.OutNames()
-	if err := f.SetSheetRow(sheet, "A1", &[]any{head[0], head[1]}); err != nil {
+	if err := f.SetSheetRow(sheet, "A1", &[]any{head[0], measureWords(p)}); err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
+	whole := true
 	for i, r := range rows {
 		cell, _ := excelize.CoordinatesToCellName(1, i+2)
-		label := cellOf(r[0], "").Text
+		label := bucketLabel(r[0], p.Groups[0].Bucket)
 		var value any = r[1]
 		if n, ok := r[1].(interface{ Float64() (float64, error) }); ok {
 			value, _ = n.Float64()
+		}
+		if x, ok := value.(float64); ok && x != math.Trunc(x) {
+			whole = false
 		}
 		if err := f.SetSheetRow(sheet, cell, &[]any{label, value}); err != nil {
 			return nil, fmt.Errorf("web: %w", err)
 		}
 	}
+	numFmt := "#,##0"
+	if !whole {
+		numFmt = "#,##0.00"
+	}
 	if len(rows) > 0 && catalog.Numeric(p.OutType(1)) {
+		style, err := f.NewStyle(&excelize.Style{CustomNumFmt: &numFmt})
+		if err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
 		last := strconv.Itoa(len(rows) + 1)
-		err := f.AddChart(sheet, "D2", &excelize.Chart{
+		if err := f.SetCellStyle(sheet, "B2", "B"+last, style); err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
+		err = f.AddChart(sheet, "D2", &excelize.Chart{
 			Type:   excelize.Col,
 			Series: []excelize.ChartSeries{{Name: sheet + "!$B$1", Categories: sheet + "!$A$2:$A$" + last, Values: sheet + "!$B$2:$B$" + last}},
 			Title:  excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: name}}},
 			Legend: excelize.ChartLegend{Position: "none"},
+			YAxis:  excelize.ChartAxis{NumFmt: excelize.ChartNumFmt{CustomNumFmt: numFmt}},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("web: %w", err)

@@ -8,7 +8,6 @@ import (
 	"image/draw"
 	"image/png"
 	"math"
-	"strconv"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
@@ -47,7 +46,7 @@ func pngBars(bars []chartBar, name string) ([]byte, error) {
 			w = int(float64(width-labelW-90) * math.Abs(br.value) / peak)
 		}
 		draw.Draw(img, image.Rect(labelW, y+3, labelW+w, y+rowH-3), blue, image.Point{}, draw.Src)
-		shown := strconv.FormatFloat(br.value, 'f', -1, 64)
+		shown := chartNumber(br.value)
 		if br.null {
 			shown = "no value"
 		}

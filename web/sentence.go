@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"datadesk"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 )
@@ -43,7 +44,7 @@ func (v *tableView) sentence(t *catalog.Table, total int64, sort, dir string) (c
 // condWords says filter i in words: "amount is between 100 and 200".
 func (v *tableView) condWords(i int) string {
 	f := v.Filters[i]
-	col := v.Columns[v.filterAt[i][0]]
+	col := columnOf(v.Table.Columns[v.filterAt[i][0]])
 	date := col.Type == "date" || col.Type == "timestamp"
 	value := func(x any) string {
 		s := fmt.Sprint(x)
@@ -169,7 +170,7 @@ func whyNone(ctx context.Context, store *engine.Store, t *catalog.Table, v *tabl
 	default:
 		why = "Each condition matches some rows, but no row meets all of them."
 	}
-	plan, err := store.Plan(ctx, v.query(t.ID))
+	plan, err := store.Plan(ctx, v.Query())
 	if err != nil {
 		return why, nil
 	}
@@ -198,8 +199,9 @@ func btoi(b bool) int {
 }
 
 // exportName names an export of a view by what it holds: the table's
-// name and, when filtered, its conditions in words, up to 100 characters
-// ("orders, amount is between 100 and 200").
+// name and, when filtered, its conditions in words, whole ("orders,
+// amount is between 100 and 200"). A name past what a file's name may
+// hold counts the conditions instead ("orders, 14 conditions").
 func (v *tableView) exportName(t *catalog.Table) string {
 	var conds []string
 	for i := range v.Filters {
@@ -211,9 +213,9 @@ func (v *tableView) exportName(t *catalog.Table) string {
 	if len(conds) == 0 {
 		return t.Name
 	}
-	name := []rune(t.Name + ", " + strings.Join(conds, " and "))
-	if len(name) > 100 {
-		name = append(name[:99], '…')
+	name := t.Name + ", " + strings.Join(conds, " and ")
+	if len(name)+len(".xlsx") > datadesk.MaxFilenameLen {
+		name = fmt.Sprintf("%s, %d conditions", t.Name, len(conds))
 	}
-	return string(name)
+	return name
 }

@@ -1,17 +1,18 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -21,11 +22,12 @@ import (
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/rbac"
+	"datadesk/tableview"
 )
 
-// summaryTop is how many of a column's most frequent values a summary lists.
-const summaryTop = 10
-
+// pageColumn is a column as the page lays it out: in the grid, its head
+// (sort and summary links); in the panel of filters and columns, its
+// conditions and the links that show, hide and move it.
 type pageColumn struct {
 	Key, Label, Type, Class, SortURL, Arrow, AriaSort, SummaryURL string
 	Identifier                                                    bool
@@ -35,6 +37,11 @@ type pageColumn struct {
 	Conds []pageCond
 	Ops   []pageOp
 	Input string
+	// Shown: the grid shows the column; EarlierURL and LaterURL move it
+	// among the shown ones. The panel links its sort and summary too
+	// (SortURL, SummaryURL), which the grid's head may hold out of view.
+	Shown                bool
+	EarlierURL, LaterURL string
 }
 
 // pageCond is one condition of a column's filter as the page shows it.
@@ -49,142 +56,132 @@ type pageCond struct {
 	Blank, NewInput bool
 }
 
-// pageOp is an operator a column offers: its value in the address and
-// its name in words.
-type pageOp struct{ Value, Name string }
+// pageOp is an operator or a choice the page offers: its value in the
+// address and its name in words.
+type pageOp = tableview.Op
 
 type pageCell struct {
 	Text, Class, Title string
 }
 
-// tableView is what a table page's address asks for: filters, search and
-// sort. The page, its export and its column summary read it alike. Each
-// column takes several conditions: the address repeats o.<key> (the
-// operator), f.<key> (the value) and t.<key> (between's upper bound) for
-// each, in order.
+// knownOp reports whether op is among ops.
+func knownOp(ops []pageOp, op string) bool { return tableview.Known(ops, op) }
+
+// tableView is what a table page's address asks for (tableview.View):
+// conditions, search, sort, columns, summaries and grouping. The page,
+// its export, its summaries and its grouping read it alike.
 type tableView struct {
-	Columns []pageColumn
-	Filters []catalog.Filter
-	// filterAt maps each filter to the column and condition it came from.
-	filterAt  [][2]int
-	Search    string
-	Sort, Dir string
+	*tableview.View
+	// Filters are the conditions as the plans take them; filterAt, the
+	// position of each one's column in the table and among its
+	// conditions.
+	Filters  []catalog.Filter
+	filterAt [][2]int
+	// Panel are the table's columns with their conditions: the shown
+	// ones in their order, then the hidden ones.
+	Panel []pageColumn
+	// err is why the address cannot be read; the view is then empty.
+	err error
 }
 
-// Operators by column type; the first is the default.
-var (
-	numberOps = []pageOp{{"eq", "="}, {"between", "between"}, {"gt", ">"}, {"gte", "≥"}, {"lt", "<"}, {"lte", "≤"}, {"ne", "≠"},
-		{"in", "one of"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
-	dateOps = []pageOp{{"eq", "on"}, {"between", "between"}, {"gt", "after"}, {"gte", "on or after"}, {"lt", "before"},
-		{"lte", "on or before"}, {"ne", "not on"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
-	textOps = []pageOp{{"contains", "contains"}, {"eq", "equals"}, {"starts_with", "starts with"}, {"ends_with", "ends with"},
-		{"ne", "is not"}, {"in", "one of"}, {"gt", "after (A–Z)"}, {"lt", "before (A–Z)"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
-	boolOps = []pageOp{{"eq", "is"}, {"is_blank", "is blank"}, {"not_blank", "is not blank"}}
-)
-
-// opsFor are the operators a column of type typ offers.
-func opsFor(typ string) []pageOp {
-	switch {
-	case catalog.Numeric(typ):
-		return numberOps
-	case typ == "date" || typ == "timestamp":
-		return dateOps
-	case typ == "boolean":
-		return boolOps
-	}
-	return textOps
-}
-
-func knownOp(ops []pageOp, op string) bool {
-	for _, o := range ops {
-		if o.Value == op {
-			return true
-		}
-	}
-	return false
-}
-
+// viewOf reads a page's address; one it cannot read gives an empty view
+// that says why (err), never the whole table in its place.
 func viewOf(t *catalog.Table, q url.Values) *tableView {
-	v := &tableView{Search: strings.TrimSpace(q.Get("q")), Sort: q.Get("sort"), Dir: q.Get("dir")}
-	v.Columns = make([]pageColumn, len(t.Columns))
-	for i, col := range t.Columns {
-		pc := pageColumn{Key: col.Key, Label: col.Label, Type: col.Type, Identifier: col.Identifier, Class: "text", Ops: opsFor(col.Type), Input: "text"}
-		if catalog.Numeric(col.Type) {
-			pc.Class = "num"
+	v, err := tableview.Parse(t, q, tableview.ForPage)
+	if err != nil {
+		empty := &tableView{View: &tableview.View{Table: t, Conds: make([][]tableview.Cond, len(t.Columns))}, err: err}
+		empty.Panel = panelOf(empty.View)
+		return empty
+	}
+	tv := &tableView{View: v}
+	tv.Filters, tv.filterAt = v.Filters()
+	tv.Panel = panelOf(v)
+	return tv
+}
+
+// panelOf lays out every column of the view's table with its
+// conditions and the links that show, hide and move it.
+func panelOf(v *tableview.View) []pageColumn {
+	shown := v.Shown()
+	order := slices.Clone(shown)
+	for _, k := range v.Table.Keys() {
+		if !slices.Contains(shown, k) {
+			order = append(order, k)
 		}
-		if col.Type == "date" {
-			pc.Input = "date"
-		}
-		if pc.Label == "" {
-			pc.Label = col.Key
-		}
-		ops, vals, tos := q["o."+col.Key], q["f."+col.Key], q["t."+col.Key]
-		for n := range max(len(ops), len(vals)) {
-			c := pageCond{Op: at(ops, n), Value: strings.TrimSpace(at(vals, n)), To: strings.TrimSpace(at(tos, n))}
-			if c.Op == "" || c.Op == "is_null" && c.Value == "" {
-				c.Op = pc.Ops[0].Value
-			}
-			f, ok := pageFilter(col, c)
-			if !ok {
-				continue
-			}
-			c.N, c.Num, c.ID = len(pc.Conds), len(pc.Conds)+1, "-"+strconv.Itoa(len(pc.Conds))
-			c.Blank = c.Op == "is_blank" || c.Op == "not_blank"
-			pc.Conds = append(pc.Conds, c)
-			v.Filters = append(v.Filters, f)
-			v.filterAt = append(v.filterAt, [2]int{i, c.N})
+	}
+	panel := make([]pageColumn, len(order))
+	for n, key := range order {
+		i := slices.Index(v.Table.Keys(), key)
+		pc := columnOf(v.Table.Columns[i])
+		pc.Shown = n < len(shown)
+		for c, cond := range v.Conds[i] {
+			pc.Conds = append(pc.Conds, pageCond{N: c, Num: c + 1, ID: "-" + strconv.Itoa(c), Op: cond.Op, Value: cond.Value, To: cond.To,
+				Blank: tableview.Blank(cond.Op)})
 		}
 		pc.Conds = append(pc.Conds, pageCond{N: len(pc.Conds), Op: pc.Ops[0].Value, NewInput: true})
-		v.Columns[i] = pc
+		pc.EarlierURL, pc.LaterURL = columnLinks(v, shown, n)
+		pc.SortURL, pc.SummaryURL = sortURL(v, key), summaryURL(v, key)
+		panel[n] = pc
 	}
-	return v
+	return panel
 }
 
-func at(list []string, i int) string {
-	if i < len(list) {
-		return list[i]
+// columnOf is a column as the page shows it, before its links.
+func columnOf(col catalog.Column) pageColumn {
+	pc := pageColumn{Key: col.Key, Label: col.Label, Type: col.Type, Identifier: col.Identifier, Class: "text", Ops: tableview.OpsFor(col.Type), Input: "text"}
+	if catalog.Numeric(col.Type) {
+		pc.Class = "num"
 	}
-	return ""
+	if col.Type == "date" {
+		pc.Input = "date"
+	}
+	if pc.Label == "" {
+		pc.Label = col.Key
+	}
+	return pc
 }
 
-// pageFilter reads a condition as the page's plans take it; a condition
-// with nothing to compare is none. in takes a comma-separated list;
-// between both bounds (one alone is at least or at most); an operator the
-// column does not offer is kept, for the plan to refuse beside it.
-func pageFilter(col catalog.Column, c pageCond) (catalog.Filter, bool) {
-	f := catalog.Filter{Column: col.Key, Op: c.Op, Value: c.Value}
-	switch c.Op {
-	case "is_blank", "not_blank":
-		f.Op, f.Value = "is_blank", c.Op == "is_blank"
-		return f, true
-	case "is_null":
-		f.Value = c.Value != "false"
-		return f, true
-	case "between":
-		switch {
-		case c.Value != "" && c.To != "":
-			f.Value = []any{c.Value, c.To}
-		case c.Value != "":
-			f.Op = "gte"
-		case c.To != "":
-			f.Op, f.Value = "lte", c.To
-		default:
-			return f, false
-		}
-		return f, true
-	case "in":
-		var list []any
-		for _, v := range strings.Split(c.Value, ",") {
-			list = append(list, strings.TrimSpace(v))
-		}
-		f.Value = list
+// columnLinks are the addresses that move the n-th column of the panel
+// earlier or later among the shown ones; "" where it cannot move.
+func columnLinks(v *tableview.View, shown []string, n int) (earlier, later string) {
+	swap := func(a, b int) string {
+		w := v.Clone()
+		w.Message = ""
+		w.Columns = slices.Clone(shown)
+		w.Columns[a], w.Columns[b] = w.Columns[b], w.Columns[a]
+		return w.Href("/tables/" + v.Table.ID)
 	}
-	return f, c.Value != ""
+	if n > 0 && n < len(shown) {
+		earlier = swap(n-1, n)
+	}
+	if n < len(shown)-1 {
+		later = swap(n, n+1)
+	}
+	return earlier, later
 }
 
-// query is the view as a files.query_table query, all rows.
-func (v *tableView) query(tableID string) catalog.Query {
-	return catalog.Query{FileID: tableID, Filters: v.Filters, Search: v.Search, SortBy: v.Sort, Direction: v.Dir}
+// sortURL is the view sorted by the column of key: ascending, or
+// descending when it is sorted ascending already.
+func sortURL(v *tableview.View, key string) string {
+	w := v.Clone()
+	w.Message, w.Offset = "", 0
+	w.Dir = "asc"
+	if v.Sort == key && v.Dir != "desc" {
+		w.Dir = "desc"
+	}
+	w.Sort = key
+	return w.Href("/tables/" + v.Table.ID)
+}
+
+// summaryURL is the view with the column of key summarised beside the
+// others, at its summary.
+func summaryURL(v *tableview.View, key string) string {
+	w := v.Clone()
+	w.Message = ""
+	if !slices.Contains(w.Summaries, key) {
+		w.Summaries = append(w.Summaries, key)
+	}
+	return w.Href("/tables/"+v.Table.ID) + "#facet-" + key
 }
 
 var filterField = regexp.MustCompile(`^filters\[(\d+)\]`)
@@ -199,10 +196,14 @@ func (v *tableView) place(err error) (string, bool) {
 	}
 	if m := filterField.FindStringSubmatch(e.Field); m != nil {
 		if i, _ := strconv.Atoi(m[1]); i < len(v.filterAt) {
-			c := &v.Columns[v.filterAt[i][0]]
-			cond := &c.Conds[v.filterAt[i][1]]
-			cond.Error, cond.ErrorID = e.Message, "e-"+c.Key+cond.ID
-			return fmt.Sprintf("The filter on %s cannot be used: %s. Change it and apply the filters again.", c.Label, e.Message), true
+			key := v.Table.Columns[v.filterAt[i][0]].Key
+			for p := range v.Panel {
+				if c := &v.Panel[p]; c.Key == key {
+					cond := &c.Conds[v.filterAt[i][1]]
+					cond.Error, cond.ErrorID = e.Message, "e-"+c.Key+cond.ID
+					return fmt.Sprintf("The filter on %s cannot be used: %s. Change it and apply the filters again.", c.Label, e.Message), true
+				}
+			}
 		}
 	}
 	switch e.Field {
@@ -219,6 +220,7 @@ type tableData struct {
 	page
 	Table                        *catalog.Table
 	Columns                      []pageColumn
+	Panel                        []pageColumn
 	Rows                         [][]pageCell
 	Total, From, To, Page, Pages int64
 	// TotalText and SentenceRest say what the page shows in words, the
@@ -234,16 +236,40 @@ type tableData struct {
 	FirstURL, PrevURL, NextURL, LastURL string
 	HasPrev, HasNext                    bool
 	ExportXLSX, ExportCSV, ClearURL     string
-	Labels                              *catalog.Labels
-	LabelsTime                          string
-	Chart                               template.HTML
-	ChartLabel, ChartValue              string
-	Summary                             *columnSummary
-	Read                                *readInfo
-	Group                               *pageGroup
-	// Query is the page's view as an address has it, which the grouping
-	// form keeps.
-	Query url.Values
+	// JSONURL is the page's twin in the rows API: the same parameters.
+	JSONURL    string
+	Labels     *catalog.Labels
+	LabelsTime string
+	Chart      template.HTML
+	ChartLabel string
+	ChartValue string
+	Summaries  []*pageSummary
+	Read       *readInfo
+	Group      *pageGroup
+	// answer is the page of rows as the store answered it.
+	answer *catalog.Page
+	// Keep are the view's parameters a form that sets others carries:
+	// the filters' form keeps the summaries and the grouping; the
+	// grouping's form every parameter but its own.
+	KeepFilters, KeepGroup []param
+}
+
+// param is one parameter of an address, as a form's hidden input.
+type param struct{ Name, Value string }
+
+// params are the parameters of a view's address, in its order.
+func params(v *tableview.View) []param {
+	var out []param
+	for _, kv := range strings.Split(v.Encode(), "&") {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		k, _ = url.QueryUnescape(k)
+		val, _ = url.QueryUnescape(val)
+		out = append(out, param{k, val})
+	}
+	return out
 }
 
 // readInfo is how a table of a file was read, beside the control that
@@ -258,66 +284,133 @@ type readInfo struct {
 }
 
 // TablePage shows a page of a table's rows under the view the address
-// names (filters, search, sort), with a column's summary when asked.
+// names (conditions, search, sort, columns, summaries, grouping). An
+// address that holds more than is set (a form's empty fields) is sent
+// to the one that holds only what is; one the page cannot read is said
+// at the top (400), with no rows.
 func (h *Handler) TablePage(c *echo.Context) error {
 	store, t, release, err := h.d.OwnTable(c, rbac.ActionRead)
 	if err != nil {
 		return h.pageError(c, err)
 	}
 	defer release()
-	ctx := c.Request().Context()
-	q := c.Request().URL.Query()
-	view := viewOf(t, q)
-	req := catalog.PageRequest{Limit: webPageSize, Sort: view.Sort, Direction: view.Dir, Filters: view.Filters, Search: view.Search}
-	req.Offset, _ = strconv.ParseInt(q.Get("offset"), 10, 64)
-	req.Offset = max(req.Offset, 0)
-	status := http.StatusOK
-	data := tableData{page: h.pageBase(c, t.Name), Table: t, Filtered: len(req.Filters) > 0 || view.Search != "",
-		Search: view.Search, Sort: req.Sort, Dir: req.Direction, ClearURL: "/tables/" + t.ID}
-	p, err := store.Rows(ctx, t.ID, req)
+	view := viewOf(t, c.Request().URL.Query())
+	if to := canonical(view); view.err == nil && !sameQuery(to, c.Request().URL.RawQuery) {
+		return c.Redirect(http.StatusSeeOther, "/tables/"+t.ID+strings.TrimSuffix("?"+to, "?"))
+	}
+	data := tableData{page: h.pageBase(c, t.Name), Table: t, Filtered: view.Filtered(), Search: view.Search, Sort: view.Sort, Dir: view.Dir}
+	if view.Message != "" {
+		data.Message = view.Message
+	}
+	status, err := h.tableRows(c, store, view, &data)
 	if err != nil {
-		// A mistyped filter is shown where it was typed, with every
-		// filter kept, instead of leaving the page.
+		return h.pageError(c, err)
+	}
+	if err := h.tableExtras(c, store, view, &data); err != nil {
+		return h.pageError(c, err)
+	}
+	return h.render(c, status, "table", data)
+}
+
+// canonical is the address a view is shown at: what is set, and the
+// message it carries.
+func canonical(v *tableView) string {
+	s := v.Encode()
+	if v.Message == "" {
+		return s
+	}
+	if s != "" {
+		s += "&"
+	}
+	return s + "msg=" + url.QueryEscape(v.Message)
+}
+
+// sameQuery reports whether two queries hold the same values, however
+// each is escaped: a browser escapes some characters otherwise than Go,
+// and an address sent back escaped as it came must not be sent again.
+func sameQuery(a, b string) bool {
+	qa, errA := url.ParseQuery(a)
+	qb, errB := url.ParseQuery(b)
+	return errA == nil && errB == nil && maps.EqualFunc(qa, qb, slices.Equal[[]string])
+}
+
+// tableRows fills in the page of rows, its sentence and its links, and
+// returns the page's status: 400 when the address or a filter cannot be
+// used, said at the top and beside the filter, with every filter kept as
+// typed.
+func (h *Handler) tableRows(c *echo.Context, store *engine.Store, view *tableView, data *tableData) (int, error) {
+	ctx := c.Request().Context()
+	t := view.Table
+	req := view.PageRequest(webPageSize)
+	status := http.StatusOK
+	var p *catalog.Page
+	err := view.err
+	if err == nil {
+		p, err = store.Rows(ctx, t.ID, req)
+	}
+	if err != nil {
 		problem, ok := view.place(err)
+		if view.err != nil {
+			problem, ok = "The address cannot be used: "+datadesk.AsError(err).Message+".", true
+		}
 		if !ok {
-			return h.pageError(c, err)
+			return 0, err
 		}
 		status, data.Problem = http.StatusBadRequest, problem
-		p = &catalog.Page{Columns: t.Columns, Sort: req.Sort}
+		p = &catalog.Page{Columns: shownColumns(view), Sort: req.Sort}
 	}
 	if err == nil && len(p.Rows) == 0 && p.Total > 0 && req.Offset > 0 {
 		// Past the last page: the last page.
-		req.Offset = (p.Total - 1) / webPageSize * webPageSize
-		if p, err = store.Rows(ctx, t.ID, req); err != nil {
-			return h.pageError(c, err)
+		view.Offset = (p.Total - 1) / webPageSize * webPageSize
+		if p, err = store.Rows(ctx, t.ID, view.PageRequest(webPageSize)); err != nil {
+			return 0, err
 		}
 	}
 	data.Dir = p.Direction
 	if data.Problem == "" {
 		data.TotalText, data.SentenceRest = view.sentence(t, p.Total, p.Sort, p.Direction)
 		data.TableRows = grouped(t.RowCount)
-		data.ViewQuery = viewQuery(q).Encode()
+		saved := view.Clone()
+		saved.Offset, saved.Message = 0, ""
+		data.ViewQuery = saved.Encode()
 		if p.Total == 0 && data.Filtered {
 			if data.NoMatch, err = whyNone(ctx, store, t, view); err != nil {
-				return h.pageError(c, err)
+				return 0, err
 			}
 		}
 	}
-	h.fillTable(&data, t, view, q, p, req.Offset)
-	data.Group, data.Query = groupOf(t, q), viewQuery(q)
+	fillTable(data, view, p)
+	return status, nil
+}
+
+// shownColumns are the catalog columns a view shows, in its order.
+func shownColumns(v *tableView) []catalog.Column {
+	cols, _, err := v.Table.Choose(v.Shown())
+	if err != nil || cols == nil {
+		return v.Table.Columns
+	}
+	return cols
+}
+
+// tableExtras fills in what the page shows beside its rows: the
+// grouping, the summaries, what made a stored table, the AI's labels, a
+// grouped view's chart and how the file was read.
+func (h *Handler) tableExtras(c *echo.Context, store *engine.Store, view *tableView, data *tableData) error {
+	ctx := c.Request().Context()
+	t := view.Table
+	var err error
+	data.Group = groupOf(t, c.Request().URL.Query())
 	if data.Group.Asked && data.Problem == "" {
-		if err := data.Group.run(ctx, store, t, view, q); err != nil {
-			return h.pageError(c, err)
+		if err := data.Group.run(ctx, store, t, view); err != nil {
+			return err
 		}
 	}
-	if key := q.Get("summary"); key != "" && data.Problem == "" {
-		if data.Summary, err = summarize(ctx, store, t, view, key); err != nil {
-			return h.pageError(c, err)
+	if len(view.Summaries) > 0 && data.Problem == "" {
+		sums, err := view.Summarize(ctx, store)
+		if err != nil {
+			return err
 		}
-		data.Summary.facets(t.ID, q)
-		if err := data.Summary.ranges(ctx, store, t, view, q); err != nil {
-			return h.pageError(c, err)
-		}
+		data.Summaries = summariesOf(view.View, sums)
 	}
 	if t.Query != "" {
 		source := "a table since deleted"
@@ -327,17 +420,19 @@ func (h *Handler) TablePage(c *echo.Context) error {
 		data.MadeBy = "Made from " + source + " by " + catalog.DescribeQuery(t.Query) + ", " + t.CreatedAt.Format("2006-01-02 15:04") + "."
 	}
 	if data.Labels, err = store.Labels(ctx, t.ID); err != nil {
-		return h.pageError(c, err)
+		return err
 	}
 	if data.Labels != nil {
 		data.LabelsTime = data.Labels.UpdatedAt.Format("2006-01-02 15:04")
 	}
-	data.Chart, data.ChartLabel, data.ChartValue = barChart(t, p)
+	if data.Problem == "" {
+		data.Chart, data.ChartLabel, data.ChartValue = barChart(t, data.answer)
+	}
 	if t.Query == "" && t.SourceTableID == "" && t.Report.HeaderRow > 0 {
 		data.Read = &readInfo{HeaderRow: t.Report.HeaderRow, Asked: t.Report.HeaderAsked, Skipped: t.Report.Skipped, Notes: t.Report.Notes,
 			CanReread: h.may(c, rbac.ActionUpload)}
 	}
-	return h.render(c, status, "table", data)
+	return nil
 }
 
 // RereadForm reads the file of a table again from the table page, with
@@ -351,7 +446,8 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 	defer release()
 	ctx := c.Request().Context()
 	back := func(err error) error {
-		return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?msg="+url.QueryEscape("Not done: "+datadesk.AsError(err).Message))
+		setFlash(c, "Not done: "+datadesk.AsError(err).Message)
+		return c.Redirect(http.StatusSeeOther, "/tables/"+id)
 	}
 	t, err := store.Table(ctx, id)
 	if err != nil {
@@ -384,63 +480,85 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 			next = nt.ID
 		}
 	}
-	msg := fmt.Sprintf("Read %s again with %s: a new table; the one before stays.", f.Filename, opts)
-	return c.Redirect(http.StatusSeeOther, "/tables/"+next+"?msg="+url.QueryEscape(msg))
+	setFlash(c, fmt.Sprintf("Read %s again with %s: a new table; the one before stays.", f.Filename, opts))
+	return c.Redirect(http.StatusSeeOther, "/tables/"+next)
 }
 
 // fillTable lays out a page of rows with its links: sorting, paging,
-// summaries and exports keep the filters, search and sort.
-func (h *Handler) fillTable(d *tableData, t *catalog.Table, view *tableView, q url.Values, p *catalog.Page, offset int64) {
-	link := func(path string, mod func(url.Values)) string {
-		v := url.Values{}
-		for k, vals := range q {
-			v[k] = vals
-		}
-		mod(v)
-		return path + "?" + v.Encode()
-	}
+// summaries, the JSON twin and exports keep the view, each address
+// holding only what is set.
+func fillTable(d *tableData, view *tableView, p *catalog.Page) {
+	t := view.Table
 	here := "/tables/" + t.ID
-	cols := view.Columns
-	for i := range cols {
-		dir, arrow, aria := "asc", "", "none"
-		if p.Sort == cols[i].Key {
+	link := func(mod func(w *tableview.View)) string {
+		w := view.Clone()
+		w.Message = ""
+		mod(w)
+		return w.Href(here)
+	}
+	d.answer, d.Panel = p, view.Panel
+	for _, col := range p.Columns {
+		pc := columnOf(col)
+		arrow, aria := "", "none"
+		if p.Sort == col.Key {
+			arrow, aria = " ▼", "descending"
 			if p.Direction == "asc" {
-				dir, arrow, aria = "desc", " ▲", "ascending"
-			} else {
-				arrow, aria = " ▼", "descending"
+				arrow, aria = " ▲", "ascending"
 			}
 		}
-		key := cols[i].Key
-		cols[i].SortURL = link(here, func(v url.Values) { v.Set("sort", key); v.Set("dir", dir); v.Del("offset") })
-		cols[i].SummaryURL = link(here, func(v url.Values) { v.Set("summary", key) }) + "#summary"
-		cols[i].Arrow, cols[i].AriaSort = arrow, aria
+		pc.SortURL, pc.SummaryURL = sortURL(view.View, col.Key), summaryURL(view.View, col.Key)
+		pc.Arrow, pc.AriaSort = arrow, aria
+		d.Columns = append(d.Columns, pc)
 	}
-	d.Columns = cols
 	d.Rows = make([][]pageCell, len(p.Rows))
 	for i, r := range p.Rows {
 		d.Rows[i] = make([]pageCell, len(r))
 		for j, v := range r {
-			d.Rows[i][j] = cellOf(v, cols[j].Class)
+			d.Rows[i][j] = cellOf(v, d.Columns[j].Class)
 		}
 	}
+	offset := view.Offset
 	pages := max(int64(math.Ceil(float64(p.Total)/webPageSize)), 1)
 	lastOffset := (pages - 1) * webPageSize
-	at := func(off int64) string {
-		return link(here, func(v url.Values) { v.Set("offset", strconv.FormatInt(max(off, 0), 10)); v.Del("summary") })
-	}
+	at := func(off int64) string { return link(func(w *tableview.View) { w.Offset = max(off, 0) }) }
 	d.Total, d.From, d.To = p.Total, min(offset+1, p.Total), offset+int64(len(p.Rows))
 	d.Page, d.Pages = min(offset/webPageSize+1, pages), pages
 	d.HasPrev, d.HasNext = d.Page > 1, d.Page < pages
 	d.FirstURL, d.PrevURL, d.NextURL, d.LastURL = at(0), at(offset-webPageSize), at(min(offset+webPageSize, lastOffset)), at(lastOffset)
 	export := func(format string) string {
-		return link(here+"/export", func(v url.Values) { v.Del("offset"); v.Del("summary"); v.Set("format", format) })
+		w := view.Clone()
+		w.Offset, w.Summaries, w.Group, w.Message = 0, nil, tableview.Group{}, ""
+		if q := w.Encode(); q != "" {
+			return here + "/export?format=" + format + "&" + q
+		}
+		return here + "/export?format=" + format
 	}
 	d.ExportXLSX, d.ExportCSV = export("xlsx"), export("csv")
+	d.ClearURL = link(func(w *tableview.View) { w.Conds, w.Search, w.Offset = make([][]tableview.Cond, len(t.Columns)), "", 0 })
+	twin := view.Clone()
+	twin.Message = ""
+	d.JSONURL = twin.Href("/v1" + here + "/rows")
+	d.KeepFilters = keepParams(view, func(w *tableview.View) {
+		w.Conds, w.Search, w.Sort, w.Dir, w.Columns, w.Offset = nil, "", "", "", nil, 0
+	})
+	d.KeepGroup = keepParams(view, func(w *tableview.View) { w.Group, w.Offset = tableview.Group{}, 0 })
+}
+
+// keepParams are the parameters of the view, changed by mod, that a form
+// carries as hidden inputs.
+func keepParams(view *tableView, mod func(w *tableview.View)) []param {
+	w := view.Clone()
+	w.Message = ""
+	mod(w)
+	if w.Conds == nil {
+		w.Conds = make([][]tableview.Cond, len(w.Table.Columns))
+	}
+	return params(w)
 }
 
 // TableViewExport streams what a table page shows, all of its rows and
-// not only the page: the page's filters, search and sort, as XLSX or CSV,
-// read through the same plan as files.query_table.
+// not only the page: the page's conditions, search, sort and columns, as
+// XLSX or CSV, read through the same plan as files.query_table.
 func (h *Handler) TableViewExport(c *echo.Context) error {
 	format := c.QueryParam("format")
 	if format != "xlsx" && format != "csv" {
@@ -452,8 +570,13 @@ func (h *Handler) TableViewExport(c *echo.Context) error {
 	}
 	defer release()
 	ctx := c.Request().Context()
-	view := viewOf(t, c.Request().URL.Query())
-	plan, err := store.Plan(ctx, view.query(t.ID))
+	q := c.Request().URL.Query()
+	q.Del("format")
+	view := viewOf(t, q)
+	if view.err != nil {
+		return h.pageError(c, view.err)
+	}
+	plan, err := store.Plan(ctx, view.Query())
 	if err != nil {
 		return h.pageError(c, err)
 	}
@@ -461,7 +584,7 @@ func (h *Handler) TableViewExport(c *echo.Context) error {
 	if err != nil {
 		return h.pageError(c, err)
 	}
-	src := exports.Source{Columns: t.Columns, Count: counted.MatchedRowCount, Rows: func(yield func([]any) error) error {
+	src := exports.Source{Columns: shownColumns(view), Count: counted.MatchedRowCount, Rows: func(yield func([]any) error) error {
 		return store.Stream(ctx, plan, yield)
 	}}
 	name := view.exportName(t)
@@ -525,191 +648,11 @@ func paddedTitle(s string) string {
 	return "stored as " + s
 }
 
-// facets links each of a summary's most frequent values to the page with
-// that value added to the filters, as datasette's facets do: equals the
-// value, or is blank for the empty one.
-func (sum *columnSummary) facets(tableID string, q url.Values) {
-	for i := range sum.Top {
-		v := copyAddress(q, "offset", "summary", "msg")
-		op, value := "eq", sum.Top[i].raw
-		if sum.Top[i].Value.Class == "null" || value == "" {
-			op, value = "is_blank", ""
-		}
-		addCondition(v, sum.Key, op, value)
-		sum.Top[i].URL = "/tables/" + tableID + "?" + v.Encode()
-	}
-}
-
-// copyAddress is a copy of a page's address without the keys drop.
-func copyAddress(q url.Values, drop ...string) url.Values {
-	v := url.Values{}
-	for k, vals := range q {
-		v[k] = append([]string(nil), vals...)
-	}
-	for _, k := range drop {
-		v.Del(k)
-	}
-	return v
-}
-
-// addCondition adds a condition on column key to an address: a column's
-// conditions are its o., f. and t. lists, kept in step.
-func addCondition(v url.Values, key, op, value string) {
-	n := max(len(v["o."+key]), len(v["f."+key]), len(v["t."+key]))
-	for prefix, add := range map[string]string{"o.": op, "f.": value, "t.": ""} {
-		v[prefix+key] = append(padded(v[prefix+key], n), add)
-	}
-}
-
-// padded is a list of an address as long as n, so that a condition
-// added to each of a column's lists stays in step.
-func padded(list []string, n int) []string {
-	list = append([]string(nil), list...)
-	for len(list) < n {
-		list = append(list, "")
-	}
-	return list
-}
-
-// columnSummary describes one column of the rows a page's view matches.
-type columnSummary struct {
-	Key, Label         string
-	Rows, Nulls        int64
-	Distinct           int64
-	Min, Max           pageCell
-	Top                []topValue
-	TopShown, TopTotal int
-	// Ranges are a number column's equal ranges, or a date column's years
-	// (months within one year), each a facet.
-	Ranges     []topValue
-	RangesName string
-	min, max   any
-}
-
-type topValue struct {
-	Value pageCell
-	Count int64
-	// URL is the page with this value added to the filters (a facet).
-	URL string
-	raw string
-}
-
-// summarize counts a column's values through files.query_table's plans:
-// rows and non-empty values, the groups of its values (how many, and the
-// most frequent), and its first and last value in sort order.
-// Errors: invalid (summary: no such column), and the plans' errors.
-func summarize(ctx context.Context, store *engine.Store, t *catalog.Table, view *tableView, key string) (*columnSummary, error) {
-	var col *catalog.Column
-	for i := range t.Columns {
-		if t.Columns[i].Key == key {
-			col = &t.Columns[i]
-		}
-	}
-	if col == nil {
-		return nil, datadesk.Errorf(datadesk.Invalid, "no column %q to summarise", key).WithField("summary")
-	}
-	// The groups and the counts read the table apart: they run at once.
-	// The groups give the column's first and last value in its order
-	// too (a plan's Bounds): a second read of the column for them took as
-	// long as the groups.
-	queries := summaryQueries(view.query(t.ID), col)
-	results := make([]*catalog.QueryResult, len(queries))
-	errs := make([]error, len(queries))
-	var wg sync.WaitGroup
-	for i, q := range queries {
-		wg.Go(func() {
-			p, err := store.Plan(ctx, q)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			p.Bounds = i == 0
-			results[i], errs[i] = store.Run(ctx, p)
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	res, counts := results[0], results[1]
-	rows := int64Of(counts.Aggregates["rows"])
-	class := viewOfColumn(col)
-	sum := &columnSummary{Key: col.Key, Label: col.Label, Rows: rows, Nulls: rows - int64Of(counts.Aggregates["values"])}
-	sum.setBound(true, res.First, class)
-	sum.setBound(false, res.Last, class)
-	if res.GroupCount != nil {
-		sum.Distinct = *res.GroupCount
-	}
-	for _, r := range res.Rows {
-		raw := ""
-		if r[0] != nil {
-			raw = fmt.Sprint(r[0])
-		}
-		sum.Top = append(sum.Top, topValue{Value: cellOf(r[0], class), Count: int64Of(r[1]), raw: raw})
-	}
-	return sum, nil
-}
-
-// summaryQueries are the plans of a column's summary over the view's
-// query: its values' groups, the most frequent first (whose plan, asked
-// for its Bounds, gives the first and last value too), and the counts
-// of rows and values.
-func summaryQueries(base catalog.Query, col *catalog.Column) []catalog.Query {
-	base.SortBy, base.Direction = "", ""
-	present := base
-	present.Filters = append(append([]catalog.Filter(nil), base.Filters...), catalog.Filter{Column: col.Key, Op: "is_null", Value: false})
-	countName := "count"
-	if strings.EqualFold(col.Key, countName) {
-		countName = "count_of_rows"
-	}
-	counts := base
-	counts.Aggregates = []catalog.Aggregate{{Op: "count", Name: "rows"}, {Op: "count", Column: col.Key, Name: "values"}}
-	groups := present
-	groups.GroupBy, groups.Aggregates = []string{col.Key}, []catalog.Aggregate{{Op: "count", Name: countName}}
-	groups.SortBy, groups.Direction, groups.Limit = countName, "desc", summaryTop
-	return []catalog.Query{groups, counts}
-}
-
-// setBound sets a summary's first (or last) value, raw as the plan gave it.
-func (sum *columnSummary) setBound(first bool, raw any, class string) {
-	cell := pageCell{Text: "∅", Class: "null", Title: "no values"}
-	if raw != nil {
-		cell = cellOf(raw, class)
-	}
-	if first {
-		sum.Min, sum.min = cell, raw
-	} else {
-		sum.Max, sum.max = cell, raw
-	}
-}
-
-func viewOfColumn(c *catalog.Column) string {
-	if catalog.Numeric(c.Type) {
-		return "num"
-	}
-	return "text"
-}
-
-func int64Of(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case json.Number:
-		n, _ := x.Int64()
-		return n
-	case float64:
-		return int64(x)
-	}
-	return 0
-}
-
 // barChart draws a grouped view's first numeric aggregate for the rows on
 // the page, each bar labelled by all of its group columns, as a
-// server-rendered SVG.
+// server-rendered SVG; none when the page does not show them all.
 func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string) {
-	if t.SourceTableID == "" || !strings.Contains(t.Query, `"group_by"`) || len(p.Rows) == 0 {
+	if p == nil || t.SourceTableID == "" || !strings.Contains(t.Query, `"group_by"`) || len(p.Rows) == 0 {
 		return "", "", ""
 	}
 	var q catalog.Query
@@ -717,22 +660,34 @@ func barChart(t *catalog.Table, p *catalog.Page) (template.HTML, string, string)
 		return "", "", ""
 	}
 	groups := min(len(q.GroupBy), len(t.Columns))
-	valueIdx := -1
-	for i := groups; i < len(t.Columns); i++ {
+	shownAt := func(key string) int {
+		return slices.IndexFunc(p.Columns, func(c catalog.Column) bool { return c.Key == key })
+	}
+	var names []string
+	var cells []int
+	for i := range groups {
+		names = append(names, t.Columns[i].Key)
+		cells = append(cells, shownAt(t.Columns[i].Key))
+	}
+	value := ""
+	for i := groups; i < len(t.Columns) && value == ""; i++ {
 		if catalog.Numeric(t.Columns[i].Type) {
-			valueIdx = i
-			break
+			value = t.Columns[i].Key
 		}
 	}
-	if valueIdx < 0 {
+	cells = append(cells, shownAt(value))
+	if value == "" || slices.Contains(cells, -1) {
 		return "", "", ""
 	}
-	names := make([]string, groups)
-	for i := range names {
-		names[i] = t.Columns[i].Key
+	// The bars read the group cells, then the value, in that order.
+	rows := make([][]any, len(p.Rows))
+	for i, r := range p.Rows {
+		for _, c := range cells {
+			rows[i] = append(rows[i], r[c])
+		}
 	}
-	label, value := strings.Join(names, ", "), t.Columns[valueIdx].Key
-	return template.HTML(svgBars(barsOf(p.Rows, groups, valueIdx), "Bar chart of "+value+" by "+label)), label, value
+	label := strings.Join(names, ", ")
+	return template.HTML(svgBars(barsOf(rows, groups, groups), "Bar chart of "+value+" by "+label)), label, value
 }
 
 // chartBar is one bar of a chart: its label and value.
@@ -785,7 +740,7 @@ func svgBars(bars []chartBar, name string) string {
 			w = (width - labelW - 90) * math.Abs(br.value) / top
 		}
 		y := float64(i)*rowH + 2
-		shown := strconv.FormatFloat(br.value, 'f', -1, 64)
+		shown := chartNumber(br.value)
 		fmt.Fprintf(&b, `<text class="bar-label" x="%.0f" y="%.0f" text-anchor="end" font-size="12" font-family="sans-serif">%s</text>`, labelW-6, y+15, template.HTMLEscapeString(br.label))
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.1f" height="%.0f" fill="#0969da"><title>%s: %s</title></rect>`,
 			labelW, y+3, w, rowH-6, template.HTMLEscapeString(br.label), shown)
@@ -796,4 +751,51 @@ func svgBars(bars []chartBar, name string) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// chartNumber writes a chart's value as a reader takes it in: thousands
+// separated (4,523), at most two decimals from 1 up, four significant
+// digits below.
+func chartNumber(v float64) string {
+	prec := 2
+	if a := math.Abs(v); a > 0 && a < 1 {
+		prec = max(2, 3-int(math.Floor(math.Log10(a))))
+	}
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	sign, digits := "", s
+	if strings.HasPrefix(digits, "-") {
+		sign, digits = "-", digits[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(digits, ".")
+	if hasFrac {
+		return sign + groupDigits(whole) + "." + frac
+	}
+	return sign + groupDigits(whole)
+}
+
+// bucketLabel writes a group's value as its time bucket names it: a
+// month 2024-01, a quarter 2024 Q1, a year 2024, an hour 2024-01-05
+// 13:00; other values as the page shows them.
+func bucketLabel(v any, bucket string) string {
+	s := cellOf(v, "").Text
+	t, err := time.Parse("2006-01-02", s[:min(len(s), 10)])
+	if err != nil || bucket == "" {
+		return s
+	}
+	switch bucket {
+	case "year":
+		return t.Format("2006")
+	case "quarter":
+		return fmt.Sprintf("%d Q%d", t.Year(), (int(t.Month())+2)/3)
+	case "month":
+		return t.Format("2006-01")
+	case "hour":
+		if len(s) >= 16 {
+			return s[:10] + " " + s[11:16]
+		}
+	}
+	return s
 }

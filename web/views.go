@@ -11,41 +11,43 @@ import (
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/rbac"
+	"datadesk/tableview"
 )
 
-// viewQuery keeps of a table page's address what makes its view: the
-// search, the sort and each column's conditions.
-func viewQuery(q url.Values) url.Values {
-	out := url.Values{}
-	for k, vals := range q {
-		if k == "q" || k == "sort" || k == "dir" || strings.HasPrefix(k, "o.") || strings.HasPrefix(k, "f.") || strings.HasPrefix(k, "t.") {
-			out[k] = vals
-		}
-	}
-	return out
-}
-
-// SaveViewForm saves the table page's view (its filters, search and sort)
-// under a name the form gives, for the files page to list.
+// SaveViewForm saves the table page's view (its conditions, search,
+// sort, columns, summaries and grouping) under a name the form gives,
+// for the files page to list, and goes back to the view, its address
+// holding only the view: what happened is said once, apart from it.
 func (h *Handler) SaveViewForm(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionRead, "table")
 	if err != nil {
 		return h.pageError(c, err)
 	}
 	defer release()
+	ctx := c.Request().Context()
+	t, err := store.Table(ctx, id)
+	if err != nil {
+		return h.pageError(c, err)
+	}
 	form, err := url.ParseQuery(c.FormValue("view"))
 	if err != nil {
 		return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "the view to save is not a page's address").WithField("view"))
 	}
-	query := viewQuery(form).Encode()
-	v, err := store.SaveView(c.Request().Context(), id, c.FormValue("name"), query)
+	view, err := tableview.Parse(t, form, tableview.ForPage)
 	if err != nil {
-		if datadesk.ErrorCode(err) == datadesk.Invalid {
-			return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?"+query+"&msg="+url.QueryEscape("Not saved: "+datadesk.AsError(err).Message))
-		}
 		return h.pageError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?"+query+"&msg="+url.QueryEscape("Saved as “"+v.Name+"”; the files page lists it."))
+	view.Offset, view.Message = 0, ""
+	v, err := store.SaveView(ctx, id, c.FormValue("name"), view.Encode())
+	switch {
+	case datadesk.ErrorCode(err) == datadesk.Invalid:
+		setFlash(c, "Not saved: "+datadesk.AsError(err).Message)
+	case err != nil:
+		return h.pageError(c, err)
+	default:
+		setFlash(c, "Saved as “"+v.Name+"”; the files page lists it.")
+	}
+	return c.Redirect(http.StatusSeeOther, view.Href("/tables/"+id))
 }
 
 // savedViewRow is a saved view as the files page lists it: its name, its
@@ -69,9 +71,9 @@ func savedViewRows(ctx context.Context, store *engine.Store) ([]savedViewRow, er
 		}
 		q, _ := url.ParseQuery(v.Query)
 		view := viewOf(t, q)
-		_, rest := view.sentence(t, 2, q.Get("sort"), q.Get("dir"))
+		_, rest := view.sentence(t, 2, view.Sort, view.Dir)
 		shows := "Rows" + strings.TrimPrefix(rest, " rows")
-		out = append(out, savedViewRow{Name: v.Name, URL: "/tables/" + t.ID + "?" + v.Query, Table: t.Name, Shows: shows,
+		out = append(out, savedViewRow{Name: v.Name, URL: view.Href("/tables/" + t.ID), Table: t.Name, Shows: shows,
 			Created: v.CreatedAt.Format("2006-01-02 15:04")})
 	}
 	return out, nil

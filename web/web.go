@@ -26,7 +26,7 @@ import (
 	"datadesk/surface"
 )
 
-//go:embed pages/*.tmpl pages/style.css
+//go:embed pages/*.tmpl pages/style.css pages/upload.js
 var webFiles embed.FS
 
 // webPageSize is how many rows a table page shows.
@@ -72,12 +72,23 @@ func NewHandler(d Deps) (*Handler, error) {
 
 // Stylesheet serves the pages' style sheet.
 func (h *Handler) Stylesheet(c *echo.Context) error {
-	css, err := webFiles.ReadFile("pages/style.css")
+	return asset(c, "pages/style.css", "text/css; charset=utf-8")
+}
+
+// Script serves the files page's upload script, which shows an upload's
+// progress; every page works without it.
+func (h *Handler) Script(c *echo.Context) error {
+	return asset(c, "pages/upload.js", "text/javascript; charset=utf-8")
+}
+
+// asset serves an embedded file, cached for an hour.
+func asset(c *echo.Context, name, contentType string) error {
+	b, err := webFiles.ReadFile(name)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "max-age=3600")
-	return c.Blob(http.StatusOK, "text/css; charset=utf-8", css)
+	return c.Blob(http.StatusOK, contentType, b)
 }
 
 func parsePages() (map[string]*template.Template, error) {
@@ -111,7 +122,36 @@ func (h *Handler) render(c *echo.Context, status int, name string, data any) err
 
 func (h *Handler) pageBase(c *echo.Context, title string) page {
 	csrf := h.d.CSRF(c)
-	return page{Title: title, User: h.d.Caller(c).Name, CSRF: csrf, Message: c.QueryParam("msg")}
+	msg := c.QueryParam("msg")
+	if f := takeFlash(c); f != "" {
+		msg = f
+	}
+	return page{Title: title, User: h.d.Caller(c).Name, CSRF: csrf, Message: msg}
+}
+
+// flashCookie carries what a form did to the page it leads to, so that
+// the page's address holds only its view, never a message.
+const flashCookie = "datadesk_flash"
+
+// setFlash says msg on the next page the browser shows, within a minute.
+func setFlash(c *echo.Context, msg string) {
+	http.SetCookie(c.Response(), &http.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), Path: "/", MaxAge: 60, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
+}
+
+// takeFlash reads the message a form left and clears it.
+func takeFlash(c *echo.Context) string {
+	ck, err := c.Cookie(flashCookie)
+	if err != nil || ck.Value == "" {
+		return ""
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: c.Scheme() == "https"})
+	msg, err := url.QueryUnescape(ck.Value)
+	if err != nil {
+		return ""
+	}
+	return msg
 }
 
 // pageError renders an error as a page, with the same status the API uses.
@@ -201,9 +241,11 @@ func (h *Handler) SignOutForm(c *echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/signin?msg="+url.QueryEscape("You are signed out."))
 }
 
+// approvalRow is a held call as the queue lists it: Target names the
+// files it makes or reads, Why the rule that held it, in words.
 type approvalRow struct {
-	ID, Tool, UserName, ActorName, Reason, Status, Created, Expires string
-	Rows, Bytes                                                     int64
+	ID, Tool, UserName, ActorName, Target, Why, Status, Created, Expires string
+	Rows, Bytes                                                          int64
 }
 
 // ApprovalsPage shows a page of the queue's summaries, never the calls'

@@ -55,10 +55,11 @@ type ApprovalRecord struct {
 	ArgsRows    int64           `json:"args_rows"`
 	ArgsApart   bool            `json:"args_apart"`
 	ArgsFile    json.RawMessage `json:"args_file,omitempty"`
+	Target      string          `json:"target,omitempty"`
 }
 
 const approvalRecordColumns = `id, tool, arguments, user_id, user_name, role, actor_id, actor_name, chat_session_id, reason, status,
-	created_at, expires_at, decided_by, decided_at, result, error_code, error_message, args_bytes, args_rows, args_apart`
+	created_at, expires_at, decided_by, decided_at, result, error_code, error_message, args_bytes, args_rows, args_apart, target`
 
 // Pending counts the calls among the records that wait for a decision.
 func (r *OwnerRecords) Pending() int {
@@ -101,7 +102,7 @@ func (s *DB) OwnerRecords(ctx context.Context, owner string) (*OwnerRecords, err
 		var a ApprovalRecord
 		if err := rows.Scan(&a.ID, &a.Tool, &a.Arguments, &a.UserID, &a.UserName, &a.Role, &a.ActorID, &a.ActorName, &a.ChatSession,
 			&a.Reason, &a.Status, &a.CreatedAt, &a.ExpiresAt, &a.DecidedBy, &a.DecidedAt, &a.Result, &a.ErrorCode, &a.ErrorMsg,
-			&a.ArgsBytes, &a.ArgsRows, &a.ArgsApart); err != nil {
+			&a.ArgsBytes, &a.ArgsRows, &a.ArgsApart, &a.Target); err != nil {
 			return nil, dbError(ctx, err)
 		}
 		if a.ArgsApart {
@@ -152,9 +153,9 @@ func (s *DB) PutOwnerRecords(ctx context.Context, owner string, r *OwnerRecords)
 	}
 	for _, a := range r.Approvals {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO approvals (`+approvalRecordColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.ID, a.Tool, a.Arguments, a.UserID, a.UserName, a.Role, a.ActorID, a.ActorName, a.ChatSession, a.Reason, a.Status,
-			a.CreatedAt, a.ExpiresAt, a.DecidedBy, a.DecidedAt, a.Result, a.ErrorCode, a.ErrorMsg, a.ArgsBytes, a.ArgsRows, a.ArgsApart); err != nil {
+			a.CreatedAt, a.ExpiresAt, a.DecidedBy, a.DecidedAt, a.Result, a.ErrorCode, a.ErrorMsg, a.ArgsBytes, a.ArgsRows, a.ArgsApart, a.Target); err != nil {
 			return dbError(ctx, err)
 		}
 	}

@@ -69,6 +69,8 @@ var systemDDL = []string{
 	`ALTER TABLE approvals ADD COLUMN IF NOT EXISTS args_bytes BIGINT DEFAULT 0`,
 	`ALTER TABLE approvals ADD COLUMN IF NOT EXISTS args_rows BIGINT DEFAULT 0`,
 	`ALTER TABLE approvals ADD COLUMN IF NOT EXISTS args_apart BOOLEAN DEFAULT false`,
+	// The files a call makes or reads, named for the queue.
+	`ALTER TABLE approvals ADD COLUMN IF NOT EXISTS target VARCHAR DEFAULT ''`,
 	`CREATE TABLE IF NOT EXISTS sessions (
 		token_hash VARCHAR PRIMARY KEY,
 		user_id VARCHAR NOT NULL,
@@ -177,15 +179,18 @@ type Approval struct {
 	ActorName string `json:"actor_name,omitempty"`
 	// Rows and Bytes say how big the call is: its table rows and the size
 	// of its arguments as JSON.
-	Rows        int64      `json:"rows"`
-	Bytes       int64      `json:"bytes"`
-	ChatSession string     `json:"chat_session_id"`
-	Reason      string     `json:"reason"`
-	Status      string     `json:"status"`
-	CreatedAt   time.Time  `json:"created_at"`
-	ExpiresAt   time.Time  `json:"expires_at"`
-	DecidedBy   string     `json:"decided_by,omitempty"`
-	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+	Rows        int64  `json:"rows"`
+	Bytes       int64  `json:"bytes"`
+	ChatSession string `json:"chat_session_id"`
+	Reason      string `json:"reason"`
+	// Target names the files the call makes or reads ("makes
+	// targets.xlsx", "reads orders.csv").
+	Target    string     `json:"target,omitempty"`
+	Status    string     `json:"status"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	DecidedBy string     `json:"decided_by,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
 	// Arguments are the call's arguments, given with one approval when
 	// they are at most InlineArgsMax bytes; larger ones stay on the server
 	// (ArgumentsApart) and are read only to run the call.
@@ -206,7 +211,7 @@ type PendingQuota struct {
 }
 
 const summaryColumns = `id, tool, user_id, user_name, role, actor_id, actor_name, args_rows, args_bytes, args_apart, chat_session_id, reason,
-	status, created_at, expires_at, decided_by, decided_at, error_code, error_message`
+	coalesce(target, ''), status, created_at, expires_at, decided_by, decided_at, error_code, error_message`
 
 // AddApproval stores a call that waits for approval, within the user's
 // quota; arguments larger than InlineArgsMax are written to a file of their
@@ -246,9 +251,9 @@ func (s *DB) AddApproval(ctx context.Context, a *Approval, q PendingQuota) error
 		inline = ""
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO approvals (id, tool, arguments, user_id, user_name, role, actor_id, actor_name, chat_session_id,
-		reason, status, created_at, expires_at, args_bytes, args_rows, args_apart) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		reason, status, created_at, expires_at, args_bytes, args_rows, args_apart, target) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Tool, inline, a.UserID, a.UserName, a.Role, a.ActorID, a.ActorName, a.ChatSession, a.Reason, a.Status,
-		a.CreatedAt, a.ExpiresAt, a.Bytes, a.Rows, a.ArgumentsApart)
+		a.CreatedAt, a.ExpiresAt, a.Bytes, a.Rows, a.ArgumentsApart, a.Target)
 	if err != nil {
 		os.Remove(s.argsPath(a.ID))
 		return dbError(ctx, err)
@@ -329,7 +334,7 @@ func scanApproval(row interface{ Scan(...any) error }, now time.Time, extra ...a
 	var decidedBy, code, msg sql.NullString
 	var decidedAt sql.NullTime
 	dest := []any{&a.ID, &a.Tool, &a.UserID, &a.UserName, &a.Role, &a.ActorID, &a.ActorName, &a.Rows, &a.Bytes, &a.ArgumentsApart,
-		&a.ChatSession, &a.Reason, &a.Status, &a.CreatedAt, &a.ExpiresAt, &decidedBy, &decidedAt, &code, &msg}
+		&a.ChatSession, &a.Reason, &a.Target, &a.Status, &a.CreatedAt, &a.ExpiresAt, &decidedBy, &decidedAt, &code, &msg}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}

@@ -35,6 +35,9 @@ type PageRequest struct {
 	Filters []Filter
 	// Search keeps rows where any text column contains it, ignoring case.
 	Search string
+	// Columns are the keys of the columns to answer, in their order; none
+	// answers every column in the table's order.
+	Columns []string
 }
 
 // PagePlan is a checked PageRequest: the page's bounds, its filters and
@@ -49,6 +52,10 @@ type PagePlan struct {
 	// file order; Desc orders it descending, empty cells last either way.
 	Sort *Column
 	Desc bool
+	// Cols are the columns answered, at their positions in the table
+	// (At); nil for every column in the table's order.
+	Cols []Column
+	At   []int
 	// Req is the request, as the page echoes it.
 	Req PageRequest
 }
@@ -70,6 +77,9 @@ func PagePlanFor(t *Table, req PageRequest) (*PagePlan, error) {
 		return nil, err
 	}
 	p := &PagePlan{Table: t, Offset: req.Offset, Limit: req.Limit, Conds: conds, Search: search}
+	if p.Cols, p.At, err = t.Choose(req.Columns); err != nil {
+		return nil, err
+	}
 	req.Direction = strings.ToLower(req.Direction)
 	if req.Sort == "" {
 		req.Direction = ""
@@ -95,21 +105,66 @@ func PagePlanFor(t *Table, req PageRequest) (*PagePlan, error) {
 // Filtered reports whether some rows may not match.
 func (p *PagePlan) Filtered() bool { return len(p.Conds) > 0 || p.Search != nil }
 
-// Page is the answer of rows of total matching ones.
+// Page is the answer of rows of total matching ones, each row of every
+// column of the table, answered with the plan's columns.
 func (p *PagePlan) Page(rows [][]any, total int64) *Page {
 	if rows == nil {
 		rows = [][]any{}
 	}
-	return &Page{TableID: p.Table.ID, Columns: p.Table.Columns, Rows: rows, Total: total, Offset: p.Offset, Limit: p.Limit,
+	cols := p.Table.Columns
+	if p.Cols != nil {
+		cols = p.Cols
+		for i, r := range rows {
+			out := make([]any, len(p.At))
+			for j, at := range p.At {
+				out[j] = r[at]
+			}
+			rows[i] = out
+		}
+	}
+	return &Page{TableID: p.Table.ID, Columns: cols, Rows: rows, Total: total, Offset: p.Offset, Limit: p.Limit,
 		Sort: p.Req.Sort, Direction: p.Req.Direction, HasMore: p.Offset+int64(len(rows)) < total}
+}
+
+// Choose resolves keys to t's columns and their positions, in the order
+// given; none is every column (nil, nil). Errors: invalid (columns: a
+// key twice or not of the table).
+func (t *Table) Choose(keys []string) ([]Column, []int, error) {
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
+	var cols []Column
+	var at []int
+	seen := map[int]bool{}
+	for _, k := range keys {
+		i := t.position(k)
+		switch {
+		case i < 0:
+			return nil, nil, datadesk.Errorf(datadesk.Invalid, "unknown column %q", k).WithField("columns").WithAllowed(t.Keys()...)
+		case seen[i]:
+			return nil, nil, datadesk.Errorf(datadesk.Invalid, "column %q is chosen twice", k).WithField("columns")
+		}
+		seen[i] = true
+		cols, at = append(cols, t.Columns[i]), append(at, i)
+	}
+	return cols, at, nil
+}
+
+// position is the position of t's column of key, compared without case,
+// or -1.
+func (t *Table) position(key string) int {
+	for i, c := range t.Columns {
+		if strings.EqualFold(c.Key, key) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Lookup returns t's column of key, compared without case.
 func (t *Table) Lookup(key string) (Column, bool) {
-	for _, c := range t.Columns {
-		if strings.EqualFold(c.Key, key) {
-			return c, true
-		}
+	if i := t.position(key); i >= 0 {
+		return t.Columns[i], true
 	}
 	return Column{}, false
 }
