@@ -28,7 +28,8 @@ const (
 	isoDatePattern     = `[0-9]{4}-[0-9]{2}-[0-9]{2}`
 	naiveTimePattern   = `([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?`                                    // timeShape without a zone
 	zonedTimePattern   = `([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?(Z|[+-](0[0-9]|1[0-4])(:?[0-5][0-9])?)` // timeShape with one
-	dateishPattern     = isoDatePattern + `([ T].*)?|[0-9]{1,4}[/.][0-9]{1,2}[/.][0-9]{1,4}`
+	dateishPattern     = isoDatePattern + `([ T].*)?|[0-9]{1,4}[/.][0-9]{1,2}[/.][0-9]{1,4}|` + yearMonthPattern
+	yearMonthPattern   = `[0-9]{4}-(0[1-9]|1[0-2])`
 	// quickIntPattern is a whole number of at most 15 digits as int64
 	// prints it: quick code 1.
 	quickIntPattern = `0|-?[1-9][0-9]{0,14}`
@@ -77,7 +78,7 @@ func sqlCountsFrom(ctx context.Context, conn *sql.Conn, from string, width int) 
 var sqlCountNames = []string{
 	"n", "int", "dec", "lead", "long", "bool", "date", "ts", "tsz", "dmy", "mdy", "dmydot", "ymdslash", "dateish",
 	"serial", "serialint", "digitish", "intdigits", "scale",
-	"form", "sci", "grouped", "ambiguous", "point", "pct", "paren", "blank", "padded", "longpoint",
+	"form", "sci", "grouped", "ambiguous", "point", "pct", "paren", "blank", "padded", "longpoint", "ym",
 }
 
 // countsSQL builds the statement of the SQL pass: four projections (trim,
@@ -202,6 +203,7 @@ func flagsSQL(n string) string {
 		col(dayMonth(`[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}`, "%m/%d/%Y"), "mdy"),
 		col(dayMonth(`[0-9]{1,2}\.[0-9]{1,2}\.[0-9]{4}`, "%d.%m.%Y"), "dmydot"),
 		col(dayMonth(`[0-9]{4}/[0-9]{1,2}/[0-9]{1,2}`, "%Y/%m/%d"), "ymd"),
+		col("("+d+" AND regexp_full_match("+x+", "+ducksql.Literal(yearMonthPattern)+"))", "ym"),
 	}, ", ")
 }
 
@@ -222,7 +224,7 @@ func aggsSQL(n string) []string {
 		f("lower(" + v("x") + ") IN ('true', 'false')"),
 		f(v("date")), f(v("date") + " OR " + v("tsn")), f(v("tsz")),
 		f(v("dmy")), f(v("mdy")), f(v("dmydot")), f(v("ymd")),
-		f(v("dmy") + " OR " + v("mdy") + " OR " + v("dmydot") + " OR " + v("ymd")),
+		f(v("dmy") + " OR " + v("mdy") + " OR " + v("dmydot") + " OR " + v("ymd") + " OR " + v("ym")),
 		f(v("nserial")), f(v("nint") + " AND " + v("sg") + " = ''"), f("coalesce(" + v("dg") + ", false)"),
 		maxOf("length("+v("ip")+")", v("nint")+" OR "+v("ndec"), v("wint"), wok),
 		maxOf("length("+v("fr")+")", v("ndec"), v("wscale"), wok),
@@ -230,6 +232,7 @@ func aggsSQL(n string) []string {
 		f(wok + " AND " + v("wpoint")), f(wok + " AND " + v("wpct")), f(wok + " AND " + v("wparen")),
 		f(v("e") + " = 1"), f(v("e") + " = 2"),
 		f(v("nlongpt") + " OR (" + v("wv") + " AND " + v("wsig") + " > 15 AND " + v("wpoint") + ")"),
+		f(v("ym")),
 		"histogram(CASE WHEN " + wok + " AND " + v("cur") + " <> '' THEN " + v("cur") + " END)",
 	}
 }
@@ -243,7 +246,7 @@ func statsFromCounts(m map[string]int64) typing.Stats {
 		IntDigits: m["intdigits"], Scale: m["scale"],
 		Forms: m["form"], Sci: m["sci"], Grouped: m["grouped"], Ambiguous: m["ambiguous"], Points: m["point"],
 		Percent: m["pct"], Paren: m["paren"], Zoned: m["tsz"], Dateish: m["dateish"],
-		Blank: m["blank"], Padded: m["padded"], LongPoint: m["longpoint"],
+		Blank: m["blank"], Padded: m["padded"], LongPoint: m["longpoint"], YearMonths: m["ym"],
 	}
 	for k, v := range m {
 		if s, ok := strings.CutPrefix(k, "cur:"); ok && v > 0 {

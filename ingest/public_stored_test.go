@@ -210,6 +210,14 @@ func sameAsReference(ref *string, v any) bool {
 	case "b":
 		b, ok := v.(bool)
 		return ok && b == (text == "TRUE")
+	case "s":
+		// A year and a month, stored as the month's first day.
+		if tm, ok := v.(time.Time); ok && len(text) == 7 {
+			return tm.Format("2006-01-02") == text+"-01"
+		}
+		if d, ok := v.(string); ok && len(text) == 7 && len(d) == 10 {
+			return d == text+"-01"
+		}
 	}
 	return fmt.Sprint(v) == text
 }

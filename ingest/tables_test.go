@@ -219,7 +219,7 @@ func TestShapesOfPublishedTables(t *testing.T) {
 			columns: "date date, europe_brent_spot_price_fob_dollars_per_barrel decimal", kept: "1:above, 2:above",
 			ref: referenceRows{header: 3}},
 		{name: "h15-10y-monthly.csv", content: messy("h15-10y-monthly.csv"), header: []int64{6}, rows: 879,
-			columns: "time_period text, riflgfcy10_n_m decimal", kept: "1:above, 2:above, 3:above, 4:above, 5:above",
+			columns: "time_period date, riflgfcy10_n_m decimal", kept: "1:above, 2:above, 3:above, 4:above, 5:above",
 			ref: referenceRows{header: 6}},
 		{name: "house-prices.xlsx", content: housePrices(t), header: []int64{4, 5, 6}, rows: 252,
 			columns: "date date, all_houses_index decimal, all_houses_price decimal, all_houses_annual_change decimal, " +
@@ -238,7 +238,7 @@ func TestShapesOfPublishedTables(t *testing.T) {
 			columns: "date date, cushing_ok_wti_spot_price_fob_dollars_per_barrel decimal", kept: "1:above, 2:above",
 			ref: referenceRows{header: 3}},
 		{name: "h15.csv", content: metadataCSV(), header: []int64{6}, rows: 30,
-			columns: "time_period text, riflgfcy10_n_m decimal", kept: "1:above, 2:above, 3:above, 4:above, 5:above",
+			columns: "time_period date, riflgfcy10_n_m decimal", kept: "1:above, 2:above, 3:above, 4:above, 5:above",
 			ref: referenceRows{header: 6}},
 		{name: "production.csv", content: sectionsCSV(), header: []int64{3, 4, 5}, rows: 9,
 			columns: "section text, year integer, onshore_output integer, onshore_share decimal, offshore_output integer",
@@ -368,5 +368,37 @@ func TestHouseHeaderUnitsAndNotes(t *testing.T) {
 		if !strings.Contains(notes, n) {
 			t.Errorf("notes lack %q:\n%s", n, notes)
 		}
+	}
+}
+
+// TestYearMonthsAreDates: a column of a year and a month (1953-04), as
+// statistics publish monthly series, is a date, each the month's first
+// day, whichever way the file is read; a value that is no month keeps
+// the column text.
+func TestYearMonthsAreDates(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	for name, body := range map[string]string{
+		"plain.csv":  "period,value\n2024-01,1.5\n2024-02,2.5\n2024-12,3\n",
+		"titled.csv": "Monthly values\n\nperiod,value\n2024-01,1.5\n2024-02,2.5\n2024-12,3\n",
+	} {
+		f, err := fx.ingestBytes(name, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := f.Tables[0]
+		if got := columnTypes(tb.Columns); got != "period date, value decimal" {
+			t.Errorf("%s: %s (%s)", name, got, tb.Columns[0].Reason)
+		}
+		if rows := fx.rows(tb.ID); fmt.Sprint(rows[2][0]) != "2024-12-01" {
+			t.Errorf("%s: %v", name, rows)
+		}
+	}
+	f, err := fx.ingestBytes("odd.csv", []byte("period,value\n2024-01,1\n2024-13,2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Tables[0].Columns[0]; c.Type != "text" {
+		t.Errorf("a month 13: %s (%s)", c.Type, c.Reason)
 	}
 }

@@ -23,8 +23,9 @@ type Stats struct {
 	Percent, Paren                         int64
 	Currencies                             map[string]int64
 	// Zoned counts dates and times with a zone; Dateish, values that are
-	// dates in some day/month order.
-	Zoned, Dateish int64
+	// dates in some day/month order, or a year and a month; YearMonths,
+	// those last (1953-04).
+	Zoned, Dateish, YearMonths int64
 	// Trimmed says no value needs trimming before its cast (the SQL quick
 	// pass proved it), which spares the cast a trim of every value.
 	Trimmed bool
@@ -44,7 +45,7 @@ func (c *Stats) Counts() map[string]int64 {
 		"ymdslash": c.YMDSlash, "serial": c.Serial, "serialint": c.SerialInt, "digitish": c.Digits,
 		"intdigits": c.IntDigits, "scale": c.Scale, "longpoint": c.LongPoint,
 		"form": c.Forms, "sci": c.Sci, "grouped": c.Grouped, "ambiguous": c.Ambiguous, "point": c.Points,
-		"pct": c.Percent, "paren": c.Paren, "tsz": c.Zoned, "dateish": c.Dateish,
+		"pct": c.Percent, "paren": c.Paren, "tsz": c.Zoned, "dateish": c.Dateish, "ym": c.YearMonths,
 		"blank": c.Blank, "padded": c.Padded,
 	}
 	for s, k := range c.Currencies {
@@ -156,6 +157,12 @@ func (c *Stats) number(v string) bool {
 
 // date counts the date shapes, each checked for a real calendar date.
 func (c *Stats) date(v string) {
+	if len(v) == 7 && v[4] == '-' && isDigits(v[:4]) && isDigits(v[5:]) && v[5:] >= "01" && v[5:] <= "12" {
+		// A year and a month, as statistics publish monthly series.
+		c.YearMonths++
+		c.Dateish++
+		return
+	}
 	if len(v) < 8 || len(v) > 40 || v[0] < '0' || v[0] > '9' {
 		return
 	}

@@ -182,6 +182,8 @@ func Decide(st *Stats, key string, h Hint) Decision {
 		return Decision{Type: TypeDate, Format: "%d.%m.%Y", Reason: "date: all values are day.month.year"}
 	case all("ymdslash"):
 		return Decision{Type: TypeDate, Format: "%Y/%m/%d", Reason: "date: all values are year/month/day"}
+	case all("ym"):
+		return Decision{Type: TypeDate, Format: "%Y-%m", Reason: fmt.Sprintf("date: all %d values are a year and a month (2024-01), each stored as the month's first day", n)}
 	}
 	// Dates in a day/month order that cannot be told apart are still
 	// dates to a reader, never codes.
