@@ -50,12 +50,15 @@ var unitWords = map[string]bool{
 	"bn": true, "mn": true, "m": true, "k": true, "000s": true, "'000": true, "thousands": true, "millions": true, "billions": true,
 	"kg": true, "t": true, "kt": true, "mt": true, "tonnes": true, "mwh": true, "gwh": true, "twh": true, "kwh": true,
 	"units": true, "number": true, "no.": true, "years": true, "days": true, "hours": true,
+	"dollars": true, "pounds": true, "euros": true, "yen": true, "thousand": true, "million": true, "billion": true,
+	"of": true, "per": true, "barrel": true, "barrels": true, "tonne": true, "ton": true, "tons": true, "gallons": true,
+	"litres": true, "liters": true, "btu": true, "mmbtu": true, "points": true, "persons": true, "people": true, "share": true,
 }
 
 // unitLike reports whether a header cell reads as a unit: a currency or
 // percent sign, a word in brackets, or a unit word.
 func unitLike(t string) bool {
-	if utf8.RuneCountInString(t) > 16 {
+	if utf8.RuneCountInString(t) > 24 {
 		return false
 	}
 	if strings.ContainsAny(t, "£$€¥%‰°") {
@@ -64,7 +67,17 @@ func unitLike(t string) bool {
 	if len(t) >= 2 && (t[0] == '(' && t[len(t)-1] == ')' || t[0] == '[' && t[len(t)-1] == ']') {
 		return true
 	}
-	return unitWords[strings.ToLower(t)]
+	if unitWords[strings.ToLower(t)] {
+		return true
+	}
+	// Words of units ("USD bn", "millions of dollars").
+	words := strings.Fields(strings.ToLower(t))
+	for _, w := range words {
+		if !unitWords[w] {
+			return false
+		}
+	}
+	return len(words) > 1
 }
 
 // groupRow reports whether u, above header row below, labels groups of

@@ -402,3 +402,21 @@ func TestYearMonthsAreDates(t *testing.T) {
 		t.Errorf("a month 13: %s (%s)", c.Type, c.Reason)
 	}
 }
+
+// TestUnitsRowUnderLabels: a CSV whose label row is followed by a row of
+// units in words reads both as its header, the units kept apart.
+func TestUnitsRowUnderLabels(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	f, err := fx.ingestBytes("gdp.csv", []byte("year,gdp,population\n,USD bn,millions of people\n2000,1.5,3.2\n2001,1.7,3.3\n2002,1.9,3.4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := f.Tables[0]
+	if got := columnTypes(tb.Columns); got != "year integer, gdp decimal, population decimal" || tb.RowCount != 3 {
+		t.Fatalf("%s, %d rows", got, tb.RowCount)
+	}
+	if c := tb.Columns[1]; c.Label != "gdp (USD bn)" || c.Unit != "USD bn" {
+		t.Errorf("label %q unit %q", c.Label, c.Unit)
+	}
+}

@@ -81,7 +81,9 @@ type Decision struct {
 // MissingMarks are the texts that public statistics write in a cell of
 // numbers whose value is missing, compared without regard to case. A
 // column of numbers with such cells is numeric, those cells empty.
-var MissingMarks = []string{"..", "...", "-", "–", "—", "n/a", "na", "(na)", "#n/a", "null", "none", "n.a."}
+var MissingMarks = []string{"..", "...", "-", "–", "—", "n/a", "na", "(na)", "#n/a", "null", "none", "n.a.",
+	// Statistics offices' marks of a value withheld or not available.
+	"x", ":", "[x]", "[c]", "[z]", "[u]", "[w]", "[low]"}
 
 // MissingMark reports whether v is one of MissingMarks.
 func MissingMark(v string) bool {
