@@ -269,16 +269,28 @@ func windowsNote(p *AnalysisPlan) string {
 	list := strings.Join(names, ", ")
 	if p.WindowsAll() {
 		g := p.Groups[p.Series]
-		return fmt.Sprintf("%s ran over every %s of %s the other filters kept (windows: all); the filters on %s then chose the %ss shown, each by its start",
-			list, g.Bucket, g.Col.Key, g.Col.Key, g.Bucket)
+		step, steps, start := seriesStep(g)
+		return fmt.Sprintf("%s ran over every %s of %s the other filters kept (windows: all); the filters on %s then chose the %s shown%s",
+			list, step, g.Col.Key, g.Col.Key, steps, start)
 	}
 	n := fmt.Sprintf("%s ran over the groups of the filtered rows only (windows: filtered)", list)
 	if p.Series >= 0 && p.Where.filters(p.Groups[p.Series].Col.Key) {
 		g := p.Groups[p.Series]
+		step, _, _ := seriesStep(g)
 		n += fmt.Sprintf("; a running total or share starts at the first %s the filters on %s keep: windows: all carries the earlier ones in",
-			g.Bucket, g.Col.Key)
+			step, g.Col.Key)
 	}
 	return n
+}
+
+// seriesStep names a series' steps in a note: its bucket (month,
+// months, each chosen by its start) or, for a whole-number column, its
+// values.
+func seriesStep(g GroupTerm) (step, steps, start string) {
+	if g.Bucket == "" {
+		return "value", "values", ""
+	}
+	return g.Bucket, g.Bucket + "s", ", each by its start"
 }
 
 // filters reports whether a top-level condition of b is on column key.
