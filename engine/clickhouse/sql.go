@@ -119,6 +119,9 @@ func chText(c *catalog.Column) string {
 
 // chCond compiles one checked condition, with DuckDB's semantics.
 func chCond(cond catalog.Cond) string {
+	if cond.AsNumber {
+		return chNumberCond(cond)
+	}
 	c := &cond.Col
 	col := chCol(c.Key)
 	switch cond.Op {
@@ -171,6 +174,28 @@ func chCond(cond catalog.Cond) string {
 		return "" // an op without SQL here: TestEveryFilterOpCompiles
 	}
 	return lhs + " " + sym + " " + rhs
+}
+
+// chNumberCond compiles a condition on a text column read as numbers
+// (catalog.Cond.AsNumber): its values of catalog.NumberPattern's form as
+// Float64, the others NULL, as DuckDB's store reads them.
+func chNumberCond(cond catalog.Cond) string {
+	col := chCol(cond.Col.Key)
+	num := "if(match(ifNull(" + col + ", ''), " + chLiteral("^"+catalog.NumberPattern+"$") + "), toFloat64OrNull(" + col + "), NULL)"
+	switch cond.Op {
+	case "is_null":
+		if cond.Null {
+			return num + " IS NULL"
+		}
+		return num + " IS NOT NULL"
+	case "between":
+		return "(" + num + " >= " + chNumber(cond.Values[0].(float64)) + " AND " + num + " <= " + chNumber(cond.Values[1].(float64)) + ")"
+	}
+	sym, ok := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[cond.Op]
+	if !ok {
+		return ""
+	}
+	return num + " " + sym + " " + chNumber(cond.Values[0].(float64))
 }
 
 // chTrim trims the characters typing.SpaceChars names from both ends
