@@ -47,10 +47,15 @@ func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (a
 			return nil, err
 		}
 	}
+	notes, err := store.CheckTextUses(ctx, plan.TextUses())
+	if err != nil {
+		return nil, err
+	}
 	res, err := store.Analyze(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = append(notes, res.Notes...)
 	p.cfg.Logger.Debug("files.analyze_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	large, err := pastOffloadBounds(res)
 	if err != nil {

@@ -286,7 +286,8 @@ func (p *Plan) checkGroups() error {
 				return qerr(field+".column", "%s needs a column", a.Op)
 			}
 			if !Numeric(pa.Col.Type) {
-				return qerr(field+".column", "%s needs a numeric column; %q is %s (files.analyze_table takes min and max of dates and text)", a.Op, pa.Col.Key, pa.Col.typeSaid()).
+				return qerr(field+".column", "%s needs a numeric column; %q is %s (files.analyze_table takes min and max of dates and text)%s",
+					a.Op, pa.Col.Key, pa.Col.typeSaid(), pa.Col.numbersAdvice()).
 					WithAllowed(numericKeys(t)...)
 			}
 		default:
