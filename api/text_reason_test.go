@@ -98,3 +98,30 @@ func TestTextComparedAsNumbers(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPTextComparedAsNumbers: over the MCP SDK's client, reading only
+// the text content, a comparison with a number on a text column says how
+// many values were not numbers, and one on a column without numbers is
+// refused saying so.
+func TestMCPTextComparedAsNumbers(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	token := addUser(t, users, "ana", "analyst")
+	file := uploadAmounts(t, ts, token)
+	for name, connect := range mcpTransports {
+		t.Run(name, func(t *testing.T) {
+			cs := connect(t, ts, token)
+			res, _ := callMCP(t, cs, "files_query_table", map[string]any{"file_id": file, "limit": 5,
+				"filters": []any{map[string]any{"column": "amount", "op": "gt", "value": 11}}})
+			if text := textOf(res); res.IsError || !strings.Contains(text, "South | 12") ||
+				!strings.Contains(text, `1 of its 3 values is not a number ("about 7")`) {
+				t.Errorf("gt 11 on amount: %s", text)
+			}
+			res, _ = callMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file,
+				"filters": []any{map[string]any{"column": "region", "op": "lt", "value": 5}}})
+			if text := textOf(res); !res.IsError || !strings.Contains(text, "none of the 3 values of") {
+				t.Errorf("lt 5 on region: error %v, %s", res.IsError, text)
+			}
+		})
+	}
+}
