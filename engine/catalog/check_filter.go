@@ -3,7 +3,6 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -141,20 +140,22 @@ var numberForm = regexp.MustCompile(`^` + NumberPattern + `$`)
 // numberValue reads a filter value that is a number: a JSON number, or
 // text in NumberPattern's form ("100000", as callers often quote them).
 func numberValue(v any) (float64, bool) {
-	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = strings.TrimSpace(x)
-		if !numberForm.MatchString(s) {
-			return 0, false
-		}
-	case float64:
-		return x, !math.IsInf(x, 0) && !math.IsNaN(x)
-	default:
+	s, ok := numberText(v)
+	if _, quoted := v.(string); !ok || quoted && !numberForm.MatchString(s) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	return f, err == nil
+}
+
+// numberText is a filter value as the text of a number: a JSON number as
+// written, text without the spaces around it; false for other values.
+func numberText(v any) (string, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return x.String(), true
+	case string:
+		return strings.TrimSpace(x), true
+	}
+	return "", false
 }

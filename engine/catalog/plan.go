@@ -499,13 +499,8 @@ func CondValue(field string, c *Column, v any) (any, error) {
 	}
 	switch c.Type {
 	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
-		var s string
-		switch x := v.(type) {
-		case json.Number:
-			s = x.String()
-		case string:
-			s = strings.TrimSpace(x)
-		default:
+		s, ok := numberText(v)
+		if !ok {
 			return nil, bad()
 		}
 		f, err := strconv.ParseFloat(s, 64)

@@ -119,11 +119,15 @@ func chText(c *catalog.Column) string {
 
 // chCond compiles one checked condition, with DuckDB's semantics.
 func chCond(cond catalog.Cond) string {
-	if cond.AsNumber {
-		return chNumberCond(cond)
-	}
 	c := &cond.Col
 	col := chCol(c.Key)
+	operand := func(v any) (string, string) { return chOperand(c, v) }
+	if cond.AsNumber {
+		// A text column's values of catalog.NumberPattern's form as
+		// Float64, the others NULL, as DuckDB's store reads them.
+		col = "if(match(ifNull(" + col + ", ''), " + chLiteral("^"+catalog.NumberPattern+"$") + "), toFloat64OrNull(" + col + "), NULL)"
+		operand = func(v any) (string, string) { return col, chNumber(v.(float64)) }
+	}
 	switch cond.Op {
 	case "is_null":
 		if cond.Null {
@@ -149,7 +153,7 @@ func chCond(cond catalog.Cond) string {
 		var lhs string
 		items := make([]string, len(cond.Values))
 		for i, v := range cond.Values {
-			lhs, items[i] = chOperand(c, v)
+			lhs, items[i] = operand(v)
 		}
 		if cond.Op == "not_in" {
 			// As ne does, not_in keeps empty cells.
@@ -157,11 +161,11 @@ func chCond(cond catalog.Cond) string {
 		}
 		return lhs + " IN (" + strings.Join(items, ", ") + ")"
 	case "between":
-		lhs, lo := chOperand(c, cond.Values[0])
-		_, hi := chOperand(c, cond.Values[1])
+		lhs, lo := operand(cond.Values[0])
+		_, hi := operand(cond.Values[1])
 		return "(" + lhs + " >= " + lo + " AND " + lhs + " <= " + hi + ")"
 	}
-	lhs, rhs := chOperand(c, cond.Values[0])
+	lhs, rhs := operand(cond.Values[0])
 	switch cond.Op {
 	case "eq":
 		return lhs + " = " + rhs
@@ -174,28 +178,6 @@ func chCond(cond catalog.Cond) string {
 		return "" // an op without SQL here: TestEveryFilterOpCompiles
 	}
 	return lhs + " " + sym + " " + rhs
-}
-
-// chNumberCond compiles a condition on a text column read as numbers
-// (catalog.Cond.AsNumber): its values of catalog.NumberPattern's form as
-// Float64, the others NULL, as DuckDB's store reads them.
-func chNumberCond(cond catalog.Cond) string {
-	col := chCol(cond.Col.Key)
-	num := "if(match(ifNull(" + col + ", ''), " + chLiteral("^"+catalog.NumberPattern+"$") + "), toFloat64OrNull(" + col + "), NULL)"
-	switch cond.Op {
-	case "is_null":
-		if cond.Null {
-			return num + " IS NULL"
-		}
-		return num + " IS NOT NULL"
-	case "between":
-		return "(" + num + " >= " + chNumber(cond.Values[0].(float64)) + " AND " + num + " <= " + chNumber(cond.Values[1].(float64)) + ")"
-	}
-	sym, ok := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[cond.Op]
-	if !ok {
-		return ""
-	}
-	return num + " " + sym + " " + chNumber(cond.Values[0].(float64))
 }
 
 // chTrim trims the characters typing.SpaceChars names from both ends
