@@ -29,6 +29,25 @@ func (s *Store) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult,
 	return res, nil
 }
 
+// CheckTextUses counts, in each table's DuckDB file or its backend, the
+// values of the text columns a plan reads where numbers are meant
+// (catalog.Plan.TextUses, catalog.AnalysisPlan.TextUses), refuses what
+// text would answer wrongly and returns the notes of the rest
+// (catalog.CheckTextUses). The tools ask it before they run a plan; the
+// page's own browsing orders text as text. Errors: invalid, naming the
+// argument; timeout.
+func (s *Store) CheckTextUses(ctx context.Context, uses []catalog.TextUse) ([]string, error) {
+	if len(uses) == 0 {
+		return nil, nil
+	}
+	// A lookup table lives where its table does (PlanAnalysis).
+	a, err := s.answererOf(uses[0].Table)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.CheckTextUses(ctx, uses, a.run)
+}
+
 // answerer is where a table's answers come from: the owner's DuckDB file,
 // or the remote backend that holds the table's rows.
 type answerer struct {

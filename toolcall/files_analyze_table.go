@@ -89,10 +89,15 @@ func (p *Pipeline) analyze(ctx context.Context, call *toolCall, store *engine.St
 			return nil, err
 		}
 	}
+	notes, err := store.CheckTextUses(ctx, plan.TextUses())
+	if err != nil {
+		return nil, err
+	}
 	res, err := store.Analyze(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = append(notes, res.Notes...)
 	res.Notes = append(res.Notes, tableNotes(ctx, store, a.FileID, plan.Table)...)
 	p.cfg.Logger.Debug("files.analyze_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)
 	large, err := pastOffloadBounds(res)

@@ -21,10 +21,15 @@ func (p *Pipeline) toolFilesQueryTable(call *toolCall, args map[string]any) (any
 	if err != nil {
 		return nil, fileIDError(ctx, store, "file_id", q.FileID, err)
 	}
+	notes, err := store.CheckTextUses(ctx, plan.TextUses())
+	if err != nil {
+		return nil, err
+	}
 	res, err := store.Run(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
+	res.Notes = append(notes, res.Notes...)
 	res.Notes = append(res.Notes, tableNotes(ctx, store, q.FileID, plan.Table)...)
 	// The plan stays inspectable in the log; the model does not need it.
 	p.cfg.Logger.Debug("files.query_table", "user", call.caller.UserID, "table", res.TableID, "sql", res.SQL)

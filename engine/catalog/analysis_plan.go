@@ -17,8 +17,9 @@ type AnalysisPlan struct {
 	Top      *TopTerm
 	// Sort is the result's order, complete (every group column is in it).
 	Sort []SortTerm
-	// Series is the index of the time bucket group that change,
-	// pct_change and running_total follow; -1 if none.
+	// Series is the index of the group that change, pct_change and
+	// running_total follow (seriesOf): a time bucket, or a whole-number
+	// column; -1 if none.
 	Series int
 	// SeriesWhere, with Analysis.Windows "all", are the filters on the
 	// series column, held back from the rows and applied to the buckets

@@ -1,8 +1,12 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 
 	"datadesk/engine/typing"
 )
@@ -69,7 +73,7 @@ func (c *checker) filterList(field string, nodes []FilterNode, or bool, depth in
 // checkAnalysisFilter checks one condition: query_table's ops, and
 // not_in, starts_with, ends_with, between and is_blank.
 func checkAnalysisFilter(field string, c *Column, n FilterNode) (Cond, error) {
-	cond := Cond{Col: *c, Op: n.Op}
+	cond := Cond{Col: *c, Op: n.Op, Field: field}
 	if !slices.Contains(FilterOps, n.Op) {
 		return cond, qerr(field+".op", "unknown op %q", n.Op).WithAllowed(FilterOps...)
 	}
@@ -96,6 +100,9 @@ func checkAnalysisFilter(field string, c *Column, n FilterNode) (Cond, error) {
 		if c.Type == typing.TypeBoolean {
 			return cond, qerr(field+".op", "between does not apply to boolean column %q", c.Key)
 		}
+		if c.Type == typing.TypeText {
+			return textBetween(cond, c, vfield, list)
+		}
 		var err error
 		cond.Values, err = condValues(vfield, c, list)
 		return cond, err
@@ -108,4 +115,47 @@ func checkAnalysisFilter(field string, c *Column, n FilterNode) (Cond, error) {
 		return cond, nil
 	}
 	return checkFilter(field, c, Filter{Column: n.Column, Op: n.Op, Value: n.Value})
+}
+
+// textBetween checks between on a text column: two numbers compare its
+// values that are numbers, as numbers (Cond.AsNumber); two texts compare
+// text.
+func textBetween(cond Cond, c *Column, field string, list []any) (Cond, error) {
+	lo, loNum := numberValue(list[0])
+	hi, hiNum := numberValue(list[1])
+	switch {
+	case loNum && hiNum:
+		cond.AsNumber, cond.Values = true, []any{lo, hi}
+		return cond, nil
+	case loNum != hiNum:
+		return cond, qerr(field, "between takes two numbers (to compare the values that are numbers) or two texts, not one of each")
+	}
+	var err error
+	cond.Values, err = condValues(field, c, list)
+	return cond, err
+}
+
+var numberForm = regexp.MustCompile(`^` + NumberPattern + `$`)
+
+// numberValue reads a filter value that is a number: a JSON number, or
+// text in NumberPattern's form ("100000", as callers often quote them).
+func numberValue(v any) (float64, bool) {
+	s, ok := numberText(v)
+	if _, quoted := v.(string); !ok || quoted && !numberForm.MatchString(s) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+// numberText is a filter value as the text of a number: a JSON number as
+// written, text without the spaces around it; false for other values.
+func numberText(v any) (string, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return x.String(), true
+	case string:
+		return strings.TrimSpace(x), true
+	}
+	return "", false
 }

@@ -33,16 +33,31 @@ func (c *checker) groups() error {
 				return qerr(field+".bucket", "%q is a date; hours apply to timestamps", col.Key)
 			}
 			gt.Name += "_" + g.Bucket
-			if c.p.Series < 0 {
-				c.p.Series = i
-			}
 		}
 		if err := c.name(field, gt.Name); err != nil {
 			return err
 		}
 		c.p.Groups = append(c.p.Groups, gt)
 	}
+	c.p.Series = seriesOf(c.p.Groups)
 	return nil
+}
+
+// seriesOf is the group change, pct_change and running_total follow:
+// the first time bucket, or else the last group of a whole-number column
+// (a year, as annual series are grouped: ["country", "year"]), in its
+// numeric order; -1 if none.
+func seriesOf(groups []GroupTerm) int {
+	whole := -1
+	for i, g := range groups {
+		if g.Bucket != "" {
+			return i
+		}
+		if g.Col.Type == typing.TypeInteger {
+			whole = i
+		}
+	}
+	return whole
 }
 
 func (c *checker) groupIndex(field, name string) (int, error) {

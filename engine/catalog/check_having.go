@@ -30,6 +30,10 @@ func (c *checker) having() error {
 		if err != nil {
 			return err
 		}
+		if cond.AsNumber {
+			return qerr(field+".value", "%s is text (%s of a text column, in text order, where \"9\" comes after \"10\"); %s with a number compares numbers. "+
+				"Compare it with a text value, or measure a numeric column", h.Measure, c.p.Measures[m].Op, h.Op)
+		}
 		c.p.Having = append(c.p.Having, HavingCond{Measure: m, Op: cond.Op, Values: cond.Values, Null: cond.Null})
 	}
 	return nil

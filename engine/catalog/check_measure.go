@@ -162,11 +162,12 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 			return qerr(field+".column", "%s needs a column", t.Op)
 		}
 		if !op.Column.accepts(t.Col.Type) {
-			return qerr(field+".column", "%s needs %s; %q is %s", t.Op, needs[op.Column], t.Col.Key, t.Col.typeSaid())
+			return qerr(field+".column", "%s needs %s; %q is %s%s", t.Op, needs[op.Column], t.Col.Key, t.Col.typeSaid(), t.Col.numbersAdvice())
 		}
 	case MaybeNumber:
 		if t.Col != nil && !op.Column.accepts(t.Col.Type) {
-			return qerr(field+".column", "%s of a column needs a numeric column (its sum), and %q is %s; without a column it is the share of rows", t.Op, t.Col.Key, t.Col.typeSaid())
+			return qerr(field+".column", "%s of a column needs a numeric column (its sum), and %q is %s; without a column it is the share of rows%s",
+				t.Op, t.Col.Key, t.Col.typeSaid(), t.Col.numbersAdvice())
 		}
 	}
 	if t.Op == "first" || t.Op == "last" {

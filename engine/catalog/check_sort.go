@@ -1,5 +1,9 @@
 package catalog
 
+// sort orders the result: sort_by first, when given; then, with top,
+// each combination of top's per groups together, its groups by rank
+// (top's measure and direction); then the group columns, which are
+// unique per group.
 func (c *checker) sort() error {
 	a := c.p.Analysis
 	desc := false
@@ -10,9 +14,9 @@ func (c *checker) sort() error {
 	default:
 		return qerr("direction", "direction must be asc or desc").WithAllowed("asc", "desc")
 	}
-	first := -1
 	if a.SortBy != "" {
 		names := c.p.OutNames()
+		first := -1
 		for i, n := range names {
 			if n == outName(a.SortBy) {
 				first = i
@@ -23,10 +27,24 @@ func (c *checker) sort() error {
 		}
 		c.p.Sort = append(c.p.Sort, SortTerm{Out: first, Desc: desc})
 	}
-	for i := range c.p.Groups {
-		if i != first {
-			c.p.Sort = append(c.p.Sort, SortTerm{Out: i})
+	if t := c.p.Top; t != nil {
+		for _, g := range t.Per {
+			c.orderBy(SortTerm{Out: g})
 		}
+		c.orderBy(SortTerm{Out: len(c.p.Groups) + t.By, Desc: t.Desc})
+	}
+	for i := range c.p.Groups {
+		c.orderBy(SortTerm{Out: i})
 	}
 	return nil
+}
+
+// orderBy adds s to the sort unless its column already orders it.
+func (c *checker) orderBy(s SortTerm) {
+	for _, o := range c.p.Sort {
+		if o.Out == s.Out {
+			return
+		}
+	}
+	c.p.Sort = append(c.p.Sort, s)
 }

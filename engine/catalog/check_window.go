@@ -10,7 +10,7 @@ func (c *checker) windowBody(field string, t *MeasureTerm, m Measure) error {
 		return qerr(field+".op", "%s is computed over groups; it needs group_by", t.Op)
 	}
 	if t.Op != "rank" && c.p.Series < 0 {
-		return qerr(field+".op", "%s follows a time series: group_by needs a date or timestamp column with a bucket", t.Op)
+		return qerr(field+".op", "%s follows a series: group_by needs a date or timestamp column with a bucket, or a whole-number column such as a year", t.Op)
 	}
 	of := -1
 	for j, o := range c.p.Measures {
@@ -63,8 +63,8 @@ func (c *checker) windows() error {
 		over = over || m.Window() || m.Op == "share"
 	}
 	if !over || p.Series < 0 {
-		return qerr("windows", "windows: all applies to change, pct_change, running_total, rank and share over a time series "+
-			"(group_by a date or timestamp column with a bucket)")
+		return qerr("windows", "windows: all applies to change, pct_change, running_total, rank and share over a series "+
+			"(group_by a date or timestamp column with a bucket, or a whole-number column such as a year)")
 	}
 	if p.Where == nil {
 		return nil

@@ -79,9 +79,9 @@ var MeasureTable = []MeasureOp{
 	{Name: "percentile", Column: NumberColumn, Takes: []string{"p"}, Doc: "the p-th quantile, p from 0 to 1"},
 	{Name: "stddev", Column: NumberColumn, Doc: "sample standard deviation"},
 	{Name: "share", Column: MaybeNumber, Doc: "the group's share of all rows, or of a column's sum"},
-	{Name: "change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's change from the previous time bucket"},
-	{Name: "pct_change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's relative change from the previous time bucket"},
-	{Name: "running_total", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's total up to each time bucket"},
+	{Name: "change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's change from the previous time bucket or whole number (year)"},
+	{Name: "pct_change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's relative change from the previous time bucket or whole number (year)"},
+	{Name: "running_total", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's total up to each time bucket or whole number (year)"},
 	{Name: "rank", Column: NoColumn, Takes: []string{"of", "within", "direction"}, OverGroups: true, Doc: "the group's rank by another measure"},
 }
 

@@ -102,7 +102,22 @@ type Cond struct {
 	Text string
 	// Null is is_null's operand: true keeps empty cells, false the others.
 	Null bool
+	// AsNumber compares a text column as numbers: a comparison with a
+	// number reads the column's values that are numbers (NumberPattern)
+	// as numbers, and its others match none; with is_null they count as
+	// empty. Values are then float64s.
+	AsNumber bool
+	// Field is the argument the condition came from (filters[0]), for
+	// what is said of it after the checks.
+	Field string
 }
+
+// NumberPattern is the form of a text value a comparison with a number
+// reads as a number, anchored at both ends by the dialects: digits, with
+// a minus and a fraction, as programs write numbers and as the import
+// counts them ("12", "-3.5", "007"); other forms ("1,234", "$5", "+3",
+// ".5", "1e5") are not numbers here.
+const NumberPattern = `-?[0-9]+([.][0-9]+)?`
 
 // Search keeps rows where any of Cols contains Text, ignoring case.
 type Search struct {
@@ -271,7 +286,8 @@ func (p *Plan) checkGroups() error {
 				return qerr(field+".column", "%s needs a column", a.Op)
 			}
 			if !Numeric(pa.Col.Type) {
-				return qerr(field+".column", "%s needs a numeric column; %q is %s (files.analyze_table takes min and max of dates and text)", a.Op, pa.Col.Key, pa.Col.typeSaid()).
+				return qerr(field+".column", "%s needs a numeric column; %q is %s (files.analyze_table takes min and max of dates and text)%s",
+					a.Op, pa.Col.Key, pa.Col.typeSaid(), pa.Col.numbersAdvice()).
 					WithAllowed(numericKeys(t)...)
 			}
 		default:
@@ -371,7 +387,7 @@ const MaxSearchChars = 200
 // checkFilter checks one filter on column c. Text is compared
 // case-insensitively; numbers as numbers; dates as dates.
 func checkFilter(field string, c *Column, f Filter) (Cond, error) {
-	cond := Cond{Col: *c, Op: f.Op}
+	cond := Cond{Col: *c, Op: f.Op, Field: field}
 	vfield := field + ".value"
 	switch f.Op {
 	case "starts_with", "ends_with", "between", "is_blank":
@@ -410,6 +426,10 @@ func checkFilter(field string, c *Column, f Filter) (Cond, error) {
 	case "eq", "ne", "gt", "gte", "lt", "lte":
 		if c.Type == typing.TypeBoolean && f.Op != "eq" && f.Op != "ne" {
 			return cond, qerr(field+".op", "%s does not apply to boolean column %q; use eq or ne", f.Op, c.Key)
+		}
+		if x, ok := numberValue(f.Value); ok && c.Type == typing.TypeText && f.Op != "eq" && f.Op != "ne" {
+			cond.AsNumber, cond.Values = true, []any{x}
+			return cond, nil
 		}
 		pv, err := CondValue(vfield, c, f.Value)
 		if err != nil {
@@ -479,13 +499,8 @@ func CondValue(field string, c *Column, v any) (any, error) {
 	}
 	switch c.Type {
 	case typing.TypeInteger, typing.TypeDecimal, typing.TypeDouble:
-		var s string
-		switch x := v.(type) {
-		case json.Number:
-			s = x.String()
-		case string:
-			s = strings.TrimSpace(x)
-		default:
+		s, ok := numberText(v)
+		if !ok {
 			return nil, bad()
 		}
 		f, err := strconv.ParseFloat(s, 64)

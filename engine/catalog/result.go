@@ -2,8 +2,6 @@ package catalog
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"datadesk/engine/typing"
@@ -84,14 +82,6 @@ type View struct {
 // rows and says nothing about more.
 func (res *QueryResult) Finish(p *Plan, total int64) {
 	for _, a := range p.Aggs {
-		if (a.Op == "min" || a.Op == "max") && a.Col != nil {
-			res.Notes = appendTextOrder(res.Notes, a.Op+" of", a.Col)
-		}
-	}
-	if p.Sort != nil && p.Sort.Col != nil {
-		res.Notes = appendTextOrder(res.Notes, "the sort by", p.Sort.Col)
-	}
-	for _, a := range p.Aggs {
 		if _, ok := res.Aggregates[a.Name].(string); ok && numeric(AggType(a)) {
 			res.Notes = append(res.Notes, notFiniteNote(a.Name, 1))
 		}
@@ -128,39 +118,6 @@ func NewSchemaPage(t *Table, offset int) SchemaPage {
 	}
 	return sp
 }
-
-// appendTextOrder adds a note when what (a min, a max, a sort) compared
-// column c's values as text although the import found them mostly
-// numbers: "9" comes after "10" there, and a reader would not guess it.
-func appendTextOrder(notes []string, what string, c *Column) []string {
-	if !numbersAsText(c) {
-		return notes
-	}
-	return append(notes, fmt.Sprintf("%s %q compared its values as text, not as numbers (%q comes after %q): the column is text because the import found %s; "+
-		"read the file again with its header row named, or fix those values, to make it numeric", what, c.Key, "9", "10", strings.TrimPrefix(c.Reason, "text: ")))
-}
-
-// numbersAsText reports whether a text column holds mostly numbers, by
-// what its import found: "text: 3 of 300 values are not numbers", or, of
-// a sheet, "text: 297 numbers and 3 text values".
-func numbersAsText(c *Column) bool {
-	if c.Type != typing.TypeText {
-		return false
-	}
-	var bad, n int64
-	if k, _ := fmt.Sscanf(c.Reason, "text: %d of %d values are not numbers", &bad, &n); k == 2 {
-		return bad*2 < n
-	}
-	if m := sheetMix.FindStringSubmatch(c.Reason); m != nil {
-		nums, _ := strconv.ParseInt(m[1], 10, 64)
-		texts, _ := strconv.ParseInt(m[2], 10, 64)
-		return texts*2 < nums+texts
-	}
-	return false
-}
-
-// sheetMix reads a sheet column's reason for being text.
-var sheetMix = regexp.MustCompile(`^text: (\d+) numbers? and (\d+) text values?\b`)
 
 // emptyGroupsNote says how many of the groups are of empty values.
 func emptyGroupsNote(groups []Column, n int64) string {
@@ -213,17 +170,6 @@ func (res *AnalysisResult) Finish(p *AnalysisPlan) {
 	if res.Rows == nil {
 		res.Rows = [][]any{}
 	}
-	for _, m := range p.Measures {
-		if (m.Op == "min" || m.Op == "max") && m.Col != nil {
-			res.Notes = appendTextOrder(res.Notes, m.Op+" of", m.Col)
-		}
-	}
-	if len(p.Sort) > 0 && p.Analysis.SortBy != "" && p.Sort[0].Out < len(p.Groups) {
-		g := p.Groups[p.Sort[0].Out]
-		if g.Bucket == "" {
-			res.Notes = appendTextOrder(res.Notes, "the sort by", &g.Col)
-		}
-	}
 	res.Notes = append(res.Notes, notFiniteNotes(res.Columns, p.OutType, res.Rows)...)
 	if !p.Grouped() {
 		return
@@ -269,16 +215,28 @@ func windowsNote(p *AnalysisPlan) string {
 	list := strings.Join(names, ", ")
 	if p.WindowsAll() {
 		g := p.Groups[p.Series]
-		return fmt.Sprintf("%s ran over every %s of %s the other filters kept (windows: all); the filters on %s then chose the %ss shown, each by its start",
-			list, g.Bucket, g.Col.Key, g.Col.Key, g.Bucket)
+		step, steps, start := seriesStep(g)
+		return fmt.Sprintf("%s ran over every %s of %s the other filters kept (windows: all); the filters on %s then chose the %s shown%s",
+			list, step, g.Col.Key, g.Col.Key, steps, start)
 	}
 	n := fmt.Sprintf("%s ran over the groups of the filtered rows only (windows: filtered)", list)
 	if p.Series >= 0 && p.Where.filters(p.Groups[p.Series].Col.Key) {
 		g := p.Groups[p.Series]
+		step, _, _ := seriesStep(g)
 		n += fmt.Sprintf("; a running total or share starts at the first %s the filters on %s keep: windows: all carries the earlier ones in",
-			g.Bucket, g.Col.Key)
+			step, g.Col.Key)
 	}
 	return n
+}
+
+// seriesStep names a series' steps in a note: its bucket (month,
+// months, each chosen by its start) or, for a whole-number column, its
+// values.
+func seriesStep(g GroupTerm) (step, steps, start string) {
+	if g.Bucket == "" {
+		return "value", "values", ""
+	}
+	return g.Bucket, g.Bucket + "s", ", each by its start"
 }
 
 // filters reports whether a top-level condition of b is on column key.

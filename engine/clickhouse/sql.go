@@ -121,6 +121,13 @@ func chText(c *catalog.Column) string {
 func chCond(cond catalog.Cond) string {
 	c := &cond.Col
 	col := chCol(c.Key)
+	operand := func(v any) (string, string) { return chOperand(c, v) }
+	if cond.AsNumber {
+		// A text column's values of catalog.NumberPattern's form as
+		// Float64, the others NULL, as DuckDB's store reads them.
+		col = "if(match(ifNull(" + col + ", ''), " + chLiteral("^"+catalog.NumberPattern+"$") + "), toFloat64OrNull(" + col + "), NULL)"
+		operand = func(v any) (string, string) { return col, chNumber(v.(float64)) }
+	}
 	switch cond.Op {
 	case "is_null":
 		if cond.Null {
@@ -146,7 +153,7 @@ func chCond(cond catalog.Cond) string {
 		var lhs string
 		items := make([]string, len(cond.Values))
 		for i, v := range cond.Values {
-			lhs, items[i] = chOperand(c, v)
+			lhs, items[i] = operand(v)
 		}
 		if cond.Op == "not_in" {
 			// As ne does, not_in keeps empty cells.
@@ -154,11 +161,11 @@ func chCond(cond catalog.Cond) string {
 		}
 		return lhs + " IN (" + strings.Join(items, ", ") + ")"
 	case "between":
-		lhs, lo := chOperand(c, cond.Values[0])
-		_, hi := chOperand(c, cond.Values[1])
+		lhs, lo := operand(cond.Values[0])
+		_, hi := operand(cond.Values[1])
 		return "(" + lhs + " >= " + lo + " AND " + lhs + " <= " + hi + ")"
 	}
-	lhs, rhs := chOperand(c, cond.Values[0])
+	lhs, rhs := operand(cond.Values[0])
 	switch cond.Op {
 	case "eq":
 		return lhs + " = " + rhs

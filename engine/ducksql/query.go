@@ -26,6 +26,9 @@ func outAlias(i int) string { return `"o` + strconv.Itoa(i+1) + `"` }
 // condition compiles one condition with its bound values.
 func condition(c catalog.Cond) (string, []any) {
 	col := Ident(c.Col.Key)
+	if c.AsNumber {
+		col = numberOf(col)
+	}
 	switch c.Op {
 	case "is_null":
 		if c.Null {
@@ -49,6 +52,9 @@ func condition(c catalog.Cond) (string, []any) {
 		return "ends_with(lower(" + textOf(&c.Col) + "), lower(?))", []any{c.Text}
 	}
 	lhs, place := operand(&c.Col)
+	if c.AsNumber {
+		lhs, place = col, "CAST(? AS DOUBLE)"
+	}
 	values := c.Values
 	if c.Col.Type == typing.TypeInteger && allWhole(values) {
 		// A whole number compares with an integer column as an integer,
@@ -107,6 +113,12 @@ func allWhole(values []any) bool {
 		}
 	}
 	return true
+}
+
+// numberOf is a text column's value read as a number when it is one
+// (catalog.NumberPattern), else NULL.
+func numberOf(col string) string {
+	return "TRY_CAST(CASE WHEN regexp_full_match(" + col + ", " + Literal(catalog.NumberPattern) + ") THEN " + col + " END AS DOUBLE)"
 }
 
 // operand returns how a column and a bound value are compared.
