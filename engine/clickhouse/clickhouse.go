@@ -59,6 +59,7 @@ type Cluster struct {
 	cfg Config
 	// failures counts the statements that failed, for metrics.
 	failures atomic.Int64
+	version  serverVersion
 }
 
 // Failures is how many statements have failed since the start: the
