@@ -193,8 +193,9 @@ func (a *chAnalysis) from() string {
 	for _, col := range p.Lookup.Cols {
 		right = append(right, chCol(col.Key)+" AS "+chCol(catalog.LookupPrefix+col.Key))
 	}
-	return " (SELECT * FROM (SELECT *, " + strings.Join(left, ", ") + " FROM " + a.c.chTable(p.Table) + ") ANY LEFT JOIN (SELECT " +
-		strings.Join(right, ", ") + " FROM " + a.c.chTable(p.Lookup.Table) + ") USING " + strings.Join(using, ", ") + ")"
+	// Current servers want the joined subqueries named.
+	return " (SELECT * FROM (SELECT *, " + strings.Join(left, ", ") + " FROM " + a.c.chTable(p.Table) + ") AS __m ANY LEFT JOIN (SELECT " +
+		strings.Join(right, ", ") + " FROM " + a.c.chTable(p.Lookup.Table) + ") AS __l USING " + strings.Join(using, ", ") + ")"
 }
 
 // chJoinKey is a key column as text to join on: numbers by value, an
