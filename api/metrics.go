@@ -110,10 +110,14 @@ func newMetrics(s *Server) *metrics {
 			"Whether each ClickHouse node, a shard or a replica of one, answers (1) or not (0): with replicas the one sign here of a replica down, which readiness leaves to its shard.",
 			[]string{"node"}, nil)})
 	}
-	if _, ok := s.engine.RemoteFailures(); ok {
+	if _, _, ok := s.engine.RemoteFailures(); ok {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "datadesk_clickhouse_failures_total",
-			Help: "ClickHouse statements of calls that failed: the cluster unreachable, a shard down, or an error of ClickHouse's (readiness probes not counted)."}, func() float64 {
-			n, _ := s.engine.RemoteFailures()
+			Help: "ClickHouse statements of calls that failed after every node that could run them was tried: the cluster unreachable, a shard down, or an error of ClickHouse's (readiness probes and failovers not counted)."}, func() float64 {
+			n, _, _ := s.engine.RemoteFailures()
+			return float64(n)
+		}), prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "datadesk_clickhouse_failovers_total",
+			Help: "Times a ClickHouse node failed a statement (down, a shard lost, not caught up) and the next node was asked: with replicas, a replica down shows here without any call failing."}, func() float64 {
+			_, n, _ := s.engine.RemoteFailures()
 			return float64(n)
 		}))
 	}

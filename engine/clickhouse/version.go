@@ -2,6 +2,8 @@ package clickhouse
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,19 +21,50 @@ type Version struct {
 	WindowFunctions bool
 }
 
-// serverVersion is the cluster's Version, read once.
+// serverVersion is the cluster's Version, read once, and its layout:
+// the shard (from 1) of each replica's address, host:port as the
+// servers' remote_servers name it and as its IP address.
 type serverVersion struct {
-	mu    sync.Mutex
-	known bool
-	v     Version
+	mu     sync.Mutex
+	known  bool
+	v      Version
+	shards map[string]int
+}
+
+// shardOf names the one shard the addresses of an error belong to, with
+// every address of its replicas, or "" when they name none or several.
+func (v *serverVersion) shardOf(addrs []string) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	shard := 0
+	for _, a := range addrs {
+		if s, ok := v.shards[a]; ok {
+			if shard != 0 && s != shard {
+				return ""
+			}
+			shard = s
+		}
+	}
+	if shard == 0 {
+		return ""
+	}
+	var replicas []string
+	for a, s := range v.shards {
+		if s == shard && !slices.Contains(replicas, a) {
+			replicas = append(replicas, a)
+		}
+	}
+	slices.Sort(replicas)
+	return fmt.Sprintf("shard %d (%s)", shard, strings.Join(replicas, ", "))
 }
 
 // DetectVersion reads the version of every node that answers, once: the
 // analyses then use window functions when every one has them (ClickHouse
-// 21.9 and later), and arrays otherwise (ClickHouse 18.16). The server
-// calls it at start-up; a cluster that does not answer then is asked
-// again at the first analysis that needs to know. Errors: unavailable
-// when no node answers.
+// 21.9 and later), and arrays otherwise (ClickHouse 18.16). It reads the
+// cluster's layout too, so that a shard down is named with its replicas.
+// The server calls it at start-up; a cluster that does not answer then
+// is asked again at the first analysis that needs to know. Errors:
+// unavailable when no node answers.
 func (c *Cluster) DetectVersion(ctx context.Context) (Version, error) {
 	v := &c.version
 	v.mu.Lock()
@@ -42,6 +75,8 @@ func (c *Cluster) DetectVersion(ctx context.Context) (Version, error) {
 	var names []string
 	fns := true
 	var last error
+	// Not a caller's statement: a node down here is no failed call.
+	ctx = context.WithValue(ctx, probeKey{}, true)
 	for _, n := range c.cfg.Nodes {
 		rows, err := c.allOnce(ctx, []string{n}, "SELECT version()")
 		if err != nil {
@@ -57,6 +92,15 @@ func (c *Cluster) DetectVersion(ctx context.Context) (Version, error) {
 	}
 	if len(names) == 0 {
 		return Version{}, last
+	}
+	rows, err := c.all(ctx, "SELECT host_name, host_address, port, shard_num FROM system.clusters WHERE cluster = "+chLiteral(c.cfg.Cluster))
+	if err != nil {
+		return Version{}, err
+	}
+	v.shards = map[string]int{}
+	for _, r := range rows {
+		port, shard := strconv.FormatInt(r[2].(int64), 10), int(r[3].(int64))
+		v.shards[r[0].(string)+":"+port], v.shards[r[1].(string)+":"+port] = shard, shard
 	}
 	v.known, v.v = true, Version{Name: strings.Join(names, ", "), WindowFunctions: fns}
 	return v.v, nil
