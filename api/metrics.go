@@ -32,6 +32,9 @@ type metrics struct {
 	// requestBytes and responseBytes count the bodies' bytes by route:
 	// uploads in, exports out.
 	requestBytes, responseBytes *prometheus.CounterVec
+	// probes counts the liveness and readiness probes and the scrapes
+	// apart from callers' requests, by route and status class.
+	probes *prometheus.CounterVec
 	// auditFailures counts audit records that could not be written.
 	auditFailures prometheus.Counter
 	// operations and operationTime count the operator's commands a node
@@ -73,6 +76,9 @@ func newMetrics(s *Server) *metrics {
 		Help: "Bytes of request bodies read, by route: uploads, tool calls' arguments."}, []string{"route"})
 	m.responseBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_http_response_body_bytes_total",
 		Help: "Bytes of response bodies written, by route: exports, downloads, answers."}, []string{"route"})
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_probe_requests_total",
+		Help: "Requests of /healthz, /readyz and /metrics (the proxy's checks, probes and scrapes) by route and status class: counted here, never among the callers' requests."},
+		[]string{"route", "class"})
 	m.auditFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "datadesk_audit_failures_total",
 		Help: "Audit records that could not be written (the disk full or unwritable): alert on any."})
 	m.operations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_operations_total",
@@ -82,7 +88,7 @@ func newMetrics(s *Server) *metrics {
 		Help: "How long table moves and backups take.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}, []string{"operation"})
 	m.lastBackup = prometheus.NewGauge(prometheus.GaugeOpts{Name: "datadesk_last_backup_timestamp_seconds",
 		Help: "When the node last wrote a whole backup, in Unix seconds (0: none since it started)."})
-	m.reg.MustRegister(m.calls, m.latency, m.requests, m.requestTime, m.requestBytes, m.responseBytes, m.auditFailures,
+	m.reg.MustRegister(m.calls, m.latency, m.requests, m.requestTime, m.requestBytes, m.responseBytes, m.probes, m.auditFailures,
 		m.operations, m.operationTime, m.lastBackup,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("datadesk_open_owners", "Owners whose database is attached now.", func(context.Context) (float64, error) {
@@ -165,8 +171,14 @@ func (m *metrics) handler() echo.HandlerFunc {
 	}
 }
 
+// probeRoutes are the routes of the proxy's checks, readiness probes and
+// scrapes: counted apart, so that they neither dilute the callers' errors
+// (HAProxy checks every node every second) nor add their own (/readyz
+// answers 503 when the node is not ready) to them.
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
 // http counts each request by its route and status class once it is
-// answered, and its bodies' bytes.
+// answered, and its bodies' bytes; a probe or a scrape in probes alone.
 func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		start := time.Now()
@@ -183,7 +195,12 @@ func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status/100)+"xx").Inc()
+		class := strconv.Itoa(status/100) + "xx"
+		if probeRoutes[route] {
+			m.probes.WithLabelValues(route, class).Inc()
+			return err
+		}
+		m.requests.WithLabelValues(route, c.Request().Method, class).Inc()
 		m.requestTime.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		m.requestBytes.WithLabelValues(route).Add(float64(body.n))
 		if r, _ := echo.UnwrapResponse(c.Response()); r != nil {

@@ -41,6 +41,12 @@ func TestMetrics(t *testing.T) {
 	if code != http.StatusOK || len(csv) == 0 {
 		t.Fatalf("export: %d %v", code, q)
 	}
+	// Probes and scrapes: counted apart from the callers' requests.
+	for _, path := range []string{"/healthz", "/healthz", "/readyz", "/metrics"} {
+		if code, _, _ := ts.do("GET", path, "", nil, ""); code != http.StatusOK {
+			t.Fatalf("%s: %d", path, code)
+		}
+	}
 	ts.srv.RecordOperation("backup", nil, 1500*time.Millisecond)
 	ts.srv.RecordOperation("table_move", datadesk.Errorf(datadesk.Unavailable, "shard down"), time.Second)
 	resp, err := http.Get(ts.url + "/metrics")
@@ -80,9 +86,19 @@ func TestMetrics(t *testing.T) {
 		`datadesk_operations_total{operation="table_move",outcome="unavailable"} 1`,
 		`datadesk_operation_duration_seconds_count{operation="backup"} 1`,
 		"datadesk_last_backup_timestamp_seconds 1",
+		`datadesk_probe_requests_total{class="2xx",route="/healthz"} 2`,
+		`datadesk_probe_requests_total{class="2xx",route="/readyz"} 1`,
+		`datadesk_probe_requests_total{class="2xx",route="/metrics"} 1`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
+		}
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, route := range []string{"/healthz", "/readyz", "/metrics"} {
+			if strings.HasPrefix(line, "datadesk_http_") && strings.Contains(line, `route="`+route+`"`) {
+				t.Errorf("the callers' requests count a probe: %s", line)
+			}
 		}
 	}
 }
