@@ -102,6 +102,9 @@ func newMetrics(s *Server) *metrics {
 			n, err := s.system.PendingCount(ctx, s.cfg.Now())
 			return float64(n), err
 		}))
+	m.reg.MustRegister(readinessMetric{s: s, desc: prometheus.NewDesc("datadesk_readiness",
+		"The node's readiness, as /readyz says it: 1 for its state (ready, degraded: serving its owners with a ClickHouse shard or ZooKeeper lost; not_ready: it cannot serve them), 0 for the others.",
+		[]string{"state"}, nil)})
 	if probe, ok := s.engine.ZooKeeperProbe(); ok {
 		m.reg.MustRegister(gauge("datadesk_zookeeper_up", "Whether ClickHouse reaches ZooKeeper (1) or not (0), without which replicated tables take no writes.",
 			func(ctx context.Context) (float64, error) {
@@ -146,6 +149,26 @@ func (n nodesUp) Collect(ch chan<- prometheus.Metric) {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(n.desc, prometheus.GaugeValue, up, n.probes[i].Name)
+	}
+}
+
+// readinessMetric runs the readiness probes when scraped, each within
+// the probes' deadline, and says the node's state.
+type readinessMetric struct {
+	s    *Server
+	desc *prometheus.Desc
+}
+
+func (r readinessMetric) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+func (r readinessMetric) Collect(ch chan<- prometheus.Metric) {
+	state, _ := r.s.readiness(context.Background())
+	for _, st := range []string{stateReady, stateDegraded, stateNotReady} {
+		v := 0.0
+		if st == state {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.GaugeValue, v, st)
 	}
 }
 

@@ -222,10 +222,11 @@ func (c *Cluster) down(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		node := ue.URL[:strings.Index(ue.URL+"?", "?")]
+		shard := c.shardOf(strings.TrimSuffix(node, "/")) + 1
 		if c.cfg.Replicas > 1 {
-			return fmt.Sprintf("node %s, a replica of shard %d, cannot be reached", node, c.shardOf(strings.TrimSuffix(node, "/"))+1)
+			return fmt.Sprintf("node %s, a replica of shard %d, cannot be reached", node, shard)
 		}
-		return "node " + node + " cannot be reached"
+		return fmt.Sprintf("shard %d (%s) cannot be reached", shard, node)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
 		return "a node ended its answer early"
@@ -458,6 +459,14 @@ func chIdent(s string) string {
 	return "`" + r.Replace(s) + "`"
 }
 
+// What stops working while a shard or ZooKeeper is lost: the node goes
+// on serving every owner's DuckDB tables (and, without ZooKeeper, reads
+// of the cluster's), so it is degraded, not unready.
+const (
+	degradesShard     = "tables on the ClickHouse cluster cannot be read or written; tables in DuckDB answer"
+	degradesZooKeeper = "tables on the ClickHouse cluster take no writes (moves and uploads to it); reads go on"
+)
+
 // Probes ping each node of the cluster, or, with replicas, each shard:
 // a shard answers while any of its replicas does, since reads go on
 // with the others (a replica down is ClickHouse's to report; a node
@@ -466,14 +475,14 @@ func (c *Cluster) Probes() []catalog.Probe {
 	var out []catalog.Probe
 	if c.cfg.Replicas <= 1 {
 		for i, p := range c.NodeProbes() {
-			p.Name = fmt.Sprintf("clickhouse node %d (%s)", i+1, p.Name)
+			p.Name, p.Degrades = fmt.Sprintf("clickhouse node %d (%s)", i+1, p.Name), degradesShard
 			out = append(out, p)
 		}
 		return out
 	}
 	for s := range c.shards() {
 		replicas := c.cfg.Nodes[s*c.cfg.Replicas : min((s+1)*c.cfg.Replicas, len(c.cfg.Nodes))]
-		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse shard %d (%s)", s+1, strings.Join(replicas, ", ")), Run: func(ctx context.Context) error {
+		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse shard %d (%s)", s+1, strings.Join(replicas, ", ")), Degrades: degradesShard, Run: func(ctx context.Context) error {
 			errs := make(chan error, len(replicas))
 			for _, n := range replicas {
 				go func() { errs <- c.ping(ctx, n) }()
@@ -491,7 +500,7 @@ func (c *Cluster) Probes() []catalog.Probe {
 	}
 	// Replicated tables take no insert while ClickHouse has lost
 	// ZooKeeper: asked through the first node that answers.
-	out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Run: func(ctx context.Context) error {
+	out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Degrades: degradesZooKeeper, Run: func(ctx context.Context) error {
 		var last error
 		for _, n := range c.cfg.Nodes {
 			resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT count() FROM system.zookeeper WHERE path = '/'", nil, nil)

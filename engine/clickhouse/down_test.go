@@ -43,4 +43,10 @@ func TestDownNamesTheShard(t *testing.T) {
 	if got, want := c.down(ue), "node http://c:8123/, a replica of shard 2, cannot be reached"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	// Without replicas each node is a shard.
+	c.cfg.Replicas, c.cfg.Nodes = 1, c.cfg.Nodes[:2]
+	ue.URL = "http://b:8123/?query=SELECT"
+	if got, want := c.down(ue), "shard 2 (http://b:8123/) cannot be reached"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }
