@@ -28,7 +28,9 @@ run: build
 ## owners over two nodes, python3-openpyxl and python3-xlrd for the tests
 ## that read workbooks with reference readers, libreoffice-writer-nogui for
 ## the test that converts a DOCX export to PDF, libreoffice-calc-nogui for
-## the test that reads an XLSX export in LibreOffice; and, from npm when Node is
+## the test that reads an XLSX export in LibreOffice, prometheus for
+## promtool, which checks the alerting rules and runs their unit tests;
+## and, from npm when Node is
 ## there, @duckdb/node-api for the comparison with DuckDB in Node,
 ## exceljs for the comparison of XLSX ingest with its streaming reader,
 ## axe-core for the accessibility test of every page and chdb (a current
@@ -46,6 +48,7 @@ deps:
 	if ! /usr/bin/python3 -c 'import xlrd' >/dev/null 2>&1; then missing="$$missing python3-xlrd"; fi; \
 	if ! command -v soffice >/dev/null 2>&1; then missing="$$missing libreoffice-writer-nogui"; fi; \
 	if [ ! -f /usr/lib/libreoffice/program/libsclo.so ]; then missing="$$missing libreoffice-calc-nogui"; fi; \
+	if ! command -v promtool >/dev/null 2>&1; then missing="$$missing prometheus"; fi; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing Debian's$$missing for the tests"; \
