@@ -28,10 +28,14 @@ run: build
 ## owners over two nodes, python3-openpyxl and python3-xlrd for the tests
 ## that read workbooks with reference readers, libreoffice-writer-nogui for
 ## the test that converts a DOCX export to PDF, libreoffice-calc-nogui for
-## the test that reads an XLSX export in LibreOffice; and, from npm when Node is
+## the test that reads an XLSX export in LibreOffice, prometheus for
+## promtool, which checks the alerting rules and runs their unit tests;
+## and, from npm when Node is
 ## there, @duckdb/node-api for the comparison with DuckDB in Node,
-## exceljs for the comparison of XLSX ingest with its streaming reader and
-## axe-core for the accessibility test of every page.
+## exceljs for the comparison of XLSX ingest with its streaming reader,
+## axe-core for the accessibility test of every page and chdb (a current
+## ClickHouse as a library) for the test of the cluster's statements on a
+## server with window functions.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 is needed: https://go.dev/dl/"; exit 1; }
 	$(GO) mod download
@@ -44,6 +48,7 @@ deps:
 	if ! /usr/bin/python3 -c 'import xlrd' >/dev/null 2>&1; then missing="$$missing python3-xlrd"; fi; \
 	if ! command -v soffice >/dev/null 2>&1; then missing="$$missing libreoffice-writer-nogui"; fi; \
 	if [ ! -f /usr/lib/libreoffice/program/libsclo.so ]; then missing="$$missing libreoffice-calc-nogui"; fi; \
+	if ! command -v promtool >/dev/null 2>&1; then missing="$$missing prometheus"; fi; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing Debian's$$missing for the tests"; \
@@ -52,9 +57,9 @@ deps:
 			echo "the tests need Debian's$$missing: sudo apt-get install$$missing"; exit 1; \
 		fi; \
 	fi
-	@if command -v npm >/dev/null 2>&1 && { [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ] || [ ! -d $(NODE_MODULES)/node_modules/exceljs ] || [ ! -d $(NODE_MODULES)/node_modules/axe-core ]; }; then \
-		echo "installing @duckdb/node-api, exceljs and axe-core into $(NODE_MODULES) for the comparisons with Node and the pages' accessibility"; \
-		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0 axe-core@4.10.3; \
+	@if command -v npm >/dev/null 2>&1 && { [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ] || [ ! -d $(NODE_MODULES)/node_modules/exceljs ] || [ ! -d $(NODE_MODULES)/node_modules/axe-core ] || [ ! -d $(NODE_MODULES)/node_modules/chdb ]; }; then \
+		echo "installing @duckdb/node-api, exceljs, axe-core and chdb into $(NODE_MODULES) for the comparisons with Node, the pages' accessibility and a current ClickHouse"; \
+		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0 axe-core@4.10.3 chdb@3.4.0; \
 	fi
 
 ## test: install what the tests need, fuzz briefly, run the packages that

@@ -14,7 +14,8 @@ import (
 
 // TestFullDiskSaysSo runs a server on a small file system and fills it: an
 // upload answered 400 "the upload could not be read", blaming the client,
-// and files.create a 500. Both now answer 503 saying the disk is full,
+// and files.create a 500 (with no byte free, too, writing its content
+// aside). Both now answer 503 saying the disk is full,
 // nothing half-written stays, /readyz is 503 on low space, and once space
 // is freed the same upload is stored.
 func TestFullDiskSaysSo(t *testing.T) {
@@ -43,6 +44,16 @@ func TestFullDiskSaysSo(t *testing.T) {
 	if code, m, _ := ts.do("GET", "/readyz", "", nil, ""); code != 503 || !strings.Contains(mustJSON(m), "free, less than") {
 		t.Errorf("readyz on a full disk: %d %v", code, m)
 	}
+	// To its last byte: files.create writes its content aside first, to
+	// read its shape for the policy, and that write said 500.
+	fillAll(t, mnt)
+	code, m = ts.call(ana, "files.create", map[string]any{"filename": "notes.csv", "content": "a,b\n" + strings.Repeat("1,2\n", 20000)})
+	if code != 503 || errCode(m) != "unavailable" || !strings.Contains(mustJSON(m), "disk is full") {
+		t.Errorf("files.create of a table with no byte free: %d %v, want 503 saying the disk is full", code, m)
+	}
+	if err := os.Remove(filepath.Join(mnt, "filler-last")); err != nil {
+		t.Fatal(err)
+	}
 
 	freeSpace()
 	if code, m := ts.upload(ana, "big.csv", []byte(csv.String())); code != 201 {
@@ -61,6 +72,25 @@ func TestFullDiskSaysSo(t *testing.T) {
 	})
 	if len(left) > 0 {
 		t.Errorf("half-written files left: %v", left)
+	}
+}
+
+// fillAll writes filler-last in dir until its file system has no byte
+// left.
+func fillAll(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler-last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, size := range []int{1 << 16, 1} {
+		chunk := make([]byte, size)
+		for {
+			if _, err := f.Write(chunk); err != nil {
+				break
+			}
+		}
 	}
 }
 

@@ -32,6 +32,9 @@ type metrics struct {
 	// requestBytes and responseBytes count the bodies' bytes by route:
 	// uploads in, exports out.
 	requestBytes, responseBytes *prometheus.CounterVec
+	// probes counts the liveness and readiness probes and the scrapes
+	// apart from callers' requests, by route and status class.
+	probes *prometheus.CounterVec
 	// auditFailures counts audit records that could not be written.
 	auditFailures prometheus.Counter
 	// operations and operationTime count the operator's commands a node
@@ -73,6 +76,9 @@ func newMetrics(s *Server) *metrics {
 		Help: "Bytes of request bodies read, by route: uploads, tool calls' arguments."}, []string{"route"})
 	m.responseBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_http_response_body_bytes_total",
 		Help: "Bytes of response bodies written, by route: exports, downloads, answers."}, []string{"route"})
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_probe_requests_total",
+		Help: "Requests of /healthz, /readyz and /metrics (the proxy's checks, probes and scrapes) by route and status class: counted here, never among the callers' requests."},
+		[]string{"route", "class"})
 	m.auditFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "datadesk_audit_failures_total",
 		Help: "Audit records that could not be written (the disk full or unwritable): alert on any."})
 	m.operations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "datadesk_operations_total",
@@ -82,7 +88,7 @@ func newMetrics(s *Server) *metrics {
 		Help: "How long table moves and backups take.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}, []string{"operation"})
 	m.lastBackup = prometheus.NewGauge(prometheus.GaugeOpts{Name: "datadesk_last_backup_timestamp_seconds",
 		Help: "When the node last wrote a whole backup, in Unix seconds (0: none since it started)."})
-	m.reg.MustRegister(m.calls, m.latency, m.requests, m.requestTime, m.requestBytes, m.responseBytes, m.auditFailures,
+	m.reg.MustRegister(m.calls, m.latency, m.requests, m.requestTime, m.requestBytes, m.responseBytes, m.probes, m.auditFailures,
 		m.operations, m.operationTime, m.lastBackup,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("datadesk_open_owners", "Owners whose database is attached now.", func(context.Context) (float64, error) {
@@ -96,6 +102,9 @@ func newMetrics(s *Server) *metrics {
 			n, err := s.system.PendingCount(ctx, s.cfg.Now())
 			return float64(n), err
 		}))
+	m.reg.MustRegister(readinessMetric{s: s, desc: prometheus.NewDesc("datadesk_readiness",
+		"The node's readiness, as /readyz says it: 1 for its state (ready, degraded: serving its owners with a ClickHouse shard or ZooKeeper lost; not_ready: it cannot serve them), 0 for the others.",
+		[]string{"state"}, nil)})
 	if probe, ok := s.engine.ZooKeeperProbe(); ok {
 		m.reg.MustRegister(gauge("datadesk_zookeeper_up", "Whether ClickHouse reaches ZooKeeper (1) or not (0), without which replicated tables take no writes.",
 			func(ctx context.Context) (float64, error) {
@@ -110,10 +119,14 @@ func newMetrics(s *Server) *metrics {
 			"Whether each ClickHouse node, a shard or a replica of one, answers (1) or not (0): with replicas the one sign here of a replica down, which readiness leaves to its shard.",
 			[]string{"node"}, nil)})
 	}
-	if _, ok := s.engine.RemoteFailures(); ok {
+	if _, _, ok := s.engine.RemoteFailures(); ok {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "datadesk_clickhouse_failures_total",
-			Help: "ClickHouse statements of calls that failed: the cluster unreachable, a shard down, or an error of ClickHouse's (readiness probes not counted)."}, func() float64 {
-			n, _ := s.engine.RemoteFailures()
+			Help: "ClickHouse statements of calls that failed after every node that could run them was tried: the cluster unreachable, a shard down, or an error of ClickHouse's (readiness probes and failovers not counted)."}, func() float64 {
+			n, _, _ := s.engine.RemoteFailures()
+			return float64(n)
+		}), prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "datadesk_clickhouse_failovers_total",
+			Help: "Times a ClickHouse node failed a statement (down, a shard lost, not caught up) and the next node was asked: with replicas, a replica down shows here without any call failing."}, func() float64 {
+			_, n, _ := s.engine.RemoteFailures()
 			return float64(n)
 		}))
 	}
@@ -139,6 +152,26 @@ func (n nodesUp) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// readinessMetric runs the readiness probes when scraped, each within
+// the probes' deadline, and says the node's state.
+type readinessMetric struct {
+	s    *Server
+	desc *prometheus.Desc
+}
+
+func (r readinessMetric) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+func (r readinessMetric) Collect(ch chan<- prometheus.Metric) {
+	state, _ := r.s.readiness(context.Background())
+	for _, st := range []string{stateReady, stateDegraded, stateNotReady} {
+		v := 0.0
+		if st == state {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.GaugeValue, v, st)
+	}
+}
+
 // observe counts a tool call that took d.
 func (m *metrics) observe(tool string, out toolcall.Outcome, d time.Duration) {
 	result := "ok"
@@ -161,8 +194,14 @@ func (m *metrics) handler() echo.HandlerFunc {
 	}
 }
 
+// probeRoutes are the routes of the proxy's checks, readiness probes and
+// scrapes: counted apart, so that they neither dilute the callers' errors
+// (HAProxy checks every node every second) nor add their own (/readyz
+// answers 503 when the node is not ready) to them.
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
 // http counts each request by its route and status class once it is
-// answered, and its bodies' bytes.
+// answered, and its bodies' bytes; a probe or a scrape in probes alone.
 func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		start := time.Now()
@@ -179,7 +218,12 @@ func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status/100)+"xx").Inc()
+		class := strconv.Itoa(status/100) + "xx"
+		if probeRoutes[route] {
+			m.probes.WithLabelValues(route, class).Inc()
+			return err
+		}
+		m.requests.WithLabelValues(route, c.Request().Method, class).Inc()
 		m.requestTime.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		m.requestBytes.WithLabelValues(route).Add(float64(body.n))
 		if r, _ := echo.UnwrapResponse(c.Response()); r != nil {

@@ -41,6 +41,12 @@ func TestMetrics(t *testing.T) {
 	if code != http.StatusOK || len(csv) == 0 {
 		t.Fatalf("export: %d %v", code, q)
 	}
+	// Probes and scrapes: counted apart from the callers' requests.
+	for _, path := range []string{"/healthz", "/healthz", "/readyz", "/metrics"} {
+		if code, _, _ := ts.do("GET", path, "", nil, ""); code != http.StatusOK {
+			t.Fatalf("%s: %d", path, code)
+		}
+	}
 	ts.srv.RecordOperation("backup", nil, 1500*time.Millisecond)
 	ts.srv.RecordOperation("table_move", datadesk.Errorf(datadesk.Unavailable, "shard down"), time.Second)
 	resp, err := http.Get(ts.url + "/metrics")
@@ -80,15 +86,26 @@ func TestMetrics(t *testing.T) {
 		`datadesk_operations_total{operation="table_move",outcome="unavailable"} 1`,
 		`datadesk_operation_duration_seconds_count{operation="backup"} 1`,
 		"datadesk_last_backup_timestamp_seconds 1",
+		`datadesk_probe_requests_total{class="2xx",route="/healthz"} 2`,
+		`datadesk_probe_requests_total{class="2xx",route="/readyz"} 1`,
+		`datadesk_probe_requests_total{class="2xx",route="/metrics"} 1`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, route := range []string{"/healthz", "/readyz", "/metrics"} {
+			if strings.HasPrefix(line, "datadesk_http_") && strings.Contains(line, `route="`+route+`"`) {
+				t.Errorf("the callers' requests count a probe: %s", line)
+			}
+		}
+	}
 }
 
-// TestReadyz: /readyz names each dependency and answers 503 when one is
-// down; /healthz stays a liveness check.
+// TestReadyz: /readyz names each dependency and answers 503 not_ready
+// when one the node cannot serve without is down; /healthz stays a
+// liveness check.
 func TestReadyz(t *testing.T) {
 	shared := t.TempDir()
 	ts, _ := newServerWith(t, Config{SharedDir: shared})
@@ -111,7 +128,7 @@ func TestReadyz(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, m = ready()
-	if code != http.StatusServiceUnavailable || m["status"] != "unavailable" || !strings.Contains(mustJSON(m), "cannot be written") {
+	if code != http.StatusServiceUnavailable || m["status"] != "not_ready" || !strings.Contains(mustJSON(m), "cannot be written") {
 		t.Errorf("readyz with the shared directory gone: %d %v", code, m)
 	}
 	if code, _, _ := ts.do("GET", "/healthz", "", nil, ""); code != http.StatusOK {
@@ -127,7 +144,7 @@ func TestReadyz(t *testing.T) {
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || string(raw) != `{"status":"unavailable"}`+"\n" {
+	if resp.StatusCode != http.StatusServiceUnavailable || string(raw) != `{"status":"not_ready"}`+"\n" {
 		t.Errorf("readyz for a client of the proxy: %d %s, want 503 and the status alone", resp.StatusCode, raw)
 	}
 }
@@ -169,8 +186,8 @@ func TestExportCutShort(t *testing.T) {
 
 // TestShardDownSaysSo: with a shard of the ClickHouse cluster killed, a
 // query of a table on the cluster and an export of it answer 503
-// unavailable naming the shard, /readyz names it, and the metrics count
-// the failures.
+// unavailable naming the shard, /readyz says the node is degraded naming
+// it, and the metrics count the failed calls.
 func TestShardDownSaysSo(t *testing.T) {
 	c, ts, token := onTwoShards(t, 1<<20)
 	code, up := ts.upload(token, "orders.csv", []byte(rowsCSV(2000)))
@@ -191,9 +208,11 @@ func TestShardDownSaysSo(t *testing.T) {
 	if code != http.StatusServiceUnavailable || errCode(m) != "unavailable" {
 		t.Errorf("export with a shard down: %d %v, want 503 unavailable", code, m)
 	}
+	// The node still serves its owners' DuckDB tables: degraded, saying
+	// what does not work, not unready.
 	code, m, _ = ts.do("GET", "/readyz", "", nil, "")
-	if code != http.StatusServiceUnavailable || !strings.Contains(mustJSON(m), "clickhouse node 2 ("+c.Nodes[1]+")") {
-		t.Errorf("readyz with a shard down: %d %v", code, m)
+	if code != http.StatusOK || m["status"] != "degraded" || !strings.Contains(mustJSON(m["degraded"]), "clickhouse node 2 ("+c.Nodes[1]+")") {
+		t.Errorf("readyz with a shard down: %d %v, want 200 degraded naming the shard", code, m)
 	}
 	resp, err := http.Get(ts.url + "/metrics")
 	if err != nil {
@@ -309,7 +328,8 @@ func TestReadyzToRouteBy(t *testing.T) {
 
 // TestReadyzBlamesTheHungDependency: a ClickHouse node that accepts
 // connections and never answers is the check that fails, within its own
-// deadline, and the node's storage and database are still seen ready.
+// deadline, and the node's storage and database are still seen ready:
+// the node is degraded (200, saying what does not work), not unready.
 func TestReadyzBlamesTheHungDependency(t *testing.T) {
 	ch, err := clickhouse.New(clickhouse.Config{Nodes: []string{"http://" + hungNode(t)}, Cluster: "datadesk", Database: "datadesk"})
 	if err != nil {
@@ -319,8 +339,8 @@ func TestReadyzBlamesTheHungDependency(t *testing.T) {
 	start := time.Now()
 	code, m, _ := ts.do("GET", "/readyz", "", nil, "")
 	took := time.Since(start)
-	if code != http.StatusServiceUnavailable {
-		t.Fatalf("readyz with a hung ClickHouse node: %d %v", code, m)
+	if code != http.StatusOK || m["status"] != "degraded" || !strings.Contains(mustJSON(m["degraded"]), "tables on the ClickHouse cluster cannot be read or written") {
+		t.Fatalf("readyz with a hung ClickHouse node: %d %v, want 200 degraded saying what does not work", code, m)
 	}
 	for _, x := range m["checks"].([]any) {
 		ck := x.(map[string]any)
@@ -335,10 +355,12 @@ func TestReadyzBlamesTheHungDependency(t *testing.T) {
 	}
 }
 
-// TestReadyzZooKeeperDown: with replicated cluster tables, a node is ready
-// only while ZooKeeper answers (through ClickHouse): without it the
-// cluster takes no writes. Killing ZooKeeper makes /readyz 503 naming it,
-// within the probes' deadline, and the ClickHouse nodes still ready.
+// TestReadyzZooKeeperDown: with replicated cluster tables, one shard of
+// two replicas. A replica down fails no call: a query of a cluster table
+// answers through the other, counted as a failover, never as a failed
+// call. With ZooKeeper killed too the cluster takes no writes: /readyz
+// answers 200 degraded naming ZooKeeper and what does not work, within
+// the probes' deadline, the shard still answering, and the metrics say so.
 func TestReadyzZooKeeperDown(t *testing.T) {
 	c, err := clickhousetest.StartReplicated(1, 2)
 	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
@@ -352,8 +374,13 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch})
-	check := func() (int, map[string]string, time.Duration) {
+	ts, users := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
+	token := addUser(t, users, "ana", "analyst")
+	code, up := ts.upload(token, "orders.csv", []byte(rowsCSV(200)))
+	if code != http.StatusCreated {
+		t.Fatalf("upload to the cluster: %d %v", code, up)
+	}
+	check := func() (int, map[string]any, map[string]string, time.Duration) {
 		start := time.Now()
 		code, m, _ := ts.do("GET", "/readyz", "", nil, "")
 		took := time.Since(start)
@@ -362,32 +389,42 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 			ck := x.(map[string]any)
 			checks[ck["name"].(string)] = fmt.Sprint(ck["ok"], " ", ck["error"])
 		}
-		return code, checks, took
+		return code, m, checks, took
 	}
-	code, checks, _ := check()
-	if code != http.StatusOK || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "true") {
+	code, m, checks, _ := check()
+	if code != http.StatusOK || m["status"] != "ready" || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "true") {
 		t.Fatalf("readyz with ZooKeeper up: %d %v", code, checks)
 	}
-	gauge := func() string {
+	metric := func(name string) string {
 		_, _, body := ts.do("GET", "/metrics", "", nil, "")
 		for _, line := range strings.Split(string(body), "\n") {
-			if strings.HasPrefix(line, "datadesk_zookeeper_up ") {
+			if strings.HasPrefix(line, name+" ") {
 				return line
 			}
 		}
-		return "no datadesk_zookeeper_up"
+		return "no " + name
 	}
-	if got := gauge(); got != "datadesk_zookeeper_up 1" {
+	if got := metric("datadesk_zookeeper_up"); got != "datadesk_zookeeper_up 1" {
 		t.Errorf("with ZooKeeper up the metrics say %q", got)
 	}
+	c.Kill(0)
+	for range 3 {
+		if code, m := ts.call(token, "files.query_table", map[string]any{"file_id": up["file"].(map[string]any)["id"]}); code != http.StatusOK {
+			t.Fatalf("a query with a replica down: %d %v", code, m)
+		}
+	}
+	if got, fo := metric("datadesk_clickhouse_failures_total"), metric("datadesk_clickhouse_failovers_total"); got != "datadesk_clickhouse_failures_total 0" || fo == "datadesk_clickhouse_failovers_total 0" {
+		t.Errorf("with a replica down and no call failed: %q and %q, want no failed call and some failovers", got, fo)
+	}
 	c.KillZooKeeper()
-	if got := gauge(); got != "datadesk_zookeeper_up 0" {
+	if got := metric("datadesk_zookeeper_up"); got != "datadesk_zookeeper_up 0" {
 		t.Errorf("with ZooKeeper down the metrics say %q", got)
 	}
-	code, checks, took := check()
+	code, m, checks, took := check()
 	t.Logf("readyz with ZooKeeper down: %d in %v, %v", code, took.Round(time.Millisecond), checks["zookeeper (through clickhouse)"])
-	if code != http.StatusServiceUnavailable || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "false") {
-		t.Errorf("readyz with ZooKeeper down: %d %v, want 503 blaming ZooKeeper", code, checks)
+	if code != http.StatusOK || m["status"] != "degraded" || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "false") ||
+		!strings.Contains(mustJSON(m["degraded"]), "take no writes") {
+		t.Errorf("readyz with ZooKeeper down: %d %v, want 200 degraded blaming ZooKeeper", code, m)
 	}
 	for name, v := range checks {
 		if strings.HasPrefix(name, "clickhouse shard") && !strings.HasPrefix(v, "true") {
@@ -396,6 +433,9 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 	}
 	if took > 5*time.Second {
 		t.Errorf("readyz took %v, past its probes' deadline", took)
+	}
+	if got := metric(`datadesk_readiness{state="degraded"}`); got != `datadesk_readiness{state="degraded"} 1` {
+		t.Errorf("with ZooKeeper down the metrics say %q", got)
 	}
 }
 

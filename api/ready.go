@@ -22,28 +22,29 @@ const readyProbeTimeout = 2 * time.Second
 // owners' calls before a load fails half-way.
 const DefaultReadyMinFree = 1 << 30
 
-// readyCheck is one dependency in /readyz's answer.
+// readyCheck is one dependency in /readyz's answer; Degrades says what
+// does not work while it fails, when the node serves on without it.
 type readyCheck struct {
-	Name  string  `json:"name"`
-	OK    bool    `json:"ok"`
-	Error string  `json:"error,omitempty"`
-	MS    float64 `json:"ms"`
+	Name     string  `json:"name"`
+	OK       bool    `json:"ok"`
+	Error    string  `json:"error,omitempty"`
+	Degrades string  `json:"degrades,omitempty"`
+	MS       float64 `json:"ms"`
 }
 
-// readyz says whether this node can serve its own owners now, dependency
-// by dependency: owners' storage (writable, with ReadyMinFree bytes free),
-// the server's own database, the shared directory, each ClickHouse node
-// and, for replicated tables, ZooKeeper through ClickHouse. The probes run
-// at once, each with its own deadline, so a hung dependency is the one
-// blamed. 200 when all answer, else 503. Peer nodes are reported apart
-// ("peers") and never fail it: a proxy routes a node's owners by it, and
-// a dead peer does not stop this node serving its own. /healthz stays a
-// liveness check. The checks name addresses and carry error texts, so
-// only a caller on this machine or a trusted proxy's own health check
-// sees them (checkedHere); a request passed on by the proxy, which names
-// its client in X-Forwarded-For, gets the status alone.
-func (s *Server) readyz(c *echo.Context) error {
-	ctx := c.Request().Context()
+// The states /readyz answers: every dependency answers; the node serves
+// its owners but something does not work (a ClickHouse shard, ZooKeeper);
+// the node cannot serve its owners (their storage, the server's database
+// or the shared directory fails).
+const (
+	stateReady    = "ready"
+	stateDegraded = "degraded"
+	stateNotReady = "not_ready"
+)
+
+// readiness runs the readiness probes at once, each within its deadline,
+// and says the node's state.
+func (s *Server) readiness(ctx context.Context) (string, []catalog.Check) {
 	minFree := s.cfg.ReadyMinFree
 	if minFree == 0 {
 		minFree = DefaultReadyMinFree
@@ -52,25 +53,61 @@ func (s *Server) readyz(c *echo.Context) error {
 	if s.cfg.SharedDir != "" {
 		probes = append(probes, catalog.Probe{Name: "shared directory", Run: func(context.Context) error { return engine.RoomIn(s.cfg.SharedDir, minFree) }})
 	}
-	var checks, peers []catalog.Check
+	checks := catalog.RunProbes(ctx, probes, readyProbeTimeout)
+	state := stateReady
+	for _, ch := range checks {
+		switch {
+		case ch.Err == nil:
+		case ch.Degrades == "":
+			return stateNotReady, checks
+		default:
+			state = stateDegraded
+		}
+	}
+	return state, checks
+}
+
+// readyz says whether this node can serve its own owners now: ready (200)
+// when every dependency answers; degraded (200) when it serves them but
+// something does not work (a ClickHouse shard or ZooKeeper: tables in
+// DuckDB answer), each named in "degraded" with what does not work; not
+// ready (503) when their storage (writable, with ReadyMinFree bytes free),
+// the server's database or the shared directory fails. The probes run at
+// once, each with its own deadline, so a hung dependency is the one
+// blamed. Peer nodes are reported apart ("peers") and never change it: a
+// dead peer does not stop this node serving its own. /healthz is what a
+// proxy routes by; this is what pages a person. The checks name addresses
+// and carry error texts, so only a caller on this machine or a trusted
+// proxy's own health check sees them (checkedHere); a request passed on
+// by the proxy, which names its client in X-Forwarded-For, gets the state
+// alone.
+func (s *Server) readyz(c *echo.Context) error {
+	ctx := c.Request().Context()
+	var peers []catalog.Check
 	done := make(chan struct{})
 	go func() {
 		peers = catalog.RunProbes(ctx, s.peerProbes(), readyProbeTimeout)
 		close(done)
 	}()
-	checks = catalog.RunProbes(ctx, probes, readyProbeTimeout)
+	state, checks := s.readiness(ctx)
 	<-done
-	status, state := http.StatusOK, "ready"
-	out := readyChecks(checks)
-	for _, ch := range out {
-		if !ch.OK {
-			status, state = http.StatusServiceUnavailable, "unavailable"
-		}
+	status := http.StatusOK
+	if state == stateNotReady {
+		status = http.StatusServiceUnavailable
 	}
 	if !s.checkedHere(c.Request()) {
 		return c.JSON(status, map[string]any{"status": state})
 	}
-	body := map[string]any{"status": state, "checks": out}
+	body := map[string]any{"status": state, "checks": readyChecks(checks)}
+	var degraded []string
+	for _, ch := range checks {
+		if ch.Err != nil && ch.Degrades != "" {
+			degraded = append(degraded, ch.Name+": "+ch.Degrades)
+		}
+	}
+	if degraded != nil {
+		body["degraded"] = degraded
+	}
 	if s.clustered() {
 		body["peers"] = readyChecks(peers)
 	}
@@ -82,7 +119,7 @@ func readyChecks(checks []catalog.Check) []readyCheck {
 	for i, ch := range checks {
 		out[i] = readyCheck{Name: ch.Name, OK: ch.Err == nil, MS: float64(ch.Took.Microseconds()) / 1000}
 		if ch.Err != nil {
-			out[i].Error = ch.Err.Error()
+			out[i].Error, out[i].Degrades = ch.Err.Error(), ch.Degrades
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -288,18 +289,48 @@ func Restore(from, data, shared string) (string, error) {
 	if owners, _ := os.ReadDir(filepath.Join(data, "owners")); len(owners) > 0 {
 		return "", datadesk.Errorf(datadesk.Conflict, "%s already holds owners; restore into an empty data directory", data)
 	}
+	if m.Shared && shared == "" {
+		return "", datadesk.Errorf(datadesk.Invalid, "the backup is a node's: give --shared for its users, policy and keys")
+	}
+	// Every check is made before the first write; a copy that fails takes
+	// back what it wrote.
+	undoData, undoShared := undoer(data), undoer(shared)
 	if err := engine.CopyTree(filepath.Join(path, "data"), data); err != nil {
+		undoData()
 		return "", err
 	}
 	if m.Shared {
-		if shared == "" {
-			return "", datadesk.Errorf(datadesk.Invalid, "the backup is a node's: give --shared for its users, policy and keys")
-		}
 		if err := engine.CopyTree(filepath.Join(path, "shared"), shared); err != nil {
+			undoData()
+			undoShared()
 			return "", err
 		}
 	}
 	return path, nil
+}
+
+// undoer returns what removes everything a restore adds to dir: dir
+// itself when it did not exist, else the entries it did not hold.
+func undoer(dir string) func() {
+	if dir == "" {
+		return func() {}
+	}
+	before, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return func() { _ = os.RemoveAll(dir) }
+	}
+	held := map[string]bool{}
+	for _, e := range before {
+		held[e.Name()] = true
+	}
+	return func() {
+		after, _ := os.ReadDir(dir)
+		for _, e := range after {
+			if !held[e.Name()] {
+				_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 }
 
 // resolve reads a backup path, or finds the newest in a directory of them.

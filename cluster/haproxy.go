@@ -23,8 +23,9 @@ func IsOwnerID(s string) bool { return ownerID.MatchString(s) }
 type ProxyConfig struct {
 	// Bind is the proxy's listen address, host:port.
 	Bind string
-	// Stats is where the proxy's stats page listens, host:port; keep it
-	// on a local address. Empty means 127.0.0.1:8404.
+	// Stats is where the proxy's stats page and its Prometheus metrics
+	// (/metrics) listen, host:port; keep it on an address only the
+	// operators and Prometheus reach. Empty means 127.0.0.1:8404.
 	Stats string
 	// Timeout bounds a request at the proxy, in seconds; 0 means 300.
 	Timeout int
@@ -70,8 +71,9 @@ func nodeSocket(bind string, n Node) string {
 // web page's first request, the tool list) go to a second backend of the
 // same nodes that checks /healthz and skips a node that is down. Errors
 // of the proxy's own are JSON; requests are logged to stdout; the stats
-// page listens on cfg.Stats; X-Forwarded-For is the client's address,
-// whatever the client sent.
+// page listens on cfg.Stats, with HAProxy's Prometheus exporter at
+// /metrics there; X-Forwarded-For is the client's address, whatever the
+// client sent.
 func HAProxyConfig(r *Ring, cfg ProxyConfig) (string, error) {
 	if _, _, err := net.SplitHostPort(cfg.Bind); err != nil {
 		return "", fmt.Errorf("cluster: proxy bind %q: want host:port: %w", cfg.Bind, err)
@@ -155,8 +157,12 @@ backend any
 		fmt.Fprintf(&b, "  server %s %s id %d check\n", n.Name, n.Addr, n.ID)
 	}
 	fmt.Fprintf(&b, `
+# The stats page, and the proxy's own metrics for Prometheus at /metrics:
+# what callers see (each node_NAME's 503s while its node is down) and
+# whether each node is marked down.
 listen stats
   bind %s
+  http-request use-service prometheus-exporter if { path /metrics }
   stats enable
   stats uri /
   stats refresh 10s

@@ -45,7 +45,8 @@ func TestMain(m *testing.M) {
 // and never answers. Within 10 seconds its owners get the proxy's JSON 503
 // (a call it was serving ends too), while the other node's owners are
 // answered throughout, and no owner is sent to the other node; once it
-// goes on, its owners are answered again.
+// goes on, its owners are answered again. The proxy's Prometheus metrics
+// say it marked the node down and count its owners' 503s.
 func TestHungNodeFailsFast(t *testing.T) {
 	if _, err := haproxytest.Binary(); errors.Is(err, haproxytest.ErrNoHAProxy) {
 		testenv.Missing(t, "%v", err)
@@ -76,10 +77,11 @@ func TestHungNodeFailsFast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy, err := haproxytest.Start(t, ring)
+	p, err := haproxytest.StartProxy(t, ring)
 	if err != nil {
 		t.Fatal(err)
 	}
+	proxy := p.Addr
 	owners := map[string]string{}
 	for len(owners) < 2 {
 		o := datadesk.NewID("u")
@@ -151,6 +153,18 @@ func TestHungNodeFailsFast(t *testing.T) {
 	if failedFast > 10*time.Second {
 		t.Errorf("the hung node's owner waited %v for a 503, want within 10 s", failedFast)
 	}
+	// The proxy's Prometheus metrics say what the alerts read: node a
+	// marked down, and the 503s its owners got, by its section.
+	metrics := proxyMetrics(t, p.Stats)
+	for _, want := range []string{`haproxy_server_status{proxy="node_a",server="a",state="DOWN"} 1`,
+		`haproxy_server_status{proxy="node_b",server="b",state="DOWN"} 0`, `haproxy_backend_http_responses_total{proxy="node_b",code="5xx"} 0`} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("the proxy's metrics lack %s", want)
+		}
+	}
+	if strings.Contains(metrics, `haproxy_backend_http_responses_total{proxy="node_a",code="5xx"} 0`+"\n") {
+		t.Errorf("the proxy's metrics count no 5xx for node a's owners")
+	}
 	select {
 	case d := <-inFlight:
 		t.Logf("the call caught by the stop ended after %v", d.Round(time.Millisecond))
@@ -175,6 +189,22 @@ func TestHungNodeFailsFast(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// proxyMetrics reads the proxy's Prometheus metrics from its stats
+// address.
+func proxyMetrics(t *testing.T, stats string) string {
+	t.Helper()
+	res, err := http.Get("http://" + stats + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the proxy's metrics: %d %v", res.StatusCode, err)
+	}
+	return string(b)
 }
 
 func waitListening(t *testing.T, addr string) {

@@ -39,3 +39,24 @@ func lockDir(dir string) (*os.File, error) {
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return f, nil
 }
+
+// DirInUse reports, as Conflict, that a process holds the data directory
+// dir, without making anything in it: a directory or lock file that does
+// not exist is held by no one. Errors: conflict.
+func DirInUse(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "datadesk.lock"), os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return datadesk.Errorf(datadesk.Conflict, "the data directory %s is in use by another process; stop it first or use another --data", dir)
+		}
+		return fmt.Errorf("engine: lock %s: %w", dir, err)
+	}
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}

@@ -107,14 +107,19 @@ func (e *Engine) RemoteNodeProbes() ([]catalog.Probe, bool) {
 	return n.NodeProbes(), true
 }
 
-// RemoteFailures is how many statements the remote backend failed, if it
-// counts them.
-func (e *Engine) RemoteFailures() (int64, bool) {
-	f, ok := e.cfg.Remote.(interface{ Failures() int64 })
+// RemoteFailures is how many statements the remote backend failed
+// after trying every node that could run them, and how many times a node
+// failed one that the next node was then asked (failovers), if it counts
+// them.
+func (e *Engine) RemoteFailures() (failed, failovers int64, ok bool) {
+	f, ok := e.cfg.Remote.(interface {
+		Failures() int64
+		Failovers() int64
+	})
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	return f.Failures(), true
+	return f.Failures(), f.Failovers(), true
 }
 
 // NoSpace reports whether err says a disk is full: the system's ENOSPC,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,11 @@ func TestClickHouseReplicaDown(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 	})
 	t.Logf("%d answers, a replica killed among them", calls)
+	// The replica down failed no call: the statements it failed ran on the
+	// next node, counted as failovers, never as failed calls.
+	if ch.Failures() != 0 || ch.Failovers() == 0 {
+		t.Errorf("with a replica down and every answer right: %d failed calls and %d failovers, want 0 and some", ch.Failures(), ch.Failovers())
+	}
 	// Writes wait for every replica: with one down, a move to the cluster
 	// says so, and the table stays whole where it was.
 	g, err := s.AddFile(ctx, NewFile{Filename: "g.csv", TempPath: tempBytes(t, s, "x"),
@@ -97,6 +103,18 @@ func TestClickHouseReplicaDown(t *testing.T) {
 	c.Kill(1)
 	if got := probe(); got["clickhouse shard 1"] == nil || got["clickhouse shard 2"] != nil {
 		t.Errorf("probes with shard 1 down: %v; want shard 1 blamed alone", got)
+	}
+	// A query and a move with both of shard 1's replicas down name the
+	// shard, not one replica.
+	_, err = ask()
+	t.Logf("a query with shard 1 down: %v", err)
+	if datadesk.ErrorCode(err) != datadesk.Unavailable || !strings.Contains(err.Error(), "shard 1 (") {
+		t.Errorf("a query with shard 1 down: %v, want unavailable naming shard 1 and its replicas", err)
+	}
+	_, err = s.MoveTable(ctx, g.Tables[0].ID, catalog.LocationClickHouse)
+	t.Logf("a move with shard 1 down: %v", err)
+	if datadesk.ErrorCode(err) != datadesk.Unavailable || !strings.Contains(err.Error(), "no replica of shard 1 answers") {
+		t.Errorf("a move with shard 1 down: %v, want unavailable saying no replica of shard 1 answers", err)
 	}
 }
 

@@ -104,7 +104,7 @@ func analysisAttrs(ctx context.Context, store *engine.Store, args map[string]any
 func contentShape(ctx context.Context, in *ingest.Ingester, store *engine.Store, content, format string) (rows, cols int, err error) {
 	fh, err := os.CreateTemp(store.IncomingDir(), "attrs-*")
 	if err != nil {
-		return 0, 0, fmt.Errorf("toolcall: %w", err)
+		return 0, 0, diskError(err)
 	}
 	defer os.Remove(fh.Name())
 	_, err = io.WriteString(fh, content)
@@ -112,7 +112,7 @@ func contentShape(ctx context.Context, in *ingest.Ingester, store *engine.Store,
 		err = cerr
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("toolcall: %w", err)
+		return 0, 0, diskError(err)
 	}
 	res, err := in.Read(ctx, fh.Name(), "content."+format, store.IncomingDir())
 	if err != nil {
@@ -128,6 +128,15 @@ func contentShape(ctx context.Context, in *ingest.Ingester, store *engine.Store,
 		rows += n
 	}
 	return rows, cols, nil
+}
+
+// diskError is a failed write of the call's own: unavailable saying the
+// disk is full when it is, as an upload says, else internal.
+func diskError(err error) error {
+	if engine.NoSpace(err) {
+		return engine.NoSpaceError(err)
+	}
+	return fmt.Errorf("toolcall: %w", err)
 }
 
 // callStore acquires the caller's store at its first use in a call, once,

@@ -21,14 +21,24 @@ func FreeAddr() (string, error) { return cluster.FreeAddr() }
 // Start runs HAProxy for the ring on a free loopback port and returns its
 // address; it stops when the test ends.
 func Start(t testing.TB, ring *cluster.Ring) (string, error) {
-	addr, err := cluster.FreeAddr()
+	p, err := StartProxy(t, ring)
 	if err != nil {
 		return "", err
+	}
+	return p.Addr, nil
+}
+
+// StartProxy is Start returning the running proxy, whose Stats address
+// serves its stats page and its Prometheus metrics (/metrics).
+func StartProxy(t testing.TB, ring *cluster.Ring) (*cluster.Proxy, error) {
+	addr, err := cluster.FreeAddr()
+	if err != nil {
+		return nil, err
 	}
 	p, err := cluster.StartHAProxy(ring, addr, t.TempDir())
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	t.Cleanup(p.Stop)
-	return p.Addr, nil
+	return p, nil
 }

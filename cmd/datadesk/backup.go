@@ -89,13 +89,9 @@ func restoreCommand(args []string, stdout io.Writer) error {
 		return errors.New("restore: want FROM, a backup or the folder that keeps them")
 	}
 	// A server running on the directory holds its lock: refuse before
-	// copying anything under it.
-	eng, err := engine.New(engine.Config{Dir: *data, MemoryLimit: "64MB"})
-	if err != nil {
+	// copying anything under it, and without making anything there.
+	if err := engine.DirInUse(*data); err != nil {
 		return fmt.Errorf("restore: %w", err)
-	}
-	if err := eng.Close(); err != nil {
-		return err
 	}
 	path, err := backup.Restore(pos[0], *data, *shared)
 	if err != nil {

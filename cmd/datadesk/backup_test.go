@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -227,8 +228,20 @@ func TestBackupVerify(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "data/users.json is missing") || !strings.Contains(err.Error(), "data/placement.json has changed") {
 		t.Errorf("verify a backup with a file removed and one changed: %v", err)
 	}
-	if err := run([]string{"restore", path, "--data", t.TempDir()}, &out, &out); err == nil || !strings.Contains(err.Error(), "not whole") {
-		t.Errorf("restore of a backup not whole: %v", err)
+	// A refused restore leaves its target as it found it: an empty folder
+	// empty, a folder that was not there not there.
+	empty := t.TempDir()
+	absent := filepath.Join(t.TempDir(), "absent")
+	for _, target := range []string{empty, absent} {
+		if err := run([]string{"restore", path, "--data", target}, &out, &out); err == nil || !strings.Contains(err.Error(), "not whole") {
+			t.Errorf("restore of a backup not whole: %v", err)
+		}
+	}
+	if left, err := os.ReadDir(empty); err != nil || len(left) > 0 {
+		t.Errorf("a refused restore left %v in its target (%v)", left, err)
+	}
+	if _, err := os.Stat(absent); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused restore made its target: %v", err)
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 	"datadesk/api"
 	"datadesk/api/serverdb"
 	"datadesk/backup"
+	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/ingest"
@@ -46,6 +47,7 @@ usage:
   datadesk serve [--addr 127.0.0.1:8080] [--data ./data] [flags]
                  [--nodes n1=HOST:PORT,n2=HOST:PORT --node n1 --shared DIR]
   datadesk proxy config --nodes n1=HOST:PORT,... [--bind 127.0.0.1:8080] [--stats 127.0.0.1:8404]  (prints a HAProxy config)
+  datadesk proxy rules  (prints Prometheus's alerting rules for the nodes and the proxy)
   datadesk nodes plan --nodes n1=HOST:PORT,... --to n1=...,n3=... [--shared DIR]  (which owners a new member list moves)
   datadesk nodes apply --nodes n1=HOST:PORT,... --to n1=...,n3=... [--shared DIR] [--drain 30s]  (move them, nodes running)
   datadesk owner where NAME|ID --nodes n1=HOST:PORT,... [--shared DIR]  (prints the node that holds an owner)
@@ -137,8 +139,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return ownerWhere(args[2:], stdout)
 	case "proxy":
+		if len(args) == 2 && args[1] == "rules" {
+			_, err := io.WriteString(stdout, cluster.AlertRules)
+			return err
+		}
 		if len(args) < 2 || args[1] != "config" {
-			return errors.New("proxy: want config --nodes n1=HOST:PORT,...")
+			return errors.New("proxy: want config --nodes n1=HOST:PORT,... or rules")
 		}
 		return proxyConfig(args[2:], stdout)
 	case "help", "-h", "--help":

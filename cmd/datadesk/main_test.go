@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/cluster"
 	"datadesk/rbac"
 )
 
@@ -162,5 +163,17 @@ func TestLogLevelFlag(t *testing.T) {
 	}
 	if l, err := newLogger(io.Discard, "DEBUG"); err != nil || !l.Enabled(context.Background(), slog.LevelDebug) {
 		t.Errorf("debug: %v", err)
+	}
+}
+
+// TestProxyRulesPrintsTheRules: `datadesk proxy rules` prints the alerting
+// rules the cluster package's promtool tests check, whole.
+func TestProxyRulesPrintsTheRules(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"proxy", "rules"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != cluster.AlertRules || !strings.Contains(out.String(), "alert: DatadeskNodeMarkedDown") {
+		t.Errorf("proxy rules printed %d bytes, want the %d of cluster.AlertRules", out.Len(), len(cluster.AlertRules))
 	}
 }

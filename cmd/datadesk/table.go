@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"datadesk"
 	"datadesk/engine"
@@ -29,15 +30,31 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 	}
 }
 
-// apply adds the cluster, if one is configured, to an engine config.
+// apply adds the cluster, if one is configured, to an engine config, and
+// reads its servers' version, which decides how analyses are written for
+// them (a cluster that does not answer yet is asked at its first use).
 func (f clusterFlags) apply(cfg engine.Config) (engine.Config, error) {
 	ch, err := f.Client()
 	if err != nil || ch == nil {
 		return cfg, err
 	}
 	cfg.Remote, cfg.RemoteMinRows = ch, *f.minRows
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), versionWait)
+	defer cancel()
+	if v, err := ch.DetectVersion(ctx); err != nil {
+		log.Warn("the ClickHouse cluster does not answer yet; its version is read at its first analysis", "err", err)
+	} else {
+		log.Info("clickhouse", "version", v.Name, "window_functions", v.WindowFunctions)
+	}
 	return cfg, nil
 }
+
+// versionWait bounds the start-up's wait for the cluster's version.
+const versionWait = 5 * time.Second
 
 // tableMove moves one table between the owner's DuckDB file and the
 // cluster. With a server running on the data directory, the server does it

@@ -43,6 +43,11 @@ func (c *checker) measures() error {
 	for i := range c.p.Measures {
 		c.p.Measures[i].Type = c.measureType(i)
 	}
+	for i, m := range c.p.Measures {
+		if m.Window() && m.Op != "rank" && !Numeric(c.p.Measures[m.Of].Type) {
+			return qerr(fmt.Sprintf("measures[%d].of", i), "%s follows a number; %s is %s", m.Op, c.p.Measures[m.Of].Name, c.p.Measures[m.Of].Type)
+		}
+	}
 	return nil
 }
 

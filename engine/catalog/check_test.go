@@ -42,6 +42,7 @@ func TestAnalysisRefusals(t *testing.T) {
 		{"duplicate names", Analysis{Measures: []Measure{{Op: "count", Name: "n"}, {Op: "sum", Column: "qty", Name: "n"}}}, "measures[1].name", "n"},
 		{"first without order", Analysis{GroupBy: byRegion, Measures: []Measure{{Op: "first", Column: "amount"}}}, "measures[0].order_by", "order_by"},
 		{"running total without a time bucket", Analysis{GroupBy: byRegion, Measures: []Measure{count, {Op: "running_total", Of: "count"}}}, "measures[1].op", "bucket"},
+		{"change of text", Analysis{GroupBy: []GroupBy{{Column: "day", Bucket: "month"}}, Measures: []Measure{{Op: "max", Column: "region", Name: "r"}, {Op: "change", Of: "r"}}}, "measures[1].of", "number"},
 		{"windows unknown", Analysis{Windows: "some", GroupBy: []GroupBy{{Column: "day", Bucket: "month"}}, Measures: []Measure{count}}, "windows", "filtered"},
 		{"having an unknown measure", Analysis{GroupBy: byRegion, Measures: []Measure{count}, Having: []Having{{Measure: "total", Op: "gt", Value: num("1")}}}, "having[0].measure", "total"},
 		{"top per an ungrouped column", Analysis{GroupBy: byRegion, Measures: []Measure{count}, Top: &Top{N: 3, Per: []string{"day"}}}, "top.per", "group columns"},

@@ -8,18 +8,22 @@ import (
 )
 
 // Check is the state of one dependency a server relies on, for its
-// readiness: Err is nil when it answered.
+// readiness: Err is nil when it answered; Degrades is its probe's.
 type Check struct {
-	Name string
-	Err  error
-	Took time.Duration
+	Name     string
+	Err      error
+	Took     time.Duration
+	Degrades string
 }
 
 // Probe asks one dependency whether it answers now; Run must return once
-// its context ends.
+// its context ends. Degrades says what stops working while it does not
+// answer, when the server goes on serving without it; empty, the server
+// cannot serve without it.
 type Probe struct {
-	Name string
-	Run  func(ctx context.Context) error
+	Name     string
+	Run      func(ctx context.Context) error
+	Degrades string
 }
 
 // HealthChecker is a Backend that can say, part by part, whether it
@@ -48,9 +52,9 @@ func RunProbes(ctx context.Context, probes []Probe, each time.Duration) []Check 
 				if err != nil && pctx.Err() != nil {
 					err = fmt.Errorf("did not answer within %s: %w", each, err)
 				}
-				out[i] = Check{Name: p.Name, Err: err, Took: time.Since(start)}
+				out[i] = Check{Name: p.Name, Err: err, Took: time.Since(start), Degrades: p.Degrades}
 			case <-pctx.Done():
-				out[i] = Check{Name: p.Name, Err: fmt.Errorf("did not answer within %s", each), Took: time.Since(start)}
+				out[i] = Check{Name: p.Name, Err: fmt.Errorf("did not answer within %s", each), Took: time.Since(start), Degrades: p.Degrades}
 			}
 		}()
 	}

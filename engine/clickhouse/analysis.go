@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,16 +12,17 @@ import (
 	"datadesk/engine/typing"
 )
 
-// An analysis on the cluster is answered in up to three statements, as
-// ClickHouse 18.16 has no window functions: the matched rows and the
-// totals shares divide by; the groups and the empty ones; and the page.
-// The page is stages of SELECTs over the one before, as DuckDB's: the
-// groups and their aggregates, each measure's value, shares, computed
-// measures, having, and top per group with LIMIT BY. Internal columns are
-// named __g<i>, __a<i>, __v<i> and __k<i>, which no column key can be
-// (keys never start with _). Exact percentiles interpolate over the
-// sorted values as DuckDB's quantile_cont does; a measure over the groups
-// (change, pct_change, running_total, rank) answers invalid.
+// An analysis on the cluster is answered in a few statements, as
+// ClickHouse 18.16 has no window functions to count beside the page: the
+// matched rows and the totals shares divide by; the groups and the empty
+// ones; and the page. The page is stages of SELECTs over the one before,
+// as DuckDB's: the groups and their aggregates, each measure's value,
+// shares, computed measures, the measures over the groups
+// (analysis_over.go), having, and top per group (LIMIT BY, or ranks
+// when ties are kept). Internal columns are named __g<i>, __a<i>, __v<i>
+// and __k<i>, which no column key can be (keys never start with _).
+// Exact percentiles interpolate over the sorted values as DuckDB's
+// quantile_cont does.
 
 // chWeekFirst and chWeekLast bound the dates ClickHouse's Date holds
 // whole weeks of, for week buckets.
@@ -30,23 +32,19 @@ const (
 )
 
 // Analyze answers a checked analysis with the semantics of the DuckDB
-// store's. Errors: invalid (a measure over the groups; a lookup key that
-// repeats; a week outside the dates ClickHouse holds), timeout.
+// store's. Errors: invalid (a lookup key that repeats; a week outside
+// the dates ClickHouse holds), timeout, unavailable.
 func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
-	for i, m := range p.Measures {
-		if m.Window() {
-			return nil, datadesk.Errorf(datadesk.Invalid, "%s is not available for a table on the ClickHouse cluster: "+
-				"ClickHouse 18.16 has no window functions; move the table to duckdb to use it", m.Op).WithField(fmt.Sprintf("measures[%d].op", i))
-		}
-	}
-	if p.WindowsAll() {
-		return nil, datadesk.Errorf(datadesk.Invalid, "windows: all is not available for a table on the ClickHouse cluster: "+
-			"ClickHouse 18.16 has no window functions; leave windows filtered, or move the table to duckdb").WithField("windows")
-	}
 	if err := c.checkAnalysis(ctx, p); err != nil {
 		return nil, err
 	}
 	a := &chAnalysis{c: c, p: p}
+	if slices.ContainsFunc(p.Measures, catalog.MeasureTerm.Window) || p.Top != nil && !p.Top.Cut {
+		var err error
+		if a.windowFns, err = c.WindowFunctions(ctx); err != nil {
+			return nil, err
+		}
+	}
 	res := &catalog.AnalysisResult{FileID: p.Table.FileID, TableID: p.Table.ID, SourceRowCount: p.Table.RowCount, Offset: p.Offset}
 	totals := a.totals()
 	if err := catalog.CheckCompiled(totals); err != nil {
@@ -56,29 +54,17 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 	if err != nil {
 		return nil, err
 	}
-	res.MatchedRowCount = head[0][0].(int64)
+	res.MatchedRowCount, res.SQL = head[0][0].(int64), totals
 	a.shareTotals = head[0][1:]
-	if p.Top != nil {
-		// LIMIT BY cuts ties: the answer is top's when none are cut.
-		tied := a.tied()
-		head, err := c.all(ctx, tied)
-		if err != nil {
-			return nil, err
-		}
-		res.Tied = head[0][0].(int64)
-		if !p.Top.Cut && res.Tied > 0 {
-			return nil, datadesk.Errorf(datadesk.Invalid, "%d %s tied with the n-th by %s; a table on the ClickHouse cluster cannot keep them "+
-				"(ClickHouse 18.16 has no rank()): pass ties: cut for n groups exactly (the answer says how many it left out), or move the table to duckdb",
-				res.Tied, map[bool]string{true: "group is", false: "groups are"}[res.Tied == 1], p.Measures[p.Top.By].Name).WithField("top.ties")
-		}
-		res.SQL += tied + ";\n"
+	rows, err := a.rows(ctx, res)
+	if err != nil {
+		return nil, err
 	}
-	rows := a.rows()
 	page := a.page(rows)
 	if err := catalog.CheckCompiled(page); err != nil {
 		return nil, err
 	}
-	res.SQL = totals + ";\n" + res.SQL + page
+	res.SQL += ";\n" + page
 	if p.Grouped() {
 		counts := "SELECT count(), countIf(" + a.anyEmpty() + ") FROM (" + rows + ")"
 		res.SQL += ";\n" + counts
@@ -89,7 +75,6 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 		groups := head[0][0].(int64)
 		res.GroupCount, res.EmptyGroups = &groups, head[0][1].(int64)
 	}
-
 	out, err := c.all(ctx, page)
 	if err != nil {
 		return nil, err
@@ -102,6 +87,39 @@ func (c *Cluster) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalo
 	res.Rows = out
 	res.Finish(p)
 	return res, nil
+}
+
+// rows is the statement of the analysis's rows in full, before the
+// page: the groups with every measure, having and top. With windows all
+// it sets the matched rows to those of the buckets kept; with top, the
+// groups tied with the n-th past it.
+func (a *chAnalysis) rows(ctx context.Context, res *catalog.AnalysisResult) (string, error) {
+	p := a.p
+	q, err := a.overGroups(ctx, a.groups())
+	if err != nil {
+		return "", err
+	}
+	if p.WindowsAll() {
+		n, stmt, err := a.matched(ctx, q)
+		if err != nil {
+			return "", err
+		}
+		res.MatchedRowCount, res.SQL = n, res.SQL+";\n"+stmt
+	}
+	q = a.having(q)
+	if p.Top == nil {
+		return q, nil
+	}
+	tied := a.tied(q)
+	head, err := a.c.all(ctx, tied)
+	if err != nil {
+		return "", err
+	}
+	res.Tied, res.SQL = head[0][0].(int64), res.SQL+";\n"+tied
+	if !p.Top.Cut {
+		return a.topKept(q), nil
+	}
+	return a.topCut(q), nil
 }
 
 // checkAnalysis refuses what the cluster cannot answer as DuckDB would:
@@ -150,6 +168,10 @@ type chAnalysis struct {
 	c           *Cluster
 	p           *catalog.AnalysisPlan
 	shareTotals []any
+	// windowFns: the servers have window functions. cols are the columns
+	// of the stage ClickHouse 18.16's measures over the groups read.
+	windowFns bool
+	cols      []stageCol
 }
 
 func chInternal(kind string, i int) string { return "`__" + kind + strconv.Itoa(i) + "`" }
@@ -171,8 +193,9 @@ func (a *chAnalysis) from() string {
 	for _, col := range p.Lookup.Cols {
 		right = append(right, chCol(col.Key)+" AS "+chCol(catalog.LookupPrefix+col.Key))
 	}
-	return " (SELECT * FROM (SELECT *, " + strings.Join(left, ", ") + " FROM " + a.c.chTable(p.Table) + ") ANY LEFT JOIN (SELECT " +
-		strings.Join(right, ", ") + " FROM " + a.c.chTable(p.Lookup.Table) + ") USING " + strings.Join(using, ", ") + ")"
+	// Current servers want the joined subqueries named.
+	return " (SELECT * FROM (SELECT *, " + strings.Join(left, ", ") + " FROM " + a.c.chTable(p.Table) + ") AS __m ANY LEFT JOIN (SELECT " +
+		strings.Join(right, ", ") + " FROM " + a.c.chTable(p.Lookup.Table) + ") AS __l USING " + strings.Join(using, ", ") + ")"
 }
 
 // chJoinKey is a key column as text to join on: numbers by value, an
@@ -318,15 +341,10 @@ func chExpr(e *catalog.Expr) string {
 	return "(" + chExpr(e.L) + " " + string(e.Op) + " " + chExpr(e.R) + ")"
 }
 
-// rows is the analysis's rows in full, before the page: the stages up to
-// top per group.
-func (a *chAnalysis) rows() string {
-	q := a.groups()
-	t := a.p.Top
-	if t == nil {
-		return q
-	}
-	p := a.p
+// topCut keeps exactly top's n first groups per combination of its per
+// groups, ties broken by the groups' values, as DuckDB's row_number does.
+func (a *chAnalysis) topCut(q string) string {
+	p, t := a.p, a.p.Top
 	order := []string{chOrder(chInternal("v", t.By), a.decimal(len(p.Groups)+t.By), chDir(t.Desc))}
 	for i := range p.Groups {
 		order = append(order, a.order(i, "ASC"))
@@ -344,7 +362,7 @@ func (a *chAnalysis) rows() string {
 // doubles (equal decimals stay equal), sorted; with n of them or more,
 // those up to the last equal to the n-th, less n; with fewer, the empty
 // ones past n.
-func (a *chAnalysis) tied() string {
+func (a *chAnalysis) tied(q string) string {
 	t := a.p.Top
 	n := strconv.Itoa(t.N)
 	var per []string
@@ -357,10 +375,11 @@ func (a *chAnalysis) tied() string {
 	}
 	return "SELECT toInt64(sum(if(__nv >= " + n + ", toInt64(__nv) - toInt64(indexOf(arrayReverse(__sorted), __cut)) + 1 - " + n +
 		", greatest(toInt64(__c) - " + n + ", 0)))) FROM (SELECT " + sorted + " AS __sorted, length(__sorted) AS __nv, arrayElement(__sorted, " + n +
-		") AS __cut, count() AS __c FROM (" + a.groups() + ") GROUP BY " + strings.Join(per, ", ") + ")"
+		") AS __cut, count() AS __c FROM (" + q + ") GROUP BY " + strings.Join(per, ", ") + ")"
 }
 
-// groups is the analysis's groups with their measures, before top.
+// groups is the analysis's groups with their measures, before those
+// over the groups; __n is each group's rows.
 func (a *chAnalysis) groups() string {
 	p := a.p
 	var sel, keys []string
@@ -369,10 +388,11 @@ func (a *chAnalysis) groups() string {
 		keys = append(keys, chInternal("g", i))
 	}
 	for i, m := range p.Measures {
-		if agg := chMeasureAggregate(m); m.Op != "expr" && agg != "" {
+		if agg := chMeasureAggregate(m); m.Op != "expr" && !m.Window() && agg != "" {
 			sel = append(sel, agg+" AS "+chInternal("a", i))
 		}
 	}
+	sel = append(sel, "count() AS __n")
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM" + a.from() + a.where()
 	if p.Grouped() {
 		q += " GROUP BY " + strings.Join(keys, ", ")
@@ -386,19 +406,21 @@ func (a *chAnalysis) groups() string {
 	share := 0
 	for i, m := range p.Measures {
 		v, agg := chInternal("v", i), chInternal("a", i)
-		switch m.Op {
-		case "expr":
+		switch {
+		case m.Window():
+			// In the stages over the groups, later.
+		case m.Op == "expr":
 			expr = append(expr, chExpr(m.Expr)+" AS "+v)
-		case "share":
+		case m.Op == "share":
 			total := "NULL"
 			if f, ok := a.shareTotals[share].(float64); ok {
 				total = chNumber(f)
 			}
 			share++
 			values = append(values, "toFloat64("+agg+") / nullIf("+total+", 0) AS "+v)
-		case "median":
+		case m.Op == "median":
 			values = append(values, chQuantile(agg, 0.5)+" AS "+v)
-		case "percentile":
+		case m.Op == "percentile":
 			values = append(values, chQuantile(agg, m.P)+" AS "+v)
 		default:
 			values = append(values, agg+" AS "+v)
@@ -412,15 +434,21 @@ func (a *chAnalysis) groups() string {
 		}
 		stage(cols)
 	}
-	if len(p.Having) > 0 {
-		var terms []string
-		for _, h := range p.Having {
-			col := catalog.Column{Key: "__v" + strconv.Itoa(h.Measure), Type: p.Measures[h.Measure].Type}
-			terms = append(terms, chCond(catalog.Cond{Col: col, Op: h.Op, Values: h.Values, Null: h.Null}))
-		}
-		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
-	}
 	return q
+}
+
+// having keeps the groups having's conditions on their measures keep.
+func (a *chAnalysis) having(q string) string {
+	p := a.p
+	if len(p.Having) == 0 {
+		return q
+	}
+	var terms []string
+	for _, h := range p.Having {
+		col := catalog.Column{Key: "__v" + strconv.Itoa(h.Measure), Type: p.Measures[h.Measure].Type}
+		terms = append(terms, chCond(catalog.Cond{Col: col, Op: h.Op, Values: h.Values, Null: h.Null}))
+	}
+	return "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
 }
 
 // decimal reports whether output column i is a Decimal on the cluster.

@@ -57,13 +57,23 @@ type Config struct {
 // and values written as escaped literals (chLiteral).
 type Cluster struct {
 	cfg Config
-	// failures counts the statements that failed, for metrics.
-	failures atomic.Int64
+	// failures counts the statements that failed, every node that could
+	// run them tried; failovers the statements a node failed that the
+	// next node then ran: for metrics.
+	failures, failovers atomic.Int64
+	version             serverVersion
 }
 
-// Failures is how many statements have failed since the start: the
-// cluster unreachable, a shard down, or an error of ClickHouse's.
+// Failures is how many statements have failed since the start, after
+// every node that could run them was tried: the cluster unreachable, a
+// shard down, or an error of ClickHouse's. A replica down whose
+// statements the other replicas ran counts none.
 func (c *Cluster) Failures() int64 { return c.failures.Load() }
+
+// Failovers is how many times since the start a node failed a statement
+// (it was down, lost a shard, or had not caught up) and the next node
+// was asked instead: with replicas, a replica down shows here.
+func (c *Cluster) Failovers() int64 { return c.failovers.Load() }
 
 // New returns a client of the cluster cfg describes. It does not
 // connect; Ping does.
@@ -93,14 +103,16 @@ func New(cfg Config) (*Cluster, error) {
 // Name reports where tables of this backend live, as the catalog says.
 func (c *Cluster) Name() string { return catalog.LocationClickHouse }
 
-// Ping checks that every node answers.
+// Ping checks that every node answers, and reads the servers' version
+// and the cluster's layout (DetectVersion).
 func (c *Cluster) Ping(ctx context.Context) error {
 	for _, n := range c.cfg.Nodes {
 		if err := c.execOn(ctx, n, "SELECT 1"); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := c.DetectVersion(ctx)
+	return err
 }
 
 // chQueryTimeout bounds one statement on the server side too, so a
@@ -149,20 +161,42 @@ func (c *Cluster) request(ctx context.Context, node, query string, body io.Reade
 // probe's answer, not failed calls, and are not counted.
 type probeKey struct{}
 
+// attemptKey marks the context of one attempt among several nodes: the
+// loop that makes the attempts counts its failure, as a failover when
+// the next node is asked, as a failed statement when none is left.
+type attemptKey struct{}
+
+// attempt is ctx for one attempt of a loop over nodes.
+func attempt(ctx context.Context) context.Context { return context.WithValue(ctx, attemptKey{}, true) }
+
+// failed counts a statement that failed for good, unless ctx is a
+// probe's or one attempt's, whose loop counts it.
+func (c *Cluster) failed(ctx context.Context) {
+	if ctx.Value(probeKey{}) == nil && ctx.Value(attemptKey{}) == nil {
+		c.failures.Add(1)
+	}
+}
+
+// failover counts a statement a node failed that the next node is
+// asked, unless a probe made it.
+func (c *Cluster) failover(ctx context.Context) {
+	if ctx.Value(probeKey{}) == nil {
+		c.failovers.Add(1)
+	}
+}
+
 // chMaxQuerySize bounds a statement's text on the cluster.
 const chMaxQuerySize = 64 << 20
 
-// classify maps a failed request to the error model, counting it unless
-// a readiness probe made it: the context's end is a timeout; anything
-// else is internal and its text stays in the logs.
+// classify maps a failed request to the error model, counting it (see
+// failed): the context's end is a timeout; anything else is internal
+// and its text stays in the logs.
 func (c *Cluster) classify(ctx context.Context, err error) error {
-	if ctx.Value(probeKey{}) == nil {
-		c.failures.Add(1)
-	}
+	c.failed(ctx)
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return datadesk.Errorf(datadesk.Timeout, "the operation took longer than allowed").WithCause(err)
 	}
-	if what := chDown(err); what != "" {
+	if what := c.down(err); what != "" {
 		return datadesk.Errorf(datadesk.Unavailable, "the ClickHouse cluster cannot answer: %s; try again when it is back", what).WithCause(err)
 	}
 	return fmt.Errorf("clickhouse: %w", err)
@@ -181,12 +215,18 @@ var chZooKeeperText = regexp.MustCompile(`ZooKeeper|Coordination::|Code: 242[,.]
 // chAddress finds the address of the server an error names.
 var chAddress = regexp.MustCompile(`(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):[0-9]{2,5}`)
 
-// chDown says what is down when err means a server of the cluster could
-// not be reached, else "".
-func chDown(err error) string {
+// down says what is down when err means a server of the cluster could
+// not be reached, else "": a shard by its number and its replicas'
+// addresses when the cluster's layout is known (see DetectVersion).
+func (c *Cluster) down(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return "node " + ue.URL[:strings.Index(ue.URL+"?", "?")] + " cannot be reached"
+		node := ue.URL[:strings.Index(ue.URL+"?", "?")]
+		shard := c.shardOf(strings.TrimSuffix(node, "/")) + 1
+		if c.cfg.Replicas > 1 {
+			return fmt.Sprintf("node %s, a replica of shard %d, cannot be reached", node, shard)
+		}
+		return fmt.Sprintf("shard %d (%s) cannot be reached", shard, node)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
 		return "a node ended its answer early"
@@ -210,9 +250,13 @@ func chDown(err error) string {
 	if !chDownText.MatchString(msg) {
 		return ""
 	}
-	// The first address is the node that answered; the last the shard
-	// it could not reach.
-	if all := chAddress.FindAllString(msg, -1); len(all) > 0 {
+	// The first address is the node that answered; the others are the
+	// replicas of the shard it could not reach, the last one at least.
+	all := chAddress.FindAllString(msg, -1)
+	if s := c.version.shardOf(all); s != "" {
+		return s + " is down"
+	}
+	if len(all) > 0 {
 		return "shard " + all[len(all)-1] + " is down"
 	}
 	return "a shard is down"
@@ -263,13 +307,15 @@ func (c *Cluster) queryOn(ctx context.Context, nodes []string, stmt string, wait
 	}
 	var resp *http.Response
 	var err error
-	for _, n := range nodes {
-		resp, err = c.request(ctx, n, stmt+" FORMAT TabSeparatedWithNamesAndTypes", nil, settings)
-		if err == nil || ctx.Err() != nil || !isConnError(err) && !(c.cfg.Replicas > 1 && c.elsewhere(err)) {
+	for i, n := range nodes {
+		resp, err = c.request(attempt(ctx), n, stmt+" FORMAT TabSeparatedWithNamesAndTypes", nil, settings)
+		if err == nil || ctx.Err() != nil || !isConnError(err) && !(c.cfg.Replicas > 1 && c.elsewhere(err)) || i == len(nodes)-1 {
 			break
 		}
+		c.failover(ctx)
 	}
 	if err != nil {
+		c.failed(ctx)
 		return nil, err
 	}
 	res := &chResult{body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10)}
@@ -413,6 +459,14 @@ func chIdent(s string) string {
 	return "`" + r.Replace(s) + "`"
 }
 
+// What stops working while a shard or ZooKeeper is lost: the node goes
+// on serving every owner's DuckDB tables (and, without ZooKeeper, reads
+// of the cluster's), so it is degraded, not unready.
+const (
+	degradesShard     = "tables on the ClickHouse cluster cannot be read or written; tables in DuckDB answer"
+	degradesZooKeeper = "tables on the ClickHouse cluster take no writes (moves and uploads to it); reads go on"
+)
+
 // Probes ping each node of the cluster, or, with replicas, each shard:
 // a shard answers while any of its replicas does, since reads go on
 // with the others (a replica down is ClickHouse's to report; a node
@@ -421,14 +475,14 @@ func (c *Cluster) Probes() []catalog.Probe {
 	var out []catalog.Probe
 	if c.cfg.Replicas <= 1 {
 		for i, p := range c.NodeProbes() {
-			p.Name = fmt.Sprintf("clickhouse node %d (%s)", i+1, p.Name)
+			p.Name, p.Degrades = fmt.Sprintf("clickhouse node %d (%s)", i+1, p.Name), degradesShard
 			out = append(out, p)
 		}
 		return out
 	}
 	for s := range c.shards() {
 		replicas := c.cfg.Nodes[s*c.cfg.Replicas : min((s+1)*c.cfg.Replicas, len(c.cfg.Nodes))]
-		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse shard %d (%s)", s+1, strings.Join(replicas, ", ")), Run: func(ctx context.Context) error {
+		out = append(out, catalog.Probe{Name: fmt.Sprintf("clickhouse shard %d (%s)", s+1, strings.Join(replicas, ", ")), Degrades: degradesShard, Run: func(ctx context.Context) error {
 			errs := make(chan error, len(replicas))
 			for _, n := range replicas {
 				go func() { errs <- c.ping(ctx, n) }()
@@ -446,7 +500,7 @@ func (c *Cluster) Probes() []catalog.Probe {
 	}
 	// Replicated tables take no insert while ClickHouse has lost
 	// ZooKeeper: asked through the first node that answers.
-	out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Run: func(ctx context.Context) error {
+	out = append(out, catalog.Probe{Name: "zookeeper (through clickhouse)", Degrades: degradesZooKeeper, Run: func(ctx context.Context) error {
 		var last error
 		for _, n := range c.cfg.Nodes {
 			resp, err := c.request(context.WithValue(ctx, probeKey{}, true), n, "SELECT count() FROM system.zookeeper WHERE path = '/'", nil, nil)

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -65,34 +66,43 @@ func (c *Cluster) ddl(ctx context.Context, on func(clause string) string, done f
 }
 
 // waitNodes waits until done holds on every node that answers, each
-// shard keeping at least the write quorum of them.
+// shard keeping at least the write quorum of them. Each pass asks every
+// node still pending, so a shard below its quorum is named with every
+// replica of it that does not answer.
 func (c *Cluster) waitNodes(ctx context.Context, done func(ctx context.Context, node string) (bool, error)) error {
 	deadline := time.Now().Add(replicaWait)
 	pending := append([]string(nil), c.cfg.Nodes...)
-	down := make([]int, c.shards())
+	down := make([][]string, c.shards())
 	for len(pending) > 0 {
 		var still []string
+		var last error
 		for _, n := range pending {
-			ok, err := done(ctx, n)
+			ok, err := done(attempt(ctx), n)
 			switch {
 			case datadesk.ErrorCode(err) == datadesk.Unavailable:
 				// The node does not answer: it runs the change from the
 				// queue when it is back.
 				s := c.shardOf(n)
-				if down[s]++; c.cfg.Replicas-down[s] < c.quorum() {
-					return datadesk.Errorf(datadesk.Unavailable, "the ClickHouse cluster cannot answer: %d of shard %d's %d replicas answer, and writes wait for %d; try again when they are back",
-						c.cfg.Replicas-down[s], s+1, c.cfg.Replicas, c.quorum()).WithCause(err)
-				}
+				down[s], last = append(down[s], n), err
+				c.failover(ctx)
 			case err != nil:
+				c.failed(ctx)
 				return err
 			case !ok:
 				still = append(still, n)
+			}
+		}
+		for s, nodes := range down {
+			if c.cfg.Replicas-len(nodes) < c.quorum() {
+				c.failed(ctx)
+				return c.belowQuorum(s, nodes).WithCause(last)
 			}
 		}
 		if pending = still; len(pending) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			c.failed(ctx)
 			return datadesk.Errorf(datadesk.Unavailable, "ClickHouse at %s did not apply a change to its tables within %s; is ZooKeeper up?", pending[0], replicaWait)
 		}
 		select {
@@ -102,6 +112,17 @@ func (c *Cluster) waitNodes(ctx context.Context, done func(ctx context.Context, 
 		}
 	}
 	return nil
+}
+
+// belowQuorum is the error of shard s (from 0) with the replicas down
+// not answering, fewer left than writes wait for.
+func (c *Cluster) belowQuorum(s int, down []string) *datadesk.Error {
+	up := c.cfg.Replicas - len(down)
+	what := fmt.Sprintf("%d of shard %d's %d replicas answer (%s down)", up, s+1, c.cfg.Replicas, strings.Join(down, ", "))
+	if up == 0 {
+		what = fmt.Sprintf("no replica of shard %d answers (%s)", s+1, strings.Join(down, ", "))
+	}
+	return datadesk.Errorf(datadesk.Unavailable, "the ClickHouse cluster cannot answer: %s, and writes wait for %d; try again when they are back", what, c.quorum())
 }
 
 // shards is how many shards the nodes make.
@@ -149,14 +170,18 @@ func (c *Cluster) liveNode(ctx context.Context) (string, error) {
 // firstNode is the first node that runs stmt.
 func (c *Cluster) firstNode(ctx context.Context, stmt string) (string, error) {
 	var err error
-	for _, n := range c.cfg.Nodes {
-		if err = c.execOn(ctx, n, stmt); err == nil {
+	for i, n := range c.cfg.Nodes {
+		if err = c.execOn(attempt(ctx), n, stmt); err == nil {
 			return n, nil
 		}
 		if ctx.Err() != nil {
 			return "", c.classify(ctx, ctx.Err())
 		}
+		if i < len(c.cfg.Nodes)-1 {
+			c.failover(ctx)
+		}
 	}
+	c.failed(ctx)
 	return "", err
 }
 

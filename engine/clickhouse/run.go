@@ -94,11 +94,16 @@ func (c *Cluster) allOn(ctx context.Context, nodes []string, stmt string) ([][]a
 	var err error
 	for i := range nodes {
 		var out [][]any
-		out, err = c.allOnce(ctx, nodes[i:], stmt)
-		if err == nil || ctx.Err() != nil || !c.elsewhere(err) {
-			return out, err
+		out, err = c.allOnce(attempt(ctx), nodes[i:], stmt)
+		if err == nil {
+			return out, nil
 		}
+		if ctx.Err() != nil || !c.elsewhere(err) || i == len(nodes)-1 {
+			break
+		}
+		c.failover(ctx)
 	}
+	c.failed(ctx)
 	return nil, err
 }
 

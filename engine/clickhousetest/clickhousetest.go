@@ -5,6 +5,8 @@
 package clickhousetest
 
 import (
+	"bufio"
+	_ "embed"
 	"fmt"
 	"io"
 	"net"
@@ -368,4 +370,70 @@ func serving(port int) bool {
 	}
 	out, _ := io.ReadAll(conn)
 	return strings.Contains(string(out), "Mode: ")
+}
+
+// ErrNoChDB is returned by StartChDB when Node or npm's chdb is missing.
+var ErrNoChDB = fmt.Errorf("node or npm's chdb is not installed (make deps installs chdb into .node with npm)")
+
+//go:embed chdb.cjs
+var chdbServer []byte
+
+// StartChDB starts a current ClickHouse of one shard for the tests: chDB
+// (ClickHouse as a library, npm's chdb in nodeModules/node_modules) in a
+// Node process that speaks the part of ClickHouse's HTTP interface the
+// cluster client uses. Errors: ErrNoChDB.
+func StartChDB(nodeModules string) (*Cluster, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, ErrNoChDB
+	}
+	lib := filepath.Join(nodeModules, "node_modules")
+	if _, err := os.Stat(filepath.Join(lib, "chdb", "package.json")); err != nil {
+		return nil, ErrNoChDB
+	}
+	dir, err := os.MkdirTemp("", "datadesk-chdb-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Name: clusterName, Database: "datadesk", Replicas: 1, dir: dir}
+	script := filepath.Join(dir, "chdb.cjs")
+	if err := os.WriteFile(script, chdbServer, 0o600); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	p := exec.Command(node, script, filepath.Join(dir, "server"))
+	p.Env = append(os.Environ(), "NODE_PATH="+lib)
+	out, err := p.StdoutPipe()
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	var stderr strings.Builder
+	p.Stderr = &stderr
+	if err := p.Start(); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	exited := make(chan struct{})
+	port := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		port <- strings.TrimSpace(line)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	go func() { _ = p.Wait(); close(exited) }()
+	c.procs, c.exited = []*exec.Cmd{p}, []chan struct{}{exited}
+	select {
+	case n := <-port:
+		if n == "" {
+			<-exited
+			c.Stop()
+			return nil, fmt.Errorf("chdb did not start: %s", stderr.String())
+		}
+		c.Nodes = []string{"http://127.0.0.1:" + n}
+		return c, nil
+	case <-time.After(60 * time.Second):
+		c.Stop()
+		return nil, fmt.Errorf("chdb did not listen within a minute: %s", stderr.String())
+	}
 }
