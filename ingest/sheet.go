@@ -88,13 +88,13 @@ func readWindow(rows sheetRows, choice headerChoice) ([]probeRow, error) {
 func choose(window []probeRow, choice headerChoice, filename, where string) ([]layout, error) {
 	switch {
 	case choice.asked():
-		t, err := askedTable(window, choice.rows)
-		if err != nil {
+		t, missing := askedTable(window, choice.rows)
+		if missing > 0 {
 			field := "header_rows"
 			if len(choice.rows) == 1 {
 				field = "header_row"
 			}
-			return nil, datadesk.Errorf(datadesk.Invalid, "%s: %s has no value in row %d, a header row asked for", filename, where, err.(rowMissing).row).WithField(field)
+			return nil, datadesk.Errorf(datadesk.Invalid, "%s: %s has no value in row %d, a header row asked for", filename, where, missing).WithField(field)
 		}
 		return []layout{t}, nil
 	case !choice.find:

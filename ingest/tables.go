@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -393,15 +392,11 @@ func literalTable(rows []probeRow) layout {
 	return layout{header: rows[:1], units: -1, start: rows[0].row, literal: true, uncertain: uncertainNote(rows)}
 }
 
-// rowMissing is a header row asked for that holds no value.
-type rowMissing struct{ row int }
-
-func (e rowMissing) Error() string { return fmt.Sprintf("row %d has no value", e.row) }
-
 // askedTable is the one table under the header rows a person named: the
 // rows above the first kept out, a units row among them read as one, and
-// the rest of the sheet its data. Errors: rowMissing.
-func askedTable(rows []probeRow, named []int) (layout, error) {
+// the rest of the sheet its data. missing is a row named that holds no
+// value (0: none).
+func askedTable(rows []probeRow, named []int) (t layout, missing int) {
 	at := map[int]int{}
 	for i, r := range rows {
 		at[r.row] = i
@@ -410,12 +405,12 @@ func askedTable(rows []probeRow, named []int) (layout, error) {
 	for i, n := range named {
 		j, ok := at[n]
 		if !ok {
-			return layout{}, rowMissing{n}
+			return layout{}, n
 		}
 		idx[i] = j
 	}
 	top, h := idx[0], idx[len(idx)-1]
-	t := layout{units: -1, start: rows[top].row}
+	t = layout{units: -1, start: rows[top].row}
 	t.p = profileOf(rows[h+1 : min(len(rows), h+1+4*profileRows)])
 	for _, j := range idx {
 		t.header = append(t.header, rows[j])
@@ -431,7 +426,7 @@ func askedTable(rows []probeRow, named []int) (layout, error) {
 	if h+1 < len(rows) && sectionLabel(rows[h+1], t.p, true) {
 		t.sections = true
 	}
-	return t, nil
+	return t, 0
 }
 
 // tableAt is the table whose data starts at rows[j], with the rows from

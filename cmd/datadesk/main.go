@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -276,8 +277,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err := serveControl(ctx, src, logger, srv.RecordOperation); err != nil {
 		return err
 	}
+	// Listening before saying so: a client told the server serves can
+	// connect at once.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.ListenAndServe() }()
+	go func() { errc <- hs.Serve(ln) }()
 	logger.Info("serving", "addr", *addr, "data", *ef.data, "node", *nf.self)
 	select {
 	case err := <-errc:
