@@ -183,6 +183,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()
+	s.metrics.knowRoutes(s.echo.Router().Routes())
 	return s, nil
 }
 
