@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"net/url"
@@ -79,7 +80,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				who = acting
 			}
 		} else if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
-			sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
+			sess, user, err := s.cookieSession(r.Context(), ck.Value)
 			if err != nil {
 				return err
 			}
@@ -88,13 +89,6 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				if subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
 					return datadesk.Errorf(datadesk.Forbidden, "a request signed in by cookie must send its session's %s header", csrfHeader)
 				}
-			}
-			user, err := s.users.ByID(sess.UserID)
-			if err != nil {
-				return datadesk.Errorf(datadesk.Unauthenticated, "the session's user no longer exists")
-			}
-			if user.SessionEpoch != sess.Epoch {
-				return datadesk.Errorf(datadesk.Unauthenticated, "the session ended when the password was changed or the tokens revoked; sign in again")
 			}
 			who = datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session}
 			c.Set(cookieKey, ck.Value)
@@ -107,6 +101,25 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// cookieSession is the live web session a cookie holds and its user: the
+// one check of a cookie, for the JSON API and the pages alike. A session
+// ends when it expires, is signed out, or its user is removed, changes
+// password or has their tokens revoked. Errors: unauthenticated.
+func (s *Server) cookieSession(ctx context.Context, token string) (*serverdb.Session, *rbac.User, error) {
+	sess, err := s.system.Session(ctx, token, s.cfg.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	user, err := s.users.ByID(sess.UserID)
+	if err != nil {
+		return nil, nil, datadesk.Errorf(datadesk.Unauthenticated, "the session's user no longer exists")
+	}
+	if user.SessionEpoch != sess.Epoch {
+		return nil, nil, datadesk.Errorf(datadesk.Unauthenticated, "the session ended when the password was changed or the tokens revoked; sign in again")
+	}
+	return sess, user, nil
 }
 
 // actFor resolves a chat platform acting for a user. The policy decides
@@ -300,13 +313,9 @@ func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil || ck.Value == "" {
 			return toSignIn("")
 		}
-		sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
+		sess, user, err := s.cookieSession(r.Context(), ck.Value)
 		if err != nil {
 			return toSignIn("Your session has ended. Sign in again.")
-		}
-		user, err := s.users.ByID(sess.UserID)
-		if err != nil {
-			return toSignIn("Your account no longer exists.")
 		}
 		if r.Method == http.MethodPost {
 			if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf_token")), []byte(sess.CSRF)) != 1 {
