@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -195,6 +196,23 @@ func (s *Server) authorizeWith(c *echo.Context, action string, attrs rbac.Attrs)
 	return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, action, d.Reason)
 }
 
+// sameSite refuses a browser's request sent from another site's page (by
+// its Sec-Fetch-Site header, or else its Origin), as a sign-in must be: a
+// form elsewhere could otherwise sign the visitor's browser into an
+// account of the form's choosing, whose uploads and questions the attacker
+// then reads. A program, which sends neither header, is let through.
+// Errors: forbidden.
+func (s *Server) sameSite(next echo.HandlerFunc) echo.HandlerFunc {
+	origins := http.NewCrossOriginProtection()
+	return func(c *echo.Context) error {
+		if err := origins.Check(c.Request()); err != nil {
+			c.Set(actionKey, "session.sign_in")
+			return datadesk.Errorf(datadesk.Forbidden, "a sign-in from another site's page is refused; sign in on this site's page")
+		}
+		return next(c)
+	}
+}
+
 type signIn struct {
 	Name     string `json:"name"`
 	Password string `json:"password"`
@@ -203,6 +221,12 @@ type signIn struct {
 // signIn starts a web session: a fresh cookie at every sign-in, HttpOnly,
 // SameSite=Lax, Secure under TLS, expiring with the session.
 func (s *Server) signIn(c *echo.Context) error {
+	// JSON only: a page elsewhere may post text/plain or a form without
+	// the browser asking first, but not JSON.
+	if mt, _, err := mime.ParseMediaType(c.Request().Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		c.Set(actionKey, "session.sign_in")
+		return datadesk.Errorf(datadesk.Unsupported, "send the name and password as JSON, with Content-Type: application/json").WithField("Content-Type")
+	}
 	var in signIn
 	if err := toolcall.DecodeBody(c.Request().Body, &in); err != nil {
 		return err

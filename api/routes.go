@@ -19,7 +19,7 @@ func (s *Server) routes() {
 	e.GET("/", func(c *echo.Context) error { return c.Redirect(http.StatusSeeOther, "/files") })
 	e.GET("/static/style.css", s.web.Stylesheet)
 	e.GET("/signin", s.web.SignInPage)
-	e.POST("/signin", s.web.SignInForm, s.audited)
+	e.POST("/signin", s.web.SignInForm, s.audited, s.sameSite)
 	page := []echo.MiddlewareFunc{s.audited, s.pageAuth}
 	e.POST("/signout", s.web.SignOutForm, page...)
 	e.GET("/files", s.web.FilesPage, page...)
@@ -41,7 +41,7 @@ func (s *Server) routes() {
 	e.GET("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
 	// HEAD, as link checkers and download managers ask before they fetch.
 	e.HEAD("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
-	e.POST("/v1/session", s.signIn, s.audited)
+	e.POST("/v1/session", s.signIn, s.audited, s.sameSite)
 	// The Model Context Protocol's streamable HTTP transport, by bearer
 	// token like every other call.
 	e.Any("/mcp", s.mcp.Handle(), s.mcp.Authenticate)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -167,4 +169,60 @@ func TestSignInFloodOfRightPasswords(t *testing.T) {
 		}
 	}
 	t.Logf("of the flood's %d sign-ins, %d refused", flooded.Load(), refused.Load())
+}
+
+// TestSignInFromAnotherSite: a form on another site signed the victim's
+// browser into the attacker's account: POST /signin from a foreign origin
+// got a 303 and a cookie, and POST /v1/session sent as text/plain (a form
+// may send that without asking) got a 200 and a cookie. A browser's
+// sign-in from another site is now refused, and the JSON route takes JSON
+// only; the same site's form and programs sign in as before.
+func TestSignInFromAnotherSite(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	addUser(t, users, "eve", "analyst")
+	if err := users.SetPassword("eve", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"name": {"eve"}, "password": {"correct horse battery"}}.Encode()
+	json := `{"name": "eve", "password": "correct horse battery"}`
+	host := strings.TrimPrefix(ts.url, "http://")
+	for _, tc := range []struct {
+		name, path, ctype, body string
+		headers                 map[string]string
+		want                    int
+	}{
+		{"form from another origin", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"form, cross-site by fetch metadata", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"form from a null origin", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"JSON as text/plain", "/v1/session", "text/plain", json, nil, http.StatusUnsupportedMediaType},
+		{"JSON as a form", "/v1/session", "application/x-www-form-urlencoded", json, nil, http.StatusUnsupportedMediaType},
+		{"JSON without a type", "/v1/session", "", json, nil, http.StatusUnsupportedMediaType},
+		{"JSON from another origin", "/v1/session", "application/json", json, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"form from this site", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Origin": "http://" + host, "Sec-Fetch-Site": "same-origin"}, http.StatusSeeOther},
+		{"form from a program", "/signin", "application/x-www-form-urlencoded", form, nil, http.StatusSeeOther},
+		{"JSON from this site", "/v1/session", "application/json; charset=utf-8", json, map[string]string{"Origin": "http://" + host}, http.StatusOK},
+		{"JSON from a program", "/v1/session", "application/json", json, nil, http.StatusOK},
+	} {
+		req, _ := http.NewRequest("POST", ts.url+tc.path, strings.NewReader(tc.body))
+		if tc.ctype != "" {
+			req.Header.Set("Content-Type", tc.ctype)
+		}
+		for k, v := range tc.headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cookie := false
+		for _, ck := range resp.Cookies() {
+			cookie = cookie || ck.Name == sessionCookie && ck.Value != ""
+		}
+		if resp.StatusCode != tc.want || cookie != (tc.want < 400) {
+			t.Errorf("%s: %d, a cookie %v; want %d", tc.name, resp.StatusCode, cookie, tc.want)
+		}
+	}
 }
