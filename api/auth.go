@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -327,11 +326,7 @@ func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		r := c.Request()
 		toSignIn := func(msg string) error {
-			q := url.Values{"next": {r.URL.RequestURI()}}
-			if msg != "" {
-				q.Set("msg", msg)
-			}
-			return c.Redirect(http.StatusSeeOther, "/signin?"+q.Encode())
+			return c.Redirect(http.StatusSeeOther, s.web.SignInAddress(r.URL.RequestURI(), msg))
 		}
 		ck, err := r.Cookie(sessionCookie)
 		if err != nil || ck.Value == "" {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -71,5 +72,55 @@ func TestPageFormsNeedCSRF(t *testing.T) {
 	_, m, _ = ts.do("GET", "/v1/files", ana, nil, "")
 	if files := m["files"].([]any); len(files) != 1 || files[0].(map[string]any)["filename"] != "new.csv" {
 		t.Errorf("after upload and delete: %v", files)
+	}
+}
+
+// TestPageMessagesOnlyTheServers: ?msg= put any text on any page, the
+// sign-in page too ("Your session has expired: sign in at evil.example").
+// A page now shows a message only when the server made it: the messages
+// its own redirects carry are shown, a message written into a link is not.
+func TestPageMessagesOnlyTheServers(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	addUser(t, users, "ana", "analyst")
+	client, csrf := ts.pageSignIn(users, "ana")
+	page := func(path string) string {
+		resp, err := client.Get(ts.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	const forged = "Your session has expired: sign in again at evil.example"
+	for _, path := range []string{"/files", "/signin", "/approvals"} {
+		for _, q := range []string{"?msg=", "?msg_sig=AAAA&msg="} {
+			if body := page(path + q + url.QueryEscape(forged)); strings.Contains(body, "evil.example") {
+				t.Errorf("%s shows a message written into its link", path+q)
+			}
+		}
+	}
+	// The server's own message, after an upload, is shown.
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	mw.WriteField("csrf_token", csrf)
+	w, _ := mw.CreateFormFile("file", "mine.csv")
+	w.Write([]byte("x,y\n1,2\n"))
+	mw.Close()
+	resp, err := client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "Uploaded mine.csv") {
+		t.Errorf("the upload's own message is not shown")
+	}
+	// A signed message does not sign another.
+	loc := resp.Request.URL.Query()
+	loc.Set("msg", forged)
+	if body := page("/files?" + loc.Encode()); strings.Contains(body, "evil.example") {
+		t.Errorf("a message of the server's signature was shown with other words")
 	}
 }

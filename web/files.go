@@ -132,13 +132,13 @@ func (h *Handler) UploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		limit := h.d.MaxUpload + (1 << 20)
 		if r.ContentLength > limit {
-			return filesRedirect(c, "", h.d.UploadTooLarge())
+			return h.filesRedirect(c, "", h.d.UploadTooLarge())
 		}
 		// Not yet signed in: the form is read by the sign-in check, so
 		// its turn is the client address's.
 		release, err := h.d.EnterBody(r.Context(), "address "+c.RealIP())
 		if err != nil {
-			return filesRedirect(c, "", err)
+			return h.filesRedirect(c, "", err)
 		}
 		defer release()
 		r.Body = h.d.UploadBody(c, limit)
@@ -148,7 +148,7 @@ func (h *Handler) UploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
 
 // filesRedirect goes back to the files page with what happened, so a
 // mistake is shown on the page the user was on.
-func filesRedirect(c *echo.Context, done string, err error) error {
+func (h *Handler) filesRedirect(c *echo.Context, done string, err error) error {
 	msg := done
 	if err != nil {
 		e := datadesk.AsError(err)
@@ -158,7 +158,7 @@ func filesRedirect(c *echo.Context, done string, err error) error {
 		}
 		msg = "Not done: " + msg
 	}
-	return c.Redirect(http.StatusSeeOther, "/files?msg="+url.QueryEscape(msg))
+	return c.Redirect(http.StatusSeeOther, h.notes.withNote("/files", nil, msg))
 }
 
 // UploadForm stores a file sent from the files page by the API's own path
@@ -166,49 +166,49 @@ func filesRedirect(c *echo.Context, done string, err error) error {
 // and import.
 func (h *Handler) UploadForm(c *echo.Context) error {
 	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
-		return filesRedirect(c, "", h.d.UploadError(fmt.Errorf("web: upload form: %w", err)))
+		return h.filesRedirect(c, "", h.d.UploadError(fmt.Errorf("web: upload form: %w", err)))
 	}
 	part, err := fh.Open()
 	if err != nil {
-		return filesRedirect(c, "", fmt.Errorf("web: upload form: %w", err))
+		return h.filesRedirect(c, "", fmt.Errorf("web: upload form: %w", err))
 	}
 	defer part.Close()
 	store, release, err := h.d.Store(c)
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
 	defer release()
 	opts, err := ingest.ParseOptions(c.FormValue("header_row"), c.FormValue("sheet"))
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
 	f, err := h.d.Upload(c, store, fh.Filename, part, opts)
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
-	return filesRedirect(c, fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil)
+	return h.filesRedirect(c, fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil)
 }
 
 // DeleteForm deletes one of the caller's files from the files page.
 func (h *Handler) DeleteForm(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionDelete, "file")
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
 	defer release()
 	ctx := c.Request().Context()
 	f, err := store.File(ctx, id)
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
 	if err := store.DeleteFile(ctx, id); err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
-	return filesRedirect(c, "Deleted "+f.Filename+".", nil)
+	return h.filesRedirect(c, "Deleted "+f.Filename+".", nil)
 }
 
 // humanSize writes a byte count as people read it: 812 bytes, 2.3 MB.

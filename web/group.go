@@ -116,7 +116,9 @@ func (g *pageGroup) run(ctx context.Context, store *engine.Store, t *catalog.Tab
 	if err != nil {
 		return err
 	}
-	link := func(path string) string { return path + "?" + copyAddress(q, "offset", "summary", "msg").Encode() }
+	link := func(path string) string {
+		return path + "?" + copyAddress(q, "offset", "summary", noteParam, noteSigParam).Encode()
+	}
 	g.SVGURL, g.PNGURL, g.XLSXURL = link("/tables/"+t.ID+"/group.svg"), link("/tables/"+t.ID+"/group.png"), link("/tables/"+t.ID+"/group.xlsx")
 	return nil
 }

@@ -39,7 +39,7 @@ func (sum *columnSummary) ranges(ctx context.Context, store *engine.Store, t *ca
 		return res.MatchedRowCount, nil
 	}
 	add := func(label string, n int64, conds [][2]string) {
-		u := copyAddress(q, "offset", "summary", "msg")
+		u := copyAddress(q, "offset", "summary", noteParam, noteSigParam)
 		for _, c := range conds {
 			addCondition(u, col.Key, c[0], c[1])
 		}

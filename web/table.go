@@ -351,7 +351,7 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 	defer release()
 	ctx := c.Request().Context()
 	back := func(err error) error {
-		return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?msg="+url.QueryEscape("Not done: "+datadesk.AsError(err).Message))
+		return c.Redirect(http.StatusSeeOther, h.notes.withNote("/tables/"+id, nil, "Not done: "+datadesk.AsError(err).Message))
 	}
 	t, err := store.Table(ctx, id)
 	if err != nil {
@@ -380,7 +380,7 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 		}
 	}
 	msg := fmt.Sprintf("Read %s again with the header in row %d: a new table; the one before stays.", f.Filename, opts.HeaderRow)
-	return c.Redirect(http.StatusSeeOther, "/tables/"+next+"?msg="+url.QueryEscape(msg))
+	return c.Redirect(http.StatusSeeOther, h.notes.withNote("/tables/"+next, nil, msg))
 }
 
 // fillTable lays out a page of rows with its links: sorting, paging,
@@ -525,7 +525,7 @@ func paddedTitle(s string) string {
 // value, or is blank for the empty one.
 func (sum *columnSummary) facets(tableID string, q url.Values) {
 	for i := range sum.Top {
-		v := copyAddress(q, "offset", "summary", "msg")
+		v := copyAddress(q, "offset", "summary", noteParam, noteSigParam)
 		op, value := "eq", sum.Top[i].raw
 		if sum.Top[i].Value.Class == "null" || value == "" {
 			op, value = "is_blank", ""

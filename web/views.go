@@ -41,11 +41,11 @@ func (h *Handler) SaveViewForm(c *echo.Context) error {
 	v, err := store.SaveView(c.Request().Context(), id, c.FormValue("name"), query)
 	if err != nil {
 		if datadesk.ErrorCode(err) == datadesk.Invalid {
-			return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?"+query+"&msg="+url.QueryEscape("Not saved: "+datadesk.AsError(err).Message))
+			return c.Redirect(http.StatusSeeOther, h.notes.withNote("/tables/"+id, viewQuery(form), "Not saved: "+datadesk.AsError(err).Message))
 		}
 		return h.pageError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, "/tables/"+id+"?"+query+"&msg="+url.QueryEscape("Saved as “"+v.Name+"”; the files page lists it."))
+	return c.Redirect(http.StatusSeeOther, h.notes.withNote("/tables/"+id, viewQuery(form), "Saved as “"+v.Name+"”; the files page lists it."))
 }
 
 // savedViewRow is a saved view as the files page lists it: its name, its

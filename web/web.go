@@ -56,6 +56,7 @@ type Deps struct {
 type Handler struct {
 	d     Deps
 	pages map[string]*template.Template
+	notes notes
 }
 
 // NewHandler returns the web page over its dependencies.
@@ -67,7 +68,7 @@ func NewHandler(d Deps) (*Handler, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{d: d, pages: pages}, nil
+	return &Handler{d: d, pages: pages, notes: newNotes(d.Links.Key)}, nil
 }
 
 // Stylesheet serves the pages' style sheet.
@@ -111,7 +112,7 @@ func (h *Handler) render(c *echo.Context, status int, name string, data any) err
 
 func (h *Handler) pageBase(c *echo.Context, title string) page {
 	csrf := h.d.CSRF(c)
-	return page{Title: title, User: h.d.Caller(c).Name, CSRF: csrf, Message: c.QueryParam("msg")}
+	return page{Title: title, User: h.d.Caller(c).Name, CSRF: csrf, Message: h.notes.of(c.QueryParams())}
 }
 
 // pageError renders an error as a page, with the same status the API uses.
@@ -136,7 +137,7 @@ func (h *Handler) pageError(c *echo.Context, err error) error {
 }
 
 func (h *Handler) SignInPage(c *echo.Context) error {
-	msg := c.QueryParam("msg")
+	msg := h.notes.of(c.QueryParams())
 	return h.render(c, http.StatusOK, "signin", struct {
 		page
 		Next string
@@ -176,29 +177,33 @@ func (h *Handler) SignInForm(c *echo.Context) error {
 			Next string
 		}{page{Title: "Sign in", Message: msg}, next})
 	}
-	return c.Redirect(http.StatusSeeOther, afterSignIn(next))
+	return c.Redirect(http.StatusSeeOther, h.afterSignIn(next))
 }
 
 // afterSignIn is where a sign-in goes: next, but for a download (a
 // table's export), which would leave the browser on the sign-in page, the
 // table's page in the same view, saying where the export is.
-func afterSignIn(next string) string {
+func (h *Handler) afterSignIn(next string) string {
 	u, err := url.Parse(next)
 	if err != nil || !strings.HasPrefix(u.Path, "/tables/") || !strings.HasSuffix(u.Path, "/export") {
 		return next
 	}
 	q := u.Query()
+	// The message is signed: it names a format of the server's, never
+	// text from the link.
 	format := strings.ToUpper(q.Get("format"))
+	if format != "XLSX" && format != "CSV" {
+		format = "the file"
+	}
 	q.Del("format")
-	q.Set("msg", "You are signed in. Export "+format+" again from this page: the button is above the table.")
-	return strings.TrimSuffix(u.Path, "/export") + "?" + q.Encode()
+	return h.notes.withNote(strings.TrimSuffix(u.Path, "/export"), q, "You are signed in. Export "+format+" again from this page: the button is above the table.")
 }
 
 func (h *Handler) SignOutForm(c *echo.Context) error {
 	if err := h.d.EndSession(c); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/signin?msg="+url.QueryEscape("You are signed out."))
+	return c.Redirect(http.StatusSeeOther, h.notes.withNote("/signin", nil, "You are signed out."))
 }
 
 type approvalRow struct {
@@ -255,6 +260,6 @@ func (h *Handler) DecideApprovalForm(approve bool) echo.HandlerFunc {
 		case approve:
 			msg = "Approved " + a.ID + "."
 		}
-		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(msg))
+		return c.Redirect(http.StatusSeeOther, h.notes.withNote("/approvals", nil, msg))
 	}
 }
