@@ -253,9 +253,20 @@ func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.Use
 	}
 	if !s.signIns.begin(keys) {
 		c.Response().Header().Set("Retry-After", "1")
-		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "a sign-in from this address is being checked; send one at a time")
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "a sign-in as this user from this address is being checked; send one at a time")
 	}
 	defer s.signIns.end(keys)
+	if wait := s.signIns.spend(keys); wait > 0 {
+		secs := max(int(wait.Round(time.Second).Seconds()), 1)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "too many sign-ins from this address; try again in %d seconds", secs)
+	}
+	release, err := s.signInTurns.enter(c.Request().Context(), keys.addr)
+	if err != nil {
+		c.Response().Header().Set("Retry-After", "1")
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "other sign-ins from this address are being checked; try again in a moment")
+	}
+	defer release()
 	check := s.users.CheckPassword
 	if suspect {
 		check = s.users.CheckPasswordLater

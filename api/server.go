@@ -115,8 +115,11 @@ type Server struct {
 	web   *web.Handler
 	rest  *rest.Handler
 	links links.Signer
-	// signIns counts failed sign-ins by name and client address.
-	signIns *attemptLimiter
+	// signIns counts failed sign-ins by name and client address, and
+	// every sign-in's turns; signInTurns bounds those being checked per
+	// address.
+	signIns     *attemptLimiter
+	signInTurns *gate
 	// peers sends requests to the other nodes of a cluster.
 	peers   *http.Client
 	metrics *metrics
@@ -173,6 +176,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.signIns = newAttemptLimiter(cfg.Now)
+	s.signInTurns = newGate("sign-ins", signInsChecking, signInChecksPerAddr)
+	s.signInTurns.wait = signInTurnWait
 	s.reads = newGate("reads of rows", readsPerNode, readsPerUser)
 	s.bodies = newGate("large request bodies", bodiesPerNode, bodiesPerUser)
 	s.bodyIdle = bodyIdle

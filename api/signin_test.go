@@ -226,3 +226,71 @@ func TestSignInFromAnotherSite(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInLimitsPerUserAndAddress: during 150 right sign-ins from one
+// address, other users' sign-ins got 429: the only bound on right
+// passwords was the server's, one check at a time per address and a
+// second's wait for the few hashing slots, which a flood shares with
+// everyone. Sign-ins are now limited per user and address, and per
+// address: the flood is refused at its own limit, at once, while other
+// users sign in from that address and from others.
+func TestSignInLimitsPerUserAndAddress(t *testing.T) {
+	ts, users := newServerFull(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, rbac.DefaultPolicy,
+		engine.Config{MemoryLimit: "256MB"})
+	others := make([]string, 6)
+	for i := range others {
+		others[i] = fmt.Sprintf("colleague%d", i)
+	}
+	for _, name := range append([]string{"ana"}, others...) {
+		addUser(t, users, name, "analyst")
+		if err := users.SetPassword(name, "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const flooder = "203.0.113.77"
+	var wg sync.WaitGroup
+	var sent, signedIn atomic.Int64
+	var othersDone atomic.Bool
+	start := time.Now()
+	for range 8 {
+		wg.Go(func() {
+			for sent.Add(1) <= 150 || !othersDone.Load() {
+				if ts.signInAs(flooder, "ana", "correct horse battery").StatusCode == http.StatusOK {
+					signedIn.Add(1)
+				}
+			}
+		})
+	}
+	// Colleagues behind the flooder's address, and users from addresses
+	// of their own, sign in during the flood.
+	codes := make([]int, len(others))
+	var during sync.WaitGroup
+	for i, name := range others {
+		from := flooder
+		if i%2 == 1 {
+			from = fmt.Sprintf("198.51.100.%d", 40+i)
+		}
+		during.Go(func() {
+			time.Sleep(time.Duration(i) * 20 * time.Millisecond)
+			codes[i] = ts.signInAs(from, name, "correct horse battery").StatusCode
+		})
+	}
+	during.Wait()
+	othersDone.Store(true)
+	wg.Wait()
+	took := time.Since(start)
+	for i, code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("%s during the flood: got %d, want 200", others[i], code)
+		}
+	}
+	if n := signedIn.Load(); n > signInPairBurst+2 {
+		t.Errorf("the flood signed in %d times, past its limit of %d at once", n, signInPairBurst)
+	}
+	// Refused at its limit, the flood costs no hashing: it ends in a small
+	// part of the 150 hashes' time.
+	if took > 3*time.Second {
+		t.Errorf("the flood and the others' sign-ins took %v, want under 3 s", took)
+	}
+	t.Logf("the flood signed in %d of %d times; everything took %v", signedIn.Load(), sent.Load()-8, took)
+}
