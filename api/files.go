@@ -112,10 +112,10 @@ func uploadAttrs(filename string, size int64, tables []catalog.Table) rbac.Attrs
 const uploadReadSize = 256 << 10
 
 // uploadBody is the request's body as an upload reads it: at most limit
-// bytes, each read within the idle timeout, from the connection in large
+// bytes, arriving at the pace bodies must keep, from the connection in large
 // reads.
 func (s *Server) uploadBody(c *echo.Context, limit int64) io.ReadCloser {
-	buffered := bufio.NewReaderSize(s.newIdleBody(c.Response(), c.Request().Body), uploadReadSize)
+	buffered := bufio.NewReaderSize(s.newPacedBody(c.Response(), c.Request().Body), uploadReadSize)
 	return http.MaxBytesReader(c.Response(), io.NopCloser(buffered), limit)
 }
 

@@ -3,8 +3,10 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -136,4 +138,79 @@ func TestBodiesBounded(t *testing.T) {
 	if code, _ := postJSON(t, ts, "/v1/tools/files.create", ana, strings.NewReader(`{"arguments":{"filename":"a.txt","content":"hi"}}`), -1); code != http.StatusOK {
 		t.Errorf("a call after the stalled ones: %d", code)
 	}
+}
+
+// trickle sends a byte every pause until done is closed.
+type trickle struct {
+	pause time.Duration
+	done  chan struct{}
+}
+
+func (b *trickle) Read(p []byte) (int, error) {
+	select {
+	case <-b.done:
+		return 0, io.ErrUnexpectedEOF
+	case <-time.After(b.pause):
+	}
+	p[0] = '-'
+	return 1, nil
+}
+
+// TestTricklingBodiesLoseTheirTurn: bodies are bounded to 8 on a node and
+// 2 a user, but a byte every 10 s kept a turn for ever: four accounts held
+// all eight for 70 s, and every upload on the node, an admin's 51-byte CSV
+// too, answered 503. A body must now arrive at a minimum rate once its
+// first seconds are past, or it is dropped with its turn, and the admin's
+// upload goes through.
+func TestTricklingBodiesLoseTheirTurn(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	root := addUser(t, users, "root", "admin")
+	ts.srv.bodies.wait = 3 * time.Second
+	ts.srv.bodyGrace = 500 * time.Millisecond
+	done := make(chan struct{})
+	defer close(done)
+	start := time.Now()
+	dropped := make(chan time.Duration, bodiesPerNode)
+	for i := range bodiesPerNode {
+		name := fmt.Sprintf("slow%d", i/bodiesPerUser)
+		var token string
+		if i%bodiesPerUser == 0 {
+			token = addUser(t, users, name, "analyst")
+		} else if token, _ = users.AddToken(name); token == "" {
+			t.Fatalf("no second token for %s", name)
+		}
+		go func() {
+			req, _ := http.NewRequest("POST", ts.url+"/v1/files", &trickle{pause: 50 * time.Millisecond, done: done})
+			req.ContentLength = 1 << 20
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			dropped <- time.Since(start)
+		}()
+	}
+	// Every turn of the node is held.
+	for len(ts.srv.bodies.node) < bodiesPerNode {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the trickling bodies hold %d turns, want %d", len(ts.srv.bodies.node), bodiesPerNode)
+		}
+		runtime.Gosched()
+	}
+	code, m := ts.upload(root, "small.csv", []byte("id,name,amount\n1,ana,10\n2,bob,20\n3,cy,30\n"))
+	if code != http.StatusCreated {
+		t.Errorf("an admin's small upload while bodies trickle: %d %v", code, m)
+	}
+	for range bodiesPerNode {
+		select {
+		case after := <-dropped:
+			if after > 3*time.Second {
+				t.Errorf("a trickling body was dropped after %v", after)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a trickling body still holds its turn after %v", time.Since(start))
+		}
+	}
+	t.Logf("the admin's upload answered %d after %v", code, time.Since(start))
 }

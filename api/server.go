@@ -128,8 +128,11 @@ type Server struct {
 	// reads and bodies bound pages of rows being read and request bodies
 	// being kept, on the node and per user (gate.go).
 	reads, bodies *gate
-	// bodyIdle is how long a request body may send nothing.
-	bodyIdle time.Duration
+	// bodyIdle is how long a request body may send nothing; past
+	// bodyGrace it must have arrived at bodyMinRate bytes a second on
+	// average.
+	bodyIdle, bodyGrace time.Duration
+	bodyMinRate         int64
 }
 
 // New returns a Server over its dependencies.
@@ -180,7 +183,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.signInTurns.wait = signInTurnWait
 	s.reads = newGate("reads of rows", readsPerNode, readsPerUser)
 	s.bodies = newGate("large request bodies", bodiesPerNode, bodiesPerUser)
-	s.bodyIdle = bodyIdle
+	s.bodyIdle, s.bodyGrace, s.bodyMinRate = bodyIdle, bodyGrace, bodyMinRate
 	s.peers = &http.Client{Timeout: peerTimeout}
 	if err := s.surfaces(d); err != nil {
 		return nil, err
