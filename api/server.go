@@ -203,7 +203,7 @@ func (s *Server) surfaces(d Deps) error {
 		Logger: s.cfg.Logger, Now: s.cfg.Now})
 	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Caller: caller, Authorize: s.authorize, AuthorizeWith: s.authorizeWith,
 		OwnStore: s.ownStore, Store: s.store,
-		Upload: s.storeUpload, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
+		Upload: s.storeUpload, ReadAgain: s.readAgain, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
 		UploadTooLarge: func() error { return errTooLarge(s.cfg.MaxUpload) },
 		UploadError:    func(err error) error { return bodyError(err, s.cfg.MaxUpload) },
 		StreamExport:   s.streamExport,

@@ -44,8 +44,15 @@ type NewFile struct {
 
 // AddFile stores a file and ingests its tables. The tables and the catalog
 // rows commit in one transaction; on any error nothing of the file remains.
-// Errors: invalid or too_large from the table sources, timeout when ctx ends.
+// Errors: invalid or too_large from the table sources, too_large past the
+// owner's files or storage (MaxFiles, Config.MaxOwnerBytes), timeout when
+// ctx ends.
 func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) {
+	// Refused before the load's work when the size is known; checked
+	// again, with the bytes hashed, before the file's row is written.
+	if err := s.room(ctx, s.db, nf.Size); err != nil {
+		return nil, err
+	}
 	// The bytes are hashed and synced to disk while the tables load: the
 	// load is DuckDB's work, mostly on its own threads, and nothing
 	// commits before both are done.
@@ -119,6 +126,9 @@ func (s *Store) addTables(ctx context.Context, conn *sql.Conn, f *catalog.File, 
 		return fmt.Errorf("engine: add file: %w", h.err)
 	}
 	f.Size, f.SHA256 = h.size, h.sum
+	if err := s.room(ctx, conn, f.Size); err != nil {
+		return err
+	}
 	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
 		return classify(ctx, err)
