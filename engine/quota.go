@@ -29,19 +29,20 @@ type rowQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// room says whether the owner may keep one more file of size bytes.
+// room says whether the owner may keep one more file of size bytes, or,
+// for a stored view (file false), whether its storage is under its limit.
 // Errors: too_large.
-func (s *Store) room(ctx context.Context, q rowQuerier, size int64) error {
+func (s *Store) room(ctx context.Context, q rowQuerier, file bool, size int64) error {
 	var files, bytes int64
 	if err := q.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM dd_files`).Scan(&files, &bytes); err != nil {
 		return classify(ctx, err)
 	}
-	if files >= MaxFiles {
+	if file && files >= MaxFiles {
 		return datadesk.Errorf(datadesk.TooLarge, "you keep %d files, the most allowed; delete some to store more", files)
 	}
 	bytes += s.databaseBytes() + size
 	if bytes > s.maxBytes {
-		return datadesk.Errorf(datadesk.TooLarge, "storing this file would bring what you keep to %d MiB, past your limit of %d MiB; delete some files first",
+		return datadesk.Errorf(datadesk.TooLarge, "what you keep would come to %d MiB, past your limit of %d MiB; delete some files first",
 			bytes>>20, s.maxBytes>>20)
 	}
 	return nil
@@ -69,7 +70,7 @@ func (s *Store) ShareBytes(ctx context.Context, id string) (*catalog.File, strin
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.room(ctx, s.db, f.Size); err != nil {
+	if err := s.room(ctx, s.db, true, f.Size); err != nil {
 		return nil, "", err
 	}
 	path := filepath.Join(s.IncomingDir(), "reread-"+datadesk.NewID("b"))

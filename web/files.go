@@ -5,13 +5,14 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/ingest"
 	"datadesk/rbac"
 	"datadesk/toolcall"
@@ -25,8 +26,6 @@ type fileRow struct {
 	Kind, HumanSize string
 	Image           bool
 	Tables          []toolcall.TableSummary
-	rows            int64
-	created         int64
 }
 
 // filesPageSize is how many files the files page lists at a time.
@@ -52,36 +51,20 @@ func (h *Handler) FilesPage(c *echo.Context) error {
 	if !knownOp(fileSorts, order) {
 		order = fileSorts[0].Value
 	}
-	all, err := store.Files(c.Request().Context(), "", 0)
+	offset, _ := strconv.Atoi(c.QueryParam("offset"))
+	// The catalog picks, sorts and counts the files: the page reads its
+	// own files only, however many the owner keeps.
+	list, err := store.FilesPage(c.Request().Context(), engine.FileQuery{Session: session, Search: search, Sort: order,
+		Offset: offset, Limit: filesPageSize})
 	if err != nil {
 		return h.pageError(c, err)
 	}
-	seen := map[string]bool{}
-	var sessions []string
-	var rows []fileRow
-	for i := range all {
-		f := &all[i]
-		if f.ChatSession != "" && !seen[f.ChatSession] {
-			seen[f.ChatSession] = true
-			sessions = append(sessions, f.ChatSession)
-		}
-		if session != "" && f.ChatSession != session || search != "" && !strings.Contains(strings.ToLower(f.Filename), strings.ToLower(search)) {
-			continue
-		}
-		d := toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f)
-		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
-			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
-			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size), created: f.CreatedAt.UnixNano()})
-		for _, t := range d.Tables {
-			rows[len(rows)-1].rows += t.RowCount
-		}
+	sessions, err := store.ChatSessions(c.Request().Context())
+	if err != nil {
+		return h.pageError(c, err)
 	}
-	sort.Strings(sessions)
-	sortFiles(rows, order)
-	total := len(rows)
-	offset, _ := strconv.Atoi(c.QueryParam("offset"))
-	offset = min(max(offset, 0), max(total-1, 0)/filesPageSize*filesPageSize)
-	rows = rows[offset:min(offset+filesPageSize, total)]
+	rows := h.fileRows(c, list.Files)
+	total, offset := list.Total, list.Offset
 	at := func(off int) string {
 		v := url.Values{}
 		for k, x := range map[string]string{"session": session, "q": search, "sort": order} {
@@ -123,6 +106,19 @@ func (h *Handler) FilesPage(c *echo.Context) error {
 		Saved                []savedViewRow
 	}{h.pageBase(c, "Files"), rows, sessions, session, humanSize(h.d.MaxUpload), results, h.may(c, rbac.ActionUpload), h.may(c, rbac.ActionDelete),
 		search, order, fileSorts, pager, saved})
+}
+
+// fileRows are files as the files page shows them.
+func (h *Handler) fileRows(c *echo.Context, files []catalog.File) []fileRow {
+	rows := make([]fileRow, 0, len(files))
+	for i := range files {
+		f := &files[i]
+		d := toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f)
+		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
+			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
+			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size)})
+	}
+	return rows
 }
 
 // UploadLimit bounds a page upload's body before the form is read: the
@@ -273,27 +269,4 @@ func (h *Handler) may(c *echo.Context, action string) bool {
 type filesPager struct {
 	Total, From, To  int
 	PrevURL, NextURL string
-}
-
-// sortFiles orders the files list: newest first, by name, by size or by
-// rows, largest first; ties by name.
-func sortFiles(rows []fileRow, order string) {
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		switch order {
-		case "size":
-			if a.Size != b.Size {
-				return a.Size > b.Size
-			}
-		case "rows":
-			if a.rows != b.rows {
-				return a.rows > b.rows
-			}
-		case "date":
-			if a.created != b.created {
-				return a.created > b.created
-			}
-		}
-		return strings.ToLower(a.Filename) < strings.ToLower(b.Filename)
-	})
 }

@@ -40,7 +40,7 @@ func (h *Handler) SaveViewForm(c *echo.Context) error {
 	query := viewQuery(form).Encode()
 	v, err := store.SaveView(c.Request().Context(), id, c.FormValue("name"), query)
 	if err != nil {
-		if datadesk.ErrorCode(err) == datadesk.Invalid {
+		if code := datadesk.ErrorCode(err); code == datadesk.Invalid || code == datadesk.TooLarge {
 			return c.Redirect(http.StatusSeeOther, h.notes.withNote("/tables/"+id, viewQuery(form), "Not saved: "+datadesk.AsError(err).Message))
 		}
 		return h.pageError(c, err)
