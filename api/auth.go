@@ -334,6 +334,18 @@ func (s *Server) signOut(c *echo.Context) error {
 // page, told why when their session ended. Forms that change state must
 // carry the session's CSRF token.
 func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.signedInPage(next, true)
+}
+
+// streamedPageAuth is pageAuth for a form the handler reads as a stream
+// (the upload): the handler checks the form's CSRF token itself, as it
+// reads it, so that no byte of the body is read before the policy is
+// asked.
+func (s *Server) streamedPageAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.signedInPage(next, false)
+}
+
+func (s *Server) signedInPage(next echo.HandlerFunc, readForm bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		r := c.Request()
 		toSignIn := func(msg string) error {
@@ -347,7 +359,7 @@ func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return toSignIn("Your session has ended. Sign in again.")
 		}
-		if r.Method == http.MethodPost {
+		if r.Method == http.MethodPost && readForm {
 			if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf_token")), []byte(sess.CSRF)) != 1 {
 				return datadesk.Errorf(datadesk.Forbidden, "the form is missing its CSRF token; reload the page and try again")
 			}

@@ -23,8 +23,8 @@ func (s *Server) routes() {
 	page := []echo.MiddlewareFunc{s.audited, s.pageAuth}
 	e.POST("/signout", s.web.SignOutForm, page...)
 	e.GET("/files", s.web.FilesPage, page...)
-	// The body limit comes before the CSRF check, which reads the form.
-	e.POST("/files/upload", s.web.UploadForm, s.audited, s.web.UploadLimit, s.pageAuth)
+	// The upload reads its form as a stream, after the policy is asked.
+	e.POST("/files/upload", s.web.UploadForm, s.audited, s.streamedPageAuth)
 	e.POST("/files/:id/delete", s.web.DeleteForm, page...)
 	e.GET("/tables/:id", s.web.TablePage, page...)
 	e.GET("/tables/:id/export", s.web.TableViewExport, page...)

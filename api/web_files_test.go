@@ -7,11 +7,14 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // TestPageFormsNeedCSRF: the files page's upload and delete forms change
@@ -175,4 +178,59 @@ func TestFilesPageCostsItsPage(t *testing.T) {
 	if many > 2*few+20*time.Millisecond {
 		t.Errorf("a page of 25 files costs %v with 200 files against %v with 25: it reads more than its page", many, few)
 	}
+}
+
+// TestPageUploadAskedFirst: a viewer's upload from the files page was
+// written whole to the system's temp folder (the form read to find its
+// CSRF token) before the policy refused it. The page's upload is now asked
+// of the policy before a byte of its body is read, and read as a stream
+// into the owner's folder under the data directory, never the system's
+// temp folder (here one that does not exist).
+func TestPageUploadAskedFirst(t *testing.T) {
+	ts, users := newServer(t, 48<<20)
+	addUser(t, users, "vic", "viewer")
+	addUser(t, users, "ana", "analyst")
+	viewer, viewerCSRF := ts.pageSignIn(users, "vic")
+	analyst, analystCSRF := ts.pageSignIn(users, "ana")
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "no such folder"))
+	const size = 33 << 20
+	post := func(client *http.Client, csrf string) (*http.Response, float64) {
+		var b bytes.Buffer
+		mw := multipart.NewWriter(&b)
+		mw.WriteField("csrf_token", csrf)
+		w, _ := mw.CreateFormFile("file", "big.txt")
+		w.Write(bytes.Repeat([]byte("words "), size/6))
+		mw.Close()
+		read := bodyBytesRead(ts, "/files/upload")
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp, bodyBytesRead(ts, "/files/upload") - read
+	}
+	resp, read := post(viewer, viewerCSRF)
+	t.Logf("the viewer: %d %s, %d KiB read", resp.StatusCode, resp.Header.Get("Location"), int(read)>>10)
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "Not+done") {
+		t.Errorf("a viewer's upload: %d %s, want back to the files page, not done", resp.StatusCode, loc)
+	}
+	if read > 64<<10 {
+		t.Errorf("a viewer's upload was read for %d MiB before the policy refused it", int(read)>>20)
+	}
+	resp, read = post(analyst, analystCSRF)
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "Uploaded") {
+		t.Errorf("an analyst's upload with no system temp folder: %d %s", resp.StatusCode, loc)
+	}
+	t.Logf("the analyst's upload read %d MiB", int(read)>>20)
+}
+
+// bodyBytesRead is how many bytes of request bodies the server has read
+// on route.
+func bodyBytesRead(ts *testServer, route string) float64 {
+	var m dto.Metric
+	if err := ts.srv.metrics.requestBytes.WithLabelValues(route).Write(&m); err != nil {
+		ts.t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

@@ -1,7 +1,10 @@
 package web
 
 import (
+	"crypto/subtle"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -121,27 +124,6 @@ func (h *Handler) fileRows(c *echo.Context, files []catalog.File) []fileRow {
 	return rows
 }
 
-// UploadLimit bounds a page upload's body before the form is read: the
-// CSRF check reads the whole multipart form.
-func (h *Handler) UploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c *echo.Context) error {
-		r := c.Request()
-		limit := h.d.MaxUpload + (1 << 20)
-		if r.ContentLength > limit {
-			return h.filesRedirect(c, "", h.d.UploadTooLarge())
-		}
-		// Not yet signed in: the form is read by the sign-in check, so
-		// its turn is the client address's.
-		release, err := h.d.EnterBody(r.Context(), "address "+c.RealIP())
-		if err != nil {
-			return h.filesRedirect(c, "", err)
-		}
-		defer release()
-		r.Body = h.d.UploadBody(c, limit)
-		return next(c)
-	}
-}
-
 // filesRedirect goes back to the files page with what happened, so a
 // mistake is shown on the page the user was on.
 func (h *Handler) filesRedirect(c *echo.Context, done string, err error) error {
@@ -158,19 +140,33 @@ func (h *Handler) filesRedirect(c *echo.Context, done string, err error) error {
 }
 
 // UploadForm stores a file sent from the files page by the API's own path
-// (Deps.Upload, the server's one upload service): the same policy, audit
-// and import.
+// (Deps.Upload, the server's one upload service): the same policy, audit,
+// turn for bodies and import. The policy is asked before a byte of the
+// body is read, and the form is read as a stream: its fields up to the
+// file (the CSRF token among them), then the file straight into the
+// owner's folder under the data directory, never a temp folder of the
+// system's.
 func (h *Handler) UploadForm(c *echo.Context) error {
 	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
 		return h.filesRedirect(c, "", err)
 	}
-	fh, err := c.FormFile("file")
-	if err != nil {
-		return h.filesRedirect(c, "", h.d.UploadError(fmt.Errorf("web: upload form: %w", err)))
+	r := c.Request()
+	limit := h.d.MaxUpload + (1 << 20)
+	if r.ContentLength > limit {
+		return h.filesRedirect(c, "", h.d.UploadTooLarge())
 	}
-	part, err := fh.Open()
+	release, err := h.d.EnterBody(r.Context(), h.d.Caller(c).UserID)
 	if err != nil {
-		return h.filesRedirect(c, "", fmt.Errorf("web: upload form: %w", err))
+		return h.filesRedirect(c, "", err)
+	}
+	defer release()
+	r.Body = h.d.UploadBody(c, limit)
+	fields, part, err := h.formUntilFile(c)
+	if datadesk.ErrorCode(err) == datadesk.Forbidden {
+		return err
+	}
+	if err != nil {
+		return h.filesRedirect(c, "", err)
 	}
 	defer part.Close()
 	store, release, err := h.d.Store(c)
@@ -178,15 +174,59 @@ func (h *Handler) UploadForm(c *echo.Context) error {
 		return h.filesRedirect(c, "", err)
 	}
 	defer release()
-	opts, err := ingest.ParseOptions(c.FormValue("header_row"), c.FormValue("sheet"))
+	opts, err := ingest.ParseOptions(fields.Get("header_row"), fields.Get("sheet"))
 	if err != nil {
 		return h.filesRedirect(c, "", err)
 	}
-	f, err := h.d.Upload(c, store, fh.Filename, part, opts)
+	f, err := h.d.Upload(c, store, part.FileName(), part, opts)
 	if err != nil {
 		return h.filesRedirect(c, "", err)
 	}
 	return h.filesRedirect(c, fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil)
+}
+
+// Bounds of the upload form's fields before its file: the CSRF token, the
+// header row, the sheet's name.
+const (
+	maxFormField  = 1 << 10
+	maxFormFields = 8
+)
+
+// formUntilFile reads the upload form's fields up to its file, which it
+// returns unread; fields after the file are not read. The session's CSRF
+// token must be among the fields before the file. Errors: forbidden (the
+// token), invalid (the form).
+func (h *Handler) formUntilFile(c *echo.Context) (url.Values, *multipart.Part, error) {
+	mr, err := c.Request().MultipartReader()
+	if err != nil {
+		return nil, nil, datadesk.Errorf(datadesk.Invalid, "the upload form is malformed").WithField("file").WithCause(err)
+	}
+	fields := url.Values{}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, nil, datadesk.Errorf(datadesk.Invalid, "the form has no file").WithField("file")
+		}
+		if err != nil {
+			return nil, nil, h.d.UploadError(fmt.Errorf("web: upload form: %w", err))
+		}
+		if p.FormName() == "file" {
+			if subtle.ConstantTimeCompare([]byte(fields.Get("csrf_token")), []byte(h.d.CSRF(c))) != 1 {
+				p.Close()
+				return nil, nil, datadesk.Errorf(datadesk.Forbidden, "the form is missing its CSRF token; reload the page and try again")
+			}
+			return fields, p, nil
+		}
+		v, err := io.ReadAll(io.LimitReader(p, maxFormField+1))
+		p.Close()
+		if err != nil {
+			return nil, nil, h.d.UploadError(fmt.Errorf("web: upload form: %w", err))
+		}
+		if len(v) > maxFormField || len(fields) >= maxFormFields {
+			return nil, nil, datadesk.Errorf(datadesk.Invalid, "the form's field %q is longer than a form of this page sends", datadesk.CleanName(p.FormName())).WithField("file")
+		}
+		fields.Set(p.FormName(), string(v))
+	}
 }
 
 // DeleteForm deletes one of the caller's files from the files page.
