@@ -335,7 +335,13 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 		return nil, nil, err
 	}
 	closers = append(closers, audit.Close)
-	in := ingest.New(ingest.Config{})
+	// Uploads' readers hold an eighth of the node's memory at most, all
+	// of them together: DuckDB's pool has most of the rest.
+	limit, err := engine.ParseSize("--memory-limit", engineCfg.MemoryLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := ingest.New(ingest.Config{MaxReadMemory: limit / 8})
 	cfg.SharedDir = shared
 	if cfg.SigningKey, err = signingKey(shared); err != nil {
 		return nil, nil, err
