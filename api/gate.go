@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labstack/echo/v5"
+
 	"datadesk"
 )
 
@@ -153,4 +155,17 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 
 func tooSlow(rate int64, grace time.Duration) error {
 	return datadesk.Errorf(datadesk.Invalid, "the request's body arrived too slowly: after its first %v it must come at %d KiB a second or more", grace, rate>>10)
+}
+
+// withinQueryTimeout gives a request that reads (a page, a listing, an
+// export) one deadline, the query timeout, for all its work together:
+// however many statements it runs, one after another, it ends within it
+// (timeout, 504; an export cut if it had begun).
+func (s *Server) withinQueryTimeout(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.QueryTimeout)
+		defer cancel()
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
 }
