@@ -70,6 +70,9 @@ type attemptLimiter struct {
 	// rates holds, for each name and address and each address, when its
 	// turns are all back (a token bucket kept as one time).
 	rates map[string]time.Time
+	// entriesPruned and ratesPruned are when entries and rates were last
+	// pruned: at most once a second, when full.
+	entriesPruned, ratesPruned time.Time
 }
 
 type attempts struct {
@@ -135,7 +138,11 @@ func (l *attemptLimiter) spend(k signInAttempt) time.Duration {
 	if wait > 0 {
 		return wait
 	}
-	if len(l.rates) >= signInMaxEntries {
+	// Full, the turns all back are forgotten, at most once a second: a
+	// flood from as many addresses must not make each sign-in read them
+	// all. Until then a new address's turns are not counted.
+	if len(l.rates) >= signInMaxEntries && now.Sub(l.ratesPruned) >= time.Second {
+		l.ratesPruned = now
 		for key, full := range l.rates {
 			if !full.After(now) {
 				delete(l.rates, key)
@@ -222,7 +229,8 @@ func (l *attemptLimiter) fail(k signInAttempt) {
 	for _, key := range []string{k.addr, k.pair, k.name} {
 		a := l.live(key, now)
 		if a == nil {
-			if len(l.entries) >= signInMaxEntries {
+			if len(l.entries) >= signInMaxEntries && now.Sub(l.entriesPruned) >= time.Second {
+				l.entriesPruned = now
 				l.prune(now)
 			}
 			if len(l.entries) >= signInMaxEntries {

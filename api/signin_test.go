@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -293,4 +294,53 @@ func TestSignInLimitsPerUserAndAddress(t *testing.T) {
 		t.Errorf("the flood and the others' sign-ins took %v, want under 3 s", took)
 	}
 	t.Logf("the flood signed in %d of %d times; everything took %v", signedIn.Load(), sent.Load()-8, took)
+}
+
+// TestSignInTurnsAtTheirLimits: each sign-in bound at its largest value. A
+// name and address sign in signInPairBurst times at once, then once each
+// signInPairEvery; an address signInAddrBurst times (any names), then once
+// each signInAddrEvery; and the counts kept stay within signInMaxEntries
+// addresses, in bounded time and memory, however many addresses come.
+func TestSignInTurnsAtTheirLimits(t *testing.T) {
+	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	l := newAttemptLimiter(func() time.Time { return now })
+	for i := range signInPairBurst {
+		if w := l.spend(signInKeys("ana", "10.0.0.1")); w != 0 {
+			t.Fatalf("sign-in %d of a name and address refused for %v", i+1, w)
+		}
+	}
+	if w := l.spend(signInKeys("ana", "10.0.0.1")); w != signInPairEvery {
+		t.Errorf("one past the name and address's turns: wait %v, want %v", w, signInPairEvery)
+	}
+	now = now.Add(signInPairEvery)
+	if w := l.spend(signInKeys("ana", "10.0.0.1")); w != 0 {
+		t.Errorf("a turn back after %v: wait %v", signInPairEvery, w)
+	}
+	for i := range signInAddrBurst {
+		if w := l.spend(signInKeys(fmt.Sprintf("user%d", i), "10.0.0.3")); w != 0 {
+			t.Fatalf("sign-in %d of the address refused for %v", i+1, w)
+		}
+	}
+	if w := l.spend(signInKeys("bob", "10.0.0.3")); w != signInAddrEvery {
+		t.Errorf("one past the address's turns: wait %v, want %v", w, signInAddrEvery)
+	}
+	if w := l.spend(signInKeys("bob", "10.0.0.2")); w != 0 {
+		t.Errorf("another address: wait %v", w)
+	}
+
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	heap := ms.HeapAlloc
+	start := time.Now()
+	for i := range signInMaxEntries {
+		l.spend(signInKeys("x", fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255)))
+	}
+	took := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	t.Logf("%d addresses' turns: %v, %d MiB held, %d counts", signInMaxEntries, took, (int64(ms.HeapAlloc)-int64(heap))>>20, len(l.rates))
+	if len(l.rates) > signInMaxEntries || took > 2*time.Second || int64(ms.HeapAlloc)-int64(heap) > 64<<20 {
+		t.Errorf("%d addresses: %d counts kept in %v", signInMaxEntries, len(l.rates), took)
+	}
 }
