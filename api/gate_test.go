@@ -214,3 +214,64 @@ func TestTricklingBodiesLoseTheirTurn(t *testing.T) {
 	}
 	t.Logf("the admin's upload answered %d after %v", code, time.Since(start))
 }
+
+// paced sends n bytes at rate bytes a second, in pieces of a tenth of a
+// second's worth.
+type paced struct {
+	n, rate int
+	start   time.Time
+	sent    int
+}
+
+func (b *paced) Read(p []byte) (int, error) {
+	if b.sent == b.n {
+		return 0, io.EOF
+	}
+	if b.start.IsZero() {
+		b.start = time.Now()
+	}
+	k := min(len(p), b.rate/10, b.n-b.sent)
+	due := b.start.Add(time.Duration(float64(b.sent+k) / float64(b.rate) * float64(time.Second)))
+	time.Sleep(time.Until(due))
+	copy(p, bytes.Repeat([]byte("a"), k))
+	b.sent += k
+	return k, nil
+}
+
+// TestBodyAtTheMinimumRate: the body pace at its limit: a body arriving a
+// little above the minimum rate, past its grace, is kept whole, and one a
+// little below is dropped, each in the time its bytes take.
+func TestBodyAtTheMinimumRate(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	ts.srv.bodyGrace = 200 * time.Millisecond
+	for _, tc := range []struct {
+		rate int
+		kept bool
+	}{{bodyMinRate * 5 / 4, true}, {bodyMinRate / 2, false}} {
+		const n = 48 << 10
+		start := time.Now()
+		req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.create",
+			io.MultiReader(strings.NewReader(`{"arguments":{"filename":"a.txt","content":"`), &paced{n: n, rate: tc.rate}, strings.NewReader(`"}}`)))
+		req.ContentLength = n + 47
+		req.Header.Set("Authorization", "Bearer "+ana)
+		req.Header.Set("Content-Type", "application/json")
+		code := 0
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			code = resp.StatusCode
+			resp.Body.Close()
+		}
+		took := time.Since(start)
+		t.Logf("%d KiB at %d KiB/s: %d after %v", n>>10, tc.rate>>10, code, took)
+		// Dropped, the server answers 400 or closes the connection while
+		// the client still sends.
+		if (code == http.StatusOK) != tc.kept || !tc.kept && code != 0 && code != http.StatusBadRequest {
+			t.Errorf("%d KiB at %d KiB/s: %d, kept %v", n>>10, tc.rate>>10, code, tc.kept)
+		}
+		if took > 3*time.Second {
+			t.Errorf("%d KiB at %d KiB/s took %v", n>>10, tc.rate>>10, took)
+		}
+	}
+}

@@ -1,7 +1,11 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +35,6 @@ func wideRecord(n int) []byte {
 // and refused at the key past engine.MaxColumns: a record ten times wider
 // costs no more to refuse.
 func TestWideJSONRecordRefusedAtTheLimit(t *testing.T) {
-	t.Parallel()
 	fx := newFixture(t)
 	took := map[int]time.Duration{}
 	for _, n := range []int{engine.MaxColumns + 1, 200_000} {
@@ -55,5 +58,30 @@ func TestWideJSONRecordRefusedAtTheLimit(t *testing.T) {
 	}
 	if took[200_000] > 2*took[engine.MaxColumns+1]+200*time.Millisecond {
 		t.Errorf("refusing 200,000 keys took %v against %v for %d: not at the limit", took[200_000], took[engine.MaxColumns+1], engine.MaxColumns+1)
+	}
+	// At the limit, the record is read: its header has every key, in the
+	// time and memory of its bytes (the engine then refuses a table wider
+	// than the node's memory loads, engine.MaxWidth, as for any format).
+	p := filepath.Join(t.TempDir(), "limit.json")
+	if err := os.WriteFile(p, wideRecord(engine.MaxColumns), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	allocated := ms.TotalAlloc
+	start := time.Now()
+	res, err := fx.in.Read(context.Background(), p, "limit.json", t.TempDir())
+	readIn := time.Since(start)
+	runtime.ReadMemStats(&ms)
+	if err != nil {
+		t.Fatalf("a record of %d keys: %v", engine.MaxColumns, err)
+	}
+	defer res.Close()
+	if n := len(res.Tables[0].Header); n != engine.MaxColumns {
+		t.Errorf("the header has %d keys, want %d", n, engine.MaxColumns)
+	}
+	t.Logf("a record of %d keys read in %v, %d MiB allocated", engine.MaxColumns, readIn, (ms.TotalAlloc-allocated)>>20)
+	if readIn > time.Second || ms.TotalAlloc-allocated > 64<<20 {
+		t.Errorf("reading %d keys took %v and %d MiB", engine.MaxColumns, readIn, (ms.TotalAlloc-allocated)>>20)
 	}
 }
