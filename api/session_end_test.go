@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,15 +83,7 @@ func TestPagesEndWithCredentials(t *testing.T) {
 				{"files page", func() (*http.Response, error) { return client.Get(ts.url + "/files") }},
 				{"export", func() (*http.Response, error) { return client.Get(ts.url + "/tables/" + table + "/export?format=csv") }},
 				{"table page", func() (*http.Response, error) { return client.Get(ts.url + "/tables/" + table) }},
-				{"upload", func() (*http.Response, error) {
-					var b bytes.Buffer
-					mw := multipart.NewWriter(&b)
-					mw.WriteField("csrf_token", csrf)
-					w, _ := mw.CreateFormFile("file", "new.csv")
-					w.Write([]byte("x,y\n1,2\n"))
-					mw.Close()
-					return client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
-				}},
+				{"upload", func() (*http.Response, error) { return ts.pageUpload(client, csrf, "new.csv", []byte("x,y\n1,2\n")) }},
 			}
 			status := func(do func() (*http.Response, error)) (int, string) {
 				resp, err := do()

@@ -109,13 +109,7 @@ func TestPageMessagesOnlyTheServers(t *testing.T) {
 		}
 	}
 	// The server's own message, after an upload, is shown.
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	mw.WriteField("csrf_token", csrf)
-	w, _ := mw.CreateFormFile("file", "mine.csv")
-	w.Write([]byte("x,y\n1,2\n"))
-	mw.Close()
-	resp, err := client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
+	resp, err := ts.pageUpload(client, csrf, "mine.csv", []byte("x,y\n1,2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,15 +189,9 @@ func TestPageUploadAskedFirst(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "no such folder"))
 	const size = 33 << 20
 	post := func(client *http.Client, csrf string) (*http.Response, float64) {
-		var b bytes.Buffer
-		mw := multipart.NewWriter(&b)
-		mw.WriteField("csrf_token", csrf)
-		w, _ := mw.CreateFormFile("file", "big.txt")
-		w.Write(bytes.Repeat([]byte("words "), size/6))
-		mw.Close()
 		read := bodyBytesRead(ts, "/files/upload")
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		resp, err := client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
+		resp, err := ts.pageUpload(client, csrf, "big.txt", bytes.Repeat([]byte("words "), size/6))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,4 +221,16 @@ func bodyBytesRead(ts *testServer, route string) float64 {
 		ts.t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// pageUpload sends a file by the files page's upload form, with the
+// session's CSRF token before it as the page sends it.
+func (ts *testServer) pageUpload(client *http.Client, csrf, name string, content []byte) (*http.Response, error) {
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	mw.WriteField("csrf_token", csrf)
+	w, _ := mw.CreateFormFile("file", name)
+	w.Write(content)
+	mw.Close()
+	return client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
 }

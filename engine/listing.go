@@ -78,7 +78,12 @@ const maxSessionsListed = 200
 // ChatSessions returns the chat sessions the owner's files came from, in
 // order, at most maxSessionsListed.
 func (s *Store) ChatSessions(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT chat_session_id FROM dd_files WHERE chat_session_id <> '' ORDER BY 1 LIMIT ?`, maxSessionsListed)
+	return s.queryStrings(ctx, `SELECT DISTINCT chat_session_id FROM dd_files WHERE chat_session_id <> '' ORDER BY 1 LIMIT ?`, maxSessionsListed)
+}
+
+// queryStrings runs q, whose rows are one text each, and returns them.
+func (s *Store) queryStrings(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
