@@ -157,10 +157,12 @@ func tooSlow(rate int64, grace time.Duration) error {
 	return datadesk.Errorf(datadesk.Invalid, "the request's body arrived too slowly: after its first %v it must come at %d KiB a second or more", grace, rate>>10)
 }
 
-// withinQueryTimeout gives a request that reads (a page, a listing, an
-// export) one deadline, the query timeout, for all its work together:
-// however many statements it runs, one after another, it ends within it
-// (timeout, 504; an export cut if it had begun).
+// withinQueryTimeout gives a request that runs the caller's queries (a
+// web page, a read of rows, an export) one deadline, the query timeout,
+// for all its work together: however many statements it runs, one after
+// another, it ends within it (timeout, 504; an export cut if it had
+// begun). Reads of the catalog alone (lists of files, a table's schema)
+// are bounded by the owner's limits instead.
 func (s *Server) withinQueryTimeout(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.QueryTimeout)
