@@ -20,7 +20,7 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 		// A delete runs on the room left: it is how space is freed.
 		if err := s.audit.Ready(); err != nil && !deletes(c) {
 			// Its record would take the room kept for the calls running.
-			s.cfg.Logger.Warn("request refused: the audit log has no room", "method", c.Request().Method, "path", c.Path())
+			s.cfg.Logger.Warn("request refused: the audit log has no room", "method", methodLabel(c.Request().Method), "path", c.Path())
 			return err
 		}
 		err := next(c)
@@ -33,7 +33,7 @@ func (s *Server) audited(next echo.HandlerFunc) echo.HandlerFunc {
 			Target: c.Param("id")}
 		e.Action, _ = c.Get(actionKey).(string)
 		if e.Action == "" {
-			e.Action = c.Request().Method + " " + c.Path()
+			e.Action = methodLabel(c.Request().Method) + " " + c.Path()
 		}
 		if d, ok := c.Get(decisionKey).(rbac.Decision); ok {
 			e.Decision, e.Reason = d.Effect, d.Reason

@@ -1,9 +1,10 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
+	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +80,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				who = acting
 			}
 		} else if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
-			sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
+			sess, user, err := s.cookieSession(r.Context(), ck.Value)
 			if err != nil {
 				return err
 			}
@@ -88,13 +89,6 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				if subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
 					return datadesk.Errorf(datadesk.Forbidden, "a request signed in by cookie must send its session's %s header", csrfHeader)
 				}
-			}
-			user, err := s.users.ByID(sess.UserID)
-			if err != nil {
-				return datadesk.Errorf(datadesk.Unauthenticated, "the session's user no longer exists")
-			}
-			if user.SessionEpoch != sess.Epoch {
-				return datadesk.Errorf(datadesk.Unauthenticated, "the session ended when the password was changed or the tokens revoked; sign in again")
 			}
 			who = datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role, ChatSession: session}
 			c.Set(cookieKey, ck.Value)
@@ -107,6 +101,25 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// cookieSession is the live web session a cookie holds and its user: the
+// one check of a cookie, for the JSON API and the pages alike. A session
+// ends when it expires, is signed out, or its user is removed, changes
+// password or has their tokens revoked. Errors: unauthenticated.
+func (s *Server) cookieSession(ctx context.Context, token string) (*serverdb.Session, *rbac.User, error) {
+	sess, err := s.system.Session(ctx, token, s.cfg.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	user, err := s.users.ByID(sess.UserID)
+	if err != nil {
+		return nil, nil, datadesk.Errorf(datadesk.Unauthenticated, "the session's user no longer exists")
+	}
+	if user.SessionEpoch != sess.Epoch {
+		return nil, nil, datadesk.Errorf(datadesk.Unauthenticated, "the session ended when the password was changed or the tokens revoked; sign in again")
+	}
+	return sess, user, nil
 }
 
 // actFor resolves a chat platform acting for a user. The policy decides
@@ -182,6 +195,23 @@ func (s *Server) authorizeWith(c *echo.Context, action string, attrs rbac.Attrs)
 	return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, action, d.Reason)
 }
 
+// sameSite refuses a browser's request sent from another site's page (by
+// its Sec-Fetch-Site header, or else its Origin), as a sign-in must be: a
+// form elsewhere could otherwise sign the visitor's browser into an
+// account of the form's choosing, whose uploads and questions the attacker
+// then reads. A program, which sends neither header, is let through.
+// Errors: forbidden.
+func (s *Server) sameSite(next echo.HandlerFunc) echo.HandlerFunc {
+	origins := http.NewCrossOriginProtection()
+	return func(c *echo.Context) error {
+		if err := origins.Check(c.Request()); err != nil {
+			c.Set(actionKey, "session.sign_in")
+			return datadesk.Errorf(datadesk.Forbidden, "a sign-in from another site's page is refused; sign in on this site's page")
+		}
+		return next(c)
+	}
+}
+
 type signIn struct {
 	Name     string `json:"name"`
 	Password string `json:"password"`
@@ -190,6 +220,12 @@ type signIn struct {
 // signIn starts a web session: a fresh cookie at every sign-in, HttpOnly,
 // SameSite=Lax, Secure under TLS, expiring with the session.
 func (s *Server) signIn(c *echo.Context) error {
+	// JSON only: a page elsewhere may post text/plain or a form without
+	// the browser asking first, but not JSON.
+	if mt, _, err := mime.ParseMediaType(c.Request().Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		c.Set(actionKey, "session.sign_in")
+		return datadesk.Errorf(datadesk.Unsupported, "send the name and password as JSON, with Content-Type: application/json").WithField("Content-Type")
+	}
 	var in signIn
 	if err := toolcall.DecodeBody(c.Request().Body, &in); err != nil {
 		return err
@@ -217,9 +253,20 @@ func (s *Server) startSession(c *echo.Context, name, password string) (*rbac.Use
 	}
 	if !s.signIns.begin(keys) {
 		c.Response().Header().Set("Retry-After", "1")
-		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "a sign-in from this address is being checked; send one at a time")
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "a sign-in as this user from this address is being checked; send one at a time")
 	}
 	defer s.signIns.end(keys)
+	if wait := s.signIns.spend(keys); wait > 0 {
+		secs := max(int(wait.Round(time.Second).Seconds()), 1)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "too many sign-ins from this address; try again in %d seconds", secs)
+	}
+	release, err := s.signInTurns.enter(c.Request().Context(), keys.addr)
+	if err != nil {
+		c.Response().Header().Set("Retry-After", "1")
+		return nil, nil, datadesk.Errorf(datadesk.RateLimited, "other sign-ins from this address are being checked; try again in a moment")
+	}
+	defer release()
 	check := s.users.CheckPassword
 	if suspect {
 		check = s.users.CheckPasswordLater
@@ -287,28 +334,32 @@ func (s *Server) signOut(c *echo.Context) error {
 // page, told why when their session ended. Forms that change state must
 // carry the session's CSRF token.
 func (s *Server) pageAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.signedInPage(next, true)
+}
+
+// streamedPageAuth is pageAuth for a form the handler reads as a stream
+// (the upload): the handler checks the form's CSRF token itself, as it
+// reads it, so that no byte of the body is read before the policy is
+// asked.
+func (s *Server) streamedPageAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.signedInPage(next, false)
+}
+
+func (s *Server) signedInPage(next echo.HandlerFunc, readForm bool) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		r := c.Request()
 		toSignIn := func(msg string) error {
-			q := url.Values{"next": {r.URL.RequestURI()}}
-			if msg != "" {
-				q.Set("msg", msg)
-			}
-			return c.Redirect(http.StatusSeeOther, "/signin?"+q.Encode())
+			return c.Redirect(http.StatusSeeOther, s.web.SignInAddress(r.URL.RequestURI(), msg))
 		}
 		ck, err := r.Cookie(sessionCookie)
 		if err != nil || ck.Value == "" {
 			return toSignIn("")
 		}
-		sess, err := s.system.Session(r.Context(), ck.Value, s.cfg.Now())
+		sess, user, err := s.cookieSession(r.Context(), ck.Value)
 		if err != nil {
 			return toSignIn("Your session has ended. Sign in again.")
 		}
-		user, err := s.users.ByID(sess.UserID)
-		if err != nil {
-			return toSignIn("Your account no longer exists.")
-		}
-		if r.Method == http.MethodPost {
+		if r.Method == http.MethodPost && readForm {
 			if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf_token")), []byte(sess.CSRF)) != 1 {
 				return datadesk.Errorf(datadesk.Forbidden, "the form is missing its CSRF token; reload the page and try again")
 			}

@@ -11,7 +11,7 @@ import (
 // spool keeps a tool call's body (toolcall.Spool). A body that may pass
 // toolcall.BodyInMemory first takes one of the node's and the caller's turns for
 // large bodies, held until it is closed, and every body is dropped once
-// it sends nothing for bodyIdle.
+// it sends nothing for bodyIdle or falls behind bodyMinRate.
 func (s *Server) spool(c *echo.Context, user string) (*toolcall.Body, error) {
 	r := c.Request()
 	var release func()
@@ -21,7 +21,7 @@ func (s *Server) spool(c *echo.Context, user string) (*toolcall.Body, error) {
 			return nil, err
 		}
 	}
-	body, err := toolcall.Spool(s.newIdleBody(c.Response(), r.Body), r.ContentLength, toolcall.MaxBody, s.spoolDir())
+	body, err := toolcall.Spool(s.newPacedBody(c.Response(), r.Body), r.ContentLength, toolcall.MaxBody, s.spoolDir())
 	if err != nil {
 		if release != nil {
 			release()

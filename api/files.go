@@ -82,6 +82,32 @@ func (s *Server) storeUpload(c *echo.Context, store *engine.Store, name string, 
 		return nil, err
 	}
 	defer os.Remove(tmp) // gone already once stored
+	return s.addUpload(c, store, filename, tmp, size, sum, opts)
+}
+
+// readAgain reads a stored file again with a person's corrections, into
+// a new file that shares the stored bytes: it takes one of the caller's
+// turns for bodies, as an upload does, and counts against the owner's
+// storage as a new file of that size. Errors: those of an upload;
+// unavailable when no turn frees up.
+func (s *Server) readAgain(c *echo.Context, store *engine.Store, id string, opts ingest.Options) (*catalog.File, error) {
+	release, err := s.bodies.enter(c.Request().Context(), caller(c).UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	f, tmp, err := store.ShareBytes(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp) // gone already once stored
+	return s.addUpload(c, store, f.Filename, tmp, f.Size, f.SHA256, opts)
+}
+
+// addUpload ingests and stores the bytes at tmp (size bytes, SHA-256
+// sum) as an upload named filename.
+func (s *Server) addUpload(c *echo.Context, store *engine.Store, filename, tmp string, size int64, sum string, opts ingest.Options) (*catalog.File, error) {
+	ctx := c.Request().Context()
 	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "reading", Done: size, Total: size})
 	res, err := s.ingest.ReadWith(ctx, tmp, filename, store.IncomingDir(), opts)
 	if err != nil {
@@ -115,10 +141,10 @@ func uploadAttrs(filename string, size int64, tables []catalog.Table) rbac.Attrs
 const uploadReadSize = 256 << 10
 
 // uploadBody is the request's body as an upload reads it: at most limit
-// bytes, each read within the idle timeout, from the connection in large
+// bytes, arriving at the pace bodies must keep, from the connection in large
 // reads.
 func (s *Server) uploadBody(c *echo.Context, limit int64) io.ReadCloser {
-	buffered := bufio.NewReaderSize(s.newIdleBody(c.Response(), c.Request().Body), uploadReadSize)
+	buffered := bufio.NewReaderSize(s.newPacedBody(c.Response(), c.Request().Body), uploadReadSize)
 	return http.MaxBytesReader(c.Response(), io.NopCloser(buffered), limit)
 }
 

@@ -2,10 +2,14 @@ package api
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
+
+	"github.com/labstack/echo/v5"
 
 	"datadesk"
 )
@@ -28,6 +32,11 @@ const (
 	// dropped: a client that declares a large body and stalls holds a
 	// turn and disk only this long.
 	bodyIdle = 20 * time.Second
+	// bodyGrace and bodyMinRate: past its first bodyGrace, a body must have
+	// arrived at bodyMinRate bytes a second on average, or it is dropped:
+	// a client that sends a byte now and then holds a turn only this long.
+	bodyGrace   = 10 * time.Second
+	bodyMinRate = 32 << 10
 )
 
 // gate bounds one kind of work running at once.
@@ -105,21 +114,60 @@ func (g *gate) enter(ctx context.Context, user string) (func(), error) {
 	}, nil
 }
 
-// idleBody is a request body that fails once it has sent nothing for
-// bodyIdle: each read moves the connection's read deadline on.
-type idleBody struct {
-	r    io.Reader
-	rc   *http.ResponseController
-	idle time.Duration
+// pacedBody is a request body that fails once it has sent nothing for
+// bodyIdle, or, past its first bodyGrace, once it is behind bodyMinRate:
+// each read sets the connection's read deadline to the sooner of the two.
+type pacedBody struct {
+	r           io.Reader
+	rc          *http.ResponseController
+	idle, grace time.Duration
+	rate        int64
+	start       time.Time
+	n           int64
 }
 
-func (s *Server) newIdleBody(w http.ResponseWriter, r io.Reader) io.Reader {
-	return &idleBody{r: r, rc: http.NewResponseController(w), idle: s.bodyIdle}
+func (s *Server) newPacedBody(w http.ResponseWriter, r io.Reader) io.Reader {
+	return &pacedBody{r: r, rc: http.NewResponseController(w), idle: s.bodyIdle, grace: s.bodyGrace, rate: s.bodyMinRate, start: time.Now()}
 }
 
-func (b *idleBody) Read(p []byte) (int, error) {
+func (b *pacedBody) Read(p []byte) (int, error) {
+	now := time.Now()
+	deadline := now.Add(b.idle)
+	// The next byte is due when the bytes so far are all the minimum
+	// rate asks for.
+	due := b.start.Add(b.grace + time.Duration(float64(b.n)/float64(b.rate)*float64(time.Second)))
+	if due.Before(deadline) {
+		deadline = due
+	}
+	if !deadline.After(now) {
+		return 0, tooSlow(b.rate, b.grace)
+	}
 	// A writer that cannot set deadlines (a test's recorder) reads as it
 	// is.
-	_ = b.rc.SetReadDeadline(time.Now().Add(b.idle))
-	return b.r.Read(p)
+	_ = b.rc.SetReadDeadline(deadline)
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && deadline.Equal(due) {
+		err = tooSlow(b.rate, b.grace)
+	}
+	return n, err
+}
+
+func tooSlow(rate int64, grace time.Duration) error {
+	return datadesk.Errorf(datadesk.Invalid, "the request's body arrived too slowly: after its first %v it must come at %d KiB a second or more", grace, rate>>10)
+}
+
+// withinQueryTimeout gives a request that runs the caller's queries (a
+// web page, a read of rows, an export) one deadline, the query timeout,
+// for all its work together: however many statements it runs, one after
+// another, it ends within it (timeout, 504; an export cut if it had
+// begun). Reads of the catalog alone (lists of files, a table's schema)
+// are bounded by the owner's limits instead.
+func (s *Server) withinQueryTimeout(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.QueryTimeout)
+		defer cancel()
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
 }

@@ -3,8 +3,10 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -135,5 +137,141 @@ func TestBodiesBounded(t *testing.T) {
 	// The turns are free again.
 	if code, _ := postJSON(t, ts, "/v1/tools/files.create", ana, strings.NewReader(`{"arguments":{"filename":"a.txt","content":"hi"}}`), -1); code != http.StatusOK {
 		t.Errorf("a call after the stalled ones: %d", code)
+	}
+}
+
+// trickle sends a byte every pause until done is closed.
+type trickle struct {
+	pause time.Duration
+	done  chan struct{}
+}
+
+func (b *trickle) Read(p []byte) (int, error) {
+	select {
+	case <-b.done:
+		return 0, io.ErrUnexpectedEOF
+	case <-time.After(b.pause):
+	}
+	p[0] = '-'
+	return 1, nil
+}
+
+// TestTricklingBodiesLoseTheirTurn: bodies are bounded to 8 on a node and
+// 2 a user, but a byte every 10 s kept a turn for ever: four accounts held
+// all eight for 70 s, and every upload on the node, an admin's 51-byte CSV
+// too, answered 503. A body must now arrive at a minimum rate once its
+// first seconds are past, or it is dropped with its turn, and the admin's
+// upload goes through.
+func TestTricklingBodiesLoseTheirTurn(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	root := addUser(t, users, "root", "admin")
+	ts.srv.bodies.wait = 3 * time.Second
+	ts.srv.bodyGrace = 500 * time.Millisecond
+	done := make(chan struct{})
+	defer close(done)
+	start := time.Now()
+	dropped := make(chan time.Duration, bodiesPerNode)
+	for i := range bodiesPerNode {
+		name := fmt.Sprintf("slow%d", i/bodiesPerUser)
+		var token string
+		if i%bodiesPerUser == 0 {
+			token = addUser(t, users, name, "analyst")
+		} else if token, _ = users.AddToken(name); token == "" {
+			t.Fatalf("no second token for %s", name)
+		}
+		go func() {
+			req, _ := http.NewRequest("POST", ts.url+"/v1/files", &trickle{pause: 50 * time.Millisecond, done: done})
+			req.ContentLength = 1 << 20
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			dropped <- time.Since(start)
+		}()
+	}
+	// Every turn of the node is held.
+	for len(ts.srv.bodies.node) < bodiesPerNode {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the trickling bodies hold %d turns, want %d", len(ts.srv.bodies.node), bodiesPerNode)
+		}
+		runtime.Gosched()
+	}
+	code, m := ts.upload(root, "small.csv", []byte("id,name,amount\n1,ana,10\n2,bob,20\n3,cy,30\n"))
+	if code != http.StatusCreated {
+		t.Errorf("an admin's small upload while bodies trickle: %d %v", code, m)
+	}
+	for range bodiesPerNode {
+		select {
+		case after := <-dropped:
+			if after > 3*time.Second {
+				t.Errorf("a trickling body was dropped after %v", after)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a trickling body still holds its turn after %v", time.Since(start))
+		}
+	}
+	t.Logf("the admin's upload answered %d after %v", code, time.Since(start))
+}
+
+// paced sends n bytes at rate bytes a second, in pieces of a tenth of a
+// second's worth.
+type paced struct {
+	n, rate int
+	start   time.Time
+	sent    int
+}
+
+func (b *paced) Read(p []byte) (int, error) {
+	if b.sent == b.n {
+		return 0, io.EOF
+	}
+	if b.start.IsZero() {
+		b.start = time.Now()
+	}
+	k := min(len(p), b.rate/10, b.n-b.sent)
+	due := b.start.Add(time.Duration(float64(b.sent+k) / float64(b.rate) * float64(time.Second)))
+	time.Sleep(time.Until(due))
+	copy(p, bytes.Repeat([]byte("a"), k))
+	b.sent += k
+	return k, nil
+}
+
+// TestBodyAtTheMinimumRate: the body pace at its limit: a body arriving a
+// little above the minimum rate, past its grace, is kept whole, and one a
+// little below is dropped, each in the time its bytes take.
+func TestBodyAtTheMinimumRate(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	ana := addUser(t, users, "ana", "analyst")
+	ts.srv.bodyGrace = 200 * time.Millisecond
+	for _, tc := range []struct {
+		rate int
+		kept bool
+	}{{bodyMinRate * 5 / 4, true}, {bodyMinRate / 2, false}} {
+		const n = 48 << 10
+		start := time.Now()
+		req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.create",
+			io.MultiReader(strings.NewReader(`{"arguments":{"filename":"a.txt","content":"`), &paced{n: n, rate: tc.rate}, strings.NewReader(`"}}`)))
+		req.ContentLength = n + 47
+		req.Header.Set("Authorization", "Bearer "+ana)
+		req.Header.Set("Content-Type", "application/json")
+		code := 0
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			code = resp.StatusCode
+			resp.Body.Close()
+		}
+		took := time.Since(start)
+		t.Logf("%d KiB at %d KiB/s: %d after %v", n>>10, tc.rate>>10, code, took)
+		// Dropped, the server answers 400 or closes the connection while
+		// the client still sends.
+		if (code == http.StatusOK) != tc.kept || !tc.kept && code != 0 && code != http.StatusBadRequest {
+			t.Errorf("%d KiB at %d KiB/s: %d, kept %v", n>>10, tc.rate>>10, code, tc.kept)
+		}
+		if took > 3*time.Second {
+			t.Errorf("%d KiB at %d KiB/s took %v", n>>10, tc.rate>>10, took)
+		}
 	}
 }

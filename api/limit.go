@@ -29,6 +29,15 @@ import (
 // So no one can lock a user out by failing as them from elsewhere, and
 // guessing a name from many addresses slows to the pace once each has
 // failed.
+//
+// Every attempt, right or wrong, also spends one of its name and
+// address's turns (signInPairBurst at once, then one each
+// signInPairEvery) and one of its address's (signInAddrBurst, then one
+// each signInAddrEvery), and is checked one at a time per name and
+// address and signInChecksPerAddr at a time per address: a flood of
+// sign-ins, right passwords included, is refused at its own limits, at
+// once and without hashing, and never takes the server's few hashing
+// slots from other users, at its address or elsewhere.
 const (
 	signInFreeFailures     = 5
 	signInFreeAddrFailures = 20
@@ -41,6 +50,11 @@ const (
 	// signInMaxEntries bounds the counts kept, so a flood from many
 	// addresses cannot grow memory without end.
 	signInMaxEntries = 100_000
+
+	signInPairBurst = 5
+	signInPairEvery = 12 * time.Second
+	signInAddrBurst = 30
+	signInAddrEvery = 2 * time.Second
 )
 
 // attemptLimiter counts failed sign-ins and decides which attempts may go
@@ -50,8 +64,15 @@ type attemptLimiter struct {
 
 	mu      sync.Mutex
 	entries map[string]*attempts
-	// checking counts each address's passwords being checked now.
+	// checking counts each name and address's passwords being checked
+	// now.
 	checking map[string]int
+	// rates holds, for each name and address and each address, when its
+	// turns are all back (a token bucket kept as one time).
+	rates map[string]time.Time
+	// entriesPruned and ratesPruned are when entries and rates were last
+	// pruned: at most once a second, when full.
+	entriesPruned, ratesPruned time.Time
 }
 
 type attempts struct {
@@ -63,32 +84,81 @@ type attempts struct {
 }
 
 func newAttemptLimiter(now func() time.Time) *attemptLimiter {
-	return &attemptLimiter{now: now, entries: map[string]*attempts{}, checking: map[string]int{}}
+	return &attemptLimiter{now: now, entries: map[string]*attempts{}, checking: map[string]int{}, rates: map[string]time.Time{}}
 }
 
-// signInChecksPerAddr is how many of one address's passwords are checked
-// at once: the server hashes few at a time, and an address's right
-// passwords sent by the hundred must not keep another's from its turn.
-const signInChecksPerAddr = 1
+// Checks at once: one per name and address, signInChecksPerAddr per
+// address (waiting up to signInTurnWait for a turn), signInsChecking on
+// the node. The server hashes few at a time, and one address's sign-ins
+// sent by the hundred must not keep another's from its turn.
+const (
+	signInChecksPerAddr = 2
+	signInsChecking     = 64
+	signInTurnWait      = time.Second
+)
 
-// begin takes one of the address's checking slots, or reports that they
-// are all taken; end gives it back.
+// begin takes the name and address's checking slot, or reports that it is
+// taken; end gives it back.
 func (l *attemptLimiter) begin(k signInAttempt) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.checking[k.addr] >= signInChecksPerAddr {
+	if l.checking[k.pair] > 0 {
 		return false
 	}
-	l.checking[k.addr]++
+	l.checking[k.pair]++
 	return true
 }
 
 func (l *attemptLimiter) end(k signInAttempt) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.checking[k.addr]--; l.checking[k.addr] <= 0 {
-		delete(l.checking, k.addr)
+	delete(l.checking, k.pair)
+}
+
+// spend takes one of the name and address's turns and one of the
+// address's, or, when either has none left, takes neither and says how
+// long until both have one.
+func (l *attemptLimiter) spend(k signInAttempt) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	buckets := [...]struct {
+		key   string
+		burst int
+		every time.Duration
+	}{{k.pair, signInPairBurst, signInPairEvery}, {k.addr, signInAddrBurst, signInAddrEvery}}
+	var wait time.Duration
+	for _, b := range buckets {
+		full := l.rates[b.key]
+		if full.Before(now) {
+			full = now
+		}
+		wait = max(wait, full.Sub(now)-time.Duration(b.burst-1)*b.every)
 	}
+	if wait > 0 {
+		return wait
+	}
+	// Full, the turns all back are forgotten, at most once a second: a
+	// flood from as many addresses must not make each sign-in read them
+	// all. Until then a new address's turns are not counted.
+	if len(l.rates) >= signInMaxEntries && now.Sub(l.ratesPruned) >= time.Second {
+		l.ratesPruned = now
+		for key, full := range l.rates {
+			if !full.After(now) {
+				delete(l.rates, key)
+			}
+		}
+	}
+	for _, b := range buckets {
+		full := l.rates[b.key]
+		if full.Before(now) {
+			full = now
+		}
+		if _, ok := l.rates[b.key]; ok || len(l.rates) < signInMaxEntries {
+			l.rates[b.key] = full.Add(b.every)
+		}
+	}
+	return 0
 }
 
 // signInAttempt is one sign-in's counts: its client address, name and
@@ -159,7 +229,8 @@ func (l *attemptLimiter) fail(k signInAttempt) {
 	for _, key := range []string{k.addr, k.pair, k.name} {
 		a := l.live(key, now)
 		if a == nil {
-			if len(l.entries) >= signInMaxEntries {
+			if len(l.entries) >= signInMaxEntries && now.Sub(l.entriesPruned) >= time.Second {
+				l.entriesPruned = now
 				l.prune(now)
 			}
 			if len(l.entries) >= signInMaxEntries {

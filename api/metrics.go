@@ -43,6 +43,9 @@ type metrics struct {
 	operations    *prometheus.CounterVec
 	operationTime *prometheus.HistogramVec
 	lastBackup    prometheus.Gauge
+	// routes are the registered routes' patterns, the route label's
+	// values beside "unmatched".
+	routes map[string]bool
 }
 
 // gaugeTimeout bounds a gauge's read at scrape time.
@@ -177,7 +180,7 @@ func (m *metrics) observe(tool string, out toolcall.Outcome, d time.Duration) {
 	result := "ok"
 	switch {
 	case out.Err != nil:
-		result = string(datadesk.ErrorCode(out.Err))
+		result = outcomeLabel(out.Err)
 	case out.Approval != nil:
 		result = "pending"
 	}
@@ -214,22 +217,67 @@ func (m *metrics) http(next echo.HandlerFunc) echo.HandlerFunc {
 		} else if r, _ := echo.UnwrapResponse(c.Response()); r != nil && r.Status != 0 {
 			status = r.Status
 		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
-		}
-		class := strconv.Itoa(status/100) + "xx"
+		route := m.route(c.Path())
+		class := classLabel(status)
 		if probeRoutes[route] {
 			m.probes.WithLabelValues(route, class).Inc()
 			return err
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, class).Inc()
+		m.requests.WithLabelValues(route, methodLabel(c.Request().Method), class).Inc()
 		m.requestTime.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		m.requestBytes.WithLabelValues(route).Add(float64(body.n))
 		if r, _ := echo.UnwrapResponse(c.Response()); r != nil {
 			m.responseBytes.WithLabelValues(route).Add(float64(r.Size))
 		}
 		return err
+	}
+}
+
+// Every label of every metric takes its value from a closed set, never
+// from what a client sent as it sent it: a label value is a series kept
+// for the life of the process, so a client that could choose them could
+// grow the node's memory and its /metrics answer without end.
+
+// knownMethods are the methods counted by name; any other is "other".
+var knownMethods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true, http.MethodConnect: true, http.MethodTrace: true}
+
+func methodLabel(method string) string {
+	if knownMethods[method] {
+		return method
+	}
+	return "other"
+}
+
+// classLabel is a status's class, 1xx to 5xx ("other" for none of them).
+func classLabel(status int) string {
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return strconv.Itoa(status/100) + "xx"
+}
+
+// outcomeLabel is the code of err, one of the codes the API answers with
+// (an unknown one is internal's).
+func outcomeLabel(err error) string {
+	return string(datadesk.CodeOfStatus(datadesk.ErrorCode(err).Status()))
+}
+
+// route is the label of a request's route: a registered route's pattern,
+// or "unmatched".
+func (m *metrics) route(path string) string {
+	if m.routes[path] {
+		return path
+	}
+	return "unmatched"
+}
+
+// knowRoutes records the registered routes' patterns, once every route is
+// registered.
+func (m *metrics) knowRoutes(routes echo.Routes) {
+	m.routes = map[string]bool{}
+	for _, r := range routes {
+		m.routes[r.Path] = true
 	}
 }
 
@@ -250,7 +298,7 @@ func (b *countedBody) Read(p []byte) (int, error) {
 func (s *Server) RecordOperation(operation string, err error, d time.Duration) {
 	outcome := "ok"
 	if err != nil {
-		outcome = string(datadesk.ErrorCode(err))
+		outcome = outcomeLabel(err)
 	}
 	s.metrics.operations.WithLabelValues(operation, outcome).Inc()
 	s.metrics.operationTime.WithLabelValues(operation).Observe(d.Seconds())

@@ -20,29 +20,31 @@ func (s *Server) routes() {
 	e.GET("/static/style.css", s.web.Stylesheet)
 	e.GET("/static/upload.js", s.web.Script)
 	e.GET("/signin", s.web.SignInPage)
-	e.POST("/signin", s.web.SignInForm, s.audited)
+	e.POST("/signin", s.web.SignInForm, s.audited, s.sameSite)
 	page := []echo.MiddlewareFunc{s.audited, s.pageAuth}
+	// Pages and exports that read: every query of one shares its deadline.
+	read := []echo.MiddlewareFunc{s.audited, s.pageAuth, s.withinQueryTimeout}
 	e.POST("/signout", s.web.SignOutForm, page...)
-	e.GET("/files", s.web.FilesPage, page...)
-	// The body limit comes before the CSRF check, which reads the form.
-	e.POST("/files/upload", s.web.UploadForm, s.audited, s.web.UploadLimit, s.pageAuth)
+	e.GET("/files", s.web.FilesPage, read...)
+	// The upload reads its form as a stream, after the policy is asked.
+	e.POST("/files/upload", s.web.UploadForm, s.audited, s.streamedPageAuth)
 	e.POST("/files/:id/delete", s.web.DeleteForm, page...)
-	e.GET("/tables/:id", s.web.TablePage, page...)
-	e.GET("/tables/:id/export", s.web.TableViewExport, page...)
+	e.GET("/tables/:id", s.web.TablePage, read...)
+	e.GET("/tables/:id/export", s.web.TableViewExport, read...)
 	e.POST("/tables/:id/reread", s.web.RereadForm, page...)
 	e.POST("/tables/:id/views", s.web.SaveViewForm, page...)
-	e.GET("/tables/:id/group.svg", s.web.GroupFile("svg"), page...)
-	e.GET("/tables/:id/group.png", s.web.GroupFile("png"), page...)
-	e.GET("/tables/:id/group.xlsx", s.web.GroupFile("xlsx"), page...)
-	e.GET("/approvals", s.web.ApprovalsPage, page...)
-	e.GET("/approvals/:id", s.web.ApprovalDetailPage, page...)
+	e.GET("/tables/:id/group.svg", s.web.GroupFile("svg"), read...)
+	e.GET("/tables/:id/group.png", s.web.GroupFile("png"), read...)
+	e.GET("/tables/:id/group.xlsx", s.web.GroupFile("xlsx"), read...)
+	e.GET("/approvals", s.web.ApprovalsPage, read...)
+	e.GET("/approvals/:id", s.web.ApprovalDetailPage, read...)
 	e.POST("/approvals/:id/approve", s.web.DecideApprovalForm(true), page...)
 	e.POST("/approvals/:id/reject", s.web.DecideApprovalForm(false), page...)
 	// Downloads take a signed link or a token.
 	e.GET("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
 	// HEAD, as link checkers and download managers ask before they fetch.
 	e.HEAD("/v1/files/:id/content", s.fileContent, s.audited, s.signedOrAuthenticated)
-	e.POST("/v1/session", s.signIn, s.audited)
+	e.POST("/v1/session", s.signIn, s.audited, s.sameSite)
 	// The Model Context Protocol's streamable HTTP transport, by bearer
 	// token like every other call.
 	e.Any("/mcp", s.mcp.Handle(), s.mcp.Authenticate)
@@ -57,8 +59,10 @@ func (s *Server) routes() {
 	v1.DELETE("/files/:id", s.rest.DeleteFile)
 	v1.POST("/files/:id/read", s.rest.ReadAgain)
 	v1.GET("/tables/:id", s.rest.GetTable)
-	v1.GET("/tables/:id/rows", s.rest.TableRows)
-	v1.GET("/tables/:id/export", s.rest.ExportTable)
+	// Reads of rows run the caller's filters: every statement of one shares
+	// its deadline, as the pages' do.
+	v1.GET("/tables/:id/rows", s.rest.TableRows, s.withinQueryTimeout)
+	v1.GET("/tables/:id/export", s.rest.ExportTable, s.withinQueryTimeout)
 	v1.POST("/tables", s.rest.DeclareTable)
 	v1.GET("/tables/:id/labels", s.rest.GetLabels)
 	v1.PUT("/tables/:id/labels", s.rest.PutLabels)

@@ -119,8 +119,11 @@ type Server struct {
 	web   *web.Handler
 	rest  *rest.Handler
 	links links.Signer
-	// signIns counts failed sign-ins by name and client address.
-	signIns *attemptLimiter
+	// signIns counts failed sign-ins by name and client address, and
+	// every sign-in's turns; signInTurns bounds those being checked per
+	// address.
+	signIns     *attemptLimiter
+	signInTurns *gate
 	// peers sends requests to the other nodes of a cluster.
 	peers   *http.Client
 	metrics *metrics
@@ -129,8 +132,11 @@ type Server struct {
 	// reads and bodies bound pages of rows being read and request bodies
 	// being kept, on the node and per user (gate.go).
 	reads, bodies *gate
-	// bodyIdle is how long a request body may send nothing.
-	bodyIdle time.Duration
+	// bodyIdle is how long a request body may send nothing; past
+	// bodyGrace it must have arrived at bodyMinRate bytes a second on
+	// average.
+	bodyIdle, bodyGrace time.Duration
+	bodyMinRate         int64
 }
 
 // New returns a Server over its dependencies.
@@ -177,9 +183,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.signIns = newAttemptLimiter(cfg.Now)
+	s.signInTurns = newGate("sign-ins", signInsChecking, signInChecksPerAddr)
+	s.signInTurns.wait = signInTurnWait
 	s.reads = newGate("reads of rows", readsPerNode, readsPerUser)
 	s.bodies = newGate("large request bodies", bodiesPerNode, bodiesPerUser)
-	s.bodyIdle = bodyIdle
+	s.bodyIdle, s.bodyGrace, s.bodyMinRate = bodyIdle, bodyGrace, bodyMinRate
 	s.peers = &http.Client{Timeout: peerTimeout}
 	if err := s.surfaces(d); err != nil {
 		return nil, err
@@ -187,6 +195,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.echo = echo.NewWithConfig(echo.Config{Logger: cfg.Logger, HTTPErrorHandler: s.handleError})
 	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()
+	s.metrics.knowRoutes(s.echo.Router().Routes())
 	return s, nil
 }
 
@@ -198,7 +207,7 @@ func (s *Server) surfaces(d Deps) error {
 		Logger: s.cfg.Logger, Now: s.cfg.Now, ProgressAfter: s.cfg.MCPProgressAfter})
 	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Caller: caller, Authorize: s.authorize, AuthorizeWith: s.authorizeWith,
 		OwnStore: s.ownStore, Store: s.store,
-		Upload: s.storeUpload, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
+		Upload: s.storeUpload, ReadAgain: s.readAgain, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
 		UploadTooLarge: func() error { return errTooLarge(s.cfg.MaxUpload) },
 		UploadError:    func(err error) error { return bodyError(err, s.cfg.MaxUpload) },
 		StreamExport:   s.streamExport,

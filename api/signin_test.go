@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -167,4 +170,177 @@ func TestSignInFloodOfRightPasswords(t *testing.T) {
 		}
 	}
 	t.Logf("of the flood's %d sign-ins, %d refused", flooded.Load(), refused.Load())
+}
+
+// TestSignInFromAnotherSite: a form on another site signed the victim's
+// browser into the attacker's account: POST /signin from a foreign origin
+// got a 303 and a cookie, and POST /v1/session sent as text/plain (a form
+// may send that without asking) got a 200 and a cookie. A browser's
+// sign-in from another site is now refused, and the JSON route takes JSON
+// only; the same site's form and programs sign in as before.
+func TestSignInFromAnotherSite(t *testing.T) {
+	t.Parallel()
+	ts, users := newServer(t, 1<<20)
+	addUser(t, users, "eve", "analyst")
+	if err := users.SetPassword("eve", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"name": {"eve"}, "password": {"correct horse battery"}}.Encode()
+	json := `{"name": "eve", "password": "correct horse battery"}`
+	host := strings.TrimPrefix(ts.url, "http://")
+	for _, tc := range []struct {
+		name, path, ctype, body string
+		headers                 map[string]string
+		want                    int
+	}{
+		{"form from another origin", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"form, cross-site by fetch metadata", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"form from a null origin", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"JSON as text/plain", "/v1/session", "text/plain", json, nil, http.StatusUnsupportedMediaType},
+		{"JSON as a form", "/v1/session", "application/x-www-form-urlencoded", json, nil, http.StatusUnsupportedMediaType},
+		{"JSON without a type", "/v1/session", "", json, nil, http.StatusUnsupportedMediaType},
+		{"JSON from another origin", "/v1/session", "application/json", json, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"form from this site", "/signin", "application/x-www-form-urlencoded", form, map[string]string{"Origin": "http://" + host, "Sec-Fetch-Site": "same-origin"}, http.StatusSeeOther},
+		{"form from a program", "/signin", "application/x-www-form-urlencoded", form, nil, http.StatusSeeOther},
+		{"JSON from this site", "/v1/session", "application/json; charset=utf-8", json, map[string]string{"Origin": "http://" + host}, http.StatusOK},
+		{"JSON from a program", "/v1/session", "application/json", json, nil, http.StatusOK},
+	} {
+		req, _ := http.NewRequest("POST", ts.url+tc.path, strings.NewReader(tc.body))
+		if tc.ctype != "" {
+			req.Header.Set("Content-Type", tc.ctype)
+		}
+		for k, v := range tc.headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cookie := false
+		for _, ck := range resp.Cookies() {
+			cookie = cookie || ck.Name == sessionCookie && ck.Value != ""
+		}
+		if resp.StatusCode != tc.want || cookie != (tc.want < 400) {
+			t.Errorf("%s: %d, a cookie %v; want %d", tc.name, resp.StatusCode, cookie, tc.want)
+		}
+	}
+}
+
+// TestSignInLimitsPerUserAndAddress: during 150 right sign-ins from one
+// address, other users' sign-ins got 429: the only bound on right
+// passwords was the server's, one check at a time per address and a
+// second's wait for the few hashing slots, which a flood shares with
+// everyone. Sign-ins are now limited per user and address, and per
+// address: the flood is refused at its own limit, at once, while other
+// users sign in from that address and from others.
+func TestSignInLimitsPerUserAndAddress(t *testing.T) {
+	ts, users := newServerFull(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, rbac.DefaultPolicy,
+		engine.Config{MemoryLimit: "256MB"})
+	others := make([]string, 6)
+	for i := range others {
+		others[i] = fmt.Sprintf("colleague%d", i)
+	}
+	for _, name := range append([]string{"ana"}, others...) {
+		addUser(t, users, name, "analyst")
+		if err := users.SetPassword(name, "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const flooder = "203.0.113.77"
+	var wg sync.WaitGroup
+	var sent, signedIn atomic.Int64
+	var othersDone atomic.Bool
+	start := time.Now()
+	for range 8 {
+		wg.Go(func() {
+			for sent.Add(1) <= 150 || !othersDone.Load() {
+				if ts.signInAs(flooder, "ana", "correct horse battery").StatusCode == http.StatusOK {
+					signedIn.Add(1)
+				}
+			}
+		})
+	}
+	// Colleagues behind the flooder's address, and users from addresses
+	// of their own, sign in during the flood.
+	codes := make([]int, len(others))
+	var during sync.WaitGroup
+	for i, name := range others {
+		from := flooder
+		if i%2 == 1 {
+			from = fmt.Sprintf("198.51.100.%d", 40+i)
+		}
+		during.Go(func() {
+			time.Sleep(time.Duration(i) * 20 * time.Millisecond)
+			codes[i] = ts.signInAs(from, name, "correct horse battery").StatusCode
+		})
+	}
+	during.Wait()
+	othersDone.Store(true)
+	wg.Wait()
+	took := time.Since(start)
+	for i, code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("%s during the flood: got %d, want 200", others[i], code)
+		}
+	}
+	if n := signedIn.Load(); n > signInPairBurst+2 {
+		t.Errorf("the flood signed in %d times, past its limit of %d at once", n, signInPairBurst)
+	}
+	// Refused at its limit, the flood costs no hashing: it ends in a small
+	// part of the 150 hashes' time.
+	if took > 3*time.Second {
+		t.Errorf("the flood and the others' sign-ins took %v, want under 3 s", took)
+	}
+	t.Logf("the flood signed in %d of %d times; everything took %v", signedIn.Load(), sent.Load()-8, took)
+}
+
+// TestSignInTurnsAtTheirLimits: each sign-in bound at its largest value. A
+// name and address sign in signInPairBurst times at once, then once each
+// signInPairEvery; an address signInAddrBurst times (any names), then once
+// each signInAddrEvery; and the counts kept stay within signInMaxEntries
+// addresses, in bounded time and memory, however many addresses come.
+func TestSignInTurnsAtTheirLimits(t *testing.T) {
+	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	l := newAttemptLimiter(func() time.Time { return now })
+	for i := range signInPairBurst {
+		if w := l.spend(signInKeys("ana", "10.0.0.1")); w != 0 {
+			t.Fatalf("sign-in %d of a name and address refused for %v", i+1, w)
+		}
+	}
+	if w := l.spend(signInKeys("ana", "10.0.0.1")); w != signInPairEvery {
+		t.Errorf("one past the name and address's turns: wait %v, want %v", w, signInPairEvery)
+	}
+	now = now.Add(signInPairEvery)
+	if w := l.spend(signInKeys("ana", "10.0.0.1")); w != 0 {
+		t.Errorf("a turn back after %v: wait %v", signInPairEvery, w)
+	}
+	for i := range signInAddrBurst {
+		if w := l.spend(signInKeys(fmt.Sprintf("user%d", i), "10.0.0.3")); w != 0 {
+			t.Fatalf("sign-in %d of the address refused for %v", i+1, w)
+		}
+	}
+	if w := l.spend(signInKeys("bob", "10.0.0.3")); w != signInAddrEvery {
+		t.Errorf("one past the address's turns: wait %v, want %v", w, signInAddrEvery)
+	}
+	if w := l.spend(signInKeys("bob", "10.0.0.2")); w != 0 {
+		t.Errorf("another address: wait %v", w)
+	}
+
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	heap := ms.HeapAlloc
+	start := time.Now()
+	for i := range signInMaxEntries {
+		l.spend(signInKeys("x", fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255)))
+	}
+	took := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	t.Logf("%d addresses' turns: %v, %d MiB held, %d counts", signInMaxEntries, took, (int64(ms.HeapAlloc)-int64(heap))>>20, len(l.rates))
+	if len(l.rates) > signInMaxEntries || took > 2*time.Second || int64(ms.HeapAlloc)-int64(heap) > 64<<20 {
+		t.Errorf("%d addresses: %d counts kept in %v", signInMaxEntries, len(l.rates), took)
+	}
 }

@@ -167,6 +167,9 @@ func (s *Store) ShowAnalysis(ctx context.Context, p *catalog.AnalysisPlan, res *
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	if err := s.room(ctx, s.db, false, 0); err != nil {
+		return nil, err
+	}
 	sel, params := ducksql.AnalysisView(p, keys)
 	t := &catalog.Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (analysis)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}

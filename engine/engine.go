@@ -34,6 +34,8 @@ const (
 	DefaultMemoryLimit = "1GB"
 	DefaultThreads     = 2
 	DefaultMaxTempSize = "8GB"
+	// DefaultMaxOwnerBytes bounds one owner's storage: 10 GiB.
+	DefaultMaxOwnerBytes = 10 << 30
 )
 
 // minTableCaches is the fewest owners whose catalog entries are kept while
@@ -65,11 +67,18 @@ type Config struct {
 	// RetireAfter is how long a moved table's old copy stays for readers
 	// that found it before the move; 0 means a minute.
 	RetireAfter time.Duration
+	// MaxOwnerBytes bounds what one owner stores: its files' bytes, each
+	// file counted whole, and its database. 0 means
+	// DefaultMaxOwnerBytes.
+	MaxOwnerBytes int64
 }
 
 func (c *Config) setDefaults() {
 	if c.MaxOpen <= 0 {
 		c.MaxOpen = DefaultMaxOpen
+	}
+	if c.MaxOwnerBytes <= 0 {
+		c.MaxOwnerBytes = DefaultMaxOwnerBytes
 	}
 	if c.RetireAfter <= 0 {
 		c.RetireAfter = time.Minute

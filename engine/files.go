@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"datadesk"
@@ -44,8 +45,15 @@ type NewFile struct {
 
 // AddFile stores a file and ingests its tables. The tables and the catalog
 // rows commit in one transaction; on any error nothing of the file remains.
-// Errors: invalid or too_large from the table sources, timeout when ctx ends.
+// Errors: invalid or too_large from the table sources, too_large past the
+// owner's files or storage (MaxFiles, Config.MaxOwnerBytes), timeout when
+// ctx ends.
 func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) {
+	// Refused before the load's work when the size is known; checked
+	// again, with the bytes hashed, before the file's row is written.
+	if err := s.room(ctx, s.db, true, nf.Size); err != nil {
+		return nil, err
+	}
 	// The bytes are hashed and synced to disk while the tables load: the
 	// load is DuckDB's work, mostly on its own threads, and nothing
 	// commits before both are done.
@@ -119,6 +127,9 @@ func (s *Store) addTables(ctx context.Context, conn *sql.Conn, f *catalog.File, 
 		return fmt.Errorf("engine: add file: %w", h.err)
 	}
 	f.Size, f.SHA256 = h.size, h.sum
+	if err := s.room(ctx, conn, true, f.Size); err != nil {
+		return err
+	}
 	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
 		return classify(ctx, err)
@@ -185,28 +196,57 @@ func (s *Store) Files(ctx context.Context, chatSession string, limit int) ([]cat
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
+	out, _, err := s.filesWhere(ctx, q, args...)
+	return out, err
+}
+
+// filesWhere reads the files query q selects (the columns of dd_files in
+// their order, and, when total is true, a count after them), with their
+// tables read in one more statement, however many files there are.
+func (s *Store) filesWhere(ctx context.Context, q string, args ...any) ([]catalog.File, int, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, classify(ctx, err)
+		return nil, 0, classify(ctx, err)
 	}
 	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, 0, classify(ctx, err)
+	}
 	var out []catalog.File
+	total := 0
 	for rows.Next() {
 		var f catalog.File
-		if err := rows.Scan(&f.ID, &f.Filename, &f.ContentType, &f.Size, &f.SHA256, &f.ChatSession, &f.CreatedAt); err != nil {
-			return nil, classify(ctx, err)
+		dest := []any{&f.ID, &f.Filename, &f.ContentType, &f.Size, &f.SHA256, &f.ChatSession, &f.CreatedAt}
+		if len(cols) > len(dest) {
+			dest = append(dest, &total)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, 0, classify(ctx, err)
 		}
 		out = append(out, f)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, classify(ctx, err)
+		return nil, 0, classify(ctx, err)
 	}
+	if len(out) == 0 {
+		return out, total, nil
+	}
+	ids := make([]any, len(out))
+	at := make(map[string]int, len(out))
 	for i := range out {
-		if out[i].Tables, err = s.tablesOf(ctx, out[i].ID); err != nil {
-			return nil, err
-		}
+		ids[i], at[out[i].ID] = out[i].ID, i
 	}
-	return out, nil
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
+	tables, err := s.tablesWhere(ctx, `kind = 'sheet' AND file_id IN (`+marks+`) ORDER BY file_id, ordinal`, ids...)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, t := range tables {
+		f := &out[at[t.FileID]]
+		f.Tables = append(f.Tables, t)
+	}
+	return out, total, nil
 }
 
 // StoredResults returns the tables the owner's calls stored (an analysis
@@ -259,6 +299,9 @@ func (s *Store) tablesWhere(ctx context.Context, where string, args ...any) ([]c
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, classify(ctx, err)
 	}
+	if err := s.cacheTables(ctx, ids); err != nil {
+		return nil, err
+	}
 	out := make([]catalog.Table, 0, len(ids))
 	for _, id := range ids {
 		t, err := s.Table(ctx, id)
@@ -268,6 +311,83 @@ func (s *Store) tablesWhere(ctx context.Context, where string, args ...any) ([]c
 		out = append(out, *t)
 	}
 	return out, nil
+}
+
+// cacheTables reads the catalog entries of the tables ids names that are
+// not cached yet, all in two statements, and caches them.
+func (s *Store) cacheTables(ctx context.Context, ids []string) error {
+	var missing []any
+	for _, id := range ids {
+		if _, ok := s.tables.get(id); !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) < 2 {
+		return nil
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(missing)), ", ")
+	read := map[string]*catalog.Table{}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at, location
+		FROM dd_tables WHERE id IN (`+marks+`)`, missing...)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t, err := scanTable(rows)
+		if err != nil {
+			return classify(ctx, err)
+		}
+		read[t.ID] = t
+	}
+	if err := rows.Err(); err != nil {
+		return classify(ctx, err)
+	}
+	cols, err := s.db.QueryContext(ctx, `SELECT table_id, key, label, type, identifier, reason, coalesce(digits, 0) FROM dd_columns
+		WHERE table_id IN (`+marks+`) ORDER BY table_id, ordinal`, missing...)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer cols.Close()
+	for cols.Next() {
+		var id string
+		var c catalog.Column
+		var digits int
+		if err := cols.Scan(&id, &c.Key, &c.Label, &c.Type, &c.Identifier, &c.Reason, &digits); err != nil {
+			return classify(ctx, err)
+		}
+		c.Digits = catalog.Digits(digits)
+		if t := read[id]; t != nil {
+			t.Columns = append(t.Columns, c)
+		}
+	}
+	if err := cols.Err(); err != nil {
+		return classify(ctx, err)
+	}
+	for id, t := range read {
+		s.tables.put(id, t)
+	}
+	return nil
+}
+
+// scanTable reads a catalog row of dd_tables: id, file_id, name,
+// ordinal, row_count, report, source_table_id, query, created_at and
+// location, in that order.
+func scanTable(row interface{ Scan(...any) error }) (*catalog.Table, error) {
+	var t catalog.Table
+	var report string
+	var source, query, location sql.NullString
+	if err := row.Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &source, &query, &t.CreatedAt, &location); err != nil {
+		return nil, err
+	}
+	t.SourceTableID, t.Query, t.Location = source.String, query.String, location.String
+	if t.Location == "" {
+		t.Location = catalog.LocationDuckDB
+	}
+	if err := json.Unmarshal([]byte(report), &t.Report); err != nil {
+		return nil, fmt.Errorf("engine: report of %s: %w", t.ID, err)
+	}
+	return &t, nil
 }
 
 // Table returns a table by its id or, given a file id, the file's first
@@ -287,24 +407,13 @@ func (s *Store) Table(ctx context.Context, id string) (*catalog.Table, error) {
 func (s *Store) forgetTables() { s.tables.clear() }
 
 func (s *Store) readTable(ctx context.Context, id string) (*catalog.Table, error) {
-	var t catalog.Table
-	var report string
-	var source, query, location sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at, location FROM dd_tables
-		WHERE id = ? OR (file_id = ? AND ordinal = 0 AND kind = 'sheet')`, id, id).
-		Scan(&t.ID, &t.FileID, &t.Name, &t.Ordinal, &t.RowCount, &report, &source, &query, &t.CreatedAt, &location)
-	t.SourceTableID, t.Query, t.Location = source.String, query.String, location.String
-	if t.Location == "" {
-		t.Location = catalog.LocationDuckDB
-	}
+	t, err := scanTable(s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at, location FROM dd_tables
+		WHERE id = ? OR (file_id = ? AND ordinal = 0 AND kind = 'sheet')`, id, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, datadesk.Errorf(datadesk.NotFound, "no table with id %q", id).WithField("file_id")
 	}
 	if err != nil {
 		return nil, classify(ctx, err)
-	}
-	if err := json.Unmarshal([]byte(report), &t.Report); err != nil {
-		return nil, fmt.Errorf("engine: report of %s: %w", t.ID, err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT key, label, type, identifier, reason, coalesce(digits, 0), coalesce(unit, '') FROM dd_columns
 		WHERE table_id = ? ORDER BY ordinal`, t.ID)
@@ -321,7 +430,7 @@ func (s *Store) readTable(ctx context.Context, id string) (*catalog.Table, error
 		c.Digits = catalog.Digits(digits)
 		t.Columns = append(t.Columns, c)
 	}
-	return &t, rows.Err()
+	return t, rows.Err()
 }
 
 // DeleteFile removes a file, its tables, the views derived from them and its

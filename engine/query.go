@@ -232,18 +232,5 @@ func (s *Store) near(ctx context.Context, t *catalog.Table, c *catalog.Column, k
 	default:
 		q += col + ` IS NOT NULL`
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY 1 LIMIT `+fmt.Sprint(catalog.MaxHintValues), args...)
-	if err != nil {
-		return nil, classify(ctx, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, classify(ctx, err)
-		}
-		out = append(out, v)
-	}
-	return out, classify(ctx, rows.Err())
+	return s.queryStrings(ctx, q+` ORDER BY 1 LIMIT `+fmt.Sprint(catalog.MaxHintValues), args...)
 }

@@ -54,6 +54,8 @@ type Store struct {
 
 	// maxWidth is the widest table this server loads (Engine.MaxWidth).
 	maxWidth int
+	// maxBytes bounds the owner's storage (Config.MaxOwnerBytes).
+	maxBytes int64
 
 	// staged makes CSV and JSON files DuckDB can read take the staged
 	// path instead of the direct load (tests compare the two).
@@ -165,7 +167,7 @@ func (e *Engine) openStore(ctx context.Context, owner string, first bool) (*Stor
 	}
 	s := &Store{owner: owner, dir: dir, db: e.hub.catalog(owner), logger: e.cfg.Logger.With("owner", owner), tables: e.caches.of(owner),
 		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows, sweepLater: func() { e.sweepLater(owner) }, retireAfter: e.cfg.RetireAfter,
-		maxWidth: e.maxWidth}
+		maxWidth: e.maxWidth, maxBytes: e.cfg.MaxOwnerBytes}
 	if first {
 		err = s.prepare(ctx)
 	}

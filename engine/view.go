@@ -52,6 +52,9 @@ func (s *Store) Show(ctx context.Context, p *catalog.Plan, res *catalog.QueryRes
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	if err := s.room(ctx, s.db, false, 0); err != nil {
+		return nil, err
+	}
 	sel, params := ducksql.View(p, keys)
 	t := &catalog.Table{ID: datadesk.NewID("t"), FileID: p.Table.FileID, Name: p.Table.Name + " (query)", Columns: cols,
 		CreatedAt: time.Now().UTC(), SourceTableID: p.Table.ID, Query: string(query)}

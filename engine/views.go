@@ -24,7 +24,8 @@ const (
 )
 
 // SaveView saves a view of table tableID under name. Errors: not_found
-// (table), invalid (name empty or too long, query too long).
+// (table), invalid (name empty or too long, query too long), too_large
+// (MaxViews kept already).
 func (s *Store) SaveView(ctx context.Context, tableID, name, query string) (*SavedView, error) {
 	name = strings.TrimSpace(name)
 	switch {
@@ -41,6 +42,13 @@ func (s *Store) SaveView(ctx context.Context, tableID, name, query string) (*Sav
 	}
 	v := &SavedView{ID: datadesk.NewID("v"), TableID: t.ID, Name: name, Query: query, CreatedAt: time.Now().UTC()}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {
+		var n int
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM dd_views`).Scan(&n); err != nil {
+			return classify(ctx, err)
+		}
+		if n >= MaxViews {
+			return datadesk.Errorf(datadesk.TooLarge, "you keep %d saved views, the most allowed; a file's views go when the file is deleted", n).WithField("name")
+		}
 		_, err := conn.ExecContext(ctx, `INSERT INTO dd_views VALUES (?, ?, ?, ?, ?)`, v.ID, v.TableID, v.Name, v.Query, v.CreatedAt)
 		return classify(ctx, err)
 	})

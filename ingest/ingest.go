@@ -46,6 +46,9 @@ type Config struct {
 	MaxUnzipRatio int64
 	MaxLine       int
 	MaxCells      int64
+	// MaxReadMemory bounds the memory every upload's readers hold at once
+	// beside their rows (memory.go); 0 means DefaultMaxReadMemory.
+	MaxReadMemory int64
 	// Literal reads each sheet as it is: its first row with a value is
 	// the header, and every row under it is data; without it, titles and
 	// notes around a sheet's table are found and kept out (header.go).
@@ -65,12 +68,17 @@ func (c *Config) setDefaults() {
 	if c.MaxCells <= 0 {
 		c.MaxCells = DefaultMaxCells
 	}
+	if c.MaxReadMemory <= 0 {
+		c.MaxReadMemory = DefaultMaxReadMemory
+	}
 }
 
 // Ingester reads files into table sources.
 type Ingester struct {
 	cfg  Config
 	opts Options
+	// memory is what every upload's readers hold at once.
+	memory *readMemory
 }
 
 // headerFor is how the tables of sheet (or of a CSV file, sheet "") are
@@ -120,7 +128,7 @@ func (h headerChoice) last() int {
 // New returns an Ingester.
 func New(cfg Config) *Ingester {
 	cfg.setDefaults()
-	return &Ingester{cfg: cfg}
+	return &Ingester{cfg: cfg, memory: newReadMemory(cfg.MaxReadMemory)}
 }
 
 // Result is what Read found in a file.
@@ -226,7 +234,7 @@ func (in *Ingester) read(ctx context.Context, path, filename, tempDir string) (*
 		if ext == ".xls" {
 			format = "xlsx"
 		}
-		return in.readXLSX(path, filename, format)
+		return in.readXLSX(ctx, path, filename, format)
 	case ext == ".xls":
 		if !isOLE {
 			return nil, datadesk.Errorf(datadesk.Unsupported,

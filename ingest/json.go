@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -244,12 +243,12 @@ func jsonErr(name string, err error) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return datadesk.Errorf(datadesk.Invalid, "%s is not valid JSON: %v at byte %d", name, se, se.Offset).WithField("file")
+		return datadesk.Errorf(datadesk.Invalid, "%s is not valid JSON: the text at byte %d is not what JSON allows there", name, se.Offset).WithField("file").WithCause(err)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return datadesk.Errorf(datadesk.Invalid, "%s is not valid JSON: it ends too soon", name).WithField("file")
 	}
-	return datadesk.Errorf(datadesk.Invalid, "%s could not be read as JSON: %v", name, err).WithField("file").WithCause(err)
+	return datadesk.Errorf(datadesk.Invalid, "%s could not be read as JSON", name).WithField("file").WithCause(err)
 }
 
 func jsonShapeOf(path string) (jsonLayout, error) {
@@ -559,7 +558,8 @@ func quotedList(names []string) string {
 
 // parseRecord reads an object (keys in file order) or an array. The
 // standard decoder's fast paths read the values; the keys' file order comes
-// from where each first appears in the record.
+// from one pass over the record's bytes, which refuses a record of more
+// than engine.MaxColumns keys as soon as it meets the one too many.
 func parseRecord(raw json.RawMessage) (jsonRecord, error) {
 	raw = bytes.TrimSpace(raw)
 	var rec jsonRecord
@@ -570,25 +570,15 @@ func parseRecord(raw json.RawMessage) (jsonRecord, error) {
 	dec.UseNumber()
 	switch raw[0] {
 	case '{':
+		keys, err := objectKeys(raw, engine.MaxColumns)
+		if err != nil {
+			return rec, err
+		}
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
 			return rec, err
 		}
-		rec.keys = make([]string, 0, len(m))
-		pos := make(map[string]int, len(m))
-		for k := range m {
-			rec.keys = append(rec.keys, k)
-			q, _ := json.Marshal(k)
-			i := bytes.Index(raw, append(q, ':'))
-			if i < 0 {
-				i = bytes.Index(raw, q)
-			}
-			if i < 0 {
-				i = len(raw)
-			}
-			pos[k] = i
-		}
-		sort.Slice(rec.keys, func(i, j int) bool { return pos[rec.keys[i]] < pos[rec.keys[j]] })
+		rec.keys = keys
 		rec.values = make([]jsonValue, len(rec.keys))
 		for i, k := range rec.keys {
 			rec.values[i] = valueOf(m[k])
@@ -606,6 +596,95 @@ func parseRecord(raw json.RawMessage) (jsonRecord, error) {
 		return rec, datadesk.Errorf(datadesk.Invalid, "each record must be an object or an array, not a single value")
 	}
 	return rec, nil
+}
+
+// objectKeys returns the keys of the JSON object raw (valid JSON, as the
+// decoder has read it) in the order each first appears, escapes undone.
+// Errors: invalid past max keys, found on the key one too many.
+func objectKeys(raw []byte, max int) ([]string, error) {
+	var keys []string
+	seen := map[string]bool{}
+	i := 1 // past the '{'
+	for {
+		i = skipJSONSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return keys, nil // '}'
+		}
+		end := stringEnd(raw, i)
+		key := string(raw[i+1 : end-1])
+		if bytes.IndexByte(raw[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(raw[i:end], &key); err != nil {
+				return nil, err
+			}
+		}
+		if !seen[key] {
+			if len(keys) == max {
+				return nil, datadesk.Errorf(datadesk.Invalid, "a record has more than %d keys, the most a table has columns", max).WithField("file")
+			}
+			seen[key] = true
+			keys = append(keys, key)
+		}
+		i = skipJSONValue(raw, skipJSONSpace(raw, end)+1) // past the ':'
+		i = skipJSONSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i++
+		}
+	}
+}
+
+// skipJSONSpace is the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipJSONSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the string that starts at raw[i].
+func stringEnd(raw []byte, i int) int {
+	for i++; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(raw)
+}
+
+// skipJSONValue is the index just past the value that starts at or after
+// i: a string, an object or array (strings inside them skipped whole), or
+// a number or literal.
+func skipJSONValue(raw []byte, i int) int {
+	i = skipJSONSpace(raw, i)
+	depth := 0
+	for i < len(raw) {
+		switch raw[i] {
+		case '"':
+			i = stringEnd(raw, i)
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return i
 }
 
 // valueOf reads a decoded JSON value: numbers exactly as written, nested

@@ -3,6 +3,7 @@ package ingest
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -61,8 +62,20 @@ type xlsxBook struct {
 	parts    map[string]*zip.File // by lower-case name
 	sheets   []xlsxSheet
 	date1904 bool
-	strings  []string
+	strings  sharedStrings
 	xfKinds  []fmtKind
+	// memory is what the shared strings hold of the memory uploads'
+	// readers share, until the book is closed.
+	memory *hold
+}
+
+// close closes the package and gives back the memory its strings held.
+func (wb *xlsxBook) close() {
+	_ = wb.zr.Close()
+	// The strings go with the memory counted for them, whoever still
+	// holds the book.
+	wb.strings = sharedStrings{}
+	wb.memory.release()
 }
 
 type xlsxSheet struct {
@@ -76,7 +89,7 @@ const maxXMLText = 1 << 20
 
 // readXLSX prepares one table per sheet with a value. The archive stays open
 // until Result.Close.
-func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err error) {
+func (in *Ingester) readXLSX(ctx context.Context, path, filename, format string) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, datadesk.Errorf(datadesk.Invalid, "%s could not be read: the workbook is damaged", filename).WithField("file").WithCause(fmt.Errorf("panic: %v", r))
@@ -85,7 +98,7 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 	if err := in.checkZip(path, filename); err != nil {
 		return nil, err
 	}
-	wb, err := openXLSX(path)
+	wb, err := openXLSX(path, in.memory.hold(ctx))
 	var de *datadesk.Error
 	if errors.As(err, &de) {
 		return nil, datadesk.Errorf(de.Code, "%s %s", filename, de.Message).WithField("file")
@@ -97,12 +110,12 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 	if format == "xlsm" {
 		ct = "application/vnd.ms-excel.sheet.macroEnabled.12"
 	}
-	res = &Result{Format: format, ContentType: ct, Close: func() { _ = wb.zr.Close() }}
+	res = &Result{Format: format, ContentType: ct, Close: wb.close}
 	budget := newCellBudget(in.cfg.MaxCells)
 	for _, sh := range wb.sheets {
 		srcs, err := sheetSources(filename, sh.name, wb.rows(filename, sh), budget, in.headerFor(sh.name))
 		if err != nil {
-			wb.zr.Close()
+			wb.close()
 			return nil, err
 		}
 		for _, src := range srcs {
@@ -113,7 +126,7 @@ func (in *Ingester) readXLSX(path, filename, format string) (res *Result, err er
 		}
 	}
 	if len(res.Tables) == 0 {
-		wb.zr.Close()
+		wb.close()
 		return nil, errNoCells(filename)
 	}
 	return res, nil
@@ -127,18 +140,18 @@ func errNoCells(filename string) error {
 const maxSheets = 1000
 
 // openXLSX reads the workbook part, its relationships, the shared strings
-// and the styles.
-func openXLSX(path string) (*xlsxBook, error) {
+// (counted against memory) and the styles.
+func openXLSX(path string, memory *hold) (*xlsxBook, error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		return nil, err
 	}
-	wb := &xlsxBook{zr: zr, parts: map[string]*zip.File{}}
+	wb := &xlsxBook{zr: zr, parts: map[string]*zip.File{}, memory: memory}
 	for _, f := range zr.File {
 		wb.parts[strings.ToLower(strings.TrimPrefix(f.Name, "/"))] = f
 	}
 	if err := wb.load(); err != nil {
-		zr.Close()
+		wb.close()
 		return nil, err
 	}
 	return wb, nil
@@ -197,6 +210,9 @@ func (wb *xlsxBook) load() error {
 	}
 	if sharedPart != "" {
 		if err := wb.loadStrings(sharedPart); err != nil {
+			if errors.As(err, &de) {
+				return datadesk.Errorf(de.Code, "has shared strings that %s", de.Message)
+			}
 			return fmt.Errorf("shared strings: %w", err)
 		}
 	}
@@ -259,49 +275,106 @@ func (wb *xlsxBook) scan(part string, fn func(*xml.Decoder, xml.StartElement) er
 	}
 }
 
-// loadStrings reads the shared strings: each <si> is its <t> texts joined,
-// without the phonetic guides (<rPh>) of East Asian text.
-func (wb *xlsxBook) loadStrings(part string) error {
-	return wb.scan(part, func(d *xml.Decoder, se xml.StartElement) error {
-		if se.Name.Local != "si" {
-			return nil
-		}
-		s, err := readText(d, "si")
-		wb.strings = append(wb.strings, unescapeXstring(s))
-		return err
-	})
+// sharedStrings are a workbook's shared strings end to end in one block,
+// with where each ends: a string costs its bytes and four more, never more
+// than its XML did, so that the part's size bounds them.
+type sharedStrings struct {
+	text []byte
+	ends []uint32
 }
 
-// readText joins the <t> texts inside the element being read, up to its end.
-func readText(d *xml.Decoder, end string) (string, error) {
-	var b strings.Builder
-	inT, phonetic := false, 0
+func (ss *sharedStrings) len() int { return len(ss.ends) }
+
+// at is string i, 0 <= i < len().
+func (ss *sharedStrings) at(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = ss.ends[i-1]
+	}
+	return string(ss.text[start:ss.ends[i]])
+}
+
+// cost is the memory the strings hold.
+func (ss *sharedStrings) cost() int64 { return int64(cap(ss.text)) + 4*int64(cap(ss.ends)) }
+
+// add appends a string's text, its _xHHHH_ escapes undone, without a
+// copy of it on the way. Errors: one past the block's capacity, which the
+// part's declared size set (a part that says less than it holds).
+func (ss *sharedStrings) add(s []byte) error {
+	if bytes.Contains(s, []byte("_x")) {
+		s = []byte(unescapeXstring(string(s)))
+	}
+	if len(ss.text)+len(s) > cap(ss.text) {
+		return fmt.Errorf("the shared strings are larger than their part says")
+	}
+	ss.text = append(ss.text, s...)
+	ss.ends = append(ss.ends, uint32(len(ss.text)))
+	return nil
+}
+
+// loadStrings reads the shared strings: each <si> is its <t> texts joined,
+// without the phonetic guides (<rPh>) of East Asian text. The part's size
+// is taken of the memory uploads' readers share before a byte is read
+// (at once, so that readers never wait on each other part-way), and the
+// strings are read by xmlScanner, which makes no garbage of its tokens.
+func (wb *xlsxBook) loadStrings(part string) error {
+	f := wb.parts[strings.ToLower(part)]
+	if f == nil {
+		return nil
+	}
+	if err := wb.memory.need(int64(f.UncompressedSize64)); err != nil {
+		return err
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	s := newXMLScanner(rc)
+	text := make([]byte, 0, 4<<10)
+	wb.strings.text = make([]byte, 0, f.UncompressedSize64)
+	inSI, inT, phonetic := false, false, 0
 	for {
-		tok, err := d.Token()
-		if err != nil {
-			return b.String(), err
+		if err := s.next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "t":
-				inT = true
-			case "rPh":
-				phonetic++
+		name := string(s.name)
+		switch {
+		case s.kind == xmlText:
+			if inSI && inT && phonetic == 0 && len(text) < maxXMLText {
+				if text, err = appendXMLText(text, s.text, s.cdata); err != nil {
+					return err
+				}
 			}
-		case xml.EndElement:
-			switch t.Name.Local {
-			case "t":
-				inT = false
-			case "rPh":
-				phonetic--
-			case end:
-				return b.String(), nil
+			continue
+		case s.kind == xmlStart && name == "si":
+			inSI, text = true, text[:0]
+		case s.kind == xmlStart && name == "t":
+			inT = true
+		case s.kind == xmlStart && name == "rPh":
+			phonetic++
+		}
+		if s.kind == xmlStart && !s.selfClose {
+			continue
+		}
+		// An end tag, or a start tag that ends itself.
+		switch name {
+		case "t":
+			inT = false
+		case "rPh":
+			phonetic--
+		case "si":
+			if err := wb.strings.add(text); err != nil {
+				return err
 			}
-		case xml.CharData:
-			if inT && phonetic == 0 && b.Len() < maxXMLText {
-				b.Write(t)
+			// Only the list of ends may pass the part's size, for a
+			// part of nothing but empty strings.
+			if err := wb.memory.need(wb.strings.cost()); err != nil {
+				return err
 			}
+			inSI = false
 		}
 	}
 }
@@ -523,10 +596,10 @@ func (sx *sheetXML) end(name []byte) {
 func (sx *sheetXML) value() (string, typing.CellKind) {
 	if sx.cell.typ == "s" {
 		i, err := strconv.Atoi(string(bytes.TrimSpace(sx.v)))
-		if err != nil || i < 0 || i >= len(sx.wb.strings) {
+		if err != nil || i < 0 || i >= sx.wb.strings.len() {
 			return "", typing.KindEmpty
 		}
-		return textCell(sx.wb.strings[i])
+		return textCell(sx.wb.strings.at(i))
 	}
 	return sx.wb.cellValue(sx.cell, string(sx.v), string(sx.is))
 }
@@ -536,10 +609,10 @@ func (wb *xlsxBook) cellValue(c xlsxCell, v, inline string) (string, typing.Cell
 	switch c.typ {
 	case "s":
 		i, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || i < 0 || i >= len(wb.strings) {
+		if err != nil || i < 0 || i >= wb.strings.len() {
 			return "", typing.KindEmpty
 		}
-		return textCell(wb.strings[i])
+		return textCell(wb.strings.at(i))
 	case "inlineStr":
 		return textCell(unescapeXstring(inline))
 	case "str":

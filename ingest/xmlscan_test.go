@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -128,7 +129,7 @@ func TestSheetReaderAgreesWithEncodingXML(t *testing.T) {
 	}
 	sheets := 0
 	for _, p := range files {
-		wb, err := openXLSX(p)
+		wb, err := openXLSX(p, newReadMemory(DefaultMaxReadMemory).hold(context.Background()))
 		if err != nil {
 			continue // encrypted or damaged: refused before any sheet is read
 		}
@@ -180,7 +181,7 @@ func firstDifference(want, got []string) string {
 // TestSheetReaderEdges: what a worksheet's XML may hold beside plain
 // cells, read as encoding/xml reads it, and cut or malformed XML refused.
 func TestSheetReaderEdges(t *testing.T) {
-	wb := &xlsxBook{strings: []string{"zero", "one"}}
+	wb := &xlsxBook{strings: stringsOf("zero", "one")}
 	for _, sheet := range sheetXMLSeeds() {
 		want, werr := stdSheet(wb, strings.NewReader(sheet))
 		got, gerr := fastSheet(wb, strings.NewReader(sheet))
@@ -223,7 +224,7 @@ func FuzzSheetXML(f *testing.F) {
 	for _, s := range sheetXMLSeeds() {
 		f.Add([]byte(s))
 	}
-	wb := &xlsxBook{strings: []string{"zero", "one"}}
+	wb := &xlsxBook{strings: stringsOf("zero", "one")}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want, werr := stdSheet(wb, bytes.NewReader(data))
 		got, gerr := fastSheet(wb, bytes.NewReader(data))
@@ -269,4 +270,16 @@ func TestPipelinedEndsItsReader(t *testing.T) {
 			t.Fatalf("%s: the reader goroutine did not end", how)
 		}
 	}
+}
+
+// stringsOf is a workbook's shared strings holding list.
+func stringsOf(list ...string) sharedStrings {
+	var ss sharedStrings
+	ss.text = make([]byte, 0, len(strings.Join(list, "")))
+	for _, s := range list {
+		if err := ss.add([]byte(s)); err != nil {
+			panic(err)
+		}
+	}
+	return ss
 }

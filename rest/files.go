@@ -76,7 +76,8 @@ func (h *Handler) UploadFile(c *echo.Context) error {
 
 // ReadAgain reads a stored file again with a person's corrections
 // (header_row, sheet), into a new file of new tables, without its bytes
-// sent again: the policy, audit and import are an upload's.
+// sent again or copied: the policy, audit, import, turn and storage limit
+// are an upload's.
 func (h *Handler) ReadAgain(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionUpload, "file")
 	if err != nil {
@@ -102,12 +103,7 @@ func (h *Handler) ReadAgain(c *echo.Context) error {
 	if err := opts.Check(); err != nil {
 		return err
 	}
-	f, fh, err := store.Open(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	nf, err := h.d.Upload(c, store, f.Filename, fh, opts)
+	nf, err := h.d.ReadAgain(c, store, id, opts)
 	if err != nil {
 		return err
 	}

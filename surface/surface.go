@@ -41,7 +41,10 @@ type Services struct {
 	// decided again by the policy on what the file holds. UploadBody bounds
 	// a request's body, EnterBody takes the caller's turn for a large one;
 	// UploadTooLarge and UploadError say what went wrong receiving one.
-	Upload         func(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error)
+	Upload func(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error)
+	// ReadAgain reads a stored file again (by id) with a person's
+	// corrections into a new file, by the same path, sharing its bytes.
+	ReadAgain      func(c *echo.Context, store *engine.Store, id string, opts ingest.Options) (*catalog.File, error)
 	UploadBody     func(c *echo.Context, limit int64) io.ReadCloser
 	UploadTooLarge func() error
 	UploadError    func(err error) error

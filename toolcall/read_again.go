@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +61,8 @@ func underField(parent string, err error) error {
 // again as opts says, into a new file of the caller's, as files.create
 // makes one: the policy decides on files.create with the file's bytes and
 // format before, and with its tables' rows and columns once read. The
-// stored bytes are shared, not copied. It returns the new file and its
+// stored bytes are shared, not copied, and count against the owner's
+// storage limit as a new file. It returns the new file and its
 // table to answer from: the one of the sheet asked, else the one in the
 // place of id's. Errors: not_found, invalid (options that name no row or
 // sheet of the file), forbidden, and a needed approval.
@@ -84,8 +84,8 @@ func (p *Pipeline) readAgain(ctx context.Context, call *toolCall, id string, opt
 	if err := call.authorize(p, rbac.ActionCreate, rbac.Attrs{Tool: rbac.ActionCreate, Bytes: f.Size, Format: format}); err != nil {
 		return nil, nil, err
 	}
-	tmp := filepath.Join(store.IncomingDir(), datadesk.NewID("again"))
-	if err := shareBytes(store.BytesPath(f.ID), tmp); err != nil {
+	_, tmp, err := store.ShareBytes(ctx, f.ID)
+	if err != nil {
 		return nil, nil, err
 	}
 	defer os.Remove(tmp) // gone already once stored
@@ -126,32 +126,6 @@ func pickTable(f *catalog.File, sheet string, ordinal int) *catalog.Table {
 		return &f.Tables[ordinal]
 	}
 	return &f.Tables[0]
-}
-
-// shareBytes makes a stored file's bytes readable at tmp: a hard link,
-// so a file read again takes no room, or a copy where links fail.
-func shareBytes(stored, tmp string) error {
-	if err := os.Link(stored, tmp); err == nil {
-		return nil
-	}
-	in, err := os.Open(stored)
-	if err != nil {
-		return fmt.Errorf("toolcall: %w", err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("toolcall: %w", err)
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("toolcall: %w", err)
-	}
-	return nil
 }
 
 // readingNote says in an answer how its table was read again.

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/engine"
+	"datadesk/engine/catalog"
 	"datadesk/ingest"
 	"datadesk/rbac"
 	"datadesk/toolcall"
@@ -27,8 +31,6 @@ type fileRow struct {
 	Kind, HumanSize string
 	Image           bool
 	Tables          []toolcall.TableSummary
-	rows            int64
-	created         int64
 }
 
 // filesPageSize is how many files the files page lists at a time.
@@ -54,36 +56,20 @@ func (h *Handler) FilesPage(c *echo.Context) error {
 	if !knownOp(fileSorts, order) {
 		order = fileSorts[0].Value
 	}
-	all, err := store.Files(c.Request().Context(), "", 0)
+	offset, _ := strconv.Atoi(c.QueryParam("offset"))
+	// The catalog picks, sorts and counts the files: the page reads its
+	// own files only, however many the owner keeps.
+	list, err := store.FilesPage(c.Request().Context(), engine.FileQuery{Session: session, Search: search, Sort: order,
+		Offset: offset, Limit: filesPageSize})
 	if err != nil {
 		return h.pageError(c, err)
 	}
-	seen := map[string]bool{}
-	var sessions []string
-	var rows []fileRow
-	for i := range all {
-		f := &all[i]
-		if f.ChatSession != "" && !seen[f.ChatSession] {
-			seen[f.ChatSession] = true
-			sessions = append(sessions, f.ChatSession)
-		}
-		if session != "" && f.ChatSession != session || search != "" && !strings.Contains(strings.ToLower(f.Filename), strings.ToLower(search)) {
-			continue
-		}
-		d := toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f)
-		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
-			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
-			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size), created: f.CreatedAt.UnixNano()})
-		for _, t := range d.Tables {
-			rows[len(rows)-1].rows += t.RowCount
-		}
+	sessions, err := store.ChatSessions(c.Request().Context())
+	if err != nil {
+		return h.pageError(c, err)
 	}
-	sort.Strings(sessions)
-	sortFiles(rows, order)
-	total := len(rows)
-	offset, _ := strconv.Atoi(c.QueryParam("offset"))
-	offset = min(max(offset, 0), max(total-1, 0)/filesPageSize*filesPageSize)
-	rows = rows[offset:min(offset+filesPageSize, total)]
+	rows := h.fileRows(c, list.Files)
+	total, offset := list.Total, list.Offset
 	at := func(off int) string {
 		v := url.Values{}
 		for k, x := range map[string]string{"session": session, "q": search, "sort": order} {
@@ -127,57 +113,54 @@ func (h *Handler) FilesPage(c *echo.Context) error {
 		search, order, fileSorts, pager, saved})
 }
 
-// UploadLimit bounds a page upload's body before the form is read: the
-// CSRF check reads the whole multipart form.
-func (h *Handler) UploadLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c *echo.Context) error {
-		r := c.Request()
-		limit := h.d.MaxUpload + (1 << 20)
-		if r.ContentLength > limit {
-			return filesRedirect(c, "", h.d.UploadTooLarge())
-		}
-		// Not yet signed in: the form is read by the sign-in check, so
-		// its turn is the client address's.
-		release, err := h.d.EnterBody(r.Context(), "address "+c.RealIP())
-		if err != nil {
-			return filesRedirect(c, "", err)
-		}
-		defer release()
-		r.Body = h.d.UploadBody(c, limit)
-		return next(c)
+// fileRows are files as the files page shows them.
+func (h *Handler) fileRows(c *echo.Context, files []catalog.File) []fileRow {
+	rows := make([]fileRow, 0, len(files))
+	for i := range files {
+		f := &files[i]
+		d := toolcall.Describe(h.d.Links, h.d.Caller(c).UserID, f)
+		rows = append(rows, fileRow{ID: f.ID, Filename: f.Filename, ContentType: f.ContentType, Size: f.Size, Created: f.CreatedAt.Format("2006-01-02 15:04"),
+			DownloadURL: d.DownloadURL, Image: strings.HasPrefix(f.ContentType, "image/"), Tables: d.Tables,
+			Kind: fileKind(f.ContentType, f.Filename), HumanSize: humanSize(f.Size)})
 	}
+	return rows
 }
 
 // filesRedirect goes back to the files page with what happened, so a
 // mistake is shown on the page the user was on.
-func filesRedirect(c *echo.Context, done string, err error) error {
-	return c.Redirect(http.StatusSeeOther, "/files?msg="+url.QueryEscape(filesMessage(done, err)))
+func (h *Handler) filesRedirect(c *echo.Context, done string, err error) error {
+	return c.Redirect(http.StatusSeeOther, h.filesAddress(done, err))
 }
 
-// filesMessage says what happened: done, or why not.
-func filesMessage(done string, err error) string {
-	if err == nil {
-		return done
+// filesAddress is the files page saying what happened: done, or why not
+// (signed, as every message of the server's in an address).
+func (h *Handler) filesAddress(done string, err error) string {
+	msg := done
+	if err != nil {
+		e := datadesk.AsError(err)
+		msg = e.Message
+		if e.Code == datadesk.Internal {
+			msg = "The server could not do that. Try again later."
+		}
+		msg = "Not done: " + msg
 	}
-	e := datadesk.AsError(err)
-	msg := e.Message
-	if e.Code == datadesk.Internal {
-		msg = "The server could not do that. Try again later."
-	}
-	return "Not done: " + msg
+	return h.notes.withNote("/files", nil, msg)
 }
 
 // UploadForm stores a file sent from the files page by the API's own path
-// (Deps.Upload, the server's one upload service): the same policy, audit
-// and import. The page's script asks for the upload's progress (Accept:
-// application/x-ndjson): the answer is then a line of JSON for each
-// stage as it begins (reading, typing and storing), and a last one with
-// the page to go to; without the script, the form is answered with that
-// page.
+// (Deps.Upload, the server's one upload service): the same policy, audit,
+// turn for bodies and import. The page's script asks for the upload's
+// progress (Accept: application/x-ndjson): the answer is then a line of
+// JSON for each stage as it begins (reading, typing and storing), and a
+// last one with the page to go to; without the script, the form is
+// answered with that page.
 func (h *Handler) UploadForm(c *echo.Context) error {
 	if !strings.Contains(c.Request().Header.Get("Accept"), progressType) {
 		done, err := h.upload(c)
-		return filesRedirect(c, done, err)
+		if datadesk.ErrorCode(err) == datadesk.Forbidden && isCSRF(err) {
+			return err
+		}
+		return h.filesRedirect(c, done, err)
 	}
 	w := c.Response()
 	flush := http.NewResponseController(w).Flush
@@ -196,7 +179,7 @@ func (h *Handler) UploadForm(c *echo.Context) error {
 	ctx := datadesk.WithProgress(c.Request().Context(), func(p datadesk.Progress) { line(uploadStage{Stage: p.Stage, Done: p.Done, Total: p.Total}) })
 	c.SetRequest(c.Request().WithContext(ctx))
 	done, err := h.upload(c)
-	line(uploadStage{Location: "/files?msg=" + url.QueryEscape(filesMessage(done, err))})
+	line(uploadStage{Location: h.filesAddress(done, err)})
 	return nil
 }
 
@@ -213,18 +196,29 @@ type uploadStage struct {
 	Location string `json:"location,omitempty"`
 }
 
-// upload stores the form's file and says what it did.
+// upload stores the form's file and says what it did. The policy is
+// asked before a byte of the body is read, and the form is read as a
+// stream: its fields up to the file (the CSRF token among them), then the
+// file straight into the owner's folder under the data directory, never
+// a temp folder of the system's.
 func (h *Handler) upload(c *echo.Context) (string, error) {
 	if err := h.d.Authorize(c, rbac.ActionUpload); err != nil {
 		return "", err
 	}
-	fh, err := c.FormFile("file")
-	if err != nil {
-		return "", h.d.UploadError(fmt.Errorf("web: upload form: %w", err))
+	r := c.Request()
+	limit := h.d.MaxUpload + (1 << 20)
+	if r.ContentLength > limit {
+		return "", h.d.UploadTooLarge()
 	}
-	part, err := fh.Open()
+	release, err := h.d.EnterBody(r.Context(), h.d.Caller(c).UserID)
 	if err != nil {
-		return "", fmt.Errorf("web: upload form: %w", err)
+		return "", err
+	}
+	defer release()
+	r.Body = h.d.UploadBody(c, limit)
+	fields, part, err := h.formUntilFile(c)
+	if err != nil {
+		return "", err
 	}
 	defer part.Close()
 	store, release, err := h.d.Store(c)
@@ -232,33 +226,83 @@ func (h *Handler) upload(c *echo.Context) (string, error) {
 		return "", err
 	}
 	defer release()
-	opts, err := ingest.ParseOptions(c.FormValue)
+	opts, err := ingest.ParseOptions(fields.Get)
 	if err != nil {
 		return "", err
 	}
-	f, err := h.d.Upload(c, store, fh.Filename, part, opts)
+	f, err := h.d.Upload(c, store, part.FileName(), part, opts)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("Uploaded %s (%s).", f.Filename, humanSize(f.Size)), nil
 }
 
+// Bounds of the upload form's fields before its file: the CSRF token, the
+// header rows, the rows to keep out, the sheet's name.
+const (
+	maxFormField  = 1 << 10
+	maxFormFields = 8
+)
+
+// errFormCSRF is the refusal of an upload form without its session's
+// CSRF token.
+var errFormCSRF = datadesk.Errorf(datadesk.Forbidden, "the form is missing its CSRF token; reload the page and try again")
+
+func isCSRF(err error) bool { return err == errFormCSRF }
+
+// formUntilFile reads the upload form's fields up to its file, which it
+// returns unread; fields after the file are not read. The session's CSRF
+// token must be among the fields before the file. Errors: forbidden (the
+// token), invalid (the form).
+func (h *Handler) formUntilFile(c *echo.Context) (url.Values, *multipart.Part, error) {
+	mr, err := c.Request().MultipartReader()
+	if err != nil {
+		return nil, nil, datadesk.Errorf(datadesk.Invalid, "the upload form is malformed").WithField("file").WithCause(err)
+	}
+	fields := url.Values{}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, nil, datadesk.Errorf(datadesk.Invalid, "the form has no file").WithField("file")
+		}
+		if err != nil {
+			return nil, nil, h.d.UploadError(fmt.Errorf("web: upload form: %w", err))
+		}
+		if p.FormName() == "file" {
+			if subtle.ConstantTimeCompare([]byte(fields.Get("csrf_token")), []byte(h.d.CSRF(c))) != 1 {
+				p.Close()
+				return nil, nil, errFormCSRF
+			}
+			return fields, p, nil
+		}
+		v, err := io.ReadAll(io.LimitReader(p, maxFormField+1))
+		p.Close()
+		if err != nil {
+			return nil, nil, h.d.UploadError(fmt.Errorf("web: upload form: %w", err))
+		}
+		if len(v) > maxFormField || len(fields) >= maxFormFields {
+			return nil, nil, datadesk.Errorf(datadesk.Invalid, "the form's field %q is longer than a form of this page sends", datadesk.CleanName(p.FormName())).WithField("file")
+		}
+		fields.Set(p.FormName(), string(v))
+	}
+}
+
 // DeleteForm deletes one of the caller's files from the files page.
 func (h *Handler) DeleteForm(c *echo.Context) error {
 	store, id, release, err := h.d.OwnStore(c, rbac.ActionDelete, "file")
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
 	defer release()
 	ctx := c.Request().Context()
 	f, err := store.File(ctx, id)
 	if err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
 	if err := store.DeleteFile(ctx, id); err != nil {
-		return filesRedirect(c, "", err)
+		return h.filesRedirect(c, "", err)
 	}
-	return filesRedirect(c, "Deleted "+f.Filename+".", nil)
+	return h.filesRedirect(c, "Deleted "+f.Filename+".", nil)
 }
 
 // humanSize writes a byte count as people read it: 812 bytes, 2.3 MB.
@@ -323,27 +367,4 @@ func (h *Handler) may(c *echo.Context, action string) bool {
 type filesPager struct {
 	Total, From, To  int
 	PrevURL, NextURL string
-}
-
-// sortFiles orders the files list: newest first, by name, by size or by
-// rows, largest first; ties by name.
-func sortFiles(rows []fileRow, order string) {
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		switch order {
-		case "size":
-			if a.Size != b.Size {
-				return a.Size > b.Size
-			}
-		case "rows":
-			if a.rows != b.rows {
-				return a.rows > b.rows
-			}
-		case "date":
-			if a.created != b.created {
-				return a.created > b.created
-			}
-		}
-		return strings.ToLower(a.Filename) < strings.ToLower(b.Filename)
-	})
 }

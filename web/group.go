@@ -26,7 +26,7 @@ import (
 var groupOps, groupBuckets = tableview.GroupOps, tableview.GroupBuckets
 
 // maxGroupExport bounds the groups an XLSX of a grouping holds.
-const maxGroupExport = 10000
+const maxGroupExport = catalog.MaxAnalysisExport
 
 // pageGroup is a table page's grouping: the rows its filters keep
 // grouped by a column (or a date bucket) with one measure, through the
@@ -161,24 +161,19 @@ func (h *Handler) GroupFile(format string) echo.HandlerFunc {
 		if !g.Asked {
 			return h.pageError(c, datadesk.Errorf(datadesk.Invalid, "no grouping asked: g names the column to group by").WithField("g"))
 		}
-		limit := catalog.MaxAnalysisPage
-		var rows [][]any
-		var p *catalog.AnalysisPlan
-		for offset := 0; ; offset += limit {
-			a := g.analysis(t, v, limit)
-			a.Offset = offset
-			if p, err = store.PlanAnalysis(ctx, a); err != nil {
-				return h.pageError(c, err)
-			}
-			res, err := store.Analyze(ctx, p)
-			if err != nil {
-				return h.pageError(c, err)
-			}
-			rows = append(rows, res.Rows...)
-			if format != "xlsx" || len(res.Rows) < limit || len(rows) >= maxGroupExport {
-				break
-			}
+		// One pass: the chart's groups, or every group the XLSX holds.
+		p, err := store.PlanAnalysis(ctx, g.analysis(t, v, catalog.MaxAnalysisPage))
+		if err != nil {
+			return h.pageError(c, err)
 		}
+		if format == "xlsx" {
+			p = p.ForExport(maxGroupExport)
+		}
+		res, err := store.Analyze(ctx, p)
+		if err != nil {
+			return h.pageError(c, err)
+		}
+		rows := res.Rows
 		name := g.chartName(p)
 		switch format {
 		case "svg":

@@ -462,15 +462,14 @@ func (h *Handler) RereadForm(c *echo.Context) error {
 	if err != nil {
 		return back(err)
 	}
-	f, fh, err := store.Open(ctx, t.FileID)
+	f, err := store.File(ctx, t.FileID)
 	if err != nil {
 		return back(err)
 	}
-	defer fh.Close()
 	if len(f.Tables) > 1 && t.Report.Sheet != "" {
 		opts.Sheet = t.Report.Sheet
 	}
-	nf, err := h.d.Upload(c, store, f.Filename, fh, opts)
+	nf, err := h.d.ReadAgain(c, store, f.ID, opts)
 	if err != nil {
 		return back(err)
 	}

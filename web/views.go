@@ -39,8 +39,8 @@ func (h *Handler) SaveViewForm(c *echo.Context) error {
 	}
 	view.Offset, view.Message = 0, ""
 	v, err := store.SaveView(ctx, id, c.FormValue("name"), view.Encode())
-	switch {
-	case datadesk.ErrorCode(err) == datadesk.Invalid:
+	switch code := datadesk.ErrorCode(err); {
+	case code == datadesk.Invalid, code == datadesk.TooLarge:
 		setFlash(c, "Not saved: "+datadesk.AsError(err).Message)
 	case err != nil:
 		return h.pageError(c, err)

@@ -56,6 +56,7 @@ type Deps struct {
 type Handler struct {
 	d     Deps
 	pages map[string]*template.Template
+	notes notes
 }
 
 // NewHandler returns the web page over its dependencies.
@@ -67,7 +68,7 @@ func NewHandler(d Deps) (*Handler, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{d: d, pages: pages}, nil
+	return &Handler{d: d, pages: pages, notes: newNotes(d.Links.Key)}, nil
 }
 
 // Stylesheet serves the pages' style sheet.
@@ -122,7 +123,9 @@ func (h *Handler) render(c *echo.Context, status int, name string, data any) err
 
 func (h *Handler) pageBase(c *echo.Context, title string) page {
 	csrf := h.d.CSRF(c)
-	msg := c.QueryParam("msg")
+	// A form's message: in a cookie, or, where the answer was already
+	// on its way (an upload's progress), in the address, signed.
+	msg := h.notes.of(c.QueryParams())
 	if f := takeFlash(c); f != "" {
 		msg = f
 	}
@@ -176,7 +179,7 @@ func (h *Handler) pageError(c *echo.Context, err error) error {
 }
 
 func (h *Handler) SignInPage(c *echo.Context) error {
-	msg := c.QueryParam("msg")
+	msg := h.notes.of(c.QueryParams())
 	return h.render(c, http.StatusOK, "signin", struct {
 		page
 		Next string
@@ -216,21 +219,29 @@ func (h *Handler) SignInForm(c *echo.Context) error {
 			Next string
 		}{page{Title: "Sign in", Message: msg}, next})
 	}
-	return c.Redirect(http.StatusSeeOther, afterSignIn(next))
+	return c.Redirect(http.StatusSeeOther, afterSignIn(c, next))
 }
 
 // afterSignIn is where a sign-in goes: next, but for a download (a
 // table's export), which would leave the browser on the sign-in page, the
 // table's page in the same view, saying where the export is.
-func afterSignIn(next string) string {
+func afterSignIn(c *echo.Context, next string) string {
 	u, err := url.Parse(next)
 	if err != nil || !strings.HasPrefix(u.Path, "/tables/") || !strings.HasSuffix(u.Path, "/export") {
 		return next
 	}
 	q := u.Query()
+	// The message names a format of the server's, never text from the
+	// link.
 	format := strings.ToUpper(q.Get("format"))
+	if format != "XLSX" && format != "CSV" {
+		format = "the file"
+	}
 	q.Del("format")
-	q.Set("msg", "You are signed in. Export "+format+" again from this page: the button is above the table.")
+	setFlash(c, "You are signed in. Export "+format+" again from this page: the button is above the table.")
+	if len(q) == 0 {
+		return strings.TrimSuffix(u.Path, "/export")
+	}
 	return strings.TrimSuffix(u.Path, "/export") + "?" + q.Encode()
 }
 
@@ -238,7 +249,7 @@ func (h *Handler) SignOutForm(c *echo.Context) error {
 	if err := h.d.EndSession(c); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/signin?msg="+url.QueryEscape("You are signed out."))
+	return c.Redirect(http.StatusSeeOther, h.notes.withNote("/signin", nil, "You are signed out."))
 }
 
 // approvalRow is a held call as the queue lists it: Target names the
@@ -297,6 +308,6 @@ func (h *Handler) DecideApprovalForm(approve bool) echo.HandlerFunc {
 		case approve:
 			msg = "Approved " + a.ID + "."
 		}
-		return c.Redirect(http.StatusSeeOther, "/approvals?msg="+url.QueryEscape(msg))
+		return c.Redirect(http.StatusSeeOther, h.notes.withNote("/approvals", nil, msg))
 	}
 }

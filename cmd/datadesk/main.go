@@ -163,6 +163,7 @@ type engineFlags struct {
 	threads     *int
 	maxTemp     *string
 	maxOpen     *int
+	maxOwner    *int64
 }
 
 func addEngineFlags(fs *flag.FlagSet) engineFlags {
@@ -172,11 +173,13 @@ func addEngineFlags(fs *flag.FlagSet) engineFlags {
 		threads:     fs.Int("threads", engine.DefaultThreads, "threads of the whole node's DuckDB work, all owners together"),
 		maxTemp:     fs.String("max-temp", engine.DefaultMaxTempSize, "temp space the whole node may spill to, under DATA/tmp"),
 		maxOpen:     fs.Int("max-open", engine.DefaultMaxOpen, "owner databases kept open while idle; more stay open while in use"),
+		maxOwner:    fs.Int64("max-owner-storage", engine.DefaultMaxOwnerBytes, "bytes one owner may keep: its files, each counted whole, and its database"),
 	}
 }
 
 func (f engineFlags) config(logger *slog.Logger) engine.Config {
-	return engine.Config{Dir: *f.data, MemoryLimit: *f.memoryLimit, Threads: *f.threads, MaxTempSize: *f.maxTemp, MaxOpen: *f.maxOpen, Logger: logger}
+	return engine.Config{Dir: *f.data, MemoryLimit: *f.memoryLimit, Threads: *f.threads, MaxTempSize: *f.maxTemp, MaxOpen: *f.maxOpen,
+		MaxOwnerBytes: *f.maxOwner, Logger: logger}
 }
 
 // addLogFlag adds --log-level (DATADESK_LOG_LEVEL) to a command.
@@ -346,7 +349,13 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 		return nil, nil, err
 	}
 	closers = append(closers, audit.Close)
-	in := ingest.New(ingest.Config{})
+	// Uploads' readers hold an eighth of the node's memory at most, all
+	// of them together: DuckDB's pool has most of the rest.
+	limit, err := engine.ParseSize("--memory-limit", engineCfg.MemoryLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := ingest.New(ingest.Config{MaxReadMemory: limit / 8})
 	cfg.SharedDir = shared
 	if cfg.SigningKey, err = signingKey(shared); err != nil {
 		return nil, nil, err

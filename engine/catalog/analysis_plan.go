@@ -182,3 +182,16 @@ func (p *AnalysisPlan) ExprLevels() [][]int {
 // WindowsAll reports whether the measures over the groups ran over
 // every bucket, with filters on the series column held back.
 func (p *AnalysisPlan) WindowsAll() bool { return len(p.SeriesWhere) > 0 }
+
+// MaxAnalysisExport bounds the groups an analysis hands an export (the
+// page's grouping as XLSX) in its one pass; MaxAnalysisPage bounds those
+// of an answer a model reads.
+const MaxAnalysisExport = 10_000
+
+// ForExport is the plan answering its first n groups (at most
+// MaxAnalysisExport) in one pass, for an export.
+func (p *AnalysisPlan) ForExport(n int) *AnalysisPlan {
+	q := *p
+	q.Limit, q.Offset = min(max(n, 1), MaxAnalysisExport), 0
+	return &q
+}
