@@ -151,6 +151,7 @@ func closedLabels(ts *testServer) map[string]map[string]bool {
 		"tool":      tools,
 		"outcome":   outcomes,
 		"operation": set("table_move", "backup"),
+		"state":     set("ready", "degraded", "not_ready"),
 	}
 }
 

@@ -23,7 +23,7 @@ func fillCatalog(t *testing.T, s *Store, f *catalog.File, n int, size int64) {
 			CASE WHEN i % 10 = 0 THEN 'chat-' || (i // 10 % 30) ELSE '' END, created_at - to_seconds(i) FROM dd_files, range(?) r(i) WHERE id = ?`,
 		`INSERT INTO dd_tables SELECT 't_bulk' || i, 'f_bulk' || i, ordinal, name || i, row_count + i, report, kind, source_table_id, query,
 			created_at, location FROM dd_tables, range(?) r(i) WHERE id = ?`,
-		`INSERT INTO dd_columns SELECT 't_bulk' || i, ordinal, key, label, type, identifier, reason, digits FROM dd_columns, range(?) r(i) WHERE table_id = ?`,
+		`INSERT INTO dd_columns SELECT 't_bulk' || i, ordinal, key, label, type, identifier, reason, digits, unit FROM dd_columns, range(?) r(i) WHERE table_id = ?`,
 	} {
 		args := []any{n, tbl}
 		if q[12:20] == "dd_files" {

@@ -119,7 +119,7 @@ func (in *Ingester) csvWindow(path string, head []byte, delim rune, choice heade
 	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
 	var window []probeRow
 	rr := &csvRecords{r: r}
-	under, gap := 0, 0
+	under, gap, size := 0, 0, 0
 	for len(window) < csvWindowRows {
 		rec, row, blank, err := rr.next()
 		if err != nil {
@@ -134,6 +134,12 @@ func (in *Ingester) csvWindow(path string, head []byte, delim rune, choice heade
 		}
 		window = append(window, probeRow{row: row, gap: gap, texts: rec, kinds: textKinds(rec)})
 		gap = 0
+		for _, t := range rec {
+			size += len(t)
+		}
+		if size >= windowBytes && !choice.asked() {
+			break
+		}
 		if l := choice.last(); l > 0 && row > l {
 			under++
 		}

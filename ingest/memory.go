@@ -95,17 +95,17 @@ func (h *hold) release() {
 	if h == nil || h.held == 0 {
 		return
 	}
-	held := h.held
+	if h.held >= readMemoryCollect {
+		// Collected before another reader may take it: the next
+		// reader's memory is then what this one gave back rather than
+		// the process growing by it first, as the collector's pace
+		// would have it.
+		runtime.GC()
+	}
 	h.m.mu.Lock()
 	h.m.used -= h.held
 	h.held = 0
 	close(h.m.freed)
 	h.m.freed = make(chan struct{})
 	h.m.mu.Unlock()
-	if held >= readMemoryCollect {
-		// The next reader takes the memory back at once: collected now,
-		// it is taken from what this one gave back rather than the
-		// process growing by it first, as the collector's pace would have it.
-		runtime.GC()
-	}
 }

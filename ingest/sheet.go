@@ -57,18 +57,21 @@ func sheetSources(filename, sheet string, rows sheetRows, budget *cellBudget, ch
 // left out.
 func readWindow(rows sheetRows, choice headerChoice) ([]probeRow, error) {
 	var window []probeRow
-	cells, last, under := 0, 0, 0
+	cells, last, under, size := 0, 0, 0, 0
 	err := rows(func(row int, texts []string, kinds []typing.CellKind) error {
 		if emptyRow(texts) || choice.skip[row] {
 			return nil
 		}
 		window = append(window, probeRow{row: row, gap: row - last - 1, texts: slices.Clone(texts), kinds: slices.Clone(kinds)})
 		last, cells = row, cells+len(texts)
+		for _, t := range texts {
+			size += len(t)
+		}
 		if l := choice.last(); l > 0 && row > l {
 			under++
 		}
 		switch {
-		case len(window) == windowRows, cells >= windowCells:
+		case len(window) == windowRows, cells >= windowCells, size >= windowBytes && !choice.asked():
 		case choice.asked() && under >= 4*profileRows:
 		case !choice.find && !choice.asked() && len(window) > profileRows:
 		default:

@@ -25,6 +25,9 @@ const (
 	// found in.
 	windowRows  = 10_000
 	windowCells = 400_000
+	// windowBytes bounds the text a window holds: a sheet of long texts
+	// is found in its first rows.
+	windowBytes = 4 << 20
 	// profileRows is how many rows from a block's first say what each
 	// column holds.
 	profileRows = 12

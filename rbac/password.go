@@ -37,8 +37,11 @@ func hashPassword(pw string) string {
 
 // maxHashWait is how long a password check waits for a hashing slot before
 // it answers rate_limited: a flood of sign-ins queues briefly, then fails
-// fast, and never hashes more than the slots at once.
-const maxHashWait = time.Second
+// fast, and never hashes more than the slots at once. A flood of right
+// passwords is held at its limits of a name and address before it hashes,
+// so the queue a person's sign-in meets is a few hashes long: two seconds
+// leave room for a node whose cores are busy.
+const maxHashWait = 2 * time.Second
 
 // hashGate hands out hashing slots, first to attempts that are not
 // "later", then to those that are, each group in arrival order.
@@ -178,7 +181,7 @@ func (u *Users) checkPassword(ctx context.Context, name, pw string, later bool) 
 			user, encoded = &db.Users[i], db.Users[i].PasswordHash
 		}
 	}
-	wait, cancel := context.WithTimeout(ctx, maxHashWait)
+	wait, cancel := context.WithTimeout(ctx, u.hashWait)
 	defer cancel()
 	if !u.hashing.acquire(wait, later) {
 		return nil, datadesk.Errorf(datadesk.RateLimited, "the server is busy checking other sign-ins; try again in a moment")

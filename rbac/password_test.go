@@ -83,9 +83,10 @@ func TestPasswordHashingBounded(t *testing.T) {
 		}
 	}()
 	var wg sync.WaitGroup
-	// Enough checks that the last would wait past maxHashWait on any
-	// machine: each slot takes 60 of them, about 30 ms each.
-	codes := make([]datadesk.Code, 60*hashSlots())
+	// Enough checks that the last would wait past the wait on any
+	// machine: each slot takes 20 of them, about 30 ms each.
+	u.hashWait = 200 * time.Millisecond
+	codes := make([]datadesk.Code, 20*hashSlots())
 	for i := range codes {
 		wg.Add(1)
 		go func() {

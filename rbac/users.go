@@ -31,6 +31,8 @@ type Users struct {
 
 	// hashing holds a slot for each password hash running: see hashSlots.
 	hashing *hashGate
+	// hashWait is how long a check waits for a slot (maxHashWait).
+	hashWait time.Duration
 	// hashes counts the password hashes computed, each attempt's one.
 	hashes atomic.Int64
 
@@ -75,7 +77,7 @@ func OpenUsers(dir string) (*Users, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("rbac: %w", err)
 	}
-	return &Users{path: filepath.Join(dir, "users.json"), hashing: newHashGate(hashSlots())}, nil
+	return &Users{path: filepath.Join(dir, "users.json"), hashing: newHashGate(hashSlots()), hashWait: maxHashWait}, nil
 }
 
 // Empty reports whether no user exists yet.
