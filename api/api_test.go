@@ -14,10 +14,10 @@ import (
 	"strings"
 	"testing"
 
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // TestMain stops the ClickHouse cluster if a test started it.

@@ -7,8 +7,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 const (

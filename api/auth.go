@@ -13,8 +13,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 	"datadesk/toolcall"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/cluster"
+	"datadesk/serverdb"
 )
 
 // Headers of requests between the nodes of a cluster. A node forwards a

@@ -14,7 +14,6 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/engine/clickhouse"
@@ -22,6 +21,7 @@ import (
 	"datadesk/ingest"
 	"datadesk/internal/testenv"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // The local two-shard ClickHouse cluster, started by the first test that

@@ -13,10 +13,10 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/cluster"
 	"datadesk/handoff"
 	"datadesk/links"
+	"datadesk/serverdb"
 )
 
 // relayedHeader marks a request one node passed to another because the

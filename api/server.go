@@ -22,7 +22,6 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
@@ -30,6 +29,7 @@ import (
 	"datadesk/mcpserver"
 	"datadesk/rbac"
 	"datadesk/rest"
+	"datadesk/serverdb"
 	"datadesk/surface"
 	"datadesk/toolcall"
 	"datadesk/web"

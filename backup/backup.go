@@ -26,9 +26,9 @@ import (
 	"time"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/cluster"
 	"datadesk/engine"
+	"datadesk/serverdb"
 )
 
 // Sources are what a backup copies from.

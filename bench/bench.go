@@ -25,7 +25,6 @@ import (
 
 	"datadesk"
 	"datadesk/api"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/engine/clickhouse"
@@ -34,6 +33,7 @@ import (
 	"datadesk/ingest"
 	"datadesk/internal/procmem"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // Config says how big and how often.

@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"datadesk/api"
-	"datadesk/api/serverdb"
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // NodesResult is tool calls through HAProxy to a number of nodes.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
+	"datadesk/serverdb"
 )
 
 type node struct {

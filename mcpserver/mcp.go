@@ -28,10 +28,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 	"datadesk/toolcall"
 )
 

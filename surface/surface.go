@@ -12,13 +12,13 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/links"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // Services are the server's functions a surface calls.

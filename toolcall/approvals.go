@@ -9,9 +9,9 @@ import (
 	"io"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // Replay runs a call a person approved: decided again as it would be

@@ -22,11 +22,11 @@ import (
 	"time"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/links"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // Defaults for Config fields left zero.

@@ -12,8 +12,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 // approvalArg is one argument of a held call as an approver reads it: its

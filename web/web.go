@@ -20,9 +20,9 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/engine"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 	"datadesk/surface"
 )
 

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 
 	"datadesk"
-	"datadesk/api/serverdb"
 	"datadesk/backup"
 	"datadesk/engine"
+	"datadesk/serverdb"
 )
 
 // backupCommand writes a backup of a data directory into DIR: by the

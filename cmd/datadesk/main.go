@@ -33,13 +33,13 @@ import (
 
 	"datadesk"
 	"datadesk/api"
-	"datadesk/api/serverdb"
 	"datadesk/backup"
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/ingest"
 	"datadesk/rbac"
+	"datadesk/serverdb"
 )
 
 const usage = `datadesk: owner-scoped files and tables on DuckDB
