@@ -6,7 +6,6 @@
 package mcpserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,23 +14,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/rbac"
-	"datadesk/serverdb"
 	"datadesk/toolcall"
 )
 
@@ -230,89 +224,6 @@ func (h *Handler) Authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// ServeStdio serves the Model Context Protocol over r and w (a process's
-// stdin and stdout) for the user whose bearer token is given, until the
-// client leaves or ctx ends. The token is checked again at every call, so
-// a revoked token or a changed role takes effect at once. Errors:
-// unauthenticated (token).
-func (h *Handler) ServeStdio(ctx context.Context, token string, r io.ReadCloser, w io.WriteCloser) error {
-	token = strings.TrimSpace(token)
-	resolve := func(context.Context) (datadesk.Caller, error) {
-		user, err := h.d.Users.Authenticate(token)
-		if err != nil {
-			return datadesk.Caller{}, err
-		}
-		return datadesk.Caller{UserID: user.ID, Name: user.Name, Role: user.Role}, nil
-	}
-	if _, err := resolve(ctx); err != nil {
-		return err
-	}
-	out := &lockedWriter{w: w}
-	in := &batchLimiter{r: bufio.NewReaderSize(r, 1<<20), w: out, closer: r}
-	return h.mcpServer(resolve).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: toolcall.MaxBody})
-}
-
-// lockedWriter serialises writes of the SDK and of batchLimiter.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) Close() error { return l.w.Close() }
-
-// batchLimiter passes a stdio stream of JSON-RPC messages, one per line,
-// and answers a batch of more than maxBatch messages itself with an
-// error instead of passing it on. Lines longer than its buffer (1 MiB) are
-// a call's arguments and pass uncounted.
-type batchLimiter struct {
-	r      *bufio.Reader
-	w      io.Writer
-	closer io.Closer
-	rest   []byte
-	// midLine is set while a line longer than the buffer passes.
-	midLine bool
-}
-
-func (b *batchLimiter) Read(p []byte) (int, error) {
-	for len(b.rest) == 0 {
-		line, err := b.r.ReadSlice('\n')
-		long := errors.Is(err, bufio.ErrBufferFull)
-		if long || b.midLine {
-			// A long line is a call's arguments, not a batch to count.
-			b.midLine = long
-			b.rest = append([]byte(nil), line...)
-			if long {
-				break
-			}
-		} else if n, ok := toolcall.CountItems(io.NewSectionReader(bytes.NewReader(line), 0, int64(len(line)))); ok && n > maxBatch {
-			msg := fmt.Sprintf("a JSON-RPC batch holds %d messages; at most %d are taken at once", n, maxBatch)
-			answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
-			if _, werr := b.w.Write(append(answer, '\n')); werr != nil {
-				return 0, werr
-			}
-		} else {
-			b.rest = append([]byte(nil), line...)
-		}
-		if err != nil {
-			if len(b.rest) > 0 {
-				break
-			}
-			return 0, err
-		}
-	}
-	n := copy(p, b.rest)
-	b.rest = b.rest[n:]
-	return n, nil
-}
-
-func (b *batchLimiter) Close() error { return b.closer.Close() }
-
 // mcpServer is an MCP server whose tools and resources act as the caller
 // resolve returns for each call's context: the registered tools under their provider
 // names, approvals_get, and the stored tables as resources.
@@ -382,108 +293,6 @@ func (h *Handler) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.
 	return mcpResult(t.Name, out.Raw)
 }
 
-// decodeMCPArguments reads a call's arguments as the HTTP path does, and
-// takes back rows set aside from the request's body (setRowsAside).
-// Errors: invalid.
-func decodeMCPArguments(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
-	args, err := toolcall.DecodeArgumentObject(raw)
-	if err != nil {
-		return nil, err
-	}
-	if aside, ok := ctx.Value(mcpRowsKey{}).(mcpRows); ok {
-		if ref, ok := args[toolcall.RowsArgument].(string); ok && aside[ref] != nil {
-			args[toolcall.RowsArgument] = aside[ref]
-		}
-	}
-	return args, nil
-}
-
-// mcpRows are the rows of tools/calls whose body was too large to hold,
-// by the reference that stands for them: the SDK reads every message
-// whole, several times over, so the message it is given names the rows,
-// and the call takes them back from the body kept in a file. References
-// are drawn at random for each request, so no client can name rows but
-// its own call's.
-type mcpRows map[string]*toolcall.Rows
-
-type mcpRowsKey struct{}
-
-// setRowsAside returns the JSON-RPC message or batch in body for the SDK to
-// read: each tools/call whose arguments hold a list of rows is given with
-// the rows replaced by a reference, and the rows are returned by their
-// references, to be taken back by the calls; a body with none, or not
-// JSON, is given as it came.
-func setRowsAside(body *io.SectionReader) (io.Reader, mcpRows) {
-	dec := toolcall.NewDecoder(body)
-	var found []*toolcall.Rows
-	message := func() error {
-		method, rows, err := readMessage(dec, body)
-		if err == nil && method == "tools/call" && rows != nil {
-			found = append(found, rows)
-		}
-		return err
-	}
-	var err error
-	if toolcall.NextByte(dec, body) == '[' {
-		_, err = dec.Token()
-		for err == nil && dec.More() {
-			err = message()
-		}
-		if err == nil {
-			_, err = dec.Token()
-		}
-	} else {
-		err = message()
-	}
-	if err == nil {
-		err = toolcall.AtEnd(dec)
-	}
-	if err != nil || len(found) == 0 {
-		return io.NewSectionReader(body, 0, body.Size()), nil
-	}
-	aside := mcpRows{}
-	var parts []io.Reader
-	at := int64(0)
-	for _, rows := range found {
-		ref := "datadesk-rows-" + datadesk.NewID("r")
-		aside[ref] = rows
-		off, n := rows.Span()
-		parts = append(parts, io.NewSectionReader(body, at, off-at), strings.NewReader(`"`+ref+`"`))
-		at = off + n
-	}
-	parts = append(parts, io.NewSectionReader(body, at, body.Size()-at))
-	return io.MultiReader(parts...), aside
-}
-
-// readMessage reads the JSON-RPC message next in dec from body, and
-// returns its method and the rows of its arguments, when they are a list
-// (toolcall.ReadRows).
-func readMessage(dec *json.Decoder, body io.ReaderAt) (method string, rows *toolcall.Rows, err error) {
-	skip := func() error { return toolcall.ReadValue(dec, new(json.RawMessage)) }
-	err = toolcall.ReadObject(dec, false, func(key string) error {
-		switch {
-		case key == "method":
-			return toolcall.ReadValue(dec, &method)
-		case key != "params" || toolcall.NextByte(dec, body) != '{':
-			return skip()
-		}
-		return toolcall.ReadObject(dec, false, func(key string) error {
-			if key != "arguments" || toolcall.NextByte(dec, body) != '{' {
-				return skip()
-			}
-			return toolcall.ReadObject(dec, false, func(key string) error {
-				if key != toolcall.RowsArgument || toolcall.NextByte(dec, body) != '[' {
-					return skip()
-				}
-				var err error
-				rows, err = toolcall.ReadRows(dec, body)
-				return err
-			})
-		})
-	})
-	return method, rows, err
-}
-
 // recordMCP writes the audit entry of one MCP request that is not a tool
 // call as audited does for an HTTP one: the same action name, decision,
 // outcome and status.
@@ -516,14 +325,6 @@ func mcpError(err error) *mcp.CallToolResult {
 		Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
-// approvalText tells the model what a pending call means and what to do.
-func approvalText(a *serverdb.Approval) string {
-	return fmt.Sprintf("%s needs approval (%s) and did not run yet. Approval id: %s. It waits until %s for a person "+
-		"allowed to approve, on the approvals page (/approvals) or with POST /v1/approvals/%s/approve. "+
-		"Once approved, call %s with approval_id %q to get the result.",
-		a.Tool, a.Reason, a.ID, a.ExpiresAt.UTC().Format(time.RFC3339), a.ID, ApprovalsTool, a.ID)
-}
-
 // mcpResult is a successful call's result, raw the HTTP answer's result:
 // it is the structured content, and beside it a text a model can act on
 // when its host passes it nothing else (answerText).
@@ -550,196 +351,4 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// mcpApproval answers approvals_get: a call the caller made, or any call
-// for an approver; others' answer like missing ones.
-func (h *Handler) mcpApproval(ctx context.Context, who datadesk.Caller, raw json.RawMessage) *mcp.CallToolResult {
-	start := h.d.Now()
-	args, err := decodeMCPArguments(ctx, raw)
-	var a *serverdb.Approval
-	if err == nil {
-		a, err = h.approvalFor(ctx, who, args)
-	}
-	id := ""
-	if a != nil {
-		id = a.ID
-	}
-	h.recordMCP(who, "approvals.get", start, toolcall.Outcome{Err: err}, id)
-	if err != nil {
-		return mcpError(err)
-	}
-	a = h.d.Calls.ApprovalView(who, a)
-	switch a.Status {
-	case serverdb.ApprovalDone:
-		if err := spend(ctx, len(a.Result)); err != nil {
-			return mcpError(err)
-		}
-		if a.UserID != who.UserID {
-			return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": a},
-				Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Approval %s of %s was approved by %s and run; its result is its caller's.", a.ID, a.Tool, a.DecidedBy)}}}
-		}
-		res := mcpResult(a.Tool, a.Result)
-		res.Content = append([]mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Approved by %s and run.", a.DecidedBy)}}, res.Content...)
-		return res
-	case serverdb.ApprovalFailed:
-		return mcpError(datadesk.Errorf(datadesk.Code(a.ErrorCode), "approved, but the call failed: %s", a.ErrorMsg))
-	}
-	text := fmt.Sprintf("Approval %s of %s is %s.", a.ID, a.Tool, a.Status)
-	if a.Status == serverdb.ApprovalPending || a.Status == serverdb.ApprovalRunning {
-		text += " Ask again later."
-	}
-	return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": map[string]any{"id": a.ID, "tool": a.Tool,
-		"status": a.Status, "reason": a.Reason, "expires_at": a.ExpiresAt, "decided_by": a.DecidedBy}},
-		Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-// approvalFor returns the approval args name if who may see it.
-// Errors: invalid, not_found.
-func (h *Handler) approvalFor(ctx context.Context, who datadesk.Caller, args map[string]any) (*serverdb.Approval, error) {
-	id, _ := args["approval_id"].(string)
-	if id == "" {
-		return nil, datadesk.Errorf(datadesk.Invalid, "approval_id is required: the id a tool answered with").WithField("approval_id")
-	}
-	return h.d.Calls.Approval(ctx, who, id, "approval_id")
-}
-
-// mcpReadTable reads one page of a stored table, as GET
-// /v1/tables/{id}/rows does, under the same permission.
-func (h *Handler) mcpReadTable(ctx context.Context, who datadesk.Caller, uri string) (*mcp.ReadResourceResult, error) {
-	start := h.d.Now()
-	var raw []byte
-	leave, err := h.d.EnterRead(ctx, who.UserID)
-	if err == nil {
-		var page *catalog.Page
-		page, err = h.tablePageAt(ctx, who, uri)
-		if err == nil {
-			raw, err = fitPage(page, MaxPageBytes)
-		}
-		leave()
-	}
-	if err == nil {
-		err = spend(ctx, len(raw))
-	}
-	out := toolcall.Outcome{Err: err}
-	h.recordMCP(who, "tables.rows", start, out, "")
-	if err != nil {
-		if datadesk.IsNotFound(err) {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
-		return nil, resourceError(err)
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil
-}
-
-// tablePageAt reads datadesk://tables/{id}?offset=&limit=.
-// Errors: forbidden, invalid, not_found.
-func (h *Handler) tablePageAt(ctx context.Context, who datadesk.Caller, uri string) (*catalog.Page, error) {
-	d := h.d.Policy.DecideAs(who, rbac.ActionRead, rbac.Attrs{})
-	if !d.Allowed() {
-		return nil, datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", who.Name, rbac.ActionRead, d.Reason)
-	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "datadesk" || u.Host != "tables" {
-		return nil, datadesk.Errorf(datadesk.NotFound, "no table at %q", uri)
-	}
-	id := strings.TrimPrefix(u.Path, "/")
-	if !datadesk.ValidID(id) {
-		return nil, datadesk.Errorf(datadesk.NotFound, "no table at %q", uri)
-	}
-	req := catalog.PageRequest{Limit: defaultPage}
-	q := u.Query()
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return nil, datadesk.Errorf(datadesk.Invalid, "offset must be a whole number from 0").WithField("offset")
-		}
-		req.Offset = n
-	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPage {
-			return nil, datadesk.Errorf(datadesk.Invalid, "limit must be a whole number from 1 to %d", maxPage).WithField("limit")
-		}
-		req.Limit = n
-	}
-	store, release, err := h.d.Engine.Acquire(ctx, who.UserID)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return store.Rows(ctx, id, req)
-}
-
-// fitPage encodes a page of rows in at most max bytes: past it, the page
-// keeps the rows that fit and says more follow. Each row is encoded once,
-// and no row past the bytes: the page's other members first, then its rows
-// one at a time into the place of its empty rows. Errors: too_large when
-// not even its first row fits.
-func fitPage(page *catalog.Page, max int) ([]byte, error) {
-	p := *page
-	p.Rows = [][]any{}
-	env, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	// "rows":[] is found once: inside a string a quote is escaped.
-	at := bytes.Index(env, []byte(`"rows":[]`))
-	if at < 0 {
-		return nil, fmt.Errorf("mcpserver: a page's rows are not where they belong")
-	}
-	at += len(`"rows":[`)
-	var rows bytes.Buffer
-	keep := 0
-	for _, row := range page.Rows {
-		b, err := json.Marshal(row)
-		if err != nil {
-			return nil, err
-		}
-		// The limit and has_more may grow by a few digits when cut.
-		if len(env)+rows.Len()+len(b)+1+16 > max {
-			break
-		}
-		if keep > 0 {
-			rows.WriteByte(',')
-		}
-		rows.Write(b)
-		keep++
-	}
-	if keep == len(page.Rows) {
-		return splice(env, at, rows.Bytes()), nil
-	}
-	if keep == 0 {
-		return nil, datadesk.Errorf(datadesk.TooLarge, "row %d of this table alone takes more than %d bytes as JSON; read it with files_query_table and fewer columns", page.Offset+1, max)
-	}
-	p.Limit, p.HasMore = keep, true
-	if env, err = json.Marshal(p); err != nil {
-		return nil, err
-	}
-	return splice(env, bytes.Index(env, []byte(`"rows":[]`))+len(`"rows":[`), rows.Bytes()), nil
-}
-
-// splice puts rows into env at at.
-func splice(env []byte, at int, rows []byte) []byte {
-	out := make([]byte, 0, len(env)+len(rows))
-	out = append(out, env[:at]...)
-	out = append(out, rows...)
-	return append(out, env[at:]...)
-}
-
-// resourceError is a resources/read failure as a JSON-RPC error that keeps
-// the error model: invalid arguments as invalid params, the rest as an
-// internal error code, the message as the API's, and the code, field and
-// allowed values in data, as an HTTP answer's error carries them.
-func resourceError(err error) error {
-	e := datadesk.AsError(err)
-	code, msg := int64(jsonrpc.CodeInternalError), e.Message
-	if e.Code == datadesk.Invalid {
-		code = jsonrpc.CodeInvalidParams
-	}
-	if e.Code == datadesk.Internal {
-		msg = "internal error"
-	}
-	data, _ := json.Marshal(map[string]any{"code": e.Code, "field": e.Field, "allowed": e.Allowed})
-	return &jsonrpc.Error{Code: code, Message: string(e.Code) + ": " + msg, Data: data}
 }
