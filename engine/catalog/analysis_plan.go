@@ -72,9 +72,7 @@ func (g GroupTerm) Type() string {
 // MeasureTerm is a checked measure.
 type MeasureTerm struct {
 	Name string
-	// Op is count, count_distinct, sum, avg, min, max, median,
-	// percentile, stddev, share, expr, change, pct_change, running_total
-	// or rank.
+	// Op is an op of MeasureTable, or expr.
 	Op  string
 	Col *Column
 	P   float64
@@ -95,6 +93,13 @@ type MeasureTerm struct {
 func (m MeasureTerm) Window() bool {
 	op, _ := measureOp(m.Op)
 	return op.OverGroups
+}
+
+// OfTotal reports whether the measure is a part of the total of every
+// group's value (a share).
+func (m MeasureTerm) OfTotal() bool {
+	op, _ := measureOp(m.Op)
+	return op.OfTotal
 }
 
 // HavingCond is a checked condition on measure Measure.

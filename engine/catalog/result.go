@@ -205,7 +205,7 @@ func (res *AnalysisResult) Finish(p *AnalysisPlan) {
 func windowsNote(p *AnalysisPlan) string {
 	var names []string
 	for _, m := range p.Measures {
-		if m.Window() || m.Op == "share" {
+		if m.Window() || m.OfTotal() {
 			names = append(names, m.Name)
 		}
 	}

@@ -88,22 +88,30 @@ func readTable(path string) (*catalog.Table, error) {
 // opsTable has a column of every kind a measure reads.
 var opsTable = &catalog.Table{ID: "t", Columns: []catalog.Column{{Key: "n", Type: "integer"}, {Key: "d", Type: "date"}, {Key: "s", Type: "text"}}}
 
-// MeasurePlan is an analysis of one measure of op, checked: of an
-// integer column by a date column where it needs an order, following a
-// count where it is computed over the groups; it is the plan's measure 1.
+// MeasurePlan is an analysis of one measure of op, checked: of the
+// integer column where it takes a column, with the arguments its row of
+// the op table says it takes (p 0.5, order_by the date column, of a
+// count over the groups); it is the plan's measure 1.
 func MeasurePlan(t testing.TB, op string) *catalog.AnalysisPlan {
 	t.Helper()
-	m := catalog.Measure{Op: op, Column: "n", Name: "x"}
-	switch op {
-	case "count":
-		m.Column = ""
-	case "percentile":
+	i := slices.IndexFunc(catalog.MeasureTable, func(o catalog.MeasureOp) bool { return o.Name == op })
+	if i < 0 {
+		t.Fatalf("no measure op %s", op)
+	}
+	row := catalog.MeasureTable[i]
+	m := catalog.Measure{Op: op, Name: "x"}
+	if row.Column != catalog.NoColumn && row.Column != catalog.MaybeColumn {
+		m.Column = "n"
+	}
+	if slices.Contains(row.Takes, "p") {
 		p := 0.5
 		m.P = &p
-	case "first", "last":
+	}
+	if slices.Contains(row.Takes, "order_by") {
 		m.OrderBy = "d"
-	case "change", "pct_change", "running_total", "rank":
-		m.Column, m.Of = "", "c"
+	}
+	if slices.Contains(row.Takes, "of") {
+		m.Of = "c"
 	}
 	a := catalog.Analysis{FileID: "t", GroupBy: []catalog.GroupBy{{Column: "d", Bucket: "month"}}, Measures: []catalog.Measure{{Op: "count", Name: "c"}, m}}
 	p, err := catalog.AnalysisFor(opsTable, nil, a)
