@@ -43,6 +43,12 @@ func (c *checker) measures() error {
 	for i := range c.p.Measures {
 		c.p.Measures[i].Type = c.measureType(i)
 	}
+	for _, g := range c.p.Groups {
+		c.p.addOut(g.Name, g.Type())
+	}
+	for _, m := range c.p.Measures {
+		c.p.addOut(m.Name, m.Type)
+	}
 	for i, m := range c.p.Measures {
 		if m.Window() && m.Op != "rank" && !Numeric(c.p.Measures[m.Of].Type) {
 			return qerr(fmt.Sprintf("measures[%d].of", i), "%s follows a number; %s is %s", m.Op, c.p.Measures[m.Of].Name, c.p.Measures[m.Of].Type)
@@ -226,22 +232,10 @@ func (c *checker) checkCycles() error {
 	return nil
 }
 
-// measureType is the catalog type of measure i's values, as its op
-// gives them; an expression's are doubles.
+// measureType is the catalog type of measure i's values.
 func (c *checker) measureType(i int) string {
 	m := c.p.Measures[i]
-	op, _ := measureOp(m.Op)
-	switch op.Gives {
-	case GivesInteger:
-		return typing.TypeInteger
-	case GivesColumnType:
-		return m.Col.Type
-	case GivesOfType:
-		if t := c.measureType(m.Of); t == typing.TypeInteger || t == typing.TypeDecimal {
-			return t
-		}
-	}
-	return typing.TypeDouble
+	return valueType(m.Op, m.Col, func() string { return c.measureType(m.Of) })
 }
 
 // outName is how an output column is named in top.per and sort_by: a

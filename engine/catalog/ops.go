@@ -121,6 +121,24 @@ var MeasureTable = []MeasureOp{
 		Doc: "1 highest unless direction asc; ties share; within the groups in within"},
 }
 
+// valueType is the catalog type of the values of op (an op of
+// MeasureTable, or expr, whose values are doubles) over column col (nil
+// for none); of is the type of the measure it follows.
+func valueType(op string, col *Column, of func() string) string {
+	row, _ := measureOp(op)
+	switch row.Gives {
+	case GivesInteger:
+		return typing.TypeInteger
+	case GivesColumnType:
+		return col.Type
+	case GivesOfType:
+		if t := of(); t == typing.TypeInteger || t == typing.TypeDecimal {
+			return t
+		}
+	}
+	return typing.TypeDouble
+}
+
 // MeasureOps are the names of MeasureTable's ops.
 var MeasureOps = opNames(MeasureTable, func(o MeasureOp) string { return o.Name })
 

@@ -81,8 +81,8 @@ type View struct {
 // groups says whether more follow; a count or aggregate answer carries no
 // rows and says nothing about more.
 func (res *QueryResult) Finish(p *Plan, total int64) {
-	for _, a := range p.Aggs {
-		if _, ok := res.Aggregates[a.Name].(string); ok && numeric(AggType(a)) {
+	for i, a := range p.Aggs {
+		if _, ok := res.Aggregates[a.Name].(string); ok && numeric(p.OutType(len(p.Groups)+i)) {
 			res.Notes = append(res.Notes, notFiniteNote(a.Name, 1))
 		}
 	}
