@@ -1,9 +1,10 @@
 // Package plantest runs the golden plans every dialect is tested against:
 // each query in a folder of JSON files, planned against the table in the
 // folder's table.json, compiled by a dialect and compared with the golden
-// file beside the query; and MeasurePlan and FilterPlan, a checked
-// analysis of each measure op and each filter op, for the dialects' tests
-// that every op of the catalog's table compiles.
+// file beside the query; MeasurePlan and FilterPlan, a checked analysis
+// of each measure op and each filter op, for the dialects' tests that
+// every op of the catalog's table compiles; and OpsComplete, which holds
+// a dialect's maps of SQL to the op table.
 package plantest
 
 import (
@@ -83,6 +84,29 @@ func readTable(path string) (*catalog.Table, error) {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// OpsComplete fails t for each op of the catalog's op table that a
+// dialect has no SQL for, and for each op it has SQL for that the table
+// does not hold: measures and filters are the keys of the dialect's maps
+// of measure and filter ops.
+func OpsComplete(t *testing.T, dialect string, measures, filters []string) {
+	t.Helper()
+	for _, tc := range []struct {
+		what        string
+		table, have []string
+	}{{"measure", catalog.MeasureOps, measures}, {"filter", catalog.FilterOps, filters}} {
+		for _, op := range tc.table {
+			if !slices.Contains(tc.have, op) {
+				t.Errorf("%s op %s has no entry in %s's map of %s ops", tc.what, op, dialect, tc.what)
+			}
+		}
+		for _, op := range tc.have {
+			if !slices.Contains(tc.table, op) {
+				t.Errorf("%s's map of %s ops has %s, which the op table does not hold", dialect, tc.what, op)
+			}
+		}
+	}
 }
 
 // opsTable has a column of every kind a measure reads.
