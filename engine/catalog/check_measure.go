@@ -44,10 +44,10 @@ func (c *checker) measures() error {
 		c.p.Measures[i].Type = c.measureType(i)
 	}
 	for _, g := range c.p.Groups {
-		c.p.addOut(g.Name, g.Type())
+		c.p.addOut(g.Name, g.Type(), "")
 	}
 	for _, m := range c.p.Measures {
-		c.p.addOut(m.Name, m.Type)
+		c.p.addOut(m.Name, m.Type, m.Op)
 	}
 	for i, m := range c.p.Measures {
 		if m.Window() && m.Op != "rank" && !Numeric(c.p.Measures[m.Of].Type) {

@@ -232,7 +232,7 @@ func (p *Plan) checkGroups() error {
 		}
 		outNames[strings.ToLower(c.Key)] = field
 		p.Groups = append(p.Groups, *c)
-		p.addOut(c.Key, c.Type)
+		p.addOut(c.Key, c.Type, "")
 	}
 	if len(q.Aggregates) > MaxAggregates {
 		return qerr("aggregates", "at most %d aggregates are allowed", MaxAggregates)
@@ -279,7 +279,7 @@ func (p *Plan) checkGroups() error {
 		}
 		outNames[strings.ToLower(pa.Name)] = field
 		p.Aggs = append(p.Aggs, pa)
-		p.addOut(pa.Name, valueType(pa.Op, pa.Col, nil))
+		p.addOut(pa.Name, valueType(pa.Op, pa.Col, nil), pa.Op)
 	}
 	return nil
 }

@@ -1,12 +1,34 @@
 package clickhouse
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"datadesk/engine/catalog"
 	"datadesk/engine/catalog/plantest"
 )
+
+// TestOpTableComplete: every op of the catalog's op table has its entry
+// in the cluster's maps, and each measure the SQL its kind needs: an
+// aggregate, or over the groups both a window function and a stage of
+// arrays for ClickHouse 18.16.
+func TestOpTableComplete(t *testing.T) {
+	plantest.OpsComplete(t, "ClickHouse", slices.Collect(maps.Keys(chMeasures)), slices.Collect(maps.Keys(chConds)))
+	for _, o := range catalog.MeasureTable {
+		sql, ok := chMeasures[o.Name]
+		switch {
+		case !ok:
+		case o.OverGroups && (sql.window == nil || sql.arrays == nil):
+			t.Errorf("%s runs over the groups and lacks a window function or a stage of arrays", o.Name)
+		case !o.OverGroups && sql.agg == nil:
+			t.Errorf("%s has no aggregate", o.Name)
+		case o.OfTotal && sql.value == nil:
+			t.Errorf("%s is of the total and has no value from it", o.Name)
+		}
+	}
+}
 
 // TestEveryMeasureOpCompiles: the cluster's compiler has an aggregate for
 // every op the plan takes, and for those over the groups a window
@@ -22,16 +44,10 @@ func TestEveryMeasureOpCompiles(t *testing.T) {
 			continue
 		}
 		a := &chAnalysis{p: p, cols: []stageCol{{"__g0", "Nullable(String)"}, {"__v0", "UInt64"}, {"__n", "UInt64"}}}
-		if sql := a.windowFn(m); !strings.Contains(sql, " OVER (") {
+		if sql := chMeasures[op].window(a, m); !strings.Contains(sql, " OVER (") {
 			t.Errorf("%s with window functions compiles to %q", op, sql)
 		}
-		var sql string
-		if op == "rank" {
-			sql = a.rankStage("q", m.Within, "__v0", m.Desc, "__v1")
-		} else {
-			sql = a.seriesStage("q", 1, m)
-		}
-		if !strings.Contains(sql, "ARRAY JOIN") || strings.Contains(sql, "__no_column_") {
+		if sql := chMeasures[op].arrays(a, "q", 1, m); !strings.Contains(sql, "ARRAY JOIN") || strings.Contains(sql, "__no_column_") {
 			t.Errorf("%s with arrays compiles to %q", op, sql)
 		}
 	}
