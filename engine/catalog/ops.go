@@ -101,12 +101,12 @@ var MeasureTable = []MeasureOp{
 	{Name: "count_distinct", Column: AnyColumn, Gives: GivesInteger, Named: "distinct{_column}", Doc: "distinct values"},
 	{Name: "sum", Column: NumberColumn, Gives: GivesColumnType, Named: "sum{_column}", Doc: "total"},
 	{Name: "avg", Column: NumberColumn, Gives: GivesDouble, Named: "avg{_column}", Doc: "mean"},
-	{Name: "min", Column: OrderedColumn, Gives: GivesColumnType, Named: "min{_column}", Doc: "least number, date or text"},
-	{Name: "max", Column: OrderedColumn, Gives: GivesColumnType, Named: "max{_column}", Doc: "greatest number, date or text"},
+	{Name: "min", Column: OrderedColumn, Gives: GivesColumnType, Named: "min{_column}", Doc: "least value"},
+	{Name: "max", Column: OrderedColumn, Gives: GivesColumnType, Named: "max{_column}", Doc: "greatest value"},
 	{Name: "first", Column: AnyColumn, Takes: []string{"order_by"}, Gives: GivesColumnType, Named: "first{_column}",
-		Doc: "the value at the earliest row by order_by"},
+		Doc: "at the earliest order_by"},
 	{Name: "last", Column: AnyColumn, Takes: []string{"order_by"}, Gives: GivesColumnType, Named: "last{_column}",
-		Doc: "at the latest; not max, for cumulative columns"},
+		Doc: "at the latest order_by; not max, for totals to date"},
 	{Name: "median", Column: NumberColumn, Gives: GivesDouble, Named: "median{_column}", Doc: "middle value"},
 	{Name: "percentile", Column: NumberColumn, Takes: []string{"p"}, Gives: GivesDouble, Named: "p{p}{_column}", Doc: "p 0-1"},
 	{Name: "stddev", Column: NumberColumn, Gives: GivesDouble, Named: "stddev{_column}", Doc: "sample"},
@@ -116,9 +116,9 @@ var MeasureTable = []MeasureOp{
 	{Name: "pct_change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Gives: GivesDouble, Named: "pct_change_{of}",
 		Doc: "0.25 is +25%"},
 	{Name: "running_total", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Gives: GivesOfType, Named: "running_{of}",
-		Doc: "up to the group"},
+		Doc: "sum so far"},
 	{Name: "rank", Column: NoColumn, Takes: []string{"of", "within", "direction"}, OverGroups: true, Gives: GivesInteger, Named: "rank_{of}",
-		Doc: "1 highest unless direction asc; ties share; within the groups in within"},
+		Doc: "1 highest unless direction asc, ties sharing, per groups in within"},
 }
 
 // valueType is the catalog type of the values of op (an op of
@@ -137,6 +137,24 @@ func valueType(op string, col *Column, of func() string) string {
 		}
 	}
 	return typing.TypeDouble
+}
+
+// MeasureDocs describe the measures of a group's rows, each op by its
+// name and Doc, for the tool's description: "count (rows, or a column's
+// values), count_distinct (distinct values), ...".
+var MeasureDocs = describeOps(func(o MeasureOp) bool { return !o.OverGroups })
+
+// OverGroupsDocs describe the measures over the groups, likewise.
+var OverGroupsDocs = describeOps(func(o MeasureOp) bool { return o.OverGroups })
+
+func describeOps(keep func(MeasureOp) bool) string {
+	var out []string
+	for _, o := range MeasureTable {
+		if keep(o) {
+			out = append(out, o.Name+" ("+o.Doc+")")
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // MeasureOps are the names of MeasureTable's ops.
