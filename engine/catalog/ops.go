@@ -110,6 +110,7 @@ var MeasureTable = []MeasureOp{
 	{Name: "median", Column: NumberColumn, Gives: GivesDouble, Named: "median{_column}", Doc: "middle value"},
 	{Name: "percentile", Column: NumberColumn, Takes: []string{"p"}, Gives: GivesDouble, Named: "p{p}{_column}", Doc: "p 0-1"},
 	{Name: "stddev", Column: NumberColumn, Gives: GivesDouble, Named: "stddev{_column}", Doc: "sample"},
+	{Name: "mode", Column: AnyColumn, Gives: GivesColumnType, Named: "mode{_column}", Doc: "most frequent, least of ties"},
 	{Name: "share", Column: MaybeNumber, OfTotal: true, Gives: GivesDouble, Named: "share{_column}", Doc: "of the total"},
 	{Name: "change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Gives: GivesOfType, Named: "change_{of}",
 		Doc: "from the previous group"},

@@ -89,6 +89,8 @@ func TestMeasureTypesAndNames(t *testing.T) {
 		{catalog.Measure{Op: "last", Column: "city", OrderBy: "day"}, "last_city", "text", false},
 		{catalog.Measure{Op: "percentile", Column: "amount", P: &p90}, "p90_amount", "double", false},
 		{catalog.Measure{Op: "share"}, "share", "double", false},
+		{catalog.Measure{Op: "mode", Column: "amount"}, "mode_amount", "decimal", false},
+		{catalog.Measure{Op: "mode", Column: "city"}, "mode_city", "text", false},
 		{catalog.Measure{Op: "running_total", Of: "sum_amount"}, "running_sum_amount", "decimal", true},
 		{catalog.Measure{Op: "change", Of: "avg_n"}, "change_avg_n", "double", true},
 		{catalog.Measure{Op: "pct_change", Of: "sum_amount"}, "pct_change_sum_amount", "double", true},

@@ -65,6 +65,15 @@ var chMeasures = map[string]chMeasureSQL{
 	"stddev": {agg: func(_ catalog.MeasureTerm, col string) string {
 		return "if(count(" + col + ") < 2, NULL, stddevSamp(toFloat64(" + col + ")))"
 	}},
+	// The most frequent value, the least of those tied: in the sorted
+	// values, the first whose count of equal ones before it, itself
+	// included, reaches the greatest count. No alias: the same array is
+	// written out again, and ClickHouse computes it once.
+	"mode": {agg: func(_ catalog.MeasureTerm, col string) string {
+		sorted := "arraySort(groupArray(" + col + "))"
+		counts := "arrayEnumerateUniq(" + sorted + ")"
+		return chNonEmpty(col, "arrayElement("+sorted+", indexOf("+counts+", arrayReduce('max', "+counts+")))")
+	}},
 	"share": {
 		agg: func(m catalog.MeasureTerm, col string) string {
 			if m.Col == nil {

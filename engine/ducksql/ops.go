@@ -49,6 +49,11 @@ var measures = map[string]measureSQL{
 		return "quantile_cont(" + asDouble(col) + ", " + strconv.FormatFloat(m.P, 'g', -1, 64) + ")"
 	}},
 	"stddev": {agg: func(_ catalog.MeasureTerm, col string) string { return "stddev_samp(" + asDouble(col) + ")" }},
+	// The most frequent value, the least of those tied: the counts of
+	// each value, sorted by count down and value up.
+	"mode": {agg: func(_ catalog.MeasureTerm, col string) string {
+		return "list_sort(list_transform(map_entries(histogram(" + col + ")), lambda e: {'n': -CAST(e.value AS BIGINT), 'v': e.key}))[1].v"
+	}},
 	"share": {
 		agg: func(m catalog.MeasureTerm, col string) string {
 			if m.Col == nil {
