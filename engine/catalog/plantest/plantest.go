@@ -89,8 +89,10 @@ func readTable(path string) (*catalog.Table, error) {
 // OpsComplete fails t for each op of the catalog's op table that a
 // dialect has no SQL for, and for each op it has SQL for that the table
 // does not hold: measures and filters are the keys of the dialect's maps
-// of measure and filter ops.
-func OpsComplete(t *testing.T, dialect string, measures, filters []string) {
+// of measure and filter ops. lacks says what a measure op's entry lacks
+// of what its row asks ("" for nothing): a window over the groups, an
+// aggregate.
+func OpsComplete(t *testing.T, dialect string, measures, filters []string, lacks func(o catalog.MeasureOp) string) {
 	t.Helper()
 	for _, tc := range []struct {
 		what        string
@@ -104,6 +106,13 @@ func OpsComplete(t *testing.T, dialect string, measures, filters []string) {
 		for _, op := range tc.have {
 			if !slices.Contains(tc.table, op) {
 				t.Errorf("%s's map of %s ops has %s, which the op table does not hold", dialect, tc.what, op)
+			}
+		}
+	}
+	for _, o := range catalog.MeasureTable {
+		if slices.Contains(measures, o.Name) {
+			if what := lacks(o); what != "" {
+				t.Errorf("measure op %s has no %s in %s's map", o.Name, what, dialect)
 			}
 		}
 	}
