@@ -221,7 +221,7 @@ func TestAnalyzeTableErrors(t *testing.T) {
 			400, "measures[1].expr", "position 13"},
 		{"expr unknown measure", map[string]any{"file_id": daily, "measures": []any{m("sum", "cases"), map[string]any{"name": "x", "expr": "sum_cases / sum_deaths"}}},
 			400, "measures[1].expr", "sum_deaths"},
-		{"unknown measure op", map[string]any{"file_id": daily, "measures": []any{m("mode", "cases")}}, 400, "measures[0].op", "median"},
+		{"unknown measure op", map[string]any{"file_id": daily, "measures": []any{m("no_such_op", "cases")}}, 400, "measures[0].op", "median"},
 		{"unknown column", map[string]any{"file_id": daily, "group_by": []any{"colour"}}, 400, "group_by[0]", "colour"},
 		{"bucket of text", map[string]any{"file_id": daily, "group_by": []any{map[string]any{"column": "country", "bucket": "month"}}}, 400, "group_by[0]", "date"},
 		{"sum of text", map[string]any{"file_id": daily, "measures": []any{m("sum", "country")}}, 400, "measures[0]", "country"},

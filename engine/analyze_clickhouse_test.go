@@ -102,11 +102,13 @@ func analysisEquivalence(t *testing.T, ch *clickhouse.Cluster, n int) {
 		}
 	}
 	// Measures over the groups of decimals and doubles, over each series
-	// of cities and over all buckets, and ties kept of decimal sums.
-	for _, of := range []catalog.Measure{{Op: "sum", Column: "price"}, {Op: "min", Column: "price"}, {Op: "avg", Column: "cases"}} {
+	// of cities, over the filtered buckets and over all, and ties kept of
+	// decimal sums and modes.
+	for _, of := range []catalog.Measure{{Op: "sum", Column: "price"}, {Op: "min", Column: "price"}, {Op: "avg", Column: "cases"},
+		{Op: "mode", Column: "price"}} {
 		of.Name = "x"
 		for _, op := range []string{"change", "pct_change", "running_total", "rank"} {
-			for _, windows := range []string{"", catalog.WindowsAll} {
+			for _, windows := range []string{catalog.WindowsFiltered, catalog.WindowsAll} {
 				analyses = append(analyses, catalog.Analysis{GroupBy: []catalog.GroupBy{{Column: "city"}, {Column: "day", Bucket: "month"}},
 					Filters:  []catalog.FilterNode{{Column: "day", Op: "gte", Value: "2023-06-01"}},
 					Measures: []catalog.Measure{of, {Op: op, Of: "x", Name: "w"}}, Windows: windows, SortBy: "w", Limit: catalog.MaxAnalysisPage})
@@ -115,6 +117,15 @@ func analysisEquivalence(t *testing.T, ch *clickhouse.Cluster, n int) {
 		analyses = append(analyses, catalog.Analysis{GroupBy: []catalog.GroupBy{{Column: "country"}, {Column: "flag"}},
 			Measures: []catalog.Measure{of}, Top: &catalog.Top{N: 1, Per: []string{"country"}, By: "x"}, Limit: catalog.MaxAnalysisPage})
 	}
+	// The mode of every type of column, sorted by it, and a decimal's
+	// as the measure top ranks by.
+	for _, col := range []string{"country", "city", "cases", "price", "day", "ts", "flag"} {
+		analyses = append(analyses, catalog.Analysis{GroupBy: []catalog.GroupBy{{Column: "country"}, {Column: "day", Bucket: "quarter"}},
+			Measures: []catalog.Measure{{Op: "mode", Column: col, Name: "m"}, {Op: "count"}}, SortBy: "m", Direction: "desc", Limit: catalog.MaxAnalysisPage})
+	}
+	analyses = append(analyses, catalog.Analysis{GroupBy: []catalog.GroupBy{{Column: "country"}, {Column: "city"}},
+		Measures: []catalog.Measure{{Op: "mode", Column: "price", Name: "m"}}, Top: &catalog.Top{N: 2, Per: []string{"country"}, By: "m"},
+		Limit: catalog.MaxAnalysisPage})
 	// Three callers at once: each analysis waits on the servers more than
 	// it computes.
 	var mu sync.Mutex

@@ -436,6 +436,19 @@ func measureOf(m catalog.Measure, rows []anaRow, lookup bool) any {
 			return nil
 		}
 		return best.get(m.Column, lookup)
+	case "mode":
+		// The most frequent value; of those tied, the least.
+		counts := map[any]int{}
+		var best any
+		for _, v := range vals {
+			counts[v]++
+		}
+		for v, n := range counts {
+			if best == nil || n > counts[best] || n == counts[best] && anaCompare(v, best) < 0 {
+				best = v
+			}
+		}
+		return best
 	case "median":
 		return quantile(0.5)
 	case "percentile":
@@ -926,7 +939,7 @@ func (g *anaGen) analysis() catalog.Analysis {
 	}
 	p := func(f float64) *float64 { return &f }
 	for range 1 + g.rng.IntN(4) {
-		switch g.rng.IntN(12) {
+		switch g.rng.IntN(13) {
 		case 0:
 			add(catalog.Measure{Op: "count"})
 		case 1:
@@ -951,11 +964,13 @@ func (g *anaGen) analysis() catalog.Analysis {
 			add(catalog.Measure{Op: "count_distinct", Column: "country"})
 		case 11:
 			add(catalog.Measure{Op: g.pick("first", "last"), Column: g.pick("cases", "price", "city", "day"), OrderBy: g.pick("day", "ts", "cases", "price")})
+		case 12:
+			add(catalog.Measure{Op: "mode", Column: g.pick("country", "city", "cases", "price", "day", "ts", "flag")})
 		}
 	}
 	base := slices.Clone(a.Measures)
 	numeric := func(m catalog.Measure) bool {
-		return !(m.Op == "min" || m.Op == "max" || m.Op == "first" || m.Op == "last") || m.Column == "cases" || m.Column == "price"
+		return !(m.Op == "min" || m.Op == "max" || m.Op == "first" || m.Op == "last" || m.Op == "mode") || m.Column == "cases" || m.Column == "price"
 	}
 	if g.rng.IntN(3) == 0 {
 		var ok []string

@@ -28,12 +28,12 @@ func (s *Store) Show(ctx context.Context, p *catalog.Plan, res *catalog.QueryRes
 	var cols []catalog.Column
 	if p.Grouped() {
 		cols = append(cols, p.Groups...)
-		for _, a := range p.Aggs {
+		for i, a := range p.Aggs {
 			reason := "aggregate: " + a.Op
 			if a.Col != nil {
 				reason += " of " + a.Col.Key
 			}
-			cols = append(cols, catalog.Column{Key: a.Name, Label: a.Name, Type: catalog.AggType(a), Reason: reason})
+			cols = append(cols, catalog.Column{Key: a.Name, Label: a.Name, Type: p.OutType(len(p.Groups) + i), Reason: reason})
 		}
 	} else {
 		cols = slices.Clone(p.Cols)

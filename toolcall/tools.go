@@ -157,10 +157,10 @@ var toolSpecs = []Tool{
 	},
 	{
 		Name: "files.analyze_table",
-		Description: "Answer in one call, on the server, what files.query_table cannot about an owned table: time buckets, distinct counts, " +
-			"medians, percentiles, first/last values, shares, ratios, having, change, running totals, rank, top N per group, OR filters, " +
-			"a lookup into another owned table; or read a file again naming its header rows (reading). Returns counts and up to 50 groups; " +
-			"more, or show=true, stores the result as a table. Notes say how ties and windows were treated.",
+		Description: "Answer in one call, on the server, what files.query_table cannot about an owned table: time buckets, measures such as " +
+			"distinct counts, medians, shares, ratios, change and rank, having, top N per group, OR filters, a lookup into another table; " +
+			"or read a file again naming its header rows (reading). Returns counts and up to 50 groups; more, or show=true, stores the " +
+			"result as a table. Notes say how ties and windows ran.",
 		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
 		run: (*Pipeline).toolFilesAnalyzeTable,
 	},
@@ -200,25 +200,38 @@ var schemaLists = map[string][]string{
 	"@catalog.WindowsOptions": catalog.WindowsOptions,
 }
 
-// expandLists puts the catalog's lists in place of their names in a
-// schema file; a name it does not know is an error, so a file cannot
-// name a list that is not there.
+// schemaTexts are the texts a schema file's descriptions take from the
+// catalog: "@catalog.MeasureDocs" in a description is what the op table
+// says of each measure op.
+var schemaTexts = map[string]string{
+	"@catalog.MeasureDocs":    catalog.MeasureDocs,
+	"@catalog.OverGroupsDocs": catalog.OverGroupsDocs,
+}
+
+// expandLists puts the catalog's lists in place of their names (a whole
+// string) in a schema file, and its texts in place of theirs in a
+// string; a name it does not know is an error, so a file cannot name a
+// list or a text that is not there.
 func expandLists(raw []byte) ([]byte, error) {
 	var err error
 	out := schemaListName.ReplaceAllFunc(raw, func(m []byte) []byte {
-		name := string(m[1 : len(m)-1])
-		list, ok := schemaLists[name]
+		name := strings.Trim(string(m), `"`)
+		if list, ok := schemaLists[name]; ok && len(m) == len(name)+2 {
+			b, _ := json.Marshal(list)
+			return b
+		}
+		text, ok := schemaTexts[name]
 		if !ok {
-			err = fmt.Errorf("no list named %s", name)
+			err = fmt.Errorf("no list or text named %s", name)
 			return m
 		}
-		b, _ := json.Marshal(list)
-		return b
+		b, _ := json.Marshal(text)
+		return []byte(strings.Replace(string(m), name, string(b[1:len(b)-1]), 1))
 	})
 	return out, err
 }
 
-var schemaListName = regexp.MustCompile(`"@catalog\.[A-Za-z]+"`)
+var schemaListName = regexp.MustCompile(`"?@catalog\.[A-Za-z]+"?`)
 
 // callAttrs are the arguments' facts that policy conditions read.
 func callAttrs(t *Tool, args map[string]any) rbac.Attrs {

@@ -6,6 +6,8 @@ import "datadesk/engine/typing"
 type AnalysisPlan struct {
 	Table    *Table
 	Analysis Analysis
+	// Outputs are the result's columns: groups, then measures.
+	Outputs
 	// Lookup, if set, is the joined table; its columns used are named
 	// with LookupPrefix in Conds and groups.
 	Lookup *LookupPlan
@@ -72,9 +74,7 @@ func (g GroupTerm) Type() string {
 // MeasureTerm is a checked measure.
 type MeasureTerm struct {
 	Name string
-	// Op is count, count_distinct, sum, avg, min, max, median,
-	// percentile, stddev, share, expr, change, pct_change, running_total
-	// or rank.
+	// Op is an op of MeasureTable, or expr.
 	Op  string
 	Col *Column
 	P   float64
@@ -95,6 +95,13 @@ type MeasureTerm struct {
 func (m MeasureTerm) Window() bool {
 	op, _ := measureOp(m.Op)
 	return op.OverGroups
+}
+
+// OfTotal reports whether the measure is a part of the total of every
+// group's value (a share).
+func (m MeasureTerm) OfTotal() bool {
+	op, _ := measureOp(m.Op)
+	return op.OfTotal
 }
 
 // HavingCond is a checked condition on measure Measure.
@@ -125,26 +132,6 @@ type SortTerm struct {
 
 // Grouped reports whether the result has one row per group.
 func (p *AnalysisPlan) Grouped() bool { return len(p.Groups) > 0 }
-
-// OutNames are the result's column names: groups, then measures.
-func (p *AnalysisPlan) OutNames() []string {
-	var out []string
-	for _, g := range p.Groups {
-		out = append(out, g.Name)
-	}
-	for _, m := range p.Measures {
-		out = append(out, m.Name)
-	}
-	return out
-}
-
-// OutType is the catalog type of output column i.
-func (p *AnalysisPlan) OutType(i int) string {
-	if i < len(p.Groups) {
-		return p.Groups[i].Type()
-	}
-	return p.Measures[i-len(p.Groups)].Type
-}
 
 // ExprLevels orders the computed measures in levels: each reads only
 // measures of the levels before it, so each level can be one stage of a

@@ -43,6 +43,12 @@ func (c *checker) measures() error {
 	for i := range c.p.Measures {
 		c.p.Measures[i].Type = c.measureType(i)
 	}
+	for _, g := range c.p.Groups {
+		c.p.addOut(g.Name, g.Type(), "")
+	}
+	for _, m := range c.p.Measures {
+		c.p.addOut(m.Name, m.Type, m.Op)
+	}
 	for i, m := range c.p.Measures {
 		if m.Window() && m.Op != "rank" && !Numeric(c.p.Measures[m.Of].Type) {
 			return qerr(fmt.Sprintf("measures[%d].of", i), "%s follows a number; %s is %s", m.Op, c.p.Measures[m.Of].Name, c.p.Measures[m.Of].Type)
@@ -63,11 +69,8 @@ func (c *checker) measureHead(field string, m Measure) (MeasureTerm, error) {
 			return t, qerr(field+".name", "an expr measure needs a name")
 		}
 	}
-	known := t.Op == "expr"
-	for _, op := range MeasureOps {
-		known = known || op == t.Op
-	}
-	if !known {
+	op, known := measureOp(t.Op)
+	if !known && t.Op != "expr" {
 		return t, qerr(field+".op", "unknown measure %q", m.Op).WithAllowed(MeasureOps...)
 	}
 	if m.Column != "" {
@@ -78,32 +81,25 @@ func (c *checker) measureHead(field string, m Measure) (MeasureTerm, error) {
 		t.Col = col
 	}
 	if t.Name == "" {
-		t.Name = defaultMeasureName(t, m)
+		t.Name = defaultMeasureName(op, t, m)
 	} else if !measureName.MatchString(t.Name) {
 		return t, qerr(field+".name", "name %q must be letters, digits and _, not starting with a digit, up to 63 characters", t.Name)
 	}
 	return t, c.name(field+".name", t.Name)
 }
 
-func defaultMeasureName(t MeasureTerm, m Measure) string {
-	col := ""
+// defaultMeasureName is a measure's name when the call gives none: its
+// op's Named, filled in.
+func defaultMeasureName(op MeasureOp, t MeasureTerm, m Measure) string {
+	col, p := "", 0.0
 	if t.Col != nil {
 		col = "_" + strings.ReplaceAll(t.Col.Key, ".", "_")
 	}
-	switch t.Op {
-	case "count_distinct":
-		return "distinct" + col
-	case "percentile":
-		p := 0.0
-		if m.P != nil {
-			p = *m.P * 100
-		}
-		return "p" + strings.ReplaceAll(strconv.FormatFloat(p, 'f', -1, 64), ".", "_") + col
-	case "change", "pct_change", "running_total", "rank":
-		prefix := map[string]string{"change": "change_", "pct_change": "pct_change_", "running_total": "running_", "rank": "rank_"}[t.Op]
-		return prefix + m.Of
+	if m.P != nil {
+		p = *m.P * 100
 	}
-	return t.Op + col
+	return strings.NewReplacer("{_column}", col, "{of}", m.Of,
+		"{p}", strings.ReplaceAll(strconv.FormatFloat(p, 'f', -1, 64), ".", "_")).Replace(op.Named)
 }
 
 // measureBody checks what a measure reads: its column's type, its
@@ -155,9 +151,9 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 	if op.Name == "" {
 		return qerr(field+".op", "unknown op %q", t.Op).WithAllowed(MeasureOps...)
 	}
-	if t.Op == "percentile" {
+	if slices.Contains(op.Takes, "p") {
 		if m.P == nil || *m.P < 0 || *m.P > 1 {
-			return qerr(field+".p", "percentile needs p from 0 to 1 (0.9 is the 90th percentile)")
+			return qerr(field+".p", "%s needs p from 0 to 1 (0.9 is the 90th percentile)", t.Op)
 		}
 		t.P = *m.P
 	}
@@ -175,7 +171,7 @@ func (c *checker) measureBody(field string, i int, m Measure) error {
 				t.Op, t.Col.Key, t.Col.typeSaid(), t.Col.numbersAdvice())
 		}
 	}
-	if t.Op == "first" || t.Op == "last" {
+	if slices.Contains(op.Takes, "order_by") {
 		return c.firstLast(field, t, m)
 	}
 	if op.OverGroups {
@@ -239,17 +235,7 @@ func (c *checker) checkCycles() error {
 // measureType is the catalog type of measure i's values.
 func (c *checker) measureType(i int) string {
 	m := c.p.Measures[i]
-	switch m.Op {
-	case "count", "count_distinct", "rank":
-		return typing.TypeInteger
-	case "sum", "min", "max", "first", "last":
-		return m.Col.Type
-	case "change", "running_total":
-		if t := c.measureType(m.Of); t == typing.TypeInteger || t == typing.TypeDecimal {
-			return t
-		}
-	}
-	return typing.TypeDouble
+	return valueType(m.Op, m.Col, func() string { return c.measureType(m.Of) })
 }
 
 // outName is how an output column is named in top.per and sort_by: a

@@ -36,7 +36,7 @@ func TestAnalysisRefusals(t *testing.T) {
 		{"unknown bucket", Analysis{GroupBy: []GroupBy{{Column: "day", Bucket: "fortnight"}}}, "group_by[0].bucket", "fortnight"},
 		{"too many groups", Analysis{GroupBy: []GroupBy{{Column: "day"}, {Column: "region"}, {Column: "amount"}, {Column: "qty"}, {Column: "day", Bucket: "year"}}}, "group_by", "4"},
 		{"sum of text", Analysis{GroupBy: byRegion, Measures: []Measure{{Op: "sum", Column: "region"}}}, "measures[0].column", "region"},
-		{"unknown measure op", Analysis{Measures: []Measure{{Op: "mode", Column: "amount"}}}, "measures[0].op", "mode"},
+		{"unknown measure op", Analysis{Measures: []Measure{{Op: "no_such_op", Column: "amount"}}}, "measures[0].op", "no_such_op"},
 		{"percentile without p", Analysis{Measures: []Measure{{Op: "percentile", Column: "amount"}}}, "measures[0].p", "p"},
 		{"expression naming nothing", Analysis{Measures: []Measure{count, {Name: "share", Expr: "count/total"}}}, "measures[1].expr", "total"},
 		{"duplicate names", Analysis{Measures: []Measure{{Op: "count", Name: "n"}, {Op: "sum", Column: "qty", Name: "n"}}}, "measures[1].name", "n"},

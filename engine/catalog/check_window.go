@@ -60,11 +60,12 @@ func (c *checker) windows() error {
 	}
 	over := false
 	for _, m := range p.Measures {
-		over = over || m.Window() || m.Op == "share"
+		over = over || m.Window() || m.OfTotal()
 	}
 	if !over || p.Series < 0 {
-		return qerr("windows", "windows: all applies to change, pct_change, running_total, rank and share over a series "+
-			"(group_by a date or timestamp column with a bucket, or a whole-number column such as a year)")
+		return qerr("windows", "windows: all applies to %s over a series "+
+			"(group_by a date or timestamp column with a bucket, or a whole-number column such as a year)",
+			opsWhere(func(o MeasureOp) bool { return o.OverGroups || o.OfTotal }))
 	}
 	if p.Where == nil {
 		return nil

@@ -167,8 +167,10 @@ func countNumbers(ctx context.Context, t *Table, c Column, run RunFunc) (numberC
 		return numberCount{}, err
 	}
 	notNumber := Cond{Col: c, Op: "is_null", Null: true, AsNumber: true}
-	others, err := run(ctx, &Plan{Table: t, Conds: []Cond{present, notNumber}, Groups: []Column{c},
-		Aggs: []Agg{{Name: "count", Op: "count"}}, Limit: MaxHintValues})
+	distinct := &Plan{Table: t, Conds: []Cond{present, notNumber}, Groups: []Column{c}, Aggs: []Agg{{Name: "count", Op: "count"}}, Limit: MaxHintValues}
+	distinct.addOut(c.Key, c.Type, "")
+	distinct.addOut("count", typing.TypeInteger, "count")
+	others, err := run(ctx, distinct)
 	if err != nil {
 		return numberCount{}, err
 	}

@@ -8,10 +8,12 @@ import (
 )
 
 // The ops of files.analyze_table, each defined once here: the checker
-// reads what an op needs from this table, the tool's schema takes its
-// lists from it (api), and the dialects' and the oracle's tests run every
-// op it names. A new op is a row here and its SQL in each dialect; a test
-// fails where one is missing.
+// reads from this table what an op needs, the type of its values and its
+// default name; the tool's schema takes its lists and its description of
+// each op from it (toolcall); each dialect keeps its SQL in a map keyed
+// by op; and the dialects', the oracle's and the schema's tests run every
+// op it names. A new op is a row here and an entry in each dialect's map;
+// TestOpTableComplete fails where one is missing.
 
 // ColumnNeed is what a measure asks of its column.
 type ColumnNeed int
@@ -49,6 +51,24 @@ func (n ColumnNeed) accepts(typ string) bool {
 	return true
 }
 
+// Gives is the type of a measure's values.
+type Gives int
+
+const (
+	// givesUnset is no type: TestOpTableComplete refuses a row without one.
+	givesUnset Gives = iota
+	// GivesInteger: whole numbers (a count, a rank).
+	GivesInteger
+	// GivesDouble: numbers with a fraction (a mean, a share).
+	GivesDouble
+	// GivesColumnType: values of its column's type (a value the column
+	// holds, or a sum of them).
+	GivesColumnType
+	// GivesOfType: the type of the measure it follows when that is whole
+	// or decimal, else double (a change, a running total).
+	GivesOfType
+)
+
 // MeasureOp is one op of a measure.
 type MeasureOp struct {
 	Name   string
@@ -59,7 +79,17 @@ type MeasureOp struct {
 	// OverGroups: computed over the groups' own measures (a window),
 	// after grouping.
 	OverGroups bool
-	// Doc says what the op gives, in a few words.
+	// OfTotal: a part of the total of every group's value, so that, as
+	// OverGroups' measures do, it runs over the groups (windows).
+	OfTotal bool
+	// Gives is the type of its values.
+	Gives Gives
+	// Named is its default name: {_column} stands for "_" and its
+	// column's key ("" without a column), {of} for the measure it
+	// follows, {p} for p in percent ("p90_amount").
+	Named string
+	// Doc says what the op gives, in a few words, for the tool's
+	// description after the op's name.
 	Doc string
 }
 
@@ -67,22 +97,65 @@ type MeasureOp struct {
 // them; "expr" (a measure computed from others by name) is not an op
 // but the measure's expr argument.
 var MeasureTable = []MeasureOp{
-	{Name: "count", Column: MaybeColumn, Doc: "rows, or a column's non-empty values"},
-	{Name: "count_distinct", Column: AnyColumn, Doc: "distinct non-empty values"},
-	{Name: "sum", Column: NumberColumn, Doc: "sum"},
-	{Name: "avg", Column: NumberColumn, Doc: "mean"},
-	{Name: "min", Column: OrderedColumn, Doc: "least value (numbers, dates, text)"},
-	{Name: "max", Column: OrderedColumn, Doc: "greatest value (numbers, dates, text)"},
-	{Name: "first", Column: AnyColumn, Takes: []string{"order_by"}, Doc: "the value at the earliest row by order_by (ties: the least value)"},
-	{Name: "last", Column: AnyColumn, Takes: []string{"order_by"}, Doc: "the value at the latest row by order_by (ties: the greatest value)"},
-	{Name: "median", Column: NumberColumn, Doc: "median"},
-	{Name: "percentile", Column: NumberColumn, Takes: []string{"p"}, Doc: "the p-th quantile, p from 0 to 1"},
-	{Name: "stddev", Column: NumberColumn, Doc: "sample standard deviation"},
-	{Name: "share", Column: MaybeNumber, Doc: "the group's share of all rows, or of a column's sum"},
-	{Name: "change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's change from the previous time bucket or whole number (year)"},
-	{Name: "pct_change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's relative change from the previous time bucket or whole number (year)"},
-	{Name: "running_total", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Doc: "another measure's total up to each time bucket or whole number (year)"},
-	{Name: "rank", Column: NoColumn, Takes: []string{"of", "within", "direction"}, OverGroups: true, Doc: "the group's rank by another measure"},
+	{Name: "count", Column: MaybeColumn, Gives: GivesInteger, Named: "count{_column}", Doc: "rows, or a column's values"},
+	{Name: "count_distinct", Column: AnyColumn, Gives: GivesInteger, Named: "distinct{_column}", Doc: "distinct values"},
+	{Name: "sum", Column: NumberColumn, Gives: GivesColumnType, Named: "sum{_column}", Doc: "total"},
+	{Name: "avg", Column: NumberColumn, Gives: GivesDouble, Named: "avg{_column}", Doc: "mean"},
+	{Name: "min", Column: OrderedColumn, Gives: GivesColumnType, Named: "min{_column}", Doc: "least value"},
+	{Name: "max", Column: OrderedColumn, Gives: GivesColumnType, Named: "max{_column}", Doc: "greatest value"},
+	{Name: "first", Column: AnyColumn, Takes: []string{"order_by"}, Gives: GivesColumnType, Named: "first{_column}",
+		Doc: "at the earliest order_by"},
+	{Name: "last", Column: AnyColumn, Takes: []string{"order_by"}, Gives: GivesColumnType, Named: "last{_column}",
+		Doc: "at the latest order_by; not max, for totals to date"},
+	{Name: "median", Column: NumberColumn, Gives: GivesDouble, Named: "median{_column}", Doc: "middle value"},
+	{Name: "percentile", Column: NumberColumn, Takes: []string{"p"}, Gives: GivesDouble, Named: "p{p}{_column}", Doc: "p 0-1"},
+	{Name: "stddev", Column: NumberColumn, Gives: GivesDouble, Named: "stddev{_column}", Doc: "sample"},
+	{Name: "mode", Column: AnyColumn, Gives: GivesColumnType, Named: "mode{_column}", Doc: "most frequent, least of ties"},
+	{Name: "share", Column: MaybeNumber, OfTotal: true, Gives: GivesDouble, Named: "share{_column}", Doc: "of the total"},
+	{Name: "change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Gives: GivesOfType, Named: "change_{of}",
+		Doc: "from the previous group"},
+	{Name: "pct_change", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Gives: GivesDouble, Named: "pct_change_{of}",
+		Doc: "0.25 is +25%"},
+	{Name: "running_total", Column: NoColumn, Takes: []string{"of", "within"}, OverGroups: true, Gives: GivesOfType, Named: "running_{of}",
+		Doc: "sum so far"},
+	{Name: "rank", Column: NoColumn, Takes: []string{"of", "within", "direction"}, OverGroups: true, Gives: GivesInteger, Named: "rank_{of}",
+		Doc: "1 highest unless direction asc, ties sharing, per groups in within"},
+}
+
+// valueType is the catalog type of the values of op (an op of
+// MeasureTable, or expr, whose values are doubles) over column col (nil
+// for none); of is the type of the measure it follows.
+func valueType(op string, col *Column, of func() string) string {
+	row, _ := measureOp(op)
+	switch row.Gives {
+	case GivesInteger:
+		return typing.TypeInteger
+	case GivesColumnType:
+		return col.Type
+	case GivesOfType:
+		if t := of(); t == typing.TypeInteger || t == typing.TypeDecimal {
+			return t
+		}
+	}
+	return typing.TypeDouble
+}
+
+// MeasureDocs describe the measures of a group's rows, each op by its
+// name and Doc, for the tool's description: "count (rows, or a column's
+// values), count_distinct (distinct values), ...".
+var MeasureDocs = describeOps(func(o MeasureOp) bool { return !o.OverGroups })
+
+// OverGroupsDocs describe the measures over the groups, likewise.
+var OverGroupsDocs = describeOps(func(o MeasureOp) bool { return o.OverGroups })
+
+func describeOps(keep func(MeasureOp) bool) string {
+	var out []string
+	for _, o := range MeasureTable {
+		if keep(o) {
+			out = append(out, o.Name+" ("+o.Doc+")")
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // MeasureOps are the names of MeasureTable's ops.
@@ -100,9 +173,14 @@ func measureOp(op string) (MeasureOp, bool) {
 // takenBy lists the ops that take argument arg, in words: "change,
 // pct_change, running_total and rank".
 func takenBy(arg string) string {
+	return opsWhere(func(o MeasureOp) bool { return slices.Contains(o.Takes, arg) })
+}
+
+// opsWhere lists the ops of MeasureTable that keep holds for, in words.
+func opsWhere(keep func(MeasureOp) bool) string {
 	var ops []string
 	for _, o := range MeasureTable {
-		if slices.Contains(o.Takes, arg) {
+		if keep(o) {
 			ops = append(ops, o.Name)
 		}
 	}

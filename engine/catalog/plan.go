@@ -64,6 +64,9 @@ type Aggregate struct {
 type Plan struct {
 	Table *Table
 	Query Query
+	// Outputs are a grouped result's columns, the group columns then the
+	// aggregates, or an ungrouped one's aggregates.
+	Outputs
 	// Conds are the filters, AND-ed; Search, if set, keeps rows where any
 	// of its columns contains its text.
 	Conds  []Cond
@@ -155,38 +158,6 @@ func (p *Plan) Derived() bool { return len(p.Conds) > 0 || p.Search != nil || p.
 // Filtered reports whether the plan keeps only some rows.
 func (p *Plan) Filtered() bool { return len(p.Conds) > 0 || p.Search != nil }
 
-// OutNames are the names of a grouped result's columns: the group keys,
-// then the aggregates'.
-func (p *Plan) OutNames() []string {
-	var out []string
-	for _, g := range p.Groups {
-		out = append(out, g.Key)
-	}
-	for _, a := range p.Aggs {
-		out = append(out, a.Name)
-	}
-	return out
-}
-
-// OutType is the catalog type of output column i of a grouped result.
-func (p *Plan) OutType(i int) string {
-	if i < len(p.Groups) {
-		return p.Groups[i].Type
-	}
-	return AggType(p.Aggs[i-len(p.Groups)])
-}
-
-// AggType is the catalog type of an aggregate's values.
-func AggType(a Agg) string {
-	switch a.Op {
-	case "count":
-		return typing.TypeInteger
-	case "avg":
-		return typing.TypeDouble
-	}
-	return a.Col.Type
-}
-
 func qerr(field, format string, args ...any) *datadesk.Error {
 	return datadesk.Errorf(datadesk.Invalid, format, args...).WithField(field)
 }
@@ -261,6 +232,7 @@ func (p *Plan) checkGroups() error {
 		}
 		outNames[strings.ToLower(c.Key)] = field
 		p.Groups = append(p.Groups, *c)
+		p.addOut(c.Key, c.Type, "")
 	}
 	if len(q.Aggregates) > MaxAggregates {
 		return qerr("aggregates", "at most %d aggregates are allowed", MaxAggregates)
@@ -307,6 +279,7 @@ func (p *Plan) checkGroups() error {
 		}
 		outNames[strings.ToLower(pa.Name)] = field
 		p.Aggs = append(p.Aggs, pa)
+		p.addOut(pa.Name, valueType(pa.Op, pa.Col, nil), pa.Op)
 	}
 	return nil
 }

@@ -81,8 +81,8 @@ type View struct {
 // groups says whether more follow; a count or aggregate answer carries no
 // rows and says nothing about more.
 func (res *QueryResult) Finish(p *Plan, total int64) {
-	for _, a := range p.Aggs {
-		if _, ok := res.Aggregates[a.Name].(string); ok && numeric(AggType(a)) {
+	for i, a := range p.Aggs {
+		if _, ok := res.Aggregates[a.Name].(string); ok && numeric(p.OutType(len(p.Groups)+i)) {
 			res.Notes = append(res.Notes, notFiniteNote(a.Name, 1))
 		}
 	}
@@ -205,7 +205,7 @@ func (res *AnalysisResult) Finish(p *AnalysisPlan) {
 func windowsNote(p *AnalysisPlan) string {
 	var names []string
 	for _, m := range p.Measures {
-		if m.Window() || m.Op == "share" {
+		if m.Window() || m.OfTotal() {
 			names = append(names, m.Name)
 		}
 	}

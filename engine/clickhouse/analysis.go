@@ -9,7 +9,6 @@ import (
 
 	"datadesk"
 	"datadesk/engine/catalog"
-	"datadesk/engine/typing"
 )
 
 // An analysis on the cluster is answered in a few statements, as
@@ -236,7 +235,7 @@ func chBool(b *catalog.Bool) string {
 func (a *chAnalysis) totals() string {
 	sel := []string{"count()"}
 	for _, m := range a.p.Measures {
-		if m.Op == "share" {
+		if m.OfTotal() {
 			sel = append(sel, "toFloat64("+chMeasureAggregate(m)+")")
 		}
 	}
@@ -268,53 +267,18 @@ func chBucket(g catalog.GroupTerm) string {
 	return day
 }
 
-// chMeasureAggregate is measure m's aggregate over the rows; for
-// median and percentile, the sorted values.
+// chMeasureAggregate is measure m's aggregate over the rows, "" for a
+// measure computed after them.
 func chMeasureAggregate(m catalog.MeasureTerm) string {
-	if m.Col == nil {
-		return "count()"
+	sql := chMeasures[m.Op].agg
+	if sql == nil {
+		return ""
 	}
-	col := chCol(m.Col.Key)
-	nonEmpty := "if(count(" + col + ") = 0, NULL, "
-	switch m.Op {
-	case "count":
-		return "count(" + col + ")"
-	case "count_distinct":
-		// Over no rows uniqExact of a Nullable column is NULL.
-		return "ifNull(uniqExact(" + col + "), 0)"
-	case "sum", "share":
-		if m.Col.Type == typing.TypeInteger {
-			return nonEmpty + "sum(toDecimal128(" + col + ", 0)))"
-		}
-		return nonEmpty + "sum(" + col + "))"
-	case "first", "last":
-		// The value at the least or greatest order_by; among rows tied on
-		// it, the least value for first, the greatest for last. Tuples
-		// compare only without Nullable parts in ClickHouse 18.16.
-		order := chCol(m.OrderBy.Key)
-		both := "isNotNull(" + order + ") AND isNotNull(" + col + ")"
-		f := map[string]string{"first": "argMinIf", "last": "argMaxIf"}[m.Op]
-		return "if(countIf(" + both + ") = 0, NULL, " + f + "(" + col + ", tuple(assumeNotNull(" + order + "), assumeNotNull(" + col + ")), " + both + "))"
-	case "min", "max":
-		if m.Col.Natural() {
-			f := map[string]string{"min": "argMinIf", "max": "argMaxIf"}[m.Op]
-			return nonEmpty + f + "(" + col + ", tuple(" + strings.Join(chNaturalKeys(col), ", ") + "), isNotNull(" + col + ")))"
-		}
-		return nonEmpty + m.Op + "(" + col + "))"
-	case "avg":
-		// A sum divided by the count gives DuckDB's average every time;
-		// avg of a decimal varies in its last digit between runs.
-		sum := "sum(" + col + ")"
-		if m.Col.Type == typing.TypeInteger {
-			sum = "sum(toDecimal128(" + col + ", 0))"
-		}
-		return nonEmpty + "toFloat64(" + sum + ") / count(" + col + "))"
-	case "median", "percentile":
-		return "arraySort(groupArray(toFloat64(" + col + ")))"
-	case "stddev":
-		return "if(count(" + col + ") < 2, NULL, stddevSamp(toFloat64(" + col + ")))"
+	col := ""
+	if m.Col != nil {
+		col = chCol(m.Col.Key)
 	}
-	return ""
+	return sql(m, col)
 }
 
 // chQuantile interpolates quantile q of sorted values as DuckDB's
@@ -388,7 +352,7 @@ func (a *chAnalysis) groups() string {
 		keys = append(keys, chInternal("g", i))
 	}
 	for i, m := range p.Measures {
-		if agg := chMeasureAggregate(m); m.Op != "expr" && !m.Window() && agg != "" {
+		if agg := chMeasureAggregate(m); agg != "" {
 			sel = append(sel, agg+" AS "+chInternal("a", i))
 		}
 	}
@@ -406,22 +370,20 @@ func (a *chAnalysis) groups() string {
 	share := 0
 	for i, m := range p.Measures {
 		v, agg := chInternal("v", i), chInternal("a", i)
-		switch {
+		switch value := chMeasures[m.Op].value; {
 		case m.Window():
 			// In the stages over the groups, later.
 		case m.Op == "expr":
 			expr = append(expr, chExpr(m.Expr)+" AS "+v)
-		case m.Op == "share":
+		case m.OfTotal():
 			total := "NULL"
 			if f, ok := a.shareTotals[share].(float64); ok {
 				total = chNumber(f)
 			}
 			share++
-			values = append(values, "toFloat64("+agg+") / nullIf("+total+", 0) AS "+v)
-		case m.Op == "median":
-			values = append(values, chQuantile(agg, 0.5)+" AS "+v)
-		case m.Op == "percentile":
-			values = append(values, chQuantile(agg, m.P)+" AS "+v)
+			values = append(values, value(m, agg, total)+" AS "+v)
+		case value != nil:
+			values = append(values, value(m, agg, "")+" AS "+v)
 		default:
 			values = append(values, agg+" AS "+v)
 		}
@@ -452,20 +414,7 @@ func (a *chAnalysis) having(q string) string {
 }
 
 // decimal reports whether output column i is a Decimal on the cluster.
-func (a *chAnalysis) decimal(i int) bool {
-	if i < len(a.p.Groups) {
-		g := a.p.Groups[i]
-		return g.Bucket == "" && g.Col.Type == typing.TypeDecimal
-	}
-	m := a.p.Measures[i-len(a.p.Groups)]
-	switch m.Op {
-	case "sum":
-		return true
-	case "min", "max", "first", "last":
-		return m.Col.Type == typing.TypeDecimal
-	}
-	return false
-}
+func (a *chAnalysis) decimal(i int) bool { return chDecimal(&a.p.Outputs, i) }
 
 func chDir(desc bool) string {
 	if desc {

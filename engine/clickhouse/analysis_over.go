@@ -134,9 +134,20 @@ func (a *chAnalysis) rankStage(q string, part []int, by string, desc bool, out s
 	return a.arrays(q, st)
 }
 
-// seriesStage computes change, pct_change or running_total of measure
-// m over each series of the other groups, in the series' order.
-func (a *chAnalysis) seriesStage(q string, i int, m catalog.MeasureTerm) string {
+// seriesArrays is how an op over a series is computed on arrays: its
+// arrays over the values followed xs and each one's previous prev, and
+// its value in a row from their elements __x0, __x1, ..., the values
+// followed being of ClickHouse type typ; scaled: a decimal followed gives
+// a decimal.
+type seriesArrays struct {
+	arrays func(xs, prev string) []string
+	out    func(typ string) string
+	scaled bool
+}
+
+// stage computes the op of measure m (the i-th) over each series of the
+// other groups, in the series' order.
+func (op seriesArrays) stage(a *chAnalysis, q string, i int, m catalog.MeasureTerm) string {
 	p := a.p
 	var part []int
 	for g := range p.Groups {
@@ -151,20 +162,9 @@ func (a *chAnalysis) seriesStage(q string, i int, m catalog.MeasureTerm) string 
 	// Each value's previous one, NULL for the first (and none for none).
 	prev := "arraySlice(arrayPushFront(" + xs + ", NULL), 1, length(__s))"
 	st := arrayStage{part: part, sort: "arraySort", key: "tuple(isNull(" + s + "), assumeNotNull(" + s + "))",
-		out: stageCol{"__v" + strconv.Itoa(i), "Nullable(Float64)"}}
-	if _, dec := chScale(typ); dec && m.Op != "pct_change" {
+		out: stageCol{"__v" + strconv.Itoa(i), "Nullable(Float64)"}, arrays: op.arrays(xs, prev), outExpr: op.out(typ)}
+	if _, dec := chScale(typ); dec && op.scaled {
 		st.out.typ = chDecimalOf(typ)
-	}
-	switch m.Op {
-	case "running_total":
-		st.arrays = []string{"arrayCumSum(arrayMap(__y -> ifNull(__y, 0), " + xs + "))", "arrayCumSum(arrayMap(__y -> isNotNull(__y), " + xs + "))"}
-		st.outExpr = "if(__x1 = 0, NULL, " + chUnpack("__x0", typ) + ")"
-	case "change":
-		st.arrays = []string{xs, prev}
-		st.outExpr = chUnpack("(__x0 - __x1)", typ)
-	default: // pct_change: the same ratio of whole numbers of last places
-		st.arrays = []string{xs, prev}
-		st.outExpr = "(toFloat64(__x0) - toFloat64(__x1)) / nullIf(toFloat64(__x1), 0)"
 	}
 	return a.arrays(q, st)
 }
@@ -184,7 +184,7 @@ func (a *chAnalysis) overGroups(ctx context.Context, q string) (string, error) {
 	if a.windowFns {
 		var cols []string
 		for _, i := range windows {
-			cols = append(cols, a.windowFn(p.Measures[i])+" AS "+chInternal("v", i))
+			cols = append(cols, chMeasures[p.Measures[i].Op].window(a, p.Measures[i])+" AS "+chInternal("v", i))
 		}
 		if len(cols) > 0 {
 			q = "SELECT *, " + strings.Join(cols, ", ") + " FROM (" + q + ")"
@@ -195,12 +195,7 @@ func (a *chAnalysis) overGroups(ctx context.Context, q string) (string, error) {
 			return "", err
 		}
 		for _, i := range windows {
-			m := p.Measures[i]
-			if m.Op == "rank" {
-				q = a.rankStage(q, m.Within, "__v"+strconv.Itoa(m.Of), m.Desc, "__v"+strconv.Itoa(i))
-			} else {
-				q = a.seriesStage(q, i, m)
-			}
+			q = chMeasures[p.Measures[i].Op].arrays(a, q, i, p.Measures[i])
 		}
 	}
 	if p.WindowsAll() {
@@ -233,35 +228,6 @@ func (a *chAnalysis) narrow(ctx context.Context, q string) (string, error) {
 		a.cols = append(a.cols, stageCol{name, r.types[i]})
 	}
 	return q, nil
-}
-
-// windowFn is measure m over the groups with window functions, as
-// DuckDB's store computes it.
-func (a *chAnalysis) windowFn(m catalog.MeasureTerm) string {
-	p := a.p
-	v := chInternal("v", m.Of)
-	if m.Op == "rank" {
-		var part []string
-		for _, g := range m.Within {
-			part = append(part, chInternal("g", g))
-		}
-		return "rank() OVER (" + chPartition(part) + "ORDER BY " + v + " " + chDir(m.Desc) + " NULLS LAST)"
-	}
-	var part []string
-	for i := range p.Groups {
-		if i != p.Series {
-			part = append(part, chInternal("g", i))
-		}
-	}
-	over := " OVER (" + chPartition(part) + "ORDER BY " + chInternal("g", p.Series) + " ASC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
-	prev := "lagInFrame(toNullable(" + v + "), 1)" + over
-	switch m.Op {
-	case "change":
-		return "(" + v + " - " + prev + ")"
-	case "pct_change":
-		return "((toFloat64(" + v + ") - toFloat64(" + prev + ")) / nullIf(toFloat64(" + prev + "), 0))"
-	}
-	return "sum(" + v + ")" + over
 }
 
 func chPartition(cols []string) string {

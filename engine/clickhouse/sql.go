@@ -117,67 +117,22 @@ func chText(c *catalog.Column) string {
 	return col
 }
 
-// chCond compiles one checked condition, with DuckDB's semantics.
+// chCond compiles one checked condition, with DuckDB's semantics, by its
+// op's entry in chConds.
 func chCond(cond catalog.Cond) string {
-	c := &cond.Col
-	col := chCol(c.Key)
-	operand := func(v any) (string, string) { return chOperand(c, v) }
+	c := chCondSQL{Cond: cond, col: chCol(cond.Col.Key)}
+	c.operand = func(v any) (string, string) { return chOperand(&cond.Col, v) }
 	if cond.AsNumber {
 		// A text column's values of catalog.NumberPattern's form as
 		// Float64, the others NULL, as DuckDB's store reads them.
-		col = "if(match(ifNull(" + col + ", ''), " + chLiteral("^"+catalog.NumberPattern+"$") + "), toFloat64OrNull(" + col + "), NULL)"
-		operand = func(v any) (string, string) { return col, chNumber(v.(float64)) }
+		c.col = "if(match(ifNull(" + c.col + ", ''), " + chLiteral("^"+catalog.NumberPattern+"$") + "), toFloat64OrNull(" + c.col + "), NULL)"
+		c.operand = func(v any) (string, string) { return c.col, chNumber(v.(float64)) }
 	}
-	switch cond.Op {
-	case "is_null":
-		if cond.Null {
-			return col + " IS NULL"
-		}
-		return col + " IS NOT NULL"
-	case "is_blank":
-		blank := col + " IS NULL"
-		if c.Type == typing.TypeText {
-			blank = "(" + col + " IS NULL OR " + chTrim(col) + " = '')"
-		}
-		if cond.Null {
-			return blank
-		}
-		return "NOT " + blank
-	case "contains":
-		return "position(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(cond.Text) + ")) > 0"
-	case "starts_with":
-		return "startsWith(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(cond.Text) + "))"
-	case "ends_with":
-		return "endsWith(lowerUTF8(" + chText(c) + "), lowerUTF8(" + chLiteral(cond.Text) + "))"
-	case "in", "not_in":
-		var lhs string
-		items := make([]string, len(cond.Values))
-		for i, v := range cond.Values {
-			lhs, items[i] = operand(v)
-		}
-		if cond.Op == "not_in" {
-			// As ne does, not_in keeps empty cells.
-			return "(" + col + " IS NULL OR " + lhs + " NOT IN (" + strings.Join(items, ", ") + "))"
-		}
-		return lhs + " IN (" + strings.Join(items, ", ") + ")"
-	case "between":
-		lhs, lo := operand(cond.Values[0])
-		_, hi := operand(cond.Values[1])
-		return "(" + lhs + " >= " + lo + " AND " + lhs + " <= " + hi + ")"
-	}
-	lhs, rhs := operand(cond.Values[0])
-	switch cond.Op {
-	case "eq":
-		return lhs + " = " + rhs
-	case "ne":
-		// IS DISTINCT FROM: a NULL differs from every value.
-		return "(" + col + " IS NULL OR " + lhs + " != " + rhs + ")"
-	}
-	sym, ok := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[cond.Op]
+	sql, ok := chConds[cond.Op]
 	if !ok {
-		return "" // an op without SQL here: TestEveryFilterOpCompiles
+		return "" // an op without SQL here: TestOpTableComplete
 	}
-	return lhs + " " + sym + " " + rhs
+	return sql(c)
 }
 
 // chTrim trims the characters typing.SpaceChars names from both ends
@@ -205,27 +160,9 @@ func chWhere(conds []catalog.Cond, search *catalog.Search) string {
 	return " WHERE " + strings.Join(terms, " AND ")
 }
 
-// chAgg compiles an aggregate with DuckDB's results: NULL over no values
-// (ClickHouse gives 0 over an empty set), integer sums exact past 64 bits,
-// averages as the exact sum over the count, as Float64.
+// chAgg compiles an aggregate, the measure of its op.
 func chAgg(a catalog.Agg) string {
-	if a.Op == "count" {
-		if a.Col == nil {
-			return "count()"
-		}
-		return "count(" + chCol(a.Col.Key) + ")"
-	}
-	col := chCol(a.Col.Key)
-	arg := col
-	if a.Col.Type == typing.TypeInteger && (a.Op == "sum" || a.Op == "avg") {
-		arg = "toDecimal128(" + col + ", 0)"
-	}
-	if a.Op == "avg" {
-		// The exact sum over the count gives DuckDB's average every time;
-		// avg of a Decimal varies in its last digit between runs.
-		return "if(count(" + col + ") = 0, NULL, toFloat64(sum(" + arg + ")) / count(" + col + "))"
-	}
-	return "if(count(" + col + ") = 0, NULL, " + a.Op + "(" + arg + "))"
+	return chMeasureAggregate(catalog.MeasureTerm{Name: a.Name, Op: a.Op, Col: a.Col})
 }
 
 // chSelect is a plan's result in ClickHouse terms, before paging.
@@ -259,7 +196,7 @@ func (c *Cluster) chSelect(p *catalog.Plan) (*chSelect, error) {
 			if i < len(p.Groups) && p.Groups[i].Natural() {
 				return chNaturalOrder(q.sel[i], dir)
 			}
-			return chOrder(q.sel[i], chDecimal(p, i), dir)
+			return chOrder(q.sel[i], chDecimal(&p.Outputs, i), dir)
 		}
 		if p.Sort != nil {
 			q.order = append(q.order, term(p.Sort.Out, dir))
@@ -349,16 +286,6 @@ func chOrder(expr string, decimal bool, dir string) string {
 		return "toFloat64(" + expr + ") " + dir + " NULLS LAST, " + expr + " " + dir + " NULLS LAST"
 	}
 	return expr + " " + dir + " NULLS LAST"
-}
-
-// chDecimal reports whether output i of a grouped plan is a Decimal on
-// the cluster: a decimal column, or a sum (integer sums are Decimal128).
-func chDecimal(p *catalog.Plan, i int) bool {
-	if i < len(p.Groups) {
-		return p.Groups[i].Type == typing.TypeDecimal
-	}
-	a := p.Aggs[i-len(p.Groups)]
-	return a.Op == "sum" || (a.Op == "min" || a.Op == "max") && a.Col.Type == typing.TypeDecimal
 }
 
 // chBound is the least (op min) or greatest (max) of a group column

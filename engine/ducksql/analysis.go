@@ -73,60 +73,18 @@ func bucket(g catalog.GroupTerm) string {
 	return "CAST(date_trunc('" + g.Bucket + "', " + col + ") AS DATE)"
 }
 
-// Aggregate is measure m's aggregate, or "" for a measure computed
+// aggregate is measure m's aggregate, or "" for a measure computed
 // after the groups.
-func Aggregate(m catalog.MeasureTerm) string {
+func aggregate(m catalog.MeasureTerm) string {
+	sql := measures[m.Op].agg
+	if sql == nil {
+		return ""
+	}
 	col := ""
 	if m.Col != nil {
 		col = Ident(m.Col.Key)
 	}
-	asDouble := "CAST(" + col + " AS DOUBLE)"
-	switch m.Op {
-	case "count":
-		if m.Col == nil {
-			return "count(*)"
-		}
-		return "count(" + col + ")"
-	case "count_distinct":
-		return "count(DISTINCT " + col + ")"
-	case "min", "max":
-		if m.Col.Ordering() == catalog.ByLength {
-			// Digits without a leading zero, at most 38 of them: the
-			// least or greatest number, written again, is the value.
-			return "CAST(" + m.Op + "(TRY_CAST(" + col + " AS UHUGEINT)) AS VARCHAR)"
-		}
-		if m.Col.Natural() {
-			// The least or greatest by the natural order: its keys as one
-			// struct, compared field by field.
-			keys := orderKeys(col, m.Col.Ordering())
-			fields := make([]string, len(keys))
-			for i, k := range keys {
-				fields[i] = "'k" + strconv.Itoa(i) + "': " + k.expr
-			}
-			return "arg_" + m.Op + "(" + col + ", {" + strings.Join(fields, ", ") + "}) FILTER (WHERE " + col + " IS NOT NULL)"
-		}
-		return m.Op + "(" + col + ")"
-	case "sum", "avg":
-		return m.Op + "(" + col + ")"
-	case "first", "last":
-		// The value at the least or greatest order_by; among rows tied on
-		// it, the least value for first, the greatest for last.
-		order := Ident(m.OrderBy.Key)
-		f := map[string]string{"first": "arg_min", "last": "arg_max"}[m.Op]
-		return f + "(" + col + ", {'o': " + order + ", 'v': " + col + "}) FILTER (WHERE " + order + " IS NOT NULL AND " + col + " IS NOT NULL)"
-	case "median":
-		return "quantile_cont(" + asDouble + ", 0.5)"
-	case "percentile":
-		return "quantile_cont(" + asDouble + ", " + strconv.FormatFloat(m.P, 'g', -1, 64) + ")"
-	case "stddev":
-		return "stddev_samp(" + asDouble + ")"
-	case "share":
-		if m.Col == nil {
-			return "count(*)"
-		}
-		return "sum(" + col + ")"
-	}
-	return ""
+	return sql(m, col)
 }
 
 // expr compiles an expression over the measures' values.
@@ -142,33 +100,6 @@ func expr(e *catalog.Expr) string {
 		return "(" + expr(e.L) + " / NULLIF(" + expr(e.R) + ", 0))"
 	}
 	return "(" + expr(e.L) + " " + string(e.Op) + " " + expr(e.R) + ")"
-}
-
-// Window compiles measure m, computed over the groups.
-func Window(p *catalog.AnalysisPlan, m catalog.MeasureTerm) string {
-	val := analysisCol("v", m.Of)
-	if m.Op == "rank" {
-		var part []string
-		for _, g := range m.Within {
-			part = append(part, analysisCol("g", g))
-		}
-		return "rank() OVER (" + partition(part) + "ORDER BY " + val + " " + direction(m.Desc) + " NULLS LAST)"
-	}
-	var part []string
-	for i := range p.Groups {
-		if i != p.Series {
-			part = append(part, analysisCol("g", i))
-		}
-	}
-	over := " OVER (" + partition(part) + "ORDER BY " + analysisCol("g", p.Series)
-	prev := "lag(" + val + ")" + over + ")"
-	switch m.Op {
-	case "change":
-		return "(" + val + " - " + prev + ")"
-	case "pct_change":
-		return "((CAST(" + val + " AS DOUBLE) - " + prev + ") / NULLIF(CAST(" + prev + " AS DOUBLE), 0))"
-	}
-	return "sum(" + val + ")" + over + " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
 }
 
 func partition(cols []string) string {
@@ -239,7 +170,7 @@ func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 		keys = append(keys, analysisCol("g", i))
 	}
 	for i, m := range p.Measures {
-		if a := Aggregate(m); a != "" {
+		if a := aggregate(m); a != "" {
 			sel = append(sel, a+" AS "+analysisCol("a", i))
 		}
 	}
@@ -259,13 +190,12 @@ func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 	for i, m := range p.Measures {
 		v := analysisCol("v", i)
 		switch {
-		case m.Op == "share":
-			a := analysisCol("a", i)
-			share = append(share, "CAST("+a+" AS DOUBLE) / NULLIF(sum("+a+") OVER (), 0) AS "+v)
+		case m.OfTotal():
+			share = append(share, measures[m.Op].total(analysisCol("a", i))+" AS "+v)
 		case m.Op == "expr":
 			// In the stages of their levels, below.
 		case m.Window():
-			window = append(window, Window(p, m)+" AS "+v)
+			window = append(window, measures[m.Op].window(p, m)+" AS "+v)
 		default:
 			agg = append(agg, analysisCol("a", i)+" AS "+v)
 		}

@@ -23,69 +23,32 @@ const RowKey = "__row"
 // outAlias names output column i of a statement.
 func outAlias(i int) string { return `"o` + strconv.Itoa(i+1) + `"` }
 
-// condition compiles one condition with its bound values.
+// condition compiles one condition with its bound values, by its op's
+// entry in conditions.
 func condition(c catalog.Cond) (string, []any) {
-	col := Ident(c.Col.Key)
+	x := cond{Cond: c, col: Ident(c.Col.Key), values: c.Values}
 	if c.AsNumber {
-		col = numberOf(col)
+		x.col = numberOf(x.col)
 	}
-	switch c.Op {
-	case "is_null":
-		if c.Null {
-			return col + " IS NULL", nil
-		}
-		return col + " IS NOT NULL", nil
-	case "is_blank":
-		blank := col + " IS NULL"
-		if c.Col.Type == typing.TypeText {
-			blank = "(" + col + " IS NULL OR " + Trim(col) + " = '')"
-		}
-		if c.Null {
-			return blank, nil
-		}
-		return "NOT " + blank, nil
-	case "contains":
-		return "contains(lower(" + textOf(&c.Col) + "), lower(?))", []any{c.Text}
-	case "starts_with":
-		return "starts_with(lower(" + textOf(&c.Col) + "), lower(?))", []any{c.Text}
-	case "ends_with":
-		return "ends_with(lower(" + textOf(&c.Col) + "), lower(?))", []any{c.Text}
-	}
-	lhs, place := operand(&c.Col)
+	x.lhs, x.place = operand(&c.Col)
 	if c.AsNumber {
-		lhs, place = col, "CAST(? AS DOUBLE)"
+		x.lhs, x.place = x.col, "CAST(? AS DOUBLE)"
 	}
-	values := c.Values
-	if c.Col.Type == typing.TypeInteger && allWhole(values) {
+	if c.Col.Type == typing.TypeInteger && allWhole(c.Values) {
 		// A whole number compares with an integer column as an integer,
 		// which DuckDB pushes into its scan; as a double it would cast
 		// every value of the column first.
-		place = "?"
-		values = make([]any, len(c.Values))
+		x.place = "?"
+		x.values = make([]any, len(c.Values))
 		for i, v := range c.Values {
-			values[i] = int64(v.(float64))
+			x.values[i] = int64(v.(float64))
 		}
 	}
-	switch c.Op {
-	case "in", "not_in":
-		marks := make([]string, len(values))
-		for i := range marks {
-			marks[i] = place
-		}
-		if c.Op == "not_in" {
-			// As ne does, not_in keeps empty cells: they differ from
-			// every value.
-			return "(" + col + " IS NULL OR " + lhs + " NOT IN (" + strings.Join(marks, ", ") + "))", values
-		}
-		return lhs + " IN (" + strings.Join(marks, ", ") + ")", values
-	case "between":
-		return lhs + " BETWEEN " + place + " AND " + place, values
-	}
-	sym, ok := map[string]string{"eq": " = ", "ne": " IS DISTINCT FROM ", "gt": " > ", "gte": " >= ", "lt": " < ", "lte": " <= "}[c.Op]
+	sql, ok := conditions[c.Op]
 	if !ok {
-		return "", nil // an op without SQL here: TestEveryFilterOpCompiles
+		return "", nil // an op without SQL here: TestOpTableComplete
 	}
-	return lhs + sym + place, values
+	return sql(x)
 }
 
 // textOf is column c as text, as text filters read it: a decimal as
@@ -163,15 +126,9 @@ func Where(conds []catalog.Cond, search *catalog.Search) (string, []any) {
 	return " WHERE " + strings.Join(terms, " AND "), params
 }
 
-// aggregateOf compiles an aggregate.
+// aggregateOf compiles an aggregate, the measure of its op.
 func aggregateOf(a catalog.Agg) string {
-	if a.Op == "count" {
-		if a.Col == nil {
-			return "count(*)"
-		}
-		return "count(" + Ident(a.Col.Key) + ")"
-	}
-	return a.Op + "(" + Ident(a.Col.Key) + ")"
+	return aggregate(catalog.MeasureTerm{Name: a.Name, Op: a.Op, Col: a.Col})
 }
 
 func fromTable(p *catalog.Plan) string { return " FROM data." + Ident(p.Table.ID) }

@@ -1,9 +1,10 @@
 // Package plantest runs the golden plans every dialect is tested against:
 // each query in a folder of JSON files, planned against the table in the
 // folder's table.json, compiled by a dialect and compared with the golden
-// file beside the query; and MeasurePlan and FilterPlan, a checked
-// analysis of each measure op and each filter op, for the dialects' tests
-// that every op of the catalog's table compiles.
+// file beside the query; MeasurePlan and FilterPlan, a checked analysis
+// of each measure op and each filter op, for the dialects' tests that
+// every op of the catalog's table compiles; and OpsComplete, which holds
+// a dialect's maps of SQL to the op table.
 package plantest
 
 import (
@@ -85,25 +86,65 @@ func readTable(path string) (*catalog.Table, error) {
 	return &t, nil
 }
 
+// OpsComplete fails t for each op of the catalog's op table that a
+// dialect has no SQL for, and for each op it has SQL for that the table
+// does not hold: measures and filters are the keys of the dialect's maps
+// of measure and filter ops. lacks says what a measure op's entry lacks
+// of what its row asks ("" for nothing): a window over the groups, an
+// aggregate.
+func OpsComplete(t *testing.T, dialect string, measures, filters []string, lacks func(o catalog.MeasureOp) string) {
+	t.Helper()
+	for _, tc := range []struct {
+		what        string
+		table, have []string
+	}{{"measure", catalog.MeasureOps, measures}, {"filter", catalog.FilterOps, filters}} {
+		for _, op := range tc.table {
+			if !slices.Contains(tc.have, op) {
+				t.Errorf("%s op %s has no entry in %s's map of %s ops", tc.what, op, dialect, tc.what)
+			}
+		}
+		for _, op := range tc.have {
+			if !slices.Contains(tc.table, op) {
+				t.Errorf("%s's map of %s ops has %s, which the op table does not hold", dialect, tc.what, op)
+			}
+		}
+	}
+	for _, o := range catalog.MeasureTable {
+		if slices.Contains(measures, o.Name) {
+			if what := lacks(o); what != "" {
+				t.Errorf("measure op %s has no %s in %s's map", o.Name, what, dialect)
+			}
+		}
+	}
+}
+
 // opsTable has a column of every kind a measure reads.
 var opsTable = &catalog.Table{ID: "t", Columns: []catalog.Column{{Key: "n", Type: "integer"}, {Key: "d", Type: "date"}, {Key: "s", Type: "text"}}}
 
-// MeasurePlan is an analysis of one measure of op, checked: of an
-// integer column by a date column where it needs an order, following a
-// count where it is computed over the groups; it is the plan's measure 1.
+// MeasurePlan is an analysis of one measure of op, checked: of the
+// integer column where it takes a column, with the arguments its row of
+// the op table says it takes (p 0.5, order_by the date column, of a
+// count over the groups); it is the plan's measure 1.
 func MeasurePlan(t testing.TB, op string) *catalog.AnalysisPlan {
 	t.Helper()
-	m := catalog.Measure{Op: op, Column: "n", Name: "x"}
-	switch op {
-	case "count":
-		m.Column = ""
-	case "percentile":
+	i := slices.IndexFunc(catalog.MeasureTable, func(o catalog.MeasureOp) bool { return o.Name == op })
+	if i < 0 {
+		t.Fatalf("no measure op %s", op)
+	}
+	row := catalog.MeasureTable[i]
+	m := catalog.Measure{Op: op, Name: "x"}
+	if row.Column != catalog.NoColumn && row.Column != catalog.MaybeColumn {
+		m.Column = "n"
+	}
+	if slices.Contains(row.Takes, "p") {
 		p := 0.5
 		m.P = &p
-	case "first", "last":
+	}
+	if slices.Contains(row.Takes, "order_by") {
 		m.OrderBy = "d"
-	case "change", "pct_change", "running_total", "rank":
-		m.Column, m.Of = "", "c"
+	}
+	if slices.Contains(row.Takes, "of") {
+		m.Of = "c"
 	}
 	a := catalog.Analysis{FileID: "t", GroupBy: []catalog.GroupBy{{Column: "d", Bucket: "month"}}, Measures: []catalog.Measure{{Op: "count", Name: "c"}, m}}
 	p, err := catalog.AnalysisFor(opsTable, nil, a)
