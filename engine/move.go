@@ -213,8 +213,13 @@ func (s *Store) sweepMoves(ctx context.Context, olderThan time.Time, copies bool
 // dropCopy drops table id's copy at location.
 func (s *Store) dropCopy(ctx context.Context, id, location string) error {
 	if location == catalog.LocationDuckDB {
-		_, err := s.db.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+ducksql.Ident(id))
-		return classify(ctx, err)
+		// Under the write lock: a delete of the file drops the same table
+		// in its own transaction, and two drops of one table at once fail
+		// one of them as a write-write conflict.
+		return s.inTx(ctx, func(conn *sql.Conn) error {
+			_, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS data.`+ducksql.Ident(id))
+			return classify(ctx, err)
+		})
 	}
 	if s.remote == nil || s.remote.Name() != location {
 		return fmt.Errorf("engine: no %s backend to drop %s from", location, id)
