@@ -11,7 +11,7 @@ NODE_MODULES ?= .node
 # plans, and DuckDB's dialect of them.
 NOCGO_PACKAGES := ./engine/typing ./engine/catalog/... ./engine/ducksql
 
-.PHONY: run test build deps vet fuzz bench bench-node clean
+.PHONY: run test build deps vet nocgo fuzz fuzz-build fuzz-run bench bench-node clean
 
 ## build: compile the datadesk binary (the DuckDB library is linked in).
 build:
@@ -62,11 +62,25 @@ deps:
 		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0 axe-core@4.10.3 chdb@3.4.0; \
 	fi
 
-## test: install what the tests need, fuzz briefly, run the packages that
-## need no C compiler without one, and run every test.
-test: deps vet fuzz
-	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PACKAGES)
+## test: install what the tests need; gofmt, vet and the instrumented
+## fuzz binaries side by side; fuzz briefly; run every test. The packages
+## that need no C compiler are vetted without one (their tests run in the
+## full run, which selects the same files: `nocgo` checks that it does and
+## runs them without cgo again if not).
+test: deps
+	@$(MAKE) --no-print-directory -j3 vet nocgo fuzz-build
+	@$(MAKE) --no-print-directory fuzz-run
 	DATADESK_TEST_STRICT=1 $(GO) test -count=1 -timeout 45m ./...
+
+## nocgo: prove the packages that need no C compiler build without one.
+## go vet type-checks them and their tests with CGO_ENABLED=0; their tests
+## themselves run without cgo only if that changes which files they hold.
+NOCGO_FILES := {{.ImportPath}} {{.GoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}
+nocgo:
+	CGO_ENABLED=0 $(GO) vet $(NOCGO_PACKAGES)
+	@if [ "$$(CGO_ENABLED=0 $(GO) list -f '$(NOCGO_FILES)' $(NOCGO_PACKAGES))" != "$$(CGO_ENABLED=1 $(GO) list -f '$(NOCGO_FILES)' $(NOCGO_PACKAGES))" ]; then \
+		echo "cgo changes the files of $(NOCGO_PACKAGES): their tests once more without it"; \
+		CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PACKAGES); fi
 
 ## fuzz: run each fuzz target for FUZZTIME on top of its seeds and past
 ## findings (testdata/fuzz/<target>/, which plain go test also replays).
@@ -81,23 +95,35 @@ FUZZ_INGEST := FuzzCSV FuzzJSON FuzzXLSX FuzzXLS FuzzBIFF FuzzSheetXML
 FUZZ_API    := FuzzCleanFilename FuzzMCPRequest
 FUZZ_TOOLCALL := FuzzToolArguments FuzzFilesCreate
 FUZZ_CATALOG := FuzzAnalysisPlan
-fuzz:
+fuzz: fuzz-build
+	@$(MAKE) --no-print-directory fuzz-run
+
+# The four instrumented binaries are built side by side (go test takes
+# -fuzz for one package at a time), so that one's link overlaps another's
+# compile; the catalog's without cgo.
+fuzz-build:
 	@mkdir -p bin/fuzz
-	$(GO) test -c -fuzz . -o bin/fuzz/ingest.test ./ingest
-	$(GO) test -c -fuzz . -o bin/fuzz/api.test ./api
-	$(GO) test -c -fuzz . -o bin/fuzz/toolcall.test ./toolcall
-	CGO_ENABLED=0 $(GO) test -c -fuzz . -o bin/fuzz/catalog.test ./engine/catalog
-	@set -e; cache=$$(mktemp -d); trap 'rm -rf "$$cache"' EXIT; \
-	one() { echo "fuzz $$1 $$2"; for try in 1 2; do \
+	@pids=""; \
+	for p in ingest api toolcall; do $(GO) test -c -fuzz . -o bin/fuzz/$$p.test ./$$p & pids="$$pids $$!"; done; \
+	CGO_ENABLED=0 $(GO) test -c -fuzz . -o bin/fuzz/catalog.test ./engine/catalog & pids="$$pids $$!"; \
+	failed=0; for pid in $$pids; do wait $$pid || failed=1; done; exit $$failed
+
+# Two lanes of targets at once, one worker each: the two cores are busy
+# as with one target of two workers, in half the time; every target still
+# runs FUZZTIME.
+fuzz-run:
+	@cache=$$(mktemp -d); trap 'rm -rf "$$cache"' EXIT; \
+	one() { echo "fuzz $$1 $$2"; out="$$cache/out-$$2"; for try in 1 2; do \
 		if (cd $$1 && $(CURDIR)/bin/fuzz/$$(basename $$1).test -test.run '^$$' -test.fuzz "^$$2$$" -test.fuzztime $(FUZZTIME) -test.fuzzminimizetime 10s \
-			-test.fuzzcachedir "$$cache" -test.parallel 2 >"$$cache/out" 2>&1); then return 0; fi; \
-		if [ $$try = 1 ] && grep -q '^    context deadline exceeded$$' "$$cache/out" && ! grep -q 'Failing input written' "$$cache/out"; then \
+			-test.fuzzcachedir "$$cache" -test.parallel 1 >"$$out" 2>&1); then return 0; fi; \
+		if [ $$try = 1 ] && grep -q '^    context deadline exceeded$$' "$$out" && ! grep -q 'Failing input written' "$$out"; then \
 			echo "fuzz $$1 $$2: the time ran out under a busy worker, no failing input (Go 1.26, golang/go#75804): once more"; continue; fi; \
-		cat "$$cache/out"; return 1; done; }; \
-	for t in $(FUZZ_INGEST); do one ingest $$t; done; \
-	for t in $(FUZZ_API); do one api $$t; done; \
-	for t in $(FUZZ_TOOLCALL); do one toolcall $$t; done; \
-	for t in $(FUZZ_CATALOG); do one engine/catalog $$t; done
+		cat "$$out"; return 1; done; }; \
+	( for t in $(FUZZ_INGEST); do one ingest $$t || exit 1; done ) & ingest=$$!; \
+	( for t in $(FUZZ_API); do one api $$t || exit 1; done; \
+	  for t in $(FUZZ_TOOLCALL); do one toolcall $$t || exit 1; done; \
+	  for t in $(FUZZ_CATALOG); do one engine/catalog $$t || exit 1; done ) & others=$$!; \
+	failed=0; wait $$ingest || failed=1; wait $$others || failed=1; exit $$failed
 
 vet:
 	@unformatted=$$(gofmt -l . 2>/dev/null); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi

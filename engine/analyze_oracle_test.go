@@ -1121,6 +1121,7 @@ func checkAnalysis(t *testing.T, s *Store, rows []anaRow, a catalog.Analysis, n 
 // TestAnalysisOracle answers 1,200 random analyses with the engine and in
 // Go, and requires the same counts, groups, order and values.
 func TestAnalysisOracle(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(24, 5))
 	rows, cells := genAnalysisRows(2500, rng)
 	e := newEngine(t)

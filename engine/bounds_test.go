@@ -15,6 +15,7 @@ import (
 // do, for every type, with filters or without, and none where nothing
 // matched or every value is empty.
 func TestGroupBounds(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()

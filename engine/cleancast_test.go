@@ -15,6 +15,7 @@ import (
 // raw values with spaces around them, of only spaces, empty and NULL, in
 // DuckDB itself: the same value, or an error from both.
 func TestCleanCastAsTextCast(t *testing.T) {
+	t.Parallel()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)

@@ -195,6 +195,7 @@ func sameResult(a, b *catalog.QueryResult) string {
 // pages and a full scan answer identically on both; then it moves the
 // table back and compares every value with the DuckDB original.
 func TestClickHouseEquivalence(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(17, 29))
@@ -436,6 +437,7 @@ func streamAll(t *testing.T, s *Store, id string, q catalog.Query) string {
 // to the cluster on upload, that deleting its file removes it there, and
 // that moves are refused with a clear error where they cannot happen.
 func TestClickHousePlacement(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	ctx := context.Background()
 	e := newClusterEngine(t, ch, 100)
@@ -550,6 +552,7 @@ func TestClickHousePlacement(t *testing.T) {
 // (no DuckDB table of it ever existed), with the same column decisions,
 // types and values; and that a failed upload leaves nothing on the cluster.
 func TestClickHouseIngestStreams(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 5))

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +31,8 @@ func stopTestCluster() {
 
 // testClickHouse returns a client of the local cluster, starting it on
 // first use; the test is skipped only when no server binary is installed.
+// Each test has a database of its own on it, so that tests run side by
+// side and one that counts the cluster's tables sees its own alone.
 func testClickHouse(t testing.TB) *clickhouse.Cluster {
 	t.Helper()
 	testCluster.once.Do(func() { testCluster.c, testCluster.err = clickhousetest.Start(2) })
@@ -39,7 +43,9 @@ func testClickHouse(t testing.TB) *clickhouse.Cluster {
 		t.Fatal(testCluster.err)
 	}
 	c := testCluster.c
-	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: c.Database})
+	h := fnv.New64a()
+	h.Write([]byte(t.Name()))
+	ch, err := clickhouse.New(clickhouse.Config{Nodes: c.Nodes, Cluster: c.Name, Database: fmt.Sprintf("%s_%x", c.Database, h.Sum64())})
 	if err != nil {
 		t.Fatal(err)
 	}

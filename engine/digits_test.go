@@ -65,6 +65,7 @@ func TestNaturalLess(t *testing.T) {
 // in min and max, in both directions, and again once the catalog is read
 // back.
 func TestIdentifierDigits(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()

@@ -71,6 +71,7 @@ func rowsSource(name string, header []string, rows [][]string) TableSource {
 }
 
 func TestInferTypes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		values []string
@@ -166,6 +167,7 @@ func TestPostcodesAfterSample(t *testing.T) {
 // opened again while other calls for them come and go; every call finds its
 // store open and its table there, and the cap holds once calls stop.
 func TestAcquireUnderChurn(t *testing.T) {
+	t.Parallel()
 	e, err := New(Config{Dir: t.TempDir(), MaxOpen: 2, MemoryLimit: "256MB", MaxTempSize: "1GB"})
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +272,7 @@ func TestParseSize(t *testing.T) {
 // statement of the catalog writes, and reads every column's row back as
 // it was loaded, in order.
 func TestCatalogOfWideTable(t *testing.T) {
+	t.Parallel()
 	s := acquire(t, newEngine(t), datadesk.NewID("u"))
 	const width = 2*columnsPerInsert + 88
 	header := make([]string, width)

@@ -17,6 +17,7 @@ import (
 // date, with the values read), refused (text, with why) and ambiguous
 // (text, with why).
 func TestWrittenForms(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		form, name string
 		key        string

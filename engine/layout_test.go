@@ -99,6 +99,7 @@ func zerosSource(width, rows int) TableSource {
 // blocks of 64 KiB: 117 MiB (96 with row groups of 16,384 rows, which
 // made scans slower and were given up).
 func TestWideLoadHoldsLittle(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	owner := datadesk.NewID("u")
 	s := acquire(t, e, owner)

@@ -42,7 +42,8 @@ func fillCatalog(t *testing.T, s *Store, f *catalog.File, n int, size int64) {
 // page of its files, in any order or search, costs what the page holds,
 // and one more file or view is refused.
 func TestOwnerLimitsAtTheirLargest(t *testing.T) {
-	t.Parallel()
+	// Serial: it measures the process's heap, which tests beside it
+	// would grow.
 	e, err := New(Config{Dir: t.TempDir(), MemoryLimit: "256MB", MaxTempSize: "1GB"})
 	if err != nil {
 		t.Fatal(err)

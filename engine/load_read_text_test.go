@@ -106,6 +106,7 @@ func sameDecisionFiles(t *testing.T) map[string]string {
 // and through read_csv with the SQL pass: every column gets the same type,
 // identifier mark and reason, and every value the same stored form.
 func TestSameDecisionsBothPaths(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()
@@ -318,6 +319,7 @@ func jsonSourceOf(t *testing.T, dir, content string, viaSQL bool) (TableSource, 
 // pass: the same types, identifier marks, reasons and stored values, with
 // null and "" kept apart on both.
 func TestSameDecisionsBothPathsJSON(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()

@@ -112,6 +112,7 @@ var screenedDigits = map[string]catalog.Digits{
 // identifier's digits (the direct load takes it from its screen), and
 // every value the same stored form, whatever comes after the sample.
 func TestDirectSameAsStaged(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()
@@ -186,6 +187,7 @@ func allRows(t *testing.T, s *Store, tb *catalog.Table) string {
 // sample, as the staged path does, in a column kept as text, screened as
 // digits or as numbers, or checked as booleans (whose check trims).
 func TestDirectLongCellLate(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	long := strings.Repeat("x", MaxCellChars+1)
@@ -213,6 +215,7 @@ func TestDirectLongCellLate(t *testing.T) {
 // one statement (its first rows are fewer, as its sample is bounded by
 // values), and as ingest gives it, wider than directWidth, through Go.
 func TestWideFile(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	const width = 128
@@ -261,6 +264,7 @@ func TestWideFile(t *testing.T) {
 // created first and filled by INSERT; the engine's row numbers follow the
 // file's lines.
 func TestDirectLoadKeepsFileOrder(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	path := filepath.Join(s.IncomingDir(), datadesk.NewID("up"))

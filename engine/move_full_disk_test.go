@@ -17,6 +17,7 @@ import (
 // answering with every row, no partial copy is left, and once space is
 // freed the same move succeeds.
 func TestMoveInOnFullDisk(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	mnt := testenv.SmallDisk(t, 96<<20)
 	e, err := New(Config{Dir: mnt, MemoryLimit: "256MB", MaxTempSize: "16MB", Remote: ch, RetireAfter: 100 * time.Millisecond})
@@ -38,7 +39,19 @@ func TestMoveInOnFullDisk(t *testing.T) {
 	if _, err := s.MoveTable(ctx, id, catalog.LocationClickHouse); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the DuckDB copy's sweep, which frees its space
+	// The DuckDB copy's sweep, which frees its space.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var moves int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM dd_moves WHERE table_id = ? AND location = ?`, id, catalog.LocationDuckDB).Scan(&moves); err != nil {
+			t.Fatal(err)
+		}
+		if moves == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the DuckDB copy of %s not swept within a minute", id)
+		}
+	}
 	freeSpace := testenv.Fill(t, mnt, 512<<10)
 
 	_, err = s.MoveTable(ctx, id, catalog.LocationDuckDB)

@@ -18,6 +18,7 @@ import (
 // every answer is right, none fails, and each old copy goes after the
 // switch.
 func TestMoveWhileAnswering(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	e := newClusterEngine(t, ch, 0)
 	owner := datadesk.NewID("u")
@@ -92,6 +93,7 @@ func TestMoveWhileAnswering(t *testing.T) {
 // arrived but before the catalog switched leaves a copy on the cluster; the
 // next start drops it, and the table answers from DuckDB as before.
 func TestKilledMoveLeavesNothing(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	dir := t.TempDir()
 	cfg := Config{Dir: dir, MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch}
@@ -157,6 +159,13 @@ func TestKilledMoveLeavesNothing(t *testing.T) {
 // answers came.
 func keepAsking(t *testing.T, questions []func() (string, error), want string, during func()) int64 {
 	t.Helper()
+	return keepAskingCounted(t, questions, want, func(func() int64) { during() })
+}
+
+// keepAskingCounted is keepAsking with during given the count of right
+// answers so far, to wait for answers rather than for time.
+func keepAskingCounted(t *testing.T, questions []func() (string, error), want string, during func(answered func() int64)) int64 {
+	t.Helper()
 	var stop atomic.Bool
 	var calls atomic.Int64
 	var wg sync.WaitGroup
@@ -178,11 +187,23 @@ func keepAsking(t *testing.T, questions []func() (string, error), want string, d
 	}
 	func() {
 		defer func() { stop.Store(true); wg.Wait() }()
-		during()
+		during(calls.Load)
 	}()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
 	return calls.Load()
+}
+
+// waitAnswers waits until answered reaches n, and fails the test if it
+// does not within a minute (the callers stop at their first wrong answer).
+func waitAnswers(t *testing.T, answered func() int64, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); answered() < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("%d answers within a minute, want %d", answered(), n)
+			return
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 // Moves and sweeps now take turns: round trips in quick succession, with
 // the sweeps firing meanwhile, all succeed with every row.
 func TestMovesBackAndForth(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	ctx := context.Background()
 	s := acquire(t, newClusterEngine(t, ch, 0), datadesk.NewID("u"))
@@ -57,6 +58,7 @@ func TestMovesBackAndForth(t *testing.T) {
 // now arrive outside it and only the switch holds it: uploads of the
 // owner finish while the move is still copying.
 func TestMoveInLetsUploadsGoOn(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	ctx := context.Background()
 	s := acquire(t, newClusterEngine(t, ch, 0), datadesk.NewID("u"))

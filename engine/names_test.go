@@ -17,6 +17,7 @@ import (
 // in case: every key is unique and none is an engine name, labels keep the
 // names, and pages, queries and shown views keep file order.
 func TestNoReservedNames(t *testing.T) {
+	t.Parallel()
 	header := []string{"rowid", "__row", "Name", "name", "a\x00b\x07", "ROWID"}
 	keys := []string{"", "__row", "", "", "x\x00y", ""} // declared, as table JSON may
 	const n = 120

@@ -613,6 +613,7 @@ func randomQuery(rng *rand.Rand, rows []oracleRow) catalog.Query {
 // TestQueryOracle runs hundreds of random valid queries and compares every
 // answer with a plain Go evaluation over the same rows.
 func TestQueryOracle(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	rows := genOracleRows(3000, rng)
 	var cells [][]string
@@ -685,6 +686,7 @@ func TestQueryOracle(t *testing.T) {
 // without sort_by: the page must be the rows at that position in the file,
 // even though its statement does not sort them all.
 func TestDeepOffsetFileOrder(t *testing.T) {
+	t.Parallel()
 	const n = 300_000
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))

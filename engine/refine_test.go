@@ -18,6 +18,7 @@ import (
 // now, its marks empty and counted in the report, on every load path;
 // codes stay text.
 func TestNumbersAmongMarks(t *testing.T) {
+	t.Parallel()
 	file := strings.Join([]string{
 		"country,gdp,pop,share,card,cc,label",
 		"A,2813571753.8725324,1200,0.1,1234567890123456789,NA,x1",

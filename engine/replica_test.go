@@ -22,6 +22,7 @@ import (
 // replica, the first node, which the queries go to, while callers ask:
 // every answer is right and none fails.
 func TestClickHouseReplicaDown(t *testing.T) {
+	t.Parallel()
 	c, ch := startReplicated(t, 2, 2)
 	ctx := context.Background()
 	if err := ch.Ping(ctx); err != nil {
@@ -64,10 +65,12 @@ func TestClickHouseReplicaDown(t *testing.T) {
 		}
 		return fmt.Sprintf("%d %v", res.MatchedRowCount, res.Aggregates["sum_n"]), nil
 	}
-	calls := keepAsking(t, []func() (string, error){ask, ask, ask}, want, func() {
-		time.Sleep(300 * time.Millisecond)
+	// Answers before the kill, and many more after it, through the
+	// failover to the other replica.
+	calls := keepAskingCounted(t, []func() (string, error){ask, ask, ask}, want, func(answered func() int64) {
+		waitAnswers(t, answered, 50)
 		c.Kill(0)
-		time.Sleep(1500 * time.Millisecond)
+		waitAnswers(t, answered, answered()+150)
 	})
 	t.Logf("%d answers, a replica killed among them", calls)
 	// The replica down failed no call: the statements it failed ran on the

@@ -18,6 +18,7 @@ import (
 // every order, with nulls and ties, filtered or not, and only the
 // columns asked for.
 func TestDeepPagesEveryWay(t *testing.T) {
+	t.Parallel()
 	const n = 3*ducksql.PageReach + 137
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))

@@ -69,6 +69,7 @@ func TestSpoolGivesBackItsRows(t *testing.T) {
 // and reach DuckDB a batch at a time; what DuckDB holds of tables stays
 // about a row group, whatever the rows.
 func TestLoadThroughGoHoldsARowGroup(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	const rows = 600_000

@@ -25,6 +25,7 @@ var shapeValues = [][]string{
 // TestSameCountsBothPaths counts every group of shapeValues in Go and in
 // the SQL pass: the counts, and so every decision, must be the same.
 func TestSameCountsBothPaths(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t)
 	s := acquire(t, e, datadesk.NewID("u"))
 	ctx := context.Background()

@@ -237,6 +237,7 @@ const docxMarkdown = "# Summary\n" +
 // runs, links as hyperlink relationships, nested lists with levels and
 // their own numbering, code, and tables as Word tables.
 func TestDOCXFromMarkdown(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := WriteDOCX(&b, "Report", docxMarkdown); err != nil {
 		t.Fatal(err)

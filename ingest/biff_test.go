@@ -16,6 +16,7 @@ import (
 // short and records lengthened: the reader must return, without a panic,
 // whatever it reads. The reader runs without the recover of readXLS here.
 func TestBIFFDamaged(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, name := range []string{"formula_stress_test.xls", "rich_text_stress.xls", "number_format.xls", "defined_names_unicode.biff5.xls", "comments_stress_test.xls"} {
 		stream, err := workbookStream(filepath.Join(sheetjsDir(), name))

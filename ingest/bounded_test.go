@@ -62,6 +62,7 @@ func rowsXML(rows, cols int) string {
 // times made 5,000 tables in 34 s. A workbook that lists a part twice is
 // refused, at once.
 func TestWorksheetListedOnce(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	sheets := make([]string, 5000)
 	for i := range sheets {

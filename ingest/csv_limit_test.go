@@ -13,6 +13,7 @@ import (
 // bounds a record, quoted newlines included, while stray quotes that
 // encoding/csv reads as text do not make the rest of a file one record.
 func TestQuotedFieldBounded(t *testing.T) {
+	t.Parallel()
 	var stray strings.Builder
 	stray.WriteString("size,name\n")
 	for i := range 5000 {
@@ -53,6 +54,7 @@ func TestQuotedFieldBounded(t *testing.T) {
 // through Go, which loads it, and one past that limit is refused naming
 // it, as a shorter limit is.
 func TestLineBeyondReadLimit(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	cells := make([]string, 100)
 	for i := range cells {

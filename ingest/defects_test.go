@@ -21,6 +21,7 @@ import (
 // one, as xlrd reads it: the BIFF5 copy's code page has no '■' and holds
 // '?' instead.
 func TestWorkbookStreamPreferred(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("testdata", "biff5-rich-text-string.xls")
 	ours, err := dumpWorkbook(t, literalIngester(), path)
 	if err != nil {
@@ -56,6 +57,7 @@ func TestWorkbookStreamPreferred(t *testing.T) {
 // follows its memory limit, since each column being loaded holds DuckDB
 // blocks (TestBadInputsRefused: 16,384 columns at 256MB).
 func TestWideSheet(t *testing.T) {
+	t.Parallel()
 	const width = 1025
 	x := excelize.NewFile()
 	for c := 1; c <= width; c++ {

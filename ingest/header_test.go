@@ -38,6 +38,7 @@ func valuesOf(cells []string) string {
 // from the literal one are the ones named in foundDiffer, for the
 // reason it gives.
 func TestFoundTablesLoseNothing(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(sheetjsDir(), "*.xls*"))
 	differ := map[string]bool{}
 	for _, p := range files {
@@ -214,6 +215,7 @@ func excelDate(y, m, d int) float64 {
 // header is found as in a sheet, the rows above it are listed, and the
 // long doubles under it are numbers.
 func TestCSVTitlesKeptOut(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("Table 1. Gross domestic product,,\nSource: national accounts; current prices,,\n,,\ncountry,year,gdp\n")
 	for i := range 40 {
@@ -294,6 +296,7 @@ func TestSheetNumbersAmongMarks(t *testing.T) {
 // evidence of where the header is; the first row stays the header, as
 // before, and the report says it was not certain and how to name it.
 func TestHeaderNotCertain(t *testing.T) {
+	t.Parallel()
 	f, err := newFixture(t).ingestBytes("quarters.csv", []byte("Quarterly report\nregion,q1,q2,q3\nN,x,y,z\nS,a,b,c\nE,d,e,f\n"))
 	if err != nil {
 		t.Fatal(err)

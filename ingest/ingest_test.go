@@ -121,6 +121,7 @@ func (fx *fixture) rows(tableID string) [][]any {
 // stored with its rows or refused with a 4xx naming the problem. The golden
 // file records what each gives, so a change in any is seen.
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	dir := sheetjsDir()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.xls*"))
 	if len(files) == 0 {
@@ -181,6 +182,7 @@ func diffLines(want, got string) string {
 }
 
 func TestCSVDialectsAndEncodings(t *testing.T) {
+	t.Parallel()
 	utf16, _ := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().Bytes([]byte("name,zip\nZoë,02139\n"))
 	latin1, _ := charmap.ISO8859_1.NewEncoder().Bytes([]byte("name;zip\nZoë;02139\n"))
 	tests := []struct {
@@ -236,6 +238,7 @@ func TestLabelsKept(t *testing.T) {
 }
 
 func TestPostcodesLeadingZeroAfterSample(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	b.WriteString("city,postcode,amount\n")
 	for i := 0; i < 25000; i++ {
@@ -288,6 +291,7 @@ func TestTwentyDigitIDs(t *testing.T) {
 }
 
 func TestJSONShapes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, content string
 		want          string
@@ -334,6 +338,7 @@ func TestJSONShapes(t *testing.T) {
 }
 
 func TestXLSXTypes(t *testing.T) {
+	t.Parallel()
 	x := excelize.NewFile()
 	x.SetSheetRow("Sheet1", "A1", &[]any{"Customer ID", "When", "Amount", "Note"})
 	dateStyle, _ := x.NewStyle(&excelize.Style{NumFmt: 14})
@@ -372,6 +377,7 @@ func TestXLSXTypes(t *testing.T) {
 // TestBadInputsRefused feeds damaged and hostile files: each must be refused
 // with a 4xx that names the problem, quickly and in bounded memory.
 func TestBadInputsRefused(t *testing.T) {
+	t.Parallel()
 	random := make([]byte, 64<<10)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range random {
@@ -473,6 +479,7 @@ func sparseSheet(t *testing.T, col string, rows int) []byte {
 }
 
 func TestPlainFilesStored(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	f, err := fx.ingestBytes("notes.txt", []byte("hello"))
 	if err != nil {
@@ -486,6 +493,7 @@ func TestPlainFilesStored(t *testing.T) {
 // TestXLSFormulas: the XLS readers leave formula cells empty; their cached
 // results are read from the FORMULA records, and the report says so.
 func TestXLSFormulas(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	f, err := fx.ingest(filepath.Join(sheetjsDir(), "formulae_test_simple.xls"), "f.xls")
 	if err != nil {
@@ -509,6 +517,7 @@ func TestXLSFormulas(t *testing.T) {
 // TestXLSX1904Dates: a workbook in the 1904 date system counts day numbers
 // from 1904-01-01.
 func TestXLSX1904Dates(t *testing.T) {
+	t.Parallel()
 	x := excelize.NewFile()
 	yes := true
 	if err := x.SetWorkbookProps(&excelize.WorkbookPropsOptions{Date1904: &yes}); err != nil {
@@ -542,6 +551,7 @@ func TestXLSX1904Dates(t *testing.T) {
 // NDJSON whose records hold such an array, and one object without
 // records, are read as before.
 func TestJSONWrappedRecords(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, content string
 		keys          []string

@@ -35,6 +35,8 @@ func wideRecord(n int) []byte {
 // and refused at the key past engine.MaxColumns: a record ten times wider
 // costs no more to refuse.
 func TestWideJSONRecordRefusedAtTheLimit(t *testing.T) {
+	// Serial: it counts the bytes the process allocates, which tests
+	// beside it would add to.
 	fx := newFixture(t)
 	took := map[int]time.Duration{}
 	for _, n := range []int{engine.MaxColumns + 1, 200_000} {

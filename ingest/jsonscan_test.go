@@ -48,6 +48,7 @@ var jsonBothPaths = []struct {
 // reader where it may, and always through the Go reader, and compares the
 // columns, their types and reasons, and every row.
 func TestJSONSameDecisionsBothPaths(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	ctx := context.Background()
 	for _, tc := range jsonBothPaths {
@@ -89,6 +90,7 @@ func TestJSONSameDecisionsBothPaths(t *testing.T) {
 // TestJSONStagedExactly checks what the DuckDB path stores: numbers as
 // written, "" apart from null, keys in file order.
 func TestJSONStagedExactly(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	f, err := fx.ingestBytes("t.ndjson", []byte("{\"big\": 12345678901234567890, \"dec\": 1.25, \"s\": \"\"}\n\n{\"s\": null, \"dec\": 0.5, \"big\": 1}\n"))
 	if err != nil {
@@ -109,6 +111,7 @@ func TestJSONStagedExactly(t *testing.T) {
 
 // TestJSONLongCellOnBothPaths: a cell over the limit is refused, naming it.
 func TestJSONLongCellOnBothPaths(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	long := strings.Repeat("x", engine.MaxCellChars+1)
 	_, err := fx.ingestBytes("t.json", []byte(`[{"a": "`+long+`"}]`))

@@ -50,6 +50,7 @@ func style(t *testing.T, x *excelize.File, s *excelize.Style) int {
 // checked. The workbooks are kept in testdata/kinds, written again from
 // their recipes with -update.
 func TestCellKinds(t *testing.T) {
+	t.Parallel()
 	var tt *testing.T
 	cases := []kindCase{{
 		name: "date column with a total row",

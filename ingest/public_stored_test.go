@@ -25,6 +25,7 @@ import (
 // (pandas' skiprows/header/na_values): the header, the row count, the
 // column types and every value.
 func TestPublicFilesStored(t *testing.T) {
+	t.Parallel()
 	py := referencePython()
 	if py == "" {
 		testenv.Missing(t, "no python3 with openpyxl and xlrd")

@@ -16,6 +16,7 @@ import (
 // in the rows the file's own documentation names, and the rows kept out
 // with the reference's other rows.
 func TestPublicFilesFound(t *testing.T) {
+	t.Parallel()
 	py := referencePython()
 	if py == "" {
 		testenv.Missing(t, "no python3 with openpyxl and xlrd")

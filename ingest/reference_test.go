@@ -61,6 +61,7 @@ func agreesWithReference(ref, ours string) bool {
 // for .xlsx/.xlsm) and requires the same cells. It needs a Python with both;
 // without one it is skipped (TestTwins and the goldens need none).
 func TestAgainstReferenceReaders(t *testing.T) {
+	t.Parallel()
 	py := referencePython()
 	if py == "" {
 		testenv.Missing(t, "no python3 with openpyxl and xlrd")

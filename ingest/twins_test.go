@@ -192,6 +192,7 @@ const goldenRows = 60
 // twin to be compared with: each sheet's header, first rows (kind:text)
 // and a digest of all rows. Rewrite with -update.
 func TestSingles(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(sheetjsDir(), "*.xls*"))
 	if len(files) == 0 {
 		t.Fatalf("no corpus in %s", sheetjsDir())

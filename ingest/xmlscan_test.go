@@ -115,6 +115,7 @@ func fastSheet(wb *xlsxBook, r io.Reader) ([]string, error) {
 // workbook in the corpus and the tests' files reads to the same rows,
 // cell by cell, with the fast reader as with encoding/xml.
 func TestSheetReaderAgreesWithEncodingXML(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, dir := range []string{sheetjsDir(), "testdata"} {
 		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -181,6 +182,7 @@ func firstDifference(want, got []string) string {
 // TestSheetReaderEdges: what a worksheet's XML may hold beside plain
 // cells, read as encoding/xml reads it, and cut or malformed XML refused.
 func TestSheetReaderEdges(t *testing.T) {
+	t.Parallel()
 	wb := &xlsxBook{strings: stringsOf("zero", "one")}
 	for _, sheet := range sheetXMLSeeds() {
 		want, werr := stdSheet(wb, strings.NewReader(sheet))

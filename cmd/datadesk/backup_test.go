@@ -28,6 +28,7 @@ import (
 // the last complete one into a new data directory: every owner's files
 // and tables as they were at the first backup, the users with them.
 func TestBackupWhileServing(t *testing.T) {
+	t.Parallel()
 	dir, backups := t.TempDir(), t.TempDir()
 	var tokens []string
 	for i := range 12 {
@@ -249,6 +250,7 @@ func TestBackupVerify(t *testing.T) {
 // unavailable, saying the disk is full, leaves nothing behind, and once
 // space is freed the same backup is written whole.
 func TestBackupOnFullDisk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	backups := testenv.SmallDisk(t, 8<<20)
 	var out bytes.Buffer

@@ -125,6 +125,7 @@ func errorCode(m map[string]any) string {
 // straight to the wrong node is refused with 421, never answered from an
 // empty account.
 func TestOwnersOverTwoNodes(t *testing.T) {
+	t.Parallel()
 	if _, err := haproxytest.Binary(); err != nil {
 		testenv.Missing(t, "%v", err)
 	}

@@ -22,6 +22,7 @@ import (
 // passed on; the owners that stay never notice; the moving owner's calls
 // during its move answer 200 or a 503 to try again, nothing else.
 func TestNodesApplyAddsANode(t *testing.T) {
+	t.Parallel()
 	shared := t.TempDir()
 	var addrs []string
 	for range 3 {

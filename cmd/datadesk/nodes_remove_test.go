@@ -19,6 +19,7 @@ import (
 // node's id, which the proxy configuration and the nodes are given, and
 // each owner's file is on the node that list says.
 func TestNodesApplyRemovesAMiddleNode(t *testing.T) {
+	t.Parallel()
 	shared := t.TempDir()
 	var addrs []string
 	for range 3 {

@@ -25,6 +25,7 @@ import (
 // TestTableMoveBothWays moves a stored table to a local two-shard cluster
 // and back with the command, and compares its rows with the original.
 func TestTableMoveBothWays(t *testing.T) {
+	t.Parallel()
 	cluster, err := clickhousetest.Start(2)
 	if errors.Is(err, clickhousetest.ErrNoServer) {
 		testenv.Missing(t, "%v", err)
