@@ -148,3 +148,25 @@ func (e *Engine) compactLater(owner string) {
 		}
 	}()
 }
+
+// Segments counts the data segments each column of table id is stored
+// in, by column key: each segment of a text column carries its own
+// dictionary, so a table cut into more segments than a copy of it is
+// scanned more slowly. Errors: as a query's.
+func (s *Store) Segments(ctx context.Context, id string) (map[string]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT column_name, count(*) FROM pragma_storage_info(?) WHERE segment_type <> 'VALIDITY' GROUP BY ALL`, "data."+ducksql.Ident(id))
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var col string
+		var n int64
+		if err := rows.Scan(&col, &n); err != nil {
+			return nil, classify(ctx, err)
+		}
+		out[col] = n
+	}
+	return out, classify(ctx, rows.Err())
+}

@@ -82,21 +82,25 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 // transaction adds in memory, block by block for each column, until they
 // fill a row group, which it then writes to the file (or until the
 // commit); what a load holds is therefore about a block for every column
-// and a row group of rows. Owners' databases have blocks of 64 KiB (with
-// DuckDB's 256 KiB, a table of 256 columns and 50,000 rows of one digit
-// held 194 MiB until its commit; with 64 KiB, 117 MiB:
-// TestWideLoadHoldsLittle) and DuckDB's full row groups of 122,880 rows,
-// as CREATE TABLE AS writes them: row groups of 16,384 rows, which held
-// less of a wide load, made every scan slower (a contains filter over
-// 600,000 rows 2.8 times as long, docs/performance.md), and tables written
-// so are rewritten in the background (compact.go).
+// and a row group of rows. Owners' databases have DuckDB's own blocks of
+// 256 KiB and full row groups of 122,880 rows, the layout a copy of a
+// table made by CREATE TABLE AS in a DuckDB of its defaults has. A column
+// segment never spans blocks, so blocks of 64 KiB (which databases made
+// for a while have, for the smaller hold of a wide load: 117 MiB against
+// 194 for 256 columns of 50,000 rows) cut every column into about four
+// times the segments, each with its own dictionary, and a contains filter
+// over them took 2.3 times as long (docs/performance.md). Row groups of
+// 16,384 rows, which held less of a wide load too, made every scan slower
+// as well, and tables written so are rewritten in the background
+// (compact.go). Wide loads stay bounded by the server's width for its
+// memory limit (widthFor), which counts a block of 256 KiB a column.
 //
 // The block size is fixed when a database is made (DuckDB reads it from
 // the file's header, so databases made before keep theirs); the row group
 // size is a setting of each attach, and applies to the row groups written
 // from then on.
 const (
-	ownerBlockSize = 64 << 10
+	ownerBlockSize = 256 << 10
 	ownerRowGroup  = 122_880
 )
 

@@ -26,9 +26,8 @@ const MaxColumns = 16384
 // rows, decides the memory its load needs. Measured in a database of
 // DuckDB's default blocks of 256 KiB with a 195 MiB pool, 1,025 columns
 // load and 1,500 run out of memory (about 130 to 190 KiB a column); a
-// block a column leaves a margin. Databases made now have smaller blocks
-// (ownerBlockSize) and need less, but an owner's older database keeps its
-// blocks of 256 KiB, so the bound stays theirs.
+// block a column leaves a margin. Owners' databases have blocks of that
+// size (ownerBlockSize); those made with smaller ones need less.
 const loadBlock = 256 << 10
 
 // widthFor is the widest table a buffer pool of pool bytes loads: a block
