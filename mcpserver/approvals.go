@@ -65,8 +65,8 @@ func (h *Handler) mcpApproval(ctx context.Context, who datadesk.Caller, raw json
 
 // approvalFor returns the approval args name if who may see it.
 // Errors: invalid, not_found.
-func (h *Handler) approvalFor(ctx context.Context, who datadesk.Caller, args map[string]any) (*serverdb.Approval, error) {
-	id, _ := args["approval_id"].(string)
+func (h *Handler) approvalFor(ctx context.Context, who datadesk.Caller, args *toolcall.Arguments) (*serverdb.Approval, error) {
+	id, _ := args.Get("approval_id").(string)
 	if id == "" {
 		return nil, datadesk.Errorf(datadesk.Invalid, "approval_id is required: the id a tool answered with").WithField("approval_id")
 	}

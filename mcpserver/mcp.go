@@ -278,7 +278,7 @@ func (h *Handler) mcpServer(resolve func(context.Context) (datadesk.Caller, erro
 // its arguments and records it in the audit log as it does an HTTP call.
 func (h *Handler) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.Tool, raw json.RawMessage) *mcp.CallToolResult {
 	out := h.d.Calls.Invoke(ctx, toolcall.Call{Who: who, Tool: t,
-		Arguments: func() (map[string]any, error) { return decodeMCPArguments(ctx, raw) }})
+		Arguments: func() (*toolcall.Arguments, error) { return decodeMCPArguments(ctx, raw) }})
 	switch {
 	case out.Err != nil:
 		return mcpError(out.Err)

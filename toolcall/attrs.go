@@ -20,21 +20,21 @@ import (
 // the format of its name as the file is stored (callAttrs). Ids that are
 // not the owner's add nothing; the call itself then answers not found.
 // The owner's store is opened (open) only for a call whose work is read.
-func workAttrs(ctx context.Context, open func() (*engine.Store, error), in *ingest.Ingester, t *Tool, args map[string]any) (rbac.Attrs, error) {
-	a := callAttrs(t, args)
+func workAttrs(ctx context.Context, open func() (*engine.Store, error), in *ingest.Ingester, t *Tool, args *Arguments) (rbac.Attrs, error) {
+	a := callAttrs(t, args.values)
 	if t.Name == rbac.ActionAnalyze {
 		store, err := open()
 		if err != nil {
 			return a, err
 		}
-		return analysisAttrs(ctx, store, args, a)
+		return analysisAttrs(ctx, store, args.values, a)
 	}
 	if t.Name != rbac.ActionCreate {
 		return a, nil
 	}
-	src, _ := args["source_file_id"].(string)
-	ids, _ := args["file_ids"].([]any)
-	content, isContent := args["content"].(string)
+	src, _ := args.values["source_file_id"].(string)
+	ids, _ := args.values["file_ids"].([]any)
+	content, isContent := args.values["content"].(string)
 	isContent = isContent && (a.Format == "csv" || a.Format == "json")
 	if src == "" && len(ids) == 0 && !isContent {
 		return a, nil

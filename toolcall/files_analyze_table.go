@@ -23,9 +23,9 @@ const (
 // caller's catalog, one statement under the query timeout, and the whole
 // result stored as a table when show is set or the page is past the
 // offload bounds.
-func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args *Arguments) (any, error) {
 	var a catalog.Analysis
-	if err := bindArguments(args, &a); err != nil {
+	if err := args.bind(&a); err != nil {
 		return nil, err
 	}
 	reading, err := readingOf(args)

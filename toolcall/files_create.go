@@ -32,17 +32,6 @@ type createArgs struct {
 	Title        string   `json:"title"`
 }
 
-// withoutRows returns args without the rows argument, to bind the rest.
-func withoutRows(args map[string]any) map[string]any {
-	out := make(map[string]any, len(args))
-	for k, v := range args {
-		if k != RowsArgument {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // The formats each form of files.create makes, by extension.
 var (
 	contentExts = []string{".txt", ".md", ".csv", ".json", ".docx"}
@@ -73,12 +62,12 @@ func hasExt(exts []string, ext string) bool {
 // format; exactly one of content, file_ids, columns with rows, or
 // source_file_id says what goes in it. The answer describes the file, never
 // its data.
-func (p *Pipeline) toolFilesCreate(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesCreate(call *toolCall, args *Arguments) (any, error) {
 	var a createArgs
-	if err := bindArguments(withoutRows(args), &a); err != nil {
+	if err := args.bind(&a); err != nil {
 		return nil, err
 	}
-	rows := rowsArg(args)
+	rows := rowsArg(args.values)
 	filename, err := datadesk.CleanFilename(a.Filename)
 	if err != nil {
 		return nil, datadesk.AsError(err).WithField("filename")

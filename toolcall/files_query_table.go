@@ -9,9 +9,9 @@ import (
 
 // toolFilesQueryTable runs files.query_table: plan against the caller's
 // catalog, one statement under the query timeout, and for show=true a view.
-func (p *Pipeline) toolFilesQueryTable(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesQueryTable(call *toolCall, args *Arguments) (any, error) {
 	var q catalog.Query
-	if err := bindArguments(args, &q); err != nil {
+	if err := args.bind(&q); err != nil {
 		return nil, err
 	}
 	store := call.store

@@ -148,9 +148,9 @@ func (p *Pipeline) previewOf(owner string, f *catalog.File) *preview {
 
 // toolFilesRead runs files.read: one file by id, or the caller's files,
 // newest first, this chat session's unless session_only is false.
-func (p *Pipeline) toolFilesRead(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesRead(call *toolCall, args *Arguments) (any, error) {
 	var a readArgs
-	if err := bindArguments(args, &a); err != nil {
+	if err := args.bind(&a); err != nil {
 		return nil, err
 	}
 	store := call.store

@@ -43,7 +43,7 @@ type Tool struct {
 	Enabled      bool            `json:"enabled"`
 
 	schema *argSchema
-	run    func(p *Pipeline, call *toolCall, args map[string]any) (any, error)
+	run    func(p *Pipeline, call *toolCall, args *Arguments) (any, error)
 }
 
 // ReadOnly reports whether no call of the tool changes what an owner
@@ -68,8 +68,8 @@ var analyzeTakes = map[string]string{
 // check validates a call's arguments against the tool's schema. A
 // files.query_table call refused for an op it does not take is pointed
 // to files.analyze_table, which takes more.
-func (t *Tool) check(args map[string]any) error {
-	err := t.schema.validate(args)
+func (t *Tool) check(args *Arguments) error {
+	err := t.schema.validate(args.values)
 	if err == nil || t.Name != "files.query_table" {
 		return err
 	}

@@ -1,0 +1,59 @@
+package toolcall
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestArgsHashKeyOrder checks that the audit's hash of equal arguments
+// does not depend on the order their keys came in, at any depth, and that
+// it is the hash of their canonical JSON: the decoded values as
+// encoding/json writes them.
+func TestArgsHashKeyOrder(t *testing.T) {
+	for _, pair := range [][2]string{
+		{`{"file_id":"t1","limit":5,"filters":[{"column":"a","op":"eq","value":"<x & y>"}]}`,
+			`{ "filters": [ {"value": "<x & y>", "op": "eq", "column": "a"} ], "limit": 5, "file_id": "t1" }`},
+		{`{"a":{"b":1,"c":[1.50,{"e":null,"d":true}]},"s":"\u00e9\n"}`, `{"s":"é\n","a":{"c":[1.50,{"d":true,"e":null}],"b":1}}`},
+		{`{"a":1,"a":2}`, `{"a":2}`},
+		{`{}`, `null`},
+	} {
+		a, err := DecodeArgumentObject([]byte(pair[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := DecodeArgumentObject([]byte(pair[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ha, hb := argsHash(a), argsHash(b); ha != hb || ha == "" {
+			t.Errorf("%s and %s: got %s and %s, want one hash", pair[0], pair[1], ha, hb)
+		}
+		want, _ := json.Marshal(a.Values())
+		if got, err := canonicalJSON(a.json()); err != nil || string(got) != string(want) {
+			t.Errorf("%s: got %s (%v), want %s", pair[0], got, err, want)
+		}
+	}
+}
+
+// TestBindFromJSON checks that typed arguments are read from the JSON the
+// call came as, numbers exact, the rows list left out.
+func TestBindFromJSON(t *testing.T) {
+	a, err := DecodeArgumentObject([]byte(`{"filename":"a.csv","columns":["n",{"key":"x"}],"rows":[[12345678901234567890]],"title":"T"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c createArgs
+	if err := a.bind(&c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Filename != "a.csv" || c.Title != "T" || len(c.Columns) != 2 || a.rows == nil || a.rows.Len() != 1 {
+		t.Errorf("got %+v, rows %v", c, a.rows)
+	}
+	if got := string(a.json()); got != `{"columns":["n",{"key":"x"}],"filename":"a.csv","title":"T"}` {
+		t.Errorf("got %s", got)
+	}
+	stored, err := a.stored()
+	if err != nil || string(stored) != `{"columns":["n",{"key":"x"}],"filename":"a.csv","rows":[[12345678901234567890]],"title":"T"}` {
+		t.Errorf("got %s (%v)", stored, err)
+	}
+}
