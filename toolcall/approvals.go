@@ -174,20 +174,14 @@ func (p *Pipeline) ApprovalView(who datadesk.Caller, a *serverdb.Approval) *serv
 		return a
 	}
 	v := *a
-	v.Result = resultSummary(a.Tool, a.Result)
+	v.Result = resultSummary(p.tools[a.Tool], a.Result)
 	return &v
 }
 
-// resultSummaryKeys are the parts of a result an approver sees, by tool:
-// counts and names, never rows, aggregates or links.
-var resultSummaryKeys = map[string][]string{
-	"files.create":        {"id", "filename", "content_type", "size", "row_count", "column_count"},
-	"files.query_table":   {"source_row_count", "matched_row_count", "group_count"},
-	"files.analyze_table": {"source_row_count", "matched_row_count", "group_count"},
-}
-
-// resultSummary returns a call's result cut to what an approver sees.
-func resultSummary(tool string, raw json.RawMessage) json.RawMessage {
+// resultSummary returns a call's result cut to what an approver sees of
+// the tool's results (its summaryKeys): counts and names, never rows,
+// aggregates or links.
+func resultSummary(t *Tool, raw json.RawMessage) json.RawMessage {
 	var r map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -198,7 +192,11 @@ func resultSummary(tool string, raw json.RawMessage) json.RawMessage {
 		r = f
 	}
 	out := map[string]any{}
-	for _, k := range resultSummaryKeys[tool] {
+	var keys []string
+	if t != nil {
+		keys = t.summaryKeys()
+	}
+	for _, k := range keys {
 		if v, ok := r[k]; ok {
 			out[k] = v
 		}

@@ -7,6 +7,7 @@ import (
 
 	"datadesk/engine"
 	"datadesk/engine/catalog"
+	"datadesk/rbac"
 )
 
 // readArgs are files.read's arguments.
@@ -144,6 +145,33 @@ func (p *Pipeline) previewOf(owner string, f *catalog.File) *preview {
 		return &preview{Type: "table", URL: d.PreviewURL, TableID: d.TableID, RowCount: *d.RowCount, ColumnCnt: *d.ColumnCount}
 	}
 	return nil
+}
+
+// filesRead is files.read: the caller's files, or one of them, with their
+// download links.
+type filesRead struct{}
+
+func (filesRead) spec() Tool {
+	return Tool{Name: "files.read",
+		Description: "List the current user's stored files and download links, or return one existing file's download link by file_id " +
+			"(documents, archives, photos). Defaults to this chat session; session_only=false lists the user's other files. " +
+			"Does not read arbitrary server/endpoint paths. Reading one photo file_id also displays its image preview in chat; " +
+			"CSV/Excel files display interactive tables.",
+		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true}
+}
+
+func (filesRead) run(p *Pipeline, call *toolCall, args *Arguments) (any, error) {
+	return p.toolFilesRead(call, args)
+}
+
+// filesRead's result is the caller's own; an approver sees nothing of it.
+func (filesRead) summaryKeys() []string { return nil }
+
+func (filesRead) text(r map[string]any, _ int) string {
+	if f, ok := r["file"].(map[string]any); ok {
+		return fileText(f)
+	}
+	return listText(r)
 }
 
 // toolFilesRead runs files.read: one file by id, or the caller's files,
