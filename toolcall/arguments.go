@@ -100,10 +100,19 @@ func appendObject(b []byte, raw map[string]json.RawMessage, rows []byte) []byte 
 	return append(b, '}')
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string, as encoding/json writes it.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			// Escapes, HTML's characters and all but ASCII: encoding/json's
+			// own way.
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // DecodeArguments reads {"arguments": {...}} from body, keeping numbers

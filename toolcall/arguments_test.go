@@ -1,8 +1,12 @@
 package toolcall
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
+
+	"datadesk/engine/catalog"
 )
 
 // TestArgsHashKeyOrder checks that the audit's hash of equal arguments
@@ -55,5 +59,51 @@ func TestBindFromJSON(t *testing.T) {
 	stored, err := a.stored()
 	if err != nil || string(stored) != `{"columns":["n",{"key":"x"}],"filename":"a.csv","rows":[[12345678901234567890]],"title":"T"}` {
 		t.Errorf("got %s (%v)", stored, err)
+	}
+}
+
+// BenchmarkReadArguments reads a files.analyze_table call's arguments as
+// Invoke does: decode, validate, bind the typed analysis, hash for the
+// audit; "encoded-again" binds and hashes the decoded values encoded
+// again, as the arguments were read before, for comparison.
+func BenchmarkReadArguments(b *testing.B) {
+	tools, err := loadTools()
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := tools["files.analyze_table"]
+	raw := []byte(`{"file_id": "t_orders", "group_by": ["region", {"column": "day", "bucket": "month"}],
+		"measures": [{"op": "sum", "column": "amount", "name": "total"}, {"op": "median", "column": "amount"}, {"op": "count_distinct", "column": "customer"}],
+		"filters": [{"column": "status", "op": "in", "value": ["paid", "shipped"]}, {"any": [{"column": "amount", "op": "gt", "value": 10}, {"column": "note", "op": "starts_with", "value": "vip"}]}],
+		"sort_by": "total", "direction": "desc", "limit": 20}`)
+	for _, bc := range []struct {
+		name string
+		read func(args *Arguments, dst any) (string, error)
+	}{
+		{"once", func(args *Arguments, dst any) (string, error) { return argsHash(args), args.bind(dst) }},
+		{"encoded-again", func(args *Arguments, dst any) (string, error) {
+			j, _ := json.Marshal(args.values)
+			err := bindJSON(args.values, j, dst)
+			j, _ = json.Marshal(args.values)
+			sum := sha256.Sum256(j)
+			return hex.EncodeToString(sum[:]), err
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				args, err := DecodeArgumentObject(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := t.check(args); err != nil {
+					b.Fatal(err)
+				}
+				var a catalog.Analysis
+				if h, err := bc.read(args, &a); err != nil || h == "" {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
