@@ -43,19 +43,13 @@ func (a *Arguments) SetRows(rows *Rows) {
 	a.values[RowsArgument], a.rows, a.object = rows, rows, nil
 }
 
-// add keeps one argument: its JSON and its value decoded from it. A key
-// sent twice keeps its last value, as a decoder into a map does.
-func (a *Arguments) add(key string, raw json.RawMessage) error {
-	var v any
-	dec := NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&v); err != nil {
-		return notJSON(err)
-	}
+// add keeps one argument: its value and the JSON it was decoded from. A
+// key sent twice keeps its last value, as a decoder into a map does.
+func (a *Arguments) add(key string, v any, raw json.RawMessage) {
 	if key == RowsArgument {
 		a.rows = nil
 	}
 	a.values[key], a.raw[key] = v, raw
-	return nil
 }
 
 // withRows keeps a list of rows as the rows argument, left where it lies.
@@ -183,11 +177,18 @@ func readArguments(dec *json.Decoder, src io.ReaderAt) (*Arguments, error) {
 			}
 			return err
 		}
-		var raw json.RawMessage
-		if err := ReadValue(dec, &raw); err != nil {
+		// The value decoded once, and its JSON read back from where it lies.
+		start := dec.InputOffset()
+		var v any
+		if err := ReadValue(dec, &v); err != nil {
 			return err
 		}
-		return args.add(key, raw)
+		raw := make([]byte, dec.InputOffset()-start)
+		if _, err := src.ReadAt(raw, start); err != nil {
+			return fmt.Errorf("toolcall: reading arguments: %w", err)
+		}
+		args.add(key, v, bytes.TrimLeft(raw, " \t\r\n:"))
+		return nil
 	})
 	if errors.Is(err, errNotObject) {
 		return nil, notArguments(err)
