@@ -205,14 +205,8 @@ func (s *Server) surfaces(d Deps) error {
 	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users,
 		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
 		Logger: s.cfg.Logger, Now: s.cfg.Now, ProgressAfter: s.cfg.MCPProgressAfter})
-	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Caller: caller, Authorize: s.authorize, AuthorizeWith: s.authorizeWith,
-		OwnStore: s.ownStore, Store: s.store,
-		Upload: s.storeUpload, ReadAgain: s.readAgain, UploadBody: s.uploadBody, EnterBody: s.bodies.enter,
-		UploadTooLarge: func() error { return errTooLarge(s.cfg.MaxUpload) },
-		UploadError:    func(err error) error { return bodyError(err, s.cfg.MaxUpload) },
-		StreamExport:   s.streamExport,
-		ApprovalPage:   s.approvalPage, VisibleApproval: s.visibleApproval, Decide: s.decide,
-		FanOut: s.fanOut, MayApprove: s.mayApprove, Unanswered: unanswered}
+	l := lent{s}
+	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Access: l, Uploads: l, Exports: l, Approvals: l}
 	s.rest = rest.NewHandler(rest.Deps{Services: lent, Calls: s.calls,
 		OffloadProviders: s.cfg.OffloadProviders, DataDir: s.cfg.DataDir, Now: s.cfg.Now,
 		Spool: s.spool, EnterRead: s.reads.enter, ApprovalElsewhere: s.approvalElsewhere,

@@ -48,7 +48,12 @@ func (h *Handler) mcpApproval(ctx context.Context, who datadesk.Caller, raw json
 			return &mcp.CallToolResult{StructuredContent: map[string]any{"approval": a},
 				Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Approval %s of %s was approved by %s and run; its result is its caller's.", a.ID, a.Tool, a.DecidedBy)}}}
 		}
-		res := mcpResult(a.Tool, a.Result)
+		t, err := h.d.Calls.Lookup(a.Tool)
+		if err != nil {
+			// A tool no longer registered: its result without a text.
+			t = &toolcall.Tool{Name: a.Tool}
+		}
+		res := mcpResult(t, a.Result)
 		res.Content = append([]mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Approved by %s and run.", a.DecidedBy)}}, res.Content...)
 		return res
 	case serverdb.ApprovalFailed:
@@ -65,8 +70,8 @@ func (h *Handler) mcpApproval(ctx context.Context, who datadesk.Caller, raw json
 
 // approvalFor returns the approval args name if who may see it.
 // Errors: invalid, not_found.
-func (h *Handler) approvalFor(ctx context.Context, who datadesk.Caller, args map[string]any) (*serverdb.Approval, error) {
-	id, _ := args["approval_id"].(string)
+func (h *Handler) approvalFor(ctx context.Context, who datadesk.Caller, args *toolcall.Arguments) (*serverdb.Approval, error) {
+	id, _ := args.Get("approval_id").(string)
 	if id == "" {
 		return nil, datadesk.Errorf(datadesk.Invalid, "approval_id is required: the id a tool answered with").WithField("approval_id")
 	}

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,11 +48,9 @@ const (
 	maxBatch          = 8
 	MaxRequestAnswers = 2 * toolcall.MaxAnswer
 	// MaxText bounds the text beside a result: a summary, the rows of
-	// an answer as a compact table (each cell at most maxCell bytes)
-	// as far as they fit, its hint and notes. Many hosts pass a model the
-	// text alone.
+	// an answer as a compact table as far as they fit, its hint and
+	// notes (Tool.Text). Many hosts pass a model the text alone.
 	MaxText = 8000
-	maxCell = 60
 )
 
 var approvalsSchema = json.RawMessage(`{"type": "object", "required": ["approval_id"], "additionalProperties": false,
@@ -278,7 +275,7 @@ func (h *Handler) mcpServer(resolve func(context.Context) (datadesk.Caller, erro
 // its arguments and records it in the audit log as it does an HTTP call.
 func (h *Handler) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.Tool, raw json.RawMessage) *mcp.CallToolResult {
 	out := h.d.Calls.Invoke(ctx, toolcall.Call{Who: who, Tool: t,
-		Arguments: func() (map[string]any, error) { return decodeMCPArguments(ctx, raw) }})
+		Arguments: func() (*toolcall.Arguments, error) { return decodeMCPArguments(ctx, raw) }})
 	switch {
 	case out.Err != nil:
 		return mcpError(out.Err)
@@ -290,7 +287,7 @@ func (h *Handler) mcpCall(ctx context.Context, who datadesk.Caller, t *toolcall.
 	if err := spend(ctx, len(out.Raw)); err != nil {
 		return mcpError(err)
 	}
-	return mcpResult(t.Name, out.Raw)
+	return mcpResult(t, out.Raw)
 }
 
 // recordMCP writes the audit entry of one MCP request that is not a tool
@@ -328,7 +325,7 @@ func mcpError(err error) *mcp.CallToolResult {
 // mcpResult is a successful call's result, raw the HTTP answer's result:
 // it is the structured content, and beside it a text a model can act on
 // when its host passes it nothing else (answerText).
-func mcpResult(toolName string, raw []byte) *mcp.CallToolResult {
+func mcpResult(t *toolcall.Tool, raw []byte) *mcp.CallToolResult {
 	var structured map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -338,17 +335,5 @@ func mcpResult(toolName string, raw []byte) *mcp.CallToolResult {
 	// The structured content is the answer as encoded once; the map is
 	// read only to word the text.
 	return &mcp.CallToolResult{StructuredContent: json.RawMessage(raw),
-		Content: []mcp.Content{&mcp.TextContent{Text: clip(summary(toolName, structured), MaxText)}}}
-}
-
-// clip cuts s to at most n bytes, at a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+		Content: []mcp.Content{&mcp.TextContent{Text: t.Text(structured, MaxText)}}}
 }

@@ -13,14 +13,14 @@ import (
 // decodeMCPArguments reads a call's arguments as the HTTP path does, and
 // takes back rows set aside from the request's body (setRowsAside).
 // Errors: invalid.
-func decodeMCPArguments(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
+func decodeMCPArguments(ctx context.Context, raw json.RawMessage) (*toolcall.Arguments, error) {
 	args, err := toolcall.DecodeArgumentObject(raw)
 	if err != nil {
 		return nil, err
 	}
 	if aside, ok := ctx.Value(mcpRowsKey{}).(mcpRows); ok {
-		if ref, ok := args[toolcall.RowsArgument].(string); ok && aside[ref] != nil {
-			args[toolcall.RowsArgument] = aside[ref]
+		if ref, ok := args.Get(toolcall.RowsArgument).(string); ok && aside[ref] != nil {
+			args.SetRows(aside[ref])
 		}
 	}
 	return args, nil

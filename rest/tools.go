@@ -33,7 +33,7 @@ func (h *Handler) CallTool(c *echo.Context) error {
 	}
 	defer body.Close()
 	out := h.d.Calls.Invoke(c.Request().Context(), toolcall.Call{Who: h.d.Caller(c), Tool: t, Began: began,
-		Arguments: func() (map[string]any, error) { return toolcall.DecodeArguments(body.SectionReader) }})
+		Arguments: func() (*toolcall.Arguments, error) { return toolcall.DecodeArguments(body.SectionReader) }})
 	// The pipeline wrote the call's record.
 	h.d.Recorded(c)
 	if out.Err != nil {

@@ -27,10 +27,8 @@ func (p *Pipeline) Replay(ctx context.Context, a *serverdb.Approval, by string) 
 	if err != nil {
 		return nil, err
 	}
-	var args map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || t == nil {
+	args, err := DecodeArgumentObject(raw)
+	if err != nil || t == nil {
 		return nil, datadesk.Errorf(datadesk.Internal, "approval %s holds no call that can run", a.ID).WithCause(err)
 	}
 	cs := &callStore{ctx: ctx, engine: p.engine, owner: a.UserID}
@@ -77,13 +75,13 @@ func (p *Pipeline) Replay(ctx context.Context, a *serverdb.Approval, by string) 
 // requestApproval stores a call that needs a person, pending, with the
 // files it makes or reads named (target). Errors:
 // too_large when the call or the caller's waiting calls pass their limit.
-func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any, attrs rbac.Attrs, reason, target string) (*serverdb.Approval, error) {
-	if rows, ok := args[RowsArgument].(*Rows); ok && rows.size() > p.cfg.MaxPendingCall {
+func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *Tool, args *Arguments, attrs rbac.Attrs, reason, target string) (*serverdb.Approval, error) {
+	if rows := args.rows; rows != nil && rows.size() > p.cfg.MaxPendingCall {
 		// Refused before the arguments are encoded, which would hold them.
 		return nil, datadesk.Errorf(datadesk.TooLarge, "a call waiting for approval may carry at most %d bytes of arguments; this one's rows alone have %d",
 			p.cfg.MaxPendingCall, rows.size()).WithField("arguments")
 	}
-	raw, err := json.Marshal(args)
+	raw, err := args.stored()
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +102,7 @@ func (p *Pipeline) requestApproval(ctx context.Context, who datadesk.Caller, t *
 // caller and acting account as they are today, the policy as it is, and
 // the attributes of the work as the data now stands. It returns the caller
 // the call runs as; a deny says why it may not.
-func (p *Pipeline) redecide(ctx context.Context, open func() (*engine.Store, error), a *serverdb.Approval, t *Tool, args map[string]any) (datadesk.Caller, rbac.Decision) {
+func (p *Pipeline) redecide(ctx context.Context, open func() (*engine.Store, error), a *serverdb.Approval, t *Tool, args *Arguments) (datadesk.Caller, rbac.Decision) {
 	user, err := p.users.ByID(a.UserID)
 	if err != nil {
 		return datadesk.Caller{}, rbac.Decision{Effect: rbac.Deny, Reason: "the call's user no longer exists"}
@@ -127,21 +125,23 @@ func (p *Pipeline) redecide(ctx context.Context, open func() (*engine.Store, err
 	return who, p.policy.DecideCallAs(who, t.Name, t.floor(), attrs)
 }
 
-// argsHash fingerprints a call's arguments for the audit log: their JSON,
-// with the rows argument hashed as it came rather than encoded again.
-func argsHash(args map[string]any) string {
+// argsHash fingerprints a call's arguments for the audit log: the rows
+// argument as it came, then the rest in canonical form (canonicalJSON), so
+// that equal arguments sent in another key order hash the same.
+func argsHash(args *Arguments) string {
 	if args == nil {
 		return ""
 	}
 	h := sha256.New()
-	rest := args
-	if rows, ok := args[RowsArgument].(*Rows); ok {
-		rest = withoutRows(args)
-		if _, err := io.Copy(h, rows.reader()); err != nil {
+	if args.rows != nil {
+		if _, err := io.Copy(h, args.rows.reader()); err != nil {
 			return ""
 		}
 	}
-	b, _ := json.Marshal(rest)
+	b, err := canonicalJSON(args.json())
+	if err != nil {
+		return ""
+	}
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -174,20 +174,14 @@ func (p *Pipeline) ApprovalView(who datadesk.Caller, a *serverdb.Approval) *serv
 		return a
 	}
 	v := *a
-	v.Result = resultSummary(a.Tool, a.Result)
+	v.Result = resultSummary(p.tools[a.Tool], a.Result)
 	return &v
 }
 
-// resultSummaryKeys are the parts of a result an approver sees, by tool:
-// counts and names, never rows, aggregates or links.
-var resultSummaryKeys = map[string][]string{
-	"files.create":        {"id", "filename", "content_type", "size", "row_count", "column_count"},
-	"files.query_table":   {"source_row_count", "matched_row_count", "group_count"},
-	"files.analyze_table": {"source_row_count", "matched_row_count", "group_count"},
-}
-
-// resultSummary returns a call's result cut to what an approver sees.
-func resultSummary(tool string, raw json.RawMessage) json.RawMessage {
+// resultSummary returns a call's result cut to what an approver sees of
+// the tool's results (its summaryKeys): counts and names, never rows,
+// aggregates or links.
+func resultSummary(t *Tool, raw json.RawMessage) json.RawMessage {
 	var r map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -198,7 +192,11 @@ func resultSummary(tool string, raw json.RawMessage) json.RawMessage {
 		r = f
 	}
 	out := map[string]any{}
-	for _, k := range resultSummaryKeys[tool] {
+	var keys []string
+	if t != nil {
+		keys = t.summaryKeys()
+	}
+	for _, k := range keys {
 		if v, ok := r[k]; ok {
 			out[k] = v
 		}

@@ -7,18 +7,114 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
 	"datadesk"
 )
 
+// Arguments are a call's arguments, read once from the JSON they came as:
+// each argument's JSON as sent, and the same decoded once into plain values
+// (numbers kept exact) for the schema and the policy's attributes. The
+// tools bind their typed arguments from the JSON (bind), and the audit
+// hashes it; nothing is encoded again. A rows argument that is a list stays
+// where it lies, read a row at a time (RowsArgument).
+type Arguments struct {
+	values map[string]any
+	raw    map[string]json.RawMessage
+	rows   *Rows
+	object []byte
+}
+
+func newArguments() *Arguments {
+	return &Arguments{values: map[string]any{}, raw: map[string]json.RawMessage{}}
+}
+
+// Get returns the argument key as decoded, or nil.
+func (a *Arguments) Get(key string) any { return a.values[key] }
+
+// SetRows makes rows the call's rows argument, in place of what the call
+// sent under that key.
+func (a *Arguments) SetRows(rows *Rows) {
+	delete(a.raw, RowsArgument)
+	a.values[RowsArgument], a.rows, a.object = rows, rows, nil
+}
+
+// add keeps one argument: its value and the JSON it was decoded from. A
+// key sent twice keeps its last value, as a decoder into a map does.
+func (a *Arguments) add(key string, v any, raw json.RawMessage) {
+	if key == RowsArgument {
+		a.rows = nil
+	}
+	a.values[key], a.raw[key] = v, raw
+}
+
+// withRows keeps a list of rows as the rows argument, left where it lies.
+func (a *Arguments) withRows(rows *Rows) {
+	delete(a.raw, RowsArgument)
+	a.values[RowsArgument], a.rows = rows, rows
+}
+
+// json is the arguments but a rows list as one JSON object, its keys in
+// order: what the tools bind and the audit hashes.
+func (a *Arguments) json() []byte {
+	if a.object == nil {
+		a.object = appendObject(nil, a.raw, nil)
+	}
+	return a.object
+}
+
+// appendObject appends to b the object of raw's members in key order,
+// with rows, when given, as the rows argument.
+func appendObject(b []byte, raw map[string]json.RawMessage, rows []byte) []byte {
+	keys := make([]string, 0, len(raw)+1)
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	if rows != nil {
+		keys = append(keys, RowsArgument)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		if k == RowsArgument && rows != nil {
+			b = append(b, rows...)
+			continue
+		}
+		b = append(b, raw[k]...)
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string, as encoding/json writes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			// Escapes, HTML's characters and all but ASCII: encoding/json's
+			// own way.
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // DecodeArguments reads {"arguments": {...}} from body, keeping numbers
 // exact; the rows argument stays in body, read from there a row at a time
 // (RowsArgument). Errors: invalid.
-func DecodeArguments(body *io.SectionReader) (map[string]any, error) {
+func DecodeArguments(body *io.SectionReader) (*Arguments, error) {
 	dec := NewDecoder(body)
-	var args map[string]any
+	var args *Arguments
 	var unknown string
 	err := ReadObject(dec, false, func(key string) error {
 		if key != "arguments" {
@@ -44,7 +140,7 @@ func DecodeArguments(body *io.SectionReader) (map[string]any, error) {
 		return nil, datadesk.Errorf(datadesk.Invalid, "unknown body key %q; the body is {\"arguments\": {...}}", unknown).WithField(unknown).WithAllowed("arguments")
 	}
 	if args == nil {
-		args = map[string]any{}
+		args = newArguments()
 	}
 	return args, nil
 }
@@ -52,9 +148,9 @@ func DecodeArguments(body *io.SectionReader) (map[string]any, error) {
 // DecodeArgumentObject reads a call's arguments, a JSON object (absent or
 // null for none), numbers kept exact; the rows argument stays JSON, read
 // a row at a time (RowsArgument). Errors: invalid.
-func DecodeArgumentObject(raw []byte) (map[string]any, error) {
+func DecodeArgumentObject(raw []byte) (*Arguments, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return map[string]any{}, nil
+		return newArguments(), nil
 	}
 	src := bytes.NewReader(raw)
 	dec := NewDecoder(src)
@@ -71,18 +167,28 @@ func DecodeArgumentObject(raw []byte) (map[string]any, error) {
 // readArguments reads the arguments object next in dec from src (null for
 // none); a rows argument that is a list stays in src (ReadRows). Errors:
 // invalid when it is not an object, errNotJSON when it is not JSON.
-func readArguments(dec *json.Decoder, src io.ReaderAt) (map[string]any, error) {
-	args := map[string]any{}
+func readArguments(dec *json.Decoder, src io.ReaderAt) (*Arguments, error) {
+	args := newArguments()
 	err := ReadObject(dec, true, func(key string) error {
 		if key == RowsArgument && NextByte(dec, src) == '[' {
 			rows, err := ReadRows(dec, src)
-			args[key] = rows
+			if err == nil {
+				args.withRows(rows)
+			}
 			return err
 		}
+		// The value decoded once, and its JSON read back from where it lies.
+		start := dec.InputOffset()
 		var v any
-		err := ReadValue(dec, &v)
-		args[key] = v
-		return err
+		if err := ReadValue(dec, &v); err != nil {
+			return err
+		}
+		raw := make([]byte, dec.InputOffset()-start)
+		if _, err := src.ReadAt(raw, start); err != nil {
+			return fmt.Errorf("toolcall: reading arguments: %w", err)
+		}
+		args.add(key, v, bytes.TrimLeft(raw, " \t\r\n:"))
+		return nil
 	})
 	if errors.Is(err, errNotObject) {
 		return nil, notArguments(err)
@@ -123,20 +229,30 @@ func argumentDepth(v any, limit int) int {
 	return deepest + 1
 }
 
-// bindArguments copies validated arguments into a typed struct; numbers
-// stay json.Number wherever the struct holds any. Errors: invalid (nested
-// past maxArgumentDepth).
-func bindArguments(args map[string]any, dst any) error {
-	if argumentDepth(args, maxArgumentDepth+1) > maxArgumentDepth {
+// bind decodes validated arguments, but a rows list, into a typed struct
+// from the JSON they came as; numbers stay json.Number wherever the struct
+// holds any. Errors: invalid (nested past maxArgumentDepth).
+func (a *Arguments) bind(dst any) error {
+	return bindJSON(a.values, a.json(), dst)
+}
+
+// bindArgument decodes the one argument key into dst, as bind does; dst
+// stays as it is when the argument is absent.
+func (a *Arguments) bindArgument(key string, dst any) error {
+	raw, ok := a.raw[key]
+	if !ok {
+		return nil
+	}
+	return bindJSON(a.values[key], raw, dst)
+}
+
+// bindJSON decodes raw, which decoded is v, into dst. Errors: invalid.
+func bindJSON(v any, raw []byte, dst any) error {
+	if argumentDepth(v, maxArgumentDepth+1) > maxArgumentDepth {
 		return datadesk.Errorf(datadesk.Invalid, "the arguments nest more than %d levels deep; filters nest at most two groups", maxArgumentDepth).
 			WithField("arguments")
 	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return fmt.Errorf("toolcall: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
+	dec := NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(dst); err != nil {
 		return DecodeError(err, dst, "arguments")
 	}
@@ -302,3 +418,87 @@ func jsonKeys(t reflect.Type) []string {
 	}
 	return keys
 }
+
+// stored is the arguments as one JSON object, the rows list among them, for
+// a call kept until a person decides it.
+func (a *Arguments) stored() ([]byte, error) {
+	var rows []byte
+	if a.rows != nil {
+		var err error
+		if rows, err = io.ReadAll(a.rows.reader()); err != nil {
+			return nil, fmt.Errorf("toolcall: %w", err)
+		}
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, appendObject(nil, a.raw, rows)); err != nil {
+		return nil, fmt.Errorf("toolcall: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// canonicalJSON is the JSON value raw in one form whatever the order of
+// its objects' keys: keys sorted, a key sent twice kept once (its last
+// value), no space, strings and numbers written as encoding/json writes
+// them. Errors: raw is not JSON.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	dec := NewDecoder(bytes.NewReader(raw))
+	return appendCanonical(nil, dec)
+}
+
+func appendCanonical(b []byte, dec *json.Decoder) ([]byte, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			b = append(b, '[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = appendCanonical(b, dec); err != nil {
+					return nil, err
+				}
+			}
+			_, err = dec.Token()
+			return append(b, ']'), err
+		}
+		members := map[string][]byte{}
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := appendCanonical(nil, dec)
+			if err != nil {
+				return nil, err
+			}
+			members[key.(string)] = v
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(members)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendString(b, k), ':')
+			b = append(b, members[k]...)
+		}
+		return append(b, '}'), nil
+	case string:
+		return appendString(b, t), nil
+	case json.Number:
+		return append(b, t...), nil
+	case bool:
+		return strconv.AppendBool(b, t), nil
+	}
+	return append(b, "null"...), nil
+}
+
+// Values are the arguments as decoded, the rows list as *Rows; the
+// caller must not change them.
+func (a *Arguments) Values() map[string]any { return a.values }

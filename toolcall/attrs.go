@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 
-	"datadesk"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -20,81 +19,11 @@ import (
 // the format of its name as the file is stored (callAttrs). Ids that are
 // not the owner's add nothing; the call itself then answers not found.
 // The owner's store is opened (open) only for a call whose work is read.
-func workAttrs(ctx context.Context, open func() (*engine.Store, error), in *ingest.Ingester, t *Tool, args map[string]any) (rbac.Attrs, error) {
-	a := callAttrs(t, args)
-	if t.Name == rbac.ActionAnalyze {
-		store, err := open()
-		if err != nil {
-			return a, err
-		}
-		return analysisAttrs(ctx, store, args, a)
+func workAttrs(ctx context.Context, open func() (*engine.Store, error), in *ingest.Ingester, t *Tool, args *Arguments) (rbac.Attrs, error) {
+	a := callAttrs(t, args.values)
+	if wr, ok := t.impl.(workReader); ok {
+		return wr.workAttrs(ctx, open, in, args, a)
 	}
-	if t.Name != rbac.ActionCreate {
-		return a, nil
-	}
-	src, _ := args["source_file_id"].(string)
-	ids, _ := args["file_ids"].([]any)
-	content, isContent := args["content"].(string)
-	isContent = isContent && (a.Format == "csv" || a.Format == "json")
-	if src == "" && len(ids) == 0 && !isContent {
-		return a, nil
-	}
-	store, err := open()
-	if err != nil {
-		return a, err
-	}
-	if isContent {
-		rows, cols, err := contentShape(ctx, in, store, content, a.Format)
-		if err != nil {
-			return a, err
-		}
-		a.Rows, a.Columns = max(a.Rows, rows), max(a.Columns, cols)
-	}
-	if src != "" {
-		tbl, err := store.Table(ctx, src)
-		switch {
-		case err == nil:
-			a.Rows, a.Columns = int(tbl.RowCount), len(tbl.Columns)
-		case !datadesk.IsNotFound(err):
-			return a, err
-		}
-	}
-	for _, v := range ids {
-		id, _ := v.(string)
-		f, err := store.File(ctx, id)
-		switch {
-		case err == nil:
-			a.Bytes += f.Size
-		case !datadesk.IsNotFound(err):
-			return a, err
-		}
-	}
-	return a, nil
-}
-
-// analysisAttrs are an analysis's attributes: the rows it scans, its
-// table's and its lookup table's. Ids that are not the owner's add
-// nothing; the call then answers not found.
-func analysisAttrs(ctx context.Context, store *engine.Store, args map[string]any, a rbac.Attrs) (rbac.Attrs, error) {
-	ids := []string{}
-	if id, ok := args["file_id"].(string); ok {
-		ids = append(ids, id)
-	}
-	if l, ok := args["lookup"].(map[string]any); ok {
-		if id, ok := l["file_id"].(string); ok {
-			ids = append(ids, id)
-		}
-	}
-	for _, id := range ids {
-		tbl, err := store.Table(ctx, id)
-		switch {
-		case err == nil:
-			a.Rows += int(tbl.RowCount)
-		case !datadesk.IsNotFound(err):
-			return a, err
-		}
-	}
-	a.Derived = true
 	return a, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
@@ -19,13 +20,73 @@ const (
 	analysisInlineChars = 12000
 )
 
+// filesAnalyzeTable is files.analyze_table: what files.query_table cannot
+// answer of an owned table, planned against the caller's catalog and run
+// on the server.
+type filesAnalyzeTable struct{}
+
+func (filesAnalyzeTable) spec() Tool {
+	return Tool{Name: "files.analyze_table",
+		Description: "Answer in one call, on the server, what files.query_table cannot about an owned table: time buckets, measures such as " +
+			"distinct counts, medians, shares, ratios, change and rank, having, top N per group, OR filters, a lookup into another table; " +
+			"or read a file again naming its header rows (reading). Returns counts and up to 50 groups; more, or show=true, stores the " +
+			"result as a table. Notes say how ties and windows ran.",
+		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true}
+}
+
+func (filesAnalyzeTable) run(p *Pipeline, call *toolCall, args *Arguments) (any, error) {
+	return p.toolFilesAnalyzeTable(call, args)
+}
+
+// workAttrs are an analysis's attributes: it derives, and scans its
+// table's rows and its lookup table's.
+func (filesAnalyzeTable) workAttrs(ctx context.Context, open func() (*engine.Store, error), _ *ingest.Ingester, args *Arguments, a rbac.Attrs) (rbac.Attrs, error) {
+	store, err := open()
+	if err != nil {
+		return a, err
+	}
+	return analysisAttrs(ctx, store, args.values, a)
+}
+
+// analysisAttrs are an analysis's attributes: the rows it scans, its
+// table's and its lookup table's. Ids that are not the owner's add
+// nothing; the call then answers not found.
+func analysisAttrs(ctx context.Context, store *engine.Store, args map[string]any, a rbac.Attrs) (rbac.Attrs, error) {
+	ids := []string{}
+	if id, ok := args["file_id"].(string); ok {
+		ids = append(ids, id)
+	}
+	if l, ok := args["lookup"].(map[string]any); ok {
+		if id, ok := l["file_id"].(string); ok {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		tbl, err := store.Table(ctx, id)
+		switch {
+		case err == nil:
+			a.Rows += int(tbl.RowCount)
+		case !datadesk.IsNotFound(err):
+			return a, err
+		}
+	}
+	a.Derived = true
+	return a, nil
+}
+
+func (filesAnalyzeTable) summaryKeys() []string {
+	return []string{"source_row_count", "matched_row_count", "group_count"}
+}
+
+func (filesAnalyzeTable) text(r map[string]any, budget int) string { return answerText(r, budget) }
+
 // toolFilesAnalyzeTable runs files.analyze_table: plan against the
 // caller's catalog, one statement under the query timeout, and the whole
 // result stored as a table when show is set or the page is past the
 // offload bounds.
-func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesAnalyzeTable(call *toolCall, args *Arguments) (any, error) {
 	var a catalog.Analysis
-	if err := bindArguments(args, &a); err != nil {
+	if err := args.bind(&a); err != nil {
 		return nil, err
 	}
 	reading, err := readingOf(args)

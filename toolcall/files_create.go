@@ -19,6 +19,8 @@ import (
 	"datadesk/engine/catalog"
 	"datadesk/engine/typing"
 	"datadesk/exports"
+	"datadesk/ingest"
+	"datadesk/rbac"
 )
 
 // createArgs are files.create's arguments but its rows, which are read a
@@ -30,17 +32,6 @@ type createArgs struct {
 	Columns      []any    `json:"columns"`
 	SourceFileID string   `json:"source_file_id"`
 	Title        string   `json:"title"`
-}
-
-// withoutRows returns args without the rows argument, to bind the rest.
-func withoutRows(args map[string]any) map[string]any {
-	out := make(map[string]any, len(args))
-	for k, v := range args {
-		if k != RowsArgument {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // The formats each form of files.create makes, by extension.
@@ -69,16 +60,90 @@ func hasExt(exts []string, ext string) bool {
 	return false
 }
 
+// filesCreate is files.create: a file of the caller's made from content,
+// other files, columns and rows, or a stored table.
+type filesCreate struct{}
+
+func (filesCreate) spec() Tool {
+	return Tool{Name: "files.create",
+		Description: "Create downloadable chat files owned by the current user. TXT/CSV/MD/JSON/DOCX use filename/content; ZIP uses existing owned file_ids. " +
+			"For Excel XLSX or an interactive JSON/CSV table, use filename, columns (labels or key/label/type objects), and rows (arrays or objects); " +
+			"preserve numbers as numbers and identifiers as strings. Or pass source_file_id of an owned CSV/XLS/XLSX/XLSM/table JSON to copy its data " +
+			"internally without resending rows. XLSX opens as an interactive table in chat. Returns real file/download URLs, not the full dataset. " +
+			"Does not run on a remote PC.",
+		RiskLevel: RiskChange, ApprovalMode: rbac.ApprovalPolicy, Enabled: true}
+}
+
+func (filesCreate) run(p *Pipeline, call *toolCall, args *Arguments) (any, error) {
+	return p.toolFilesCreate(call, args)
+}
+
+// workAttrs are a new file's attributes as its work has them: a copy by
+// source_file_id has the source table's rows and columns, a ZIP the sum of
+// its members' sizes, CSV or JSON content the rows and columns ingest
+// finds in it.
+func (filesCreate) workAttrs(ctx context.Context, open func() (*engine.Store, error), in *ingest.Ingester, args *Arguments, a rbac.Attrs) (rbac.Attrs, error) {
+	src, _ := args.values["source_file_id"].(string)
+	ids, _ := args.values["file_ids"].([]any)
+	content, isContent := args.values["content"].(string)
+	isContent = isContent && (a.Format == "csv" || a.Format == "json")
+	if src == "" && len(ids) == 0 && !isContent {
+		return a, nil
+	}
+	store, err := open()
+	if err != nil {
+		return a, err
+	}
+	if isContent {
+		rows, cols, err := contentShape(ctx, in, store, content, a.Format)
+		if err != nil {
+			return a, err
+		}
+		a.Rows, a.Columns = max(a.Rows, rows), max(a.Columns, cols)
+	}
+	if src != "" {
+		tbl, err := store.Table(ctx, src)
+		switch {
+		case err == nil:
+			a.Rows, a.Columns = int(tbl.RowCount), len(tbl.Columns)
+		case !datadesk.IsNotFound(err):
+			return a, err
+		}
+	}
+	for _, v := range ids {
+		id, _ := v.(string)
+		f, err := store.File(ctx, id)
+		switch {
+		case err == nil:
+			a.Bytes += f.Size
+		case !datadesk.IsNotFound(err):
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+func (filesCreate) summaryKeys() []string {
+	return []string{"id", "filename", "content_type", "size", "row_count", "column_count"}
+}
+
+func (filesCreate) text(r map[string]any, _ int) string {
+	if f, ok := r["file"].(map[string]any); ok {
+		return fmt.Sprintf("Created %v (%v, %v bytes): download %v", f["filename"], f["id"], f["size"], f["download_url"])
+	}
+	return "The result is in the structured content."
+}
+
 // toolFilesCreate runs files.create. The extension of filename picks the
 // format; exactly one of content, file_ids, columns with rows, or
 // source_file_id says what goes in it. The answer describes the file, never
 // its data.
-func (p *Pipeline) toolFilesCreate(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesCreate(call *toolCall, args *Arguments) (any, error) {
 	var a createArgs
-	if err := bindArguments(withoutRows(args), &a); err != nil {
+	if err := args.bind(&a); err != nil {
 		return nil, err
 	}
-	rows := rowsArg(args)
+	rows := rowsArg(args.values)
 	filename, err := datadesk.CleanFilename(a.Filename)
 	if err != nil {
 		return nil, datadesk.AsError(err).WithField("filename")

@@ -7,6 +7,7 @@ import (
 
 	"datadesk/engine"
 	"datadesk/engine/catalog"
+	"datadesk/rbac"
 )
 
 // readArgs are files.read's arguments.
@@ -146,11 +147,38 @@ func (p *Pipeline) previewOf(owner string, f *catalog.File) *preview {
 	return nil
 }
 
+// filesRead is files.read: the caller's files, or one of them, with their
+// download links.
+type filesRead struct{}
+
+func (filesRead) spec() Tool {
+	return Tool{Name: "files.read",
+		Description: "List the current user's stored files and download links, or return one existing file's download link by file_id " +
+			"(documents, archives, photos). Defaults to this chat session; session_only=false lists the user's other files. " +
+			"Does not read arbitrary server/endpoint paths. Reading one photo file_id also displays its image preview in chat; " +
+			"CSV/Excel files display interactive tables.",
+		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true}
+}
+
+func (filesRead) run(p *Pipeline, call *toolCall, args *Arguments) (any, error) {
+	return p.toolFilesRead(call, args)
+}
+
+// filesRead's result is the caller's own; an approver sees nothing of it.
+func (filesRead) summaryKeys() []string { return nil }
+
+func (filesRead) text(r map[string]any, _ int) string {
+	if f, ok := r["file"].(map[string]any); ok {
+		return fileText(f)
+	}
+	return listText(r)
+}
+
 // toolFilesRead runs files.read: one file by id, or the caller's files,
 // newest first, this chat session's unless session_only is false.
-func (p *Pipeline) toolFilesRead(call *toolCall, args map[string]any) (any, error) {
+func (p *Pipeline) toolFilesRead(call *toolCall, args *Arguments) (any, error) {
 	var a readArgs
-	if err := bindArguments(args, &a); err != nil {
+	if err := args.bind(&a); err != nil {
 		return nil, err
 	}
 	store := call.store

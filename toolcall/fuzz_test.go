@@ -30,11 +30,12 @@ func FuzzToolArguments(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		args, err := DecodeArguments(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))))
+		call, err := DecodeArguments(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))))
 		if err != nil {
 			checkClientError(t, err)
 			return
 		}
+		args := call.Values()
 		for _, tl := range tools {
 			if err := tl.schema.validate(args); err != nil {
 				checkClientError(t, err)
@@ -78,11 +79,12 @@ func FuzzFilesCreate(f *testing.F) {
 	}
 	create := tools["files.create"]
 	f.Fuzz(func(t *testing.T, body []byte) {
-		args, err := DecodeArguments(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))))
+		call, err := DecodeArguments(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))))
 		if err != nil {
 			checkClientError(t, err)
 			return
 		}
+		args := call.Values()
 		if err := create.schema.validate(args); err != nil {
 			checkClientError(t, err)
 			return

@@ -179,7 +179,7 @@ type Call struct {
 	// Arguments reads the call's arguments (DecodeArguments of a body,
 	// DecodeArgumentObject of an MCP call's), once, inside Invoke: an
 	// error reading them is the call's outcome, recorded as any other.
-	Arguments func() (map[string]any, error)
+	Arguments func() (*Arguments, error)
 	// Began is when the surface took the call, for its record: the
 	// reading of its body counts. Invoke's start when zero.
 	Began time.Time
@@ -219,7 +219,7 @@ func (p *Pipeline) Invoke(ctx context.Context, c Call) Outcome {
 // audited records a call: who, what, the policy's decision and reason, the
 // outcome and its HTTP status, how long it took, the arguments' hash (taken
 // while a body's rows can still be read) and the approval it waits for.
-func (p *Pipeline) audited(c Call, args map[string]any, out Outcome) {
+func (p *Pipeline) audited(c Call, args *Arguments, out Outcome) {
 	if p.record == nil {
 		return
 	}
@@ -249,7 +249,7 @@ func Entry(who datadesk.Caller, action string, began, now time.Time, out Outcome
 }
 
 // decideAndRun is Invoke before it is counted.
-func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Tool, args map[string]any) Outcome {
+func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Tool, args *Arguments) Outcome {
 	if !t.Enabled {
 		return Outcome{Err: datadesk.Errorf(datadesk.Forbidden, "tool %s is disabled", t.Name)}
 	}
@@ -321,15 +321,20 @@ func Check(ctx context.Context, p *rbac.Policy, eng *engine.Engine, user *rbac.U
 		// Not a tool: an HTTP action such as files.upload, decided as is.
 		return p.Decide(user.Name, user.Role, toolName, rbac.Attrs{}), nil
 	}
-	if args == nil {
-		args = map[string]any{}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return rbac.Decision{}, fmt.Errorf("toolcall: %w", err)
 	}
-	if err := t.check(args); err != nil {
+	call, err := DecodeArgumentObject(raw)
+	if err != nil {
+		return rbac.Decision{}, err
+	}
+	if err := t.check(call); err != nil {
 		return rbac.Decision{}, err
 	}
 	cs := &callStore{ctx: ctx, engine: eng, owner: user.ID}
 	defer cs.close()
-	attrs, err := workAttrs(ctx, cs.get, ingest.New(ingest.Config{}), t, args)
+	attrs, err := workAttrs(ctx, cs.get, ingest.New(ingest.Config{}), t, call)
 	if err != nil {
 		return rbac.Decision{}, err
 	}

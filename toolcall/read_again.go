@@ -25,14 +25,12 @@ type readingArgs struct {
 }
 
 // readingOf binds the reading argument, when given. Errors: invalid.
-func readingOf(args map[string]any) (*ingest.Options, error) {
-	raw, ok := args["reading"]
-	if !ok {
+func readingOf(args *Arguments) (*ingest.Options, error) {
+	if _, ok := args.values["reading"]; !ok {
 		return nil, nil
 	}
-	m, _ := raw.(map[string]any)
 	var r readingArgs
-	if err := bindArguments(m, &r); err != nil {
+	if err := args.bindArgument("reading", &r); err != nil {
 		return nil, err
 	}
 	o := ingest.Options{HeaderRows: r.HeaderRows, Sheet: r.Sheet, SkipRows: r.SkipRows}

@@ -33,7 +33,7 @@ func TestArgumentsRead(t *testing.T) {
 			continue
 		}
 		got := map[string]string{}
-		for k, v := range args {
+		for k, v := range args.Values() {
 			if r, ok := v.(*Rows); ok {
 				b, _ := io.ReadAll(r.reader())
 				got[k] = string(b)

@@ -12,7 +12,7 @@ import (
 )
 
 // argsOf decodes a call's body as the server does.
-func argsOf(t testing.TB, body string) map[string]any {
+func argsOf(t testing.TB, body string) *Arguments {
 	t.Helper()
 	args, err := DecodeArguments(io.NewSectionReader(strings.NewReader(body), 0, int64(len(body))))
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 // calls waiting for a person: "makes targets.xlsx", "reads orders.csv
 // (table orders); stores its answer as a new table". Ids the caller has
 // not are said as ids.
-func callTarget(ctx context.Context, open func() (*engine.Store, error), args map[string]any) string {
+func callTarget(ctx context.Context, open func() (*engine.Store, error), call *Arguments) string {
+	args := call.values
 	var ids []string
 	if id, ok := args["file_id"].(string); ok {
 		ids = append(ids, id)

@@ -13,6 +13,7 @@ import (
 	"datadesk"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
+	"datadesk/ingest"
 	"datadesk/rbac"
 )
 
@@ -32,8 +33,8 @@ const (
 	RiskChange = "CHANGE"
 )
 
-// Tool is a registered tool call: its metadata, exact input schema, and the
-// function that runs it once the arguments are valid.
+// Tool is a registered tool call: its metadata, exact input schema, and
+// the value that runs it once the arguments are valid.
 type Tool struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
@@ -43,7 +44,47 @@ type Tool struct {
 	Enabled      bool            `json:"enabled"`
 
 	schema *argSchema
-	run    func(p *Pipeline, call *toolCall, args map[string]any) (any, error)
+	impl   tool
+}
+
+// tool is what one tool does, a value in the tool's own file, registered
+// once (registry): its metadata and its run. What a tool does beyond
+// that it says through the small interfaces below, each optional.
+type tool interface {
+	// spec is the tool's metadata; its schema is schemas/<name>.json.
+	spec() Tool
+	// run runs a call whose arguments are valid, as call's caller.
+	run(p *Pipeline, call *toolCall, args *Arguments) (any, error)
+}
+
+// workReader is a tool whose attributes for the policy are read from the
+// work as well as from the call (workAttrs): a copy's source table, an
+// analysis's tables. open acquires the owner's store at its first use.
+type workReader interface {
+	workAttrs(ctx context.Context, open func() (*engine.Store, error), in *ingest.Ingester, args *Arguments, a rbac.Attrs) (rbac.Attrs, error)
+}
+
+// refusalWording is a tool that words a refusal of its arguments further,
+// pointing to what takes them.
+type refusalWording interface {
+	reword(err *datadesk.Error) error
+}
+
+// answerer is a tool that says what its answer holds: the parts of a
+// result an approver sees (summaryKeys: counts and names, never rows,
+// aggregates or links), and the answer as text a model can act on when its
+// host passes it nothing else (text).
+type answerer interface {
+	summaryKeys() []string
+	text(r map[string]any, budget int) string
+}
+
+// registry are the tools, one line each.
+var registry = []tool{
+	filesCreate{},
+	filesRead{},
+	filesQueryTable{},
+	filesAnalyzeTable{},
 }
 
 // ReadOnly reports whether no call of the tool changes what an owner
@@ -58,27 +99,38 @@ func (t *Tool) ReadOnly() bool {
 	return t.RiskLevel == RiskRead && !stores
 }
 
-// analyzeTakes says what files.analyze_table takes beyond files.query_table's
-// ops, for a query_table call refused for an op.
-var analyzeTakes = map[string]string{
-	"aggregates": "files.analyze_table's measures also take count_distinct, median, percentile, stddev and share, and min and max of dates and text",
-	"filters":    "files.analyze_table's filters also take not_in, starts_with, ends_with, between, is_blank and OR groups (any)",
-}
-
-// check validates a call's arguments against the tool's schema. A
-// files.query_table call refused for an op it does not take is pointed
-// to files.analyze_table, which takes more.
-func (t *Tool) check(args map[string]any) error {
-	err := t.schema.validate(args)
-	if err == nil || t.Name != "files.query_table" {
-		return err
-	}
-	e := datadesk.AsError(err)
-	arg, _, _ := strings.Cut(e.Field, "[")
-	if hint, ok := analyzeTakes[arg]; ok && strings.HasSuffix(e.Field, ".op") {
-		return &datadesk.Error{Code: e.Code, Message: e.Message + "; " + hint, Field: e.Field, Allowed: e.Allowed, Err: e.Err}
+// check validates a call's arguments against the tool's schema, worded
+// further by the tool when it does (refusalWording).
+func (t *Tool) check(args *Arguments) error {
+	err := t.schema.validate(args.values)
+	if rw, ok := t.impl.(refusalWording); ok && err != nil {
+		return rw.reword(datadesk.AsError(err))
 	}
 	return err
+}
+
+// run runs a call whose arguments are valid.
+func (t *Tool) run(p *Pipeline, call *toolCall, args *Arguments) (any, error) {
+	return t.impl.run(p, call, args)
+}
+
+// Text is a tool's result r (its answer decoded) as text within budget
+// bytes: counts, small aggregates, names and links, the rows as far as
+// they fit; the data itself is in the answer.
+func (t *Tool) Text(r map[string]any, budget int) string {
+	text := "The result is in the structured content."
+	if a, ok := t.impl.(answerer); ok {
+		text = a.text(r, budget)
+	}
+	return clip(text, budget)
+}
+
+// summaryKeys are the parts of the tool's result an approver sees.
+func (t *Tool) summaryKeys() []string {
+	if a, ok := t.impl.(answerer); ok {
+		return a.summaryKeys()
+	}
+	return nil
 }
 
 // floor is the tool's static metadata as the policy sees it.
@@ -121,57 +173,13 @@ func (call *toolCall) authorize(p *Pipeline, action string, attrs rbac.Attrs) er
 	return datadesk.Errorf(datadesk.Forbidden, "%s may not use %s: %s", call.caller.Name, action, d.Reason)
 }
 
-// toolSpecs are the registered tools with the texts chat platforms show
-// their models.
-var toolSpecs = []Tool{
-	{
-		Name: "files.create",
-		Description: "Create downloadable chat files owned by the current user. TXT/CSV/MD/JSON/DOCX use filename/content; ZIP uses existing owned file_ids. " +
-			"For Excel XLSX or an interactive JSON/CSV table, use filename, columns (labels or key/label/type objects), and rows (arrays or objects); " +
-			"preserve numbers as numbers and identifiers as strings. Or pass source_file_id of an owned CSV/XLS/XLSX/XLSM/table JSON to copy its data " +
-			"internally without resending rows. XLSX opens as an interactive table in chat. Returns real file/download URLs, not the full dataset. " +
-			"Does not run on a remote PC.",
-		RiskLevel: RiskChange, ApprovalMode: rbac.ApprovalPolicy, Enabled: true,
-		run: (*Pipeline).toolFilesCreate,
-	},
-	{
-		Name: "files.read",
-		Description: "List the current user's stored files and download links, or return one existing file's download link by file_id " +
-			"(documents, archives, photos). Defaults to this chat session; session_only=false lists the user's other files. " +
-			"Does not read arbitrary server/endpoint paths. Reading one photo file_id also displays its image preview in chat; " +
-			"CSV/Excel files display interactive tables.",
-		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
-		run: (*Pipeline).toolFilesRead,
-	},
-	{
-		Name: "files.query_table",
-		Description: "Query an owned stored table entirely on the server. Returns counts and aggregates; limit=0 (default) sends NO rows to the model, " +
-			"up to 20 for details. Use exact column keys, filters are AND/case-insensitive. Identifiers stay text. sum/avg/min/max require numeric cells. " +
-			"group_by groups server-side. show=true displays the complete resulting view in chat, regardless of preview limit. " +
-			"Zero-row results return counts without an empty table/file. Use show=false while refining filters and show=true for the final view. " +
-			"Derived views require files.create; reading/showing the original requires files.read. Reuse file_id returned by any module's table result. " +
-			"No source-system query or LLM call. For time buckets, distinct counts, medians, percentiles, shares, the latest date (max of a date), " +
-			"prefix or OR filters, use files.analyze_table.",
-		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
-		run: (*Pipeline).toolFilesQueryTable,
-	},
-	{
-		Name: "files.analyze_table",
-		Description: "Answer in one call, on the server, what files.query_table cannot about an owned table: time buckets, measures such as " +
-			"distinct counts, medians, shares, ratios, change and rank, having, top N per group, OR filters, a lookup into another table; " +
-			"or read a file again naming its header rows (reading). Returns counts and up to 50 groups; more, or show=true, stores the " +
-			"result as a table. Notes say how ties and windows ran.",
-		RiskLevel: RiskRead, ApprovalMode: rbac.ApprovalNever, Enabled: true,
-		run: (*Pipeline).toolFilesAnalyzeTable,
-	},
-}
-
 // loadTools reads each tool's schema from the embedded copies of the
 // project's exact schemas.
 func loadTools() (map[string]*Tool, error) {
 	out := map[string]*Tool{}
-	for i := range toolSpecs {
-		t := toolSpecs[i]
+	for _, impl := range registry {
+		t := impl.spec()
+		t.impl = impl
 		raw, err := schemaFiles.ReadFile("schemas/" + t.Name + ".json")
 		if err != nil {
 			return nil, fmt.Errorf("toolcall: schema of %s: %w", t.Name, err)

@@ -1,30 +1,26 @@
-package mcpserver
+package toolcall
 
 import (
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
-// summary says in a line or two what a result holds: counts, small
-// aggregates, names and links; the rows themselves are in the structured
-// content only.
-func summary(toolName string, r map[string]any) string {
-	switch toolName {
-	case "files.query_table", "files.analyze_table":
-		return answerText(r, MaxText)
-	case "files.read":
-		if f, ok := r["file"].(map[string]any); ok {
-			return fileText(f)
-		}
-		return listText(r)
-	case "files.create":
-		if f, ok := r["file"].(map[string]any); ok {
-			return fmt.Sprintf("Created %v (%v, %v bytes): download %v", f["filename"], f["id"], f["size"], f["download_url"])
-		}
+// maxCell bounds each cell of the rows an answer's text shows.
+const maxCell = 60
+
+// clip cuts s to at most n bytes, at a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return "The result is in the structured content."
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // answerText is a query's or an analysis's answer as text: the counts,
