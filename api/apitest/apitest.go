@@ -24,18 +24,15 @@ import (
 	"datadesk/serverdb"
 )
 
-// DefaultMaxUpload is the upload limit of a server whose Options name none.
-const DefaultMaxUpload = 1 << 20
-
 // Options say how a test server is made. The zero value is a server with
-// the default policy, a 1 MiB upload limit and a small engine, in a new
-// folder of the test's.
+// the default policy, the server's default limits and a small engine, in a
+// new folder of the test's.
 type Options struct {
 	// Config is the server's configuration; its DataDir is set to the data
 	// directory, and a fixed signing key is used when it has none.
 	Config api.Config
 	// MaxUpload, when not 0, overrides Config.MaxUpload (when both are 0,
-	// DefaultMaxUpload).
+	// the server's api.DefaultMaxUpload).
 	MaxUpload int64
 	// Policy is the policy's text (rbac.DefaultPolicy when empty).
 	Policy string
@@ -63,9 +60,6 @@ func New(t testing.TB, opts Options) *Server {
 	cfg, ecfg := opts.Config, opts.Engine
 	if opts.MaxUpload != 0 {
 		cfg.MaxUpload = opts.MaxUpload
-	}
-	if cfg.MaxUpload == 0 {
-		cfg.MaxUpload = DefaultMaxUpload
 	}
 	policyText := opts.Policy
 	if policyText == "" {

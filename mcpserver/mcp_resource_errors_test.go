@@ -1,7 +1,8 @@
-package api
+package mcpserver_test
 
 import (
 	"context"
+	"datadesk/api/apitest"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -15,14 +16,15 @@ import (
 // and allowed values lost. It is now a JSON-RPC error of invalid params
 // whose data holds them, as an HTTP answer's error does.
 func TestMCPResourceErrorsKeepTheirCode(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, up := ts.upload(token, "t.csv", []byte("a,b\n1,2\n"))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, up := ts.Upload(token, "t.csv", []byte("a,b\n1,2\n"))
 	if code != 201 {
 		t.Fatalf("upload: %d %v", code, up)
 	}
 	table := up["file"].(map[string]any)["table_id"].(string)
-	for name, connect := range mcpTransports {
+	for name, connect := range apitest.MCPTransports {
 		t.Run(name, func(t *testing.T) {
 			cs := connect(t, ts, token)
 			_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "datadesk://tables/" + table + "?offset=-1"})

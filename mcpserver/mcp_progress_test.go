@@ -1,7 +1,9 @@
-package api
+package mcpserver_test
 
 import (
 	"context"
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"fmt"
 	"strings"
 	"sync"
@@ -31,9 +33,9 @@ func (p *progressSeen) all() []*mcp.ProgressNotificationParams {
 
 // connectWithProgress connects the SDK's client over streamable HTTP or a
 // pipe to the stdio server, collecting progress notifications in seen.
-func connectWithProgress(t *testing.T, ts *testServer, token, transport string, seen *progressSeen) *mcp.ClientSession {
+func connectWithProgress(t *testing.T, ts *apitest.Server, token, transport string, seen *progressSeen) *mcp.ClientSession {
 	t.Helper()
-	return connectMCPWith(t, mcpTransport(t, ts, token, transport), &mcp.ClientOptions{ProgressNotificationHandler: seen.add})
+	return apitest.ConnectMCPWith(t, apitest.MCPTransport(t, ts, token, transport), &mcp.ClientOptions{ProgressNotificationHandler: seen.add})
 }
 
 // TestMCPProgress: a tool call that runs longer than the server's
@@ -44,8 +46,9 @@ func connectWithProgress(t *testing.T, ts *testServer, token, transport string, 
 // shorter than the default second.
 func TestMCPProgress(t *testing.T) {
 	t.Parallel()
-	ts, users := newServerWith(t, Config{MaxUpload: 4 << 20, MCPProgressAfter: 2 * time.Millisecond})
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20, MCPProgressAfter: 2 * time.Millisecond}})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	rows := make([]any, 20000)
 	for i := range rows {
 		rows[i] = []any{i, fmt.Sprintf("r%d", i), float64(i) / 4}
@@ -61,7 +64,7 @@ func TestMCPProgress(t *testing.T) {
 			token := "create-" + transport
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "files_create", Arguments: create(token), Meta: mcp.Meta{"progressToken": token}})
 			if err != nil || res.IsError {
-				t.Fatalf("files_create: %v %s", err, textOf(res))
+				t.Fatalf("files_create: %v %s", err, apitest.TextOf(res))
 			}
 			var notes []*mcp.ProgressNotificationParams
 			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -98,8 +101,9 @@ func TestMCPProgress(t *testing.T) {
 	}
 	t.Run("none within the first second", func(t *testing.T) {
 		t.Parallel()
-		quick, users := newServer(t, 1<<20)
-		bob := addUser(t, users, "bob", "analyst")
+		quick := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+		users := quick.Users
+		bob := apitest.AddUser(t, users, "bob", "analyst")
 		seen := &progressSeen{}
 		cs := connectWithProgress(t, quick, bob, "http", seen)
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "files_create",

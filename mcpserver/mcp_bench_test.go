@@ -1,4 +1,4 @@
-package api
+package mcpserver_test
 
 import (
 	"context"
@@ -9,8 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/engine"
-	"datadesk/rbac"
 )
 
 // BenchmarkMCPAnalyze is one files_analyze_table call over MCP's
@@ -19,8 +20,8 @@ import (
 func BenchmarkMCPAnalyze(b *testing.B) {
 	ts, token, fileID := benchTable(b)
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer(token)}}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: apitest.Bearer(token)}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,15 +37,16 @@ func BenchmarkMCPAnalyze(b *testing.B) {
 
 // benchTable is a server with a user's table of 2,000 rows of region and
 // amount.
-func benchTable(b *testing.B) (*testServer, string, string) {
-	ts, users := newServerFull(b, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB"})
-	token := addUser(b, users, "ana", "analyst")
+func benchTable(b *testing.B) (*apitest.Server, string, string) {
+	ts := apitest.New(b, apitest.Options{Config: api.Config{MaxUpload: 1 << 20}, Engine: engine.Config{MemoryLimit: "256MB"}})
+	users := ts.Users
+	token := apitest.AddUser(b, users, "ana", "analyst")
 	var csv strings.Builder
 	csv.WriteString("region,amount\n")
 	for i := range 2000 {
 		fmt.Fprintf(&csv, "%s,%d\n", []string{"North", "South", "East"}[i%3], i)
 	}
-	code, up := ts.upload(token, "orders.csv", []byte(csv.String()))
+	code, up := ts.Upload(token, "orders.csv", []byte(csv.String()))
 	if code != http.StatusCreated {
 		b.Fatalf("upload: %d %v", code, up)
 	}
@@ -58,7 +60,7 @@ func BenchmarkHTTPAnalyze(b *testing.B) {
 	ts, token, fileID := benchTable(b)
 	args := map[string]any{"file_id": fileID, "group_by": []any{"region"}, "measures": []any{map[string]any{"op": "sum", "column": "amount"}}}
 	for b.Loop() {
-		if code, m := ts.call(token, "files.analyze_table", args); code != http.StatusOK {
+		if code, m := ts.Call(token, "files.analyze_table", args); code != http.StatusOK {
 			b.Fatalf("call: %d %v", code, m)
 		}
 	}

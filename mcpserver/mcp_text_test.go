@@ -1,4 +1,4 @@
-package api
+package mcpserver_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api/apitest"
 	"datadesk/mcpserver"
 )
 
@@ -14,24 +15,25 @@ import (
 // result.", no values, hints or notes. The text now holds the answer's
 // rows as a table, its notes and what to ask next, within its budget.
 func TestMCPTextCarriesTheAnswer(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	var b strings.Builder
 	b.WriteString("region,amount,note\n")
 	for i := range 200 {
 		fmt.Fprintf(&b, "R%02d,%d.%02d,%s\n", i%20, i, i%100, strings.Repeat("long words ", 10))
 	}
-	code, up := ts.upload(token, "sales.csv", []byte(b.String()))
+	code, up := ts.Upload(token, "sales.csv", []byte(b.String()))
 	if code != 201 {
 		t.Fatalf("upload: %d %v", code, up)
 	}
 	file := up["file"].(map[string]any)["id"].(string)
-	for name, connect := range mcpTransports {
+	for name, connect := range apitest.MCPTransports {
 		t.Run(name, func(t *testing.T) {
 			cs := connect(t, ts, token)
-			res, structured := callMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file, "group_by": []any{"region"},
+			res, structured := apitest.CallMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file, "group_by": []any{"region"},
 				"measures": []any{map[string]any{"op": "sum", "column": "amount"}, map[string]any{"op": "count"}}, "limit": 20})
-			text := textOf(res)
+			text := apitest.TextOf(res)
 			rows := structured["rows"].([]any)
 			if len(rows) != 20 {
 				t.Fatalf("rows %d", len(rows))
@@ -50,9 +52,9 @@ func TestMCPTextCarriesTheAnswer(t *testing.T) {
 				t.Errorf("text of %d bytes, past %d", len(text), mcpserver.MaxText)
 			}
 			// One group of one row, in words a person would write.
-			res, _ = callMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file, "filters": []any{map[string]any{"column": "region", "op": "eq", "value": "R03"}},
+			res, _ = apitest.CallMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file, "filters": []any{map[string]any{"column": "region", "op": "eq", "value": "R03"}},
 				"measures": []any{map[string]any{"op": "count"}}, "group_by": []any{"region"}})
-			if text := textOf(res); !strings.Contains(text, "10 of 200 rows match in "+file+". 1 group.") {
+			if text := apitest.TextOf(res); !strings.Contains(text, "10 of 200 rows match in "+file+". 1 group.") {
 				t.Errorf("one group: %s", text)
 			}
 		})
@@ -62,9 +64,10 @@ func TestMCPTextCarriesTheAnswer(t *testing.T) {
 // TestReadOnlyHintsTrue: tools that store a table when asked to show
 // their answer were marked read-only. Only files.read is.
 func TestReadOnlyHintsTrue(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	cs := mcpTransports["http"](t, ts, token)
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	cs := apitest.MCPTransports["http"](t, ts, token)
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func TestReadOnlyHintsTrue(t *testing.T) {
 			t.Errorf("%s: readOnlyHint %v, want %v", tl.Name, got, want)
 		}
 	}
-	code, m, _ := ts.do("GET", "/v1/tools?format=mcp", token, nil, "")
+	code, m, _ := ts.Do("GET", "/v1/tools?format=mcp", token, nil, "")
 	if code != 200 {
 		t.Fatal(code)
 	}
@@ -91,16 +94,17 @@ func TestReadOnlyHintsTrue(t *testing.T) {
 // TestMCPErrorListsAllowedOnce: an MCP error's text printed the allowed
 // values twice, once in the message and once after it.
 func TestMCPErrorListsAllowedOnce(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, up := ts.upload(token, "t.csv", []byte("a,b\n1,2\n"))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, up := ts.Upload(token, "t.csv", []byte("a,b\n1,2\n"))
 	if code != 201 {
 		t.Fatalf("upload: %d %v", code, up)
 	}
-	cs := mcpTransports["http"](t, ts, token)
-	res, _ := callMCP(t, cs, "files_query_table", map[string]any{"file_id": up["file"].(map[string]any)["id"],
+	cs := apitest.MCPTransports["http"](t, ts, token)
+	res, _ := apitest.CallMCP(t, cs, "files_query_table", map[string]any{"file_id": up["file"].(map[string]any)["id"],
 		"aggregates": []any{map[string]any{"op": "median", "column": "a"}}})
-	text := textOf(res)
+	text := apitest.TextOf(res)
 	if !res.IsError || strings.Count(text, "count, sum, avg, min, max") != 1 {
 		t.Errorf("error text %q: want the allowed ops once", text)
 	}

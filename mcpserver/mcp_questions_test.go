@@ -1,6 +1,7 @@
-package api
+package mcpserver_test
 
 import (
+	"datadesk/api/apitest"
 	"strings"
 	"testing"
 )
@@ -10,28 +11,29 @@ import (
 // of last values, ties at top's cut and windows over every bucket, whose
 // answers were wrong without a sign before.
 func TestMCPQuestionsOfNewCapabilities(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	// Deaths to date, revised downward within July and August.
 	deaths := "day,deaths\n2024-06-10,100\n2024-06-30,330\n2024-07-10,700\n2024-07-20,764\n2024-07-31,721\n2024-08-10,600\n2024-08-31,563\n"
 	// Two sectors' additions; energy's latest is tied.
 	adds := "sector,name,added\nenergy,Oil Co,2024-03-01\nenergy,Gas Co,2024-05-02\nenergy,Wind Co,2024-05-02\ntech,Chip Co,2024-04-01\ntech,Soft Co,2024-02-01\n"
 	ids := map[string]string{}
 	for name, body := range map[string]string{"deaths.csv": deaths, "adds.csv": adds} {
-		code, up := ts.upload(token, name, []byte(body))
+		code, up := ts.Upload(token, name, []byte(body))
 		if code != 201 {
 			t.Fatalf("upload %s: %d %v", name, code, up)
 		}
 		ids[name] = up["file"].(map[string]any)["id"].(string)
 	}
 	month := map[string]any{"column": "day", "bucket": "month"}
-	for name, connect := range mcpTransports {
+	for name, connect := range apitest.MCPTransports {
 		t.Run(name, func(t *testing.T) {
 			cs := connect(t, ts, token)
 			ask := func(args map[string]any, want ...string) {
 				t.Helper()
-				res, _ := callMCP(t, cs, "files_analyze_table", args)
-				text := textOf(res)
+				res, _ := apitest.CallMCP(t, cs, "files_analyze_table", args)
+				text := apitest.TextOf(res)
 				for _, w := range want {
 					if !strings.Contains(text, w) {
 						t.Errorf("the text lacks %q:\n%s", w, text)

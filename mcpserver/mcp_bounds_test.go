@@ -1,10 +1,9 @@
-package api
+package mcpserver_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -13,49 +12,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/mcpserver"
 	"datadesk/rbac"
 	"datadesk/toolcall"
 )
-
-// headers adds headers to every request of an MCP HTTP client.
-type headers map[string]string
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// wideTable uploads a table of 40 columns of 2,000 characters per cell.
-func wideTable(t *testing.T, ts *testServer, token string, rows int) string {
-	t.Helper()
-	var b strings.Builder
-	for i := range 40 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "col%d", i)
-	}
-	b.WriteByte('\n')
-	cell := strings.Repeat("w", 2000)
-	for r := range rows {
-		for i := range 40 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "%d%s", r, cell)
-		}
-		b.WriteByte('\n')
-	}
-	code, m := ts.upload(token, "wide.csv", []byte(b.String()))
-	if code != http.StatusCreated {
-		t.Fatalf("upload: %d %v", code, m)
-	}
-	return m["file"].(map[string]any)["table_id"].(string)
-}
 
 // TestMCPAnswersBounded: a 3 KB JSON-RPC batch of 30 resources/read of a
 // wide table returned 192 MB; one resource read was 6.4 MB, past the
@@ -63,9 +25,10 @@ func wideTable(t *testing.T, ts *testServer, token string, rows int) string {
 // batch holds at most 8 messages, the answers to one request at most
 // 2 MiB together, a resource page 256 KiB, and the text is a summary.
 func TestMCPAnswersBounded(t *testing.T) {
-	ts, users := newServer(t, 32<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	table := wideTable(t, ts, ana, 120)
+	ts := apitest.New(t, apitest.Options{MaxUpload: 32 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	table := apitest.WideTable(t, ts, ana, 120)
 
 	read := func(i int) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": i, "method": "resources/read",
@@ -73,7 +36,7 @@ func TestMCPAnswersBounded(t *testing.T) {
 	}
 	post := func(body any) (int, []byte) {
 		b, _ := json.Marshal(body)
-		return postJSON(t, ts, "/mcp", ana, bytes.NewReader(b), int64(len(b)))
+		return ts.PostJSON("/mcp", ana, bytes.NewReader(b), int64(len(b)))
 	}
 	var batch []any
 	for i := range 30 {
@@ -101,7 +64,7 @@ func TestMCPAnswersBounded(t *testing.T) {
 		t.Errorf("a batch past the answers' budget does not say so: %.300s", raw)
 	}
 
-	cs := mcpTransports["http"](t, ts, ana)
+	cs := apitest.MCPTransports["http"](t, ts, ana)
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "datadesk://tables/" + table + "?limit=200"})
 	if err != nil {
 		t.Fatal(err)
@@ -119,11 +82,11 @@ func TestMCPAnswersBounded(t *testing.T) {
 		t.Errorf("a page of a wide table: %d bytes, %d rows, has_more %v, limit %d", len(text), len(page.Rows), page.HasMore, page.Limit)
 	}
 
-	call, structured := callMCP(t, cs, "files_query_table", map[string]any{"file_id": table, "limit": 3, "columns": []any{"col0", "col1"}})
+	call, structured := apitest.CallMCP(t, cs, "files_query_table", map[string]any{"file_id": table, "limit": 3, "columns": []any{"col0", "col1"}})
 	if rows, _ := structured["rows"].([]any); len(rows) != 3 {
 		t.Fatalf("query: %v", structured)
 	}
-	if txt := textOf(call); strings.Contains(txt, strings.Repeat("w", 100)) || len(txt) > mcpserver.MaxText {
+	if txt := apitest.TextOf(call); strings.Contains(txt, strings.Repeat("w", 100)) || len(txt) > mcpserver.MaxText {
 		t.Errorf("the text beside a query's rows repeats them (%d bytes): %.200s", len(txt), txt)
 	}
 }
@@ -135,37 +98,38 @@ func TestMCPAnswersBounded(t *testing.T) {
 func TestMCPAppliesPlatformRows(t *testing.T) {
 	policy := strings.Replace(rbac.DefaultPolicy, "p, role:platform, files.read, r.attrs.ActingFor, allow, allow\n", "", 1)
 	policy = "p, role:analyst, files.create, r.attrs.Format == 'csv', approve, allow\n" + policy
-	ts, users := newServerPolicy(t, Config{}, policy)
-	ana := addUser(t, users, "ana", "analyst")
-	bot := addUser(t, users, "chatbot", "platform")
-	root := addUser(t, users, "root", "admin")
-	_, m := ts.upload(ana, "a.csv", []byte("x\n1\n"))
+	ts := apitest.New(t, apitest.Options{Policy: policy})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	bot := apitest.AddUser(t, users, "chatbot", "platform")
+	root := apitest.AddUser(t, users, "root", "admin")
+	_, m := ts.Upload(ana, "a.csv", []byte("x\n1\n"))
 	table := m["file"].(map[string]any)["table_id"].(string)
-	code, m := ts.call(ana, "files.create", map[string]any{"filename": "n.csv", "content": "a,b\n1,2\n"})
+	code, m := ts.Call(ana, "files.create", map[string]any{"filename": "n.csv", "content": "a,b\n1,2\n"})
 	if code != http.StatusAccepted {
 		t.Fatalf("create: %d %v", code, m)
 	}
 	approval := m["approval"].(map[string]any)["id"].(string)
-	if code, m, _ := ts.do("POST", "/v1/approvals/"+approval+"/approve", root, nil, ""); code != http.StatusOK {
+	if code, m, _ := ts.Do("POST", "/v1/approvals/"+approval+"/approve", root, nil, ""); code != http.StatusOK {
 		t.Fatalf("approve: %d %v", code, m)
 	}
-	if code, _ := ts.as("GET", "/v1/tables/"+table+"/rows", bot, "ana", nil); code != http.StatusForbidden {
+	if code, _ := ts.As("GET", "/v1/tables/"+table+"/rows", bot, "ana", nil); code != http.StatusForbidden {
 		t.Errorf("HTTP rows for ana by the platform: got %d, want 403", code)
 	}
-	cs := connectMCP(t, &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp",
-		HTTPClient: &http.Client{Transport: headers{"Authorization": "Bearer " + bot, onBehalfHeader: "ana"}}})
+	cs := apitest.ConnectMCP(t, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: apitest.Headers{"Authorization": "Bearer " + bot, "X-On-Behalf-Of": "ana"}}})
 	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "datadesk://tables/" + table}); err == nil {
 		t.Errorf("MCP resources/read for ana by the platform: read, want refused")
 	}
-	_, structured := callMCP(t, cs, mcpserver.ApprovalsTool, map[string]any{"approval_id": approval})
-	if strings.Contains(mustJSON(structured), "download_url") {
-		t.Errorf("MCP approvals_get for ana by a platform that may not read gave the result: %s", mustJSON(structured))
+	_, structured := apitest.CallMCP(t, cs, mcpserver.ApprovalsTool, map[string]any{"approval_id": approval})
+	if strings.Contains(apitest.MustJSON(structured), "download_url") {
+		t.Errorf("MCP approvals_get for ana by a platform that may not read gave the result: %s", apitest.MustJSON(structured))
 	}
 	// Ana herself gets her result.
-	own := mcpTransports["http"](t, ts, ana)
-	_, structured = callMCP(t, own, mcpserver.ApprovalsTool, map[string]any{"approval_id": approval})
-	if !strings.Contains(mustJSON(structured), "download_url") {
-		t.Errorf("the caller's own approved result: %s", mustJSON(structured))
+	own := apitest.MCPTransports["http"](t, ts, ana)
+	_, structured = apitest.CallMCP(t, own, mcpserver.ApprovalsTool, map[string]any{"approval_id": approval})
+	if !strings.Contains(apitest.MustJSON(structured), "download_url") {
+		t.Errorf("the caller's own approved result: %s", apitest.MustJSON(structured))
 	}
 }
 
@@ -174,24 +138,25 @@ func TestMCPAppliesPlatformRows(t *testing.T) {
 // now sees what the call asked and a summary of what it did.
 func TestApprovalResultsStayWithCaller(t *testing.T) {
 	policy := "p, role:analyst, files.create, r.attrs.Format == 'csv', approve, allow\n" + rbac.DefaultPolicy
-	ts, users := newServerPolicy(t, Config{}, policy)
-	ana := addUser(t, users, "ana", "analyst")
-	root := addUser(t, users, "root", "admin")
-	code, m := ts.call(ana, "files.create", map[string]any{"filename": "copy.csv", "columns": []any{"id"}, "rows": []any{[]any{"0001"}, []any{"0002"}}})
+	ts := apitest.New(t, apitest.Options{Policy: policy})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	root := apitest.AddUser(t, users, "root", "admin")
+	code, m := ts.Call(ana, "files.create", map[string]any{"filename": "copy.csv", "columns": []any{"id"}, "rows": []any{[]any{"0001"}, []any{"0002"}}})
 	if code != http.StatusAccepted {
 		t.Fatalf("create: %d %v", code, m)
 	}
 	id := m["approval"].(map[string]any)["id"].(string)
-	code, m, raw := ts.do("POST", "/v1/approvals/"+id+"/approve", root, nil, "")
+	code, m, raw := ts.Do("POST", "/v1/approvals/"+id+"/approve", root, nil, "")
 	if code != http.StatusOK || strings.Contains(string(raw), "download_url") {
 		t.Errorf("the approver's answer to approving: %d %s", code, raw)
 	}
-	_, m, raw = ts.do("GET", "/v1/approvals/"+id, root, nil, "")
+	_, m, raw = ts.Do("GET", "/v1/approvals/"+id, root, nil, "")
 	result, _ := m["approval"].(map[string]any)["result"].(map[string]any)
 	if strings.Contains(string(raw), "download_url") || strings.Contains(string(raw), "/content") || result["filename"] != "copy.csv" || result["row_count"] == nil {
 		t.Errorf("the approver's view: %s", raw)
 	}
-	_, _, raw = ts.do("GET", "/v1/approvals/"+id, ana, nil, "")
+	_, _, raw = ts.Do("GET", "/v1/approvals/"+id, ana, nil, "")
 	if !strings.Contains(string(raw), "download_url") {
 		t.Errorf("the caller's view lacks the result: %s", raw)
 	}
@@ -201,24 +166,25 @@ func TestApprovalResultsStayWithCaller(t *testing.T) {
 // started with after the user was demoted and the token revoked. Each
 // call now checks the token and takes the user's role as it is.
 func TestMCPStdioChecksEveryCall(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	cs := mcpTransports["stdio"](t, ts, ana)
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	cs := apitest.MCPTransports["stdio"](t, ts, ana)
 	create := map[string]any{"filename": "n.txt", "content": "x"}
-	if res, structured := callMCP(t, cs, "files_create", create); res.IsError || structured["file"] == nil {
-		t.Fatalf("create as an analyst: %s", mustJSON(structured))
+	if res, structured := apitest.CallMCP(t, cs, "files_create", create); res.IsError || structured["file"] == nil {
+		t.Fatalf("create as an analyst: %s", apitest.MustJSON(structured))
 	}
 	if err := users.SetRole("ana", "viewer"); err != nil {
 		t.Fatal(err)
 	}
-	if _, structured := callMCP(t, cs, "files_create", create); structured["approval"] == nil {
-		t.Errorf("create after the demotion to viewer: %s, want to wait for approval", mustJSON(structured))
+	if _, structured := apitest.CallMCP(t, cs, "files_create", create); structured["approval"] == nil {
+		t.Errorf("create after the demotion to viewer: %s, want to wait for approval", apitest.MustJSON(structured))
 	}
 	if err := users.RevokeTokens("ana"); err != nil {
 		t.Fatal(err)
 	}
-	if res, structured := callMCP(t, cs, "files_read", map[string]any{}); !res.IsError || !strings.Contains(mustJSON(structured), "unauthenticated") {
-		t.Errorf("a call after the token was revoked: %s", mustJSON(structured))
+	if res, structured := apitest.CallMCP(t, cs, "files_read", map[string]any{}); !res.IsError || !strings.Contains(apitest.MustJSON(structured), "unauthenticated") {
+		t.Errorf("a call after the token was revoked: %s", apitest.MustJSON(structured))
 	}
 }
 
@@ -229,15 +195,16 @@ func TestSignedLinksEndWithCredentials(t *testing.T) {
 	// Links count whole seconds: the server's clock is moved on past the
 	// second of the revocation rather than waited for.
 	var ahead atomic.Int64
-	ts, users := newServerWith(t, Config{MaxUpload: 1 << 20, Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
-	ana := addUser(t, users, "ana", "analyst")
-	bob := addUser(t, users, "bob", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20, Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }}})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	bob := apitest.AddUser(t, users, "bob", "analyst")
 	link := func(token string) string {
-		_, m := ts.upload(token, "a.csv", []byte("x\n1\n"))
+		_, m := ts.Upload(token, "a.csv", []byte("x\n1\n"))
 		return m["file"].(map[string]any)["download_url"].(string)
 	}
 	get := func(url string) int {
-		resp, err := http.Get(ts.url + url)
+		resp, err := http.Get(ts.URL + url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,11 +241,12 @@ func TestSignedLinksEndWithCredentials(t *testing.T) {
 // aside and taken back by each call, under references no client can name:
 // a reference a client writes itself is only text.
 func TestMCPRowsSetAside(t *testing.T) {
-	ts, users := newServer(t, 32<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 32 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	post := func(body any) (int, []byte) {
 		b, _ := json.Marshal(body)
-		return postJSON(t, ts, "/mcp", ana, bytes.NewReader(b), int64(len(b)))
+		return ts.PostJSON("/mcp", ana, bytes.NewReader(b), int64(len(b)))
 	}
 	create := func(id int, name string, rows any) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "files_create",
