@@ -1,11 +1,11 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -18,13 +18,13 @@ const (
 )
 
 // uploadSP500 stores the 14-column S&P 500 financials file.
-func uploadSP500(t *testing.T, ts *testServer, token string) string {
+func uploadSP500(t *testing.T, ts *apitest.Server, token string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "sp500-financials.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, m := ts.upload(token, "sp500-financials.csv", raw)
+	code, m := ts.Upload(token, "sp500-financials.csv", raw)
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -33,8 +33,9 @@ func uploadSP500(t *testing.T, ts *testServer, token string) string {
 
 // TestAnswerSizes measures whole HTTP answers against the targets.
 func TestAnswerSizes(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	id := uploadSP500(t, ts, token)
 	filter := []any{map[string]any{"column": "sector", "op": "eq", "value": "semiconductors"}}
 	tests := []struct {
@@ -51,7 +52,7 @@ func TestAnswerSizes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m, raw := ts.doJSON("POST", "/v1/tools/"+tc.tool, token, map[string]any{"arguments": tc.args})
+			code, m, raw := ts.DoJSON("POST", "/v1/tools/"+tc.tool, token, map[string]any{"arguments": tc.args})
 			if code != http.StatusOK {
 				t.Fatalf("got %d %s", code, raw)
 			}
@@ -72,11 +73,11 @@ func TestAnswerSizes(t *testing.T) {
 	t.Run("files.read of 20 files", func(t *testing.T) {
 		for i := range 20 {
 			body := fmt.Sprintf("order_id,region,amount\n%05d,North,1.5\n", i)
-			if code, m := ts.upload(token, fmt.Sprintf("orders-%02d.csv", i), []byte(body)); code != http.StatusCreated {
+			if code, m := ts.Upload(token, fmt.Sprintf("orders-%02d.csv", i), []byte(body)); code != http.StatusCreated {
 				t.Fatalf("upload: %d %v", code, m)
 			}
 		}
-		code, m, raw := ts.doJSON("POST", "/v1/tools/files.read", token, map[string]any{"arguments": map[string]any{"limit": 20}})
+		code, m, raw := ts.DoJSON("POST", "/v1/tools/files.read", token, map[string]any{"arguments": map[string]any{"limit": 20}})
 		if code != http.StatusOK {
 			t.Fatalf("got %d %s", code, raw)
 		}
@@ -88,11 +89,4 @@ func TestAnswerSizes(t *testing.T) {
 			t.Errorf("answer is %d bytes, want under %d", len(raw), maxReadAllAnswer)
 		}
 	})
-}
-
-// doJSON sends body as JSON and returns the status, the decoded answer and
-// its bytes.
-func (ts *testServer) doJSON(method, path, token string, body any) (int, map[string]any, []byte) {
-	ts.t.Helper()
-	return ts.do(method, path, token, strings.NewReader(mustJSON(body)), "application/json")
 }

@@ -1,7 +1,8 @@
-package api
+package api_test
 
 import (
 	"bytes"
+	"datadesk/api/apitest"
 	"fmt"
 	"net/http"
 	"strings"
@@ -64,11 +65,12 @@ func locodeFiles(t *testing.T) map[string][]byte {
 // padded codes are one value, the report says what changed, and the
 // original bytes stay as uploaded.
 func TestBlankAndPaddedCells(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	for name, content := range locodeFiles(t) {
 		t.Run(name, func(t *testing.T) {
-			code, m := ts.upload(token, name, content)
+			code, m := ts.Upload(token, name, content)
 			if code != http.StatusCreated {
 				t.Fatalf("upload: %d %v", code, m)
 			}
@@ -84,12 +86,12 @@ func TestBlankAndPaddedCells(t *testing.T) {
 					t.Errorf("iata's report: %v, want 2 blank cells and 2 trimmed values", col)
 				}
 			}
-			code, m = ts.call(token, "files.query_table", map[string]any{"file_id": id,
+			code, m = ts.Call(token, "files.query_table", map[string]any{"file_id": id,
 				"filters": []any{map[string]any{"column": "iata", "op": "is_null", "value": false}}})
 			if got := m["result"].(map[string]any)["matched_row_count"]; code != 200 || got != 5.0 {
 				t.Errorf("iata is_null false: %d %v, want 5", code, got)
 			}
-			code, m = ts.call(token, "files.query_table", map[string]any{"file_id": id, "group_by": []any{"iata"}})
+			code, m = ts.Call(token, "files.query_table", map[string]any{"file_id": id, "group_by": []any{"iata"}})
 			res := m["result"].(map[string]any)
 			if code != 200 || res["group_count"] != 5.0 {
 				t.Fatalf("groups of iata: %d %v, want 5 (BER, MAD, PAR, RL and the empty group)", code, res)
@@ -97,7 +99,7 @@ func TestBlankAndPaddedCells(t *testing.T) {
 			if notes, _ := res["notes"].([]any); len(notes) != 1 || !strings.Contains(notes[0].(string), "empty iata") {
 				t.Errorf("notes %v, want one saying the empty group is counted", res["notes"])
 			}
-			code, _, raw := ts.do("GET", "/v1/files/"+id+"/content", token, nil, "")
+			code, _, raw := ts.Do("GET", "/v1/files/"+id+"/content", token, nil, "")
 			if code != 200 || !bytes.Equal(raw, content) {
 				t.Errorf("the stored file differs from the upload (%d)", code)
 			}
@@ -108,15 +110,16 @@ func TestBlankAndPaddedCells(t *testing.T) {
 // TestDecimalTextAsWritten: text filters read a decimal as written, not
 // padded to its column's scale.
 func TestDecimalTextAsWritten(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, m := ts.upload(token, "locode.csv", locodeFiles(t)["locode.csv"])
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, m := ts.Upload(token, "locode.csv", locodeFiles(t)["locode.csv"])
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	id := m["file"].(map[string]any)["id"].(string)
 	for value, want := range map[string]float64{"33.93911": 1, "911000": 0, "52.52": 1, "52.520": 0, "8566": 1} {
-		code, m := ts.call(token, "files.query_table", map[string]any{"file_id": id,
+		code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": id,
 			"filters": []any{map[string]any{"column": "lat", "op": "contains", "value": value}}})
 		if got := m["result"].(map[string]any)["matched_row_count"]; code != 200 || got != want {
 			t.Errorf("lat contains %q: %d %v, want %v", value, code, got, want)
@@ -128,10 +131,11 @@ func TestDecimalTextAsWritten(t *testing.T) {
 // filter no row meets, the hint does not blame the right one, nor offer
 // the value it gave.
 func TestHintBlamesOnlyAFilterThatMissesAlone(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	csv := "country,deaths\nGermany,100\ngermany ,5\nFrance,7\n"
-	code, m := ts.upload(token, "covid.csv", []byte(csv))
+	code, m := ts.Upload(token, "covid.csv", []byte(csv))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -144,7 +148,7 @@ func TestHintBlamesOnlyAFilterThatMissesAlone(t *testing.T) {
 		{[]any{map[string]any{"column": "country", "op": "eq", "value": "Ger many"}}, `near values (ignoring case and spaces): "Germany", "germany".`},
 		{[]any{map[string]any{"column": "country", "op": "in", "value": []any{"Germany", "Spain"}}, map[string]any{"column": "deaths", "op": "lt", "value": 0}}, ""},
 	} {
-		code, m := ts.call(token, "files.query_table", map[string]any{"file_id": id, "filters": tc.filters})
+		code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": id, "filters": tc.filters})
 		res := m["result"].(map[string]any)
 		hint, _ := res["hint"].(string)
 		if code != 200 || res["matched_row_count"] != 0.0 || !strings.HasSuffix(hint, tc.hint) || (tc.hint == "") != (hint == "") {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
@@ -46,23 +48,24 @@ func dirSize(t *testing.T, paths ...string) int64 {
 // memory, waits for approval with every row and runs with them once
 // approved.
 func TestApprovalOfAKeptBody(t *testing.T) {
-	ts, users := newServerWith(t, Config{})
-	vic := addUser(t, users, "vic", "viewer")
-	root := addUser(t, users, "root", "admin")
+	ts := apitest.New(t, apitest.Options{})
+	users := ts.Users
+	vic := apitest.AddUser(t, users, "vic", "viewer")
+	root := apitest.AddUser(t, users, "root", "admin")
 	rows := bigRows(20_000)
 	body, _ := json.Marshal(map[string]any{"arguments": map[string]any{"filename": "big.csv", "columns": []any{"id", "note"}, "rows": rows}})
 	if len(body) <= toolcall.BodyInMemory {
 		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(body), toolcall.BodyInMemory)
 	}
-	code, m, raw := ts.do("POST", "/v1/tools/files.create", vic, bytes.NewReader(body), "application/json")
+	code, m, raw := ts.Do("POST", "/v1/tools/files.create", vic, bytes.NewReader(body), "application/json")
 	if code != http.StatusAccepted {
 		t.Fatalf("a viewer's large call: %d %.300s, want 202", code, raw)
 	}
 	id := m["approval"].(map[string]any)["id"].(string)
-	if code, m, raw = ts.do("POST", "/v1/approvals/"+id+"/approve", root, nil, ""); code != http.StatusOK || m["approval"].(map[string]any)["status"] != "done" {
+	if code, m, raw = ts.Do("POST", "/v1/approvals/"+id+"/approve", root, nil, ""); code != http.StatusOK || m["approval"].(map[string]any)["status"] != "done" {
 		t.Fatalf("approve: %d %.300s", code, raw)
 	}
-	_, m, _ = ts.do("GET", "/v1/files", vic, nil, "")
+	_, m, _ = ts.Do("GET", "/v1/files", vic, nil, "")
 	if f := m["files"].([]any); len(f) != 1 || f[0].(map[string]any)["row_count"].(float64) != 20_000 {
 		t.Errorf("files after approval: %v", f)
 	}
@@ -73,38 +76,39 @@ func TestApprovalOfAKeptBody(t *testing.T) {
 // Now a waiting call's arguments are a file of their own, within caps per
 // call and per user's queue; lists carry summaries only, in pages.
 func TestApprovalQueueStaysSmall(t *testing.T) {
-	ts, users := newServerWith(t, Config{MaxPendingCall: 512 << 10})
-	vic := addUser(t, users, "vic", "viewer")
-	root := addUser(t, users, "root", "admin")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxPendingCall: 512 << 10}})
+	users := ts.Users
+	vic := apitest.AddUser(t, users, "vic", "viewer")
+	root := apitest.AddUser(t, users, "root", "admin")
 	rows := bigRows(2000)
 	args := map[string]any{"filename": "big.csv", "columns": []any{"id", "note"}, "rows": rows}
 	var ids []string
 	for i := range toolcall.DefaultMaxPendingCalls {
-		code, m := ts.call(vic, "files.create", args)
+		code, m := ts.Call(vic, "files.create", args)
 		if code != http.StatusAccepted {
 			t.Fatalf("call %d: %d %v", i, code, m)
 		}
 		ids = append(ids, m["approval"].(map[string]any)["id"].(string))
 	}
 	// The user's queue is full: the next call is refused, naming the limit.
-	code, m := ts.call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
-	if code != http.StatusRequestEntityTooLarge || !strings.Contains(mustJSON(m), fmt.Sprint(toolcall.DefaultMaxPendingCalls)) {
+	code, m := ts.Call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(apitest.MustJSON(m), fmt.Sprint(toolcall.DefaultMaxPendingCalls)) {
 		t.Errorf("call past the queue's limit: %d %v", code, m)
 	}
 	// One call past the per-call limit.
-	other := addUser(t, users, "val", "viewer")
-	code, m = ts.call(other, "files.create", map[string]any{"filename": "big.csv", "columns": []any{"id", "note"}, "rows": bigRows(6000)})
-	if code != http.StatusRequestEntityTooLarge || !strings.Contains(mustJSON(m), "524288") {
+	other := apitest.AddUser(t, users, "val", "viewer")
+	code, m = ts.Call(other, "files.create", map[string]any{"filename": "big.csv", "columns": []any{"id", "note"}, "rows": bigRows(6000)})
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(apitest.MustJSON(m), "524288") {
 		t.Errorf("call past the per-call limit: %d %v", code, m)
 	}
 	// The queue's own database stays small; the arguments are apart.
-	sys := dirSize(t, filepath.Join(ts.dir, "system.duckdb"), filepath.Join(ts.dir, "system.duckdb.wal"))
-	apart := dirSize(t, filepath.Join(ts.dir, "approvals"))
+	sys := dirSize(t, filepath.Join(ts.Dir, "system.duckdb"), filepath.Join(ts.Dir, "system.duckdb.wal"))
+	apart := dirSize(t, filepath.Join(ts.Dir, "approvals"))
 	if sys > 8<<20 || apart < 100*180<<10 {
 		t.Errorf("system database %d bytes, arguments apart %d bytes", sys, apart)
 	}
 	// A page of summaries: tool, caller, rows, bytes, created, expires.
-	code, m, raw := ts.do("GET", "/v1/approvals?limit=50", root, nil, "")
+	code, m, raw := ts.Do("GET", "/v1/approvals?limit=50", root, nil, "")
 	if code != 200 || len(raw) > 64<<10 {
 		t.Fatalf("list: %d, %d bytes", code, len(raw))
 	}
@@ -117,12 +121,12 @@ func TestApprovalQueueStaysSmall(t *testing.T) {
 		first["user_name"] != "vic" || first["tool"] != "files.create" || first["created_at"] == nil || first["expires_at"] == nil {
 		t.Errorf("summary %v", first)
 	}
-	_, m, _ = ts.do("GET", "/v1/approvals?limit=50&offset=50&status=pending", root, nil, "")
+	_, m, _ = ts.Do("GET", "/v1/approvals?limit=50&offset=50&status=pending", root, nil, "")
 	if n := len(m["approvals"].([]any)); n != 50 || m["has_more"] != false {
 		t.Errorf("second page: %d, has_more %v", n, m["has_more"])
 	}
-	client, _ := ts.pageSignIn(users, "root")
-	resp, err := client.Get(ts.url + "/approvals")
+	client, _ := ts.PageSignIn(users, "root")
+	resp, err := client.Get(ts.URL + "/approvals")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,39 +137,26 @@ func TestApprovalQueueStaysSmall(t *testing.T) {
 		t.Errorf("page: %d, %d bytes", resp.StatusCode, page.Len())
 	}
 	// An approved big call runs from its stored arguments, once.
-	code, m, _ = ts.do("POST", "/v1/approvals/"+ids[0]+"/approve", root, nil, "")
+	code, m, _ = ts.Do("POST", "/v1/approvals/"+ids[0]+"/approve", root, nil, "")
 	if a := m["approval"].(map[string]any); code != 200 || a["status"] != "done" {
 		t.Fatalf("approve: %d %v", code, m)
 	}
-	_, m, _ = ts.do("GET", "/v1/files", vic, nil, "")
+	_, m, _ = ts.Do("GET", "/v1/files", vic, nil, "")
 	if f := m["files"].([]any); len(f) != 1 || f[0].(map[string]any)["row_count"].(float64) != 2000 {
 		t.Errorf("files after approval: %v", f)
 	}
 	// Rejected calls leave nothing behind.
 	for _, id := range ids[1:] {
-		if code, _, _ := ts.do("POST", "/v1/approvals/"+id+"/reject", root, nil, ""); code != 200 {
+		if code, _, _ := ts.Do("POST", "/v1/approvals/"+id+"/reject", root, nil, ""); code != 200 {
 			t.Fatalf("reject: %d", code)
 		}
 	}
-	if n := dirSize(t, filepath.Join(ts.dir, "approvals")); n != 0 {
+	if n := dirSize(t, filepath.Join(ts.Dir, "approvals")); n != 0 {
 		t.Errorf("%d bytes of arguments remain after every call was decided", n)
 	}
-	if code, _ := ts.call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"}); code != http.StatusAccepted {
+	if code, _ := ts.Call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"}); code != http.StatusAccepted {
 		t.Errorf("a call after the queue emptied: %d", code)
 	}
-}
-
-// pageSignIn gives a user a password and signs in to the web page.
-func (ts *testServer) pageSignIn(users *rbac.Users, name string) (*http.Client, string) {
-	ts.t.Helper()
-	if err := users.SetPassword(name, "correct horse battery"); err != nil {
-		ts.t.Fatal(err)
-	}
-	client, csrf, resp := ts.signIn(name, "correct horse battery")
-	if resp.StatusCode != 200 {
-		ts.t.Fatalf("sign in: %d", resp.StatusCode)
-	}
-	return client, csrf
 }
 
 // rowsCSV is a CSV of n data rows.
@@ -184,10 +175,11 @@ func rowsCSV(n int) []byte {
 // shown derived view its matched rows.
 func TestCopyPolicySeesRows(t *testing.T) {
 	policy := "p, role:analyst, files.create, r.attrs.Format == 'zip' && r.attrs.Bytes > 100000, approve, allow\n" + rbac.DefaultPolicy
-	ts, users := newServerPolicy(t, Config{MaxUpload: 4 << 20}, policy)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20}, Policy: policy})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	upload := func(name string, rows int) string {
-		code, m := ts.upload(ana, name, rowsCSV(rows))
+		code, m := ts.Upload(ana, name, rowsCSV(rows))
 		if code != http.StatusCreated {
 			t.Fatalf("upload %s: %d %v", name, code, m)
 		}
@@ -205,18 +197,18 @@ func TestCopyPolicySeesRows(t *testing.T) {
 		{"copy of another's id is not found", map[string]any{"filename": "c.csv", "source_file_id": "f_aaaaaaaaaaaaaaaaaaaaaaaaaa"}, http.StatusNotFound},
 	}
 	for _, tc := range tests {
-		code, m := ts.call(ana, "files.create", tc.args)
+		code, m := ts.Call(ana, "files.create", tc.args)
 		if code != tc.want {
 			t.Errorf("%s: %d %v, want %d", tc.name, code, m, tc.want)
 		}
 	}
 	// The waiting copy's summary counts its source table's rows.
-	_, m, _ := ts.do("GET", "/v1/approvals?limit=10", ana, nil, "")
+	_, m, _ := ts.Do("GET", "/v1/approvals?limit=10", ana, nil, "")
 	if list := m["approvals"].([]any); len(list) != 2 || list[1].(map[string]any)["rows"].(float64) != 50001 {
 		t.Errorf("waiting calls: %v", list)
 	}
 	query := func(filters []any) (int, map[string]any) {
-		return ts.call(ana, "files.query_table", map[string]any{"file_id": big, "show": true, "filters": filters})
+		return ts.Call(ana, "files.query_table", map[string]any{"file_id": big, "show": true, "filters": filters})
 	}
 	if code, m := query([]any{map[string]any{"column": "id", "op": "gte", "value": 0}}); code != http.StatusAccepted {
 		t.Errorf("showing a derived view of 50,001 rows: %d %v", code, m)
@@ -279,19 +271,20 @@ func TestPolicyCheckSeesRows(t *testing.T) {
 // approvals.decide_own.
 func TestApprovalRedecided(t *testing.T) {
 	policy := "p, role:admin, files.create, true, approve, allow\n" + rbac.DefaultPolicy
-	ts, users := newServerPolicy(t, Config{}, policy)
-	vic := addUser(t, users, "vic", "viewer")
-	root := addUser(t, users, "root", "admin")
-	boss := addUser(t, users, "boss", "admin")
+	ts := apitest.New(t, apitest.Options{Policy: policy})
+	users := ts.Users
+	vic := apitest.AddUser(t, users, "vic", "viewer")
+	root := apitest.AddUser(t, users, "root", "admin")
+	boss := apitest.AddUser(t, users, "boss", "admin")
 	create := func(token string) string {
-		code, m := ts.call(token, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
+		code, m := ts.Call(token, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
 		if code != http.StatusAccepted {
 			t.Fatalf("create: %d %v", code, m)
 		}
 		return m["approval"].(map[string]any)["id"].(string)
 	}
 	decide := func(token, id string) (int, map[string]any) {
-		code, m, _ := ts.do("POST", "/v1/approvals/"+id+"/approve", token, nil, "")
+		code, m, _ := ts.Do("POST", "/v1/approvals/"+id+"/approve", token, nil, "")
 		a, _ := m["approval"].(map[string]any)
 		return code, a
 	}
@@ -305,18 +298,18 @@ func TestApprovalRedecided(t *testing.T) {
 	}
 	// A deny since the call was made wins.
 	id, id2 := create(vic), create(vic)
-	policyPath := filepath.Join(ts.dir, "policy", "policy.csv")
+	policyPath := filepath.Join(ts.Dir, "policy", "policy.csv")
 	if err := os.WriteFile(policyPath, []byte("p, user:vic, files.create, true, deny, allow\n"+policy), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, a := decide(root, id)
-	if code != 200 || a["status"] != "denied" || a["error_code"] != "forbidden" || !strings.Contains(mustJSON(a), "user:vic") {
+	if code != 200 || a["status"] != "denied" || a["error_code"] != "forbidden" || !strings.Contains(apitest.MustJSON(a), "user:vic") {
 		t.Errorf("approve after the policy came to deny: %d %v", code, a)
 	}
 	// The page says so too.
-	client, csrf := ts.pageSignIn(users, "boss")
+	client, csrf := ts.PageSignIn(users, "boss")
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := client.PostForm(ts.url+"/approvals/"+id2+"/approve", url.Values{"csrf_token": {csrf}})
+	resp, err := client.PostForm(ts.URL+"/approvals/"+id2+"/approve", url.Values{"csrf_token": {csrf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +317,7 @@ func TestApprovalRedecided(t *testing.T) {
 	if loc, _ := url.QueryUnescape(resp.Header.Get("Location")); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "Not run: the policy now denies") {
 		t.Errorf("page approval after the policy came to deny: %d %s", resp.StatusCode, loc)
 	}
-	_, m, _ := ts.do("GET", "/v1/files", vic, nil, "")
+	_, m, _ := ts.Do("GET", "/v1/files", vic, nil, "")
 	if n := len(m["files"].([]any)); n != 0 {
 		t.Errorf("the denied calls ran: vic has %d files", n)
 	}
@@ -350,11 +343,12 @@ func TestApprovalRunsOnlyWhereItsOwnerIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, users := newServerWith(t, Config{MaxUpload: 1 << 20, Cluster: ClusterConfig{Ring: alone, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}})
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20, Cluster: api.ClusterConfig{Ring: alone, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}}})
+	users := ts.Users
 	pick := func(prefix, role, node string) string {
 		for i := 0; ; i++ {
 			name := fmt.Sprintf("%s%d", prefix, i)
-			token := addUser(t, users, name, role)
+			token := apitest.AddUser(t, users, name, role)
 			u, err := users.ByName(name)
 			if err != nil {
 				t.Fatal(err)
@@ -365,22 +359,22 @@ func TestApprovalRunsOnlyWhereItsOwnerIs(t *testing.T) {
 		}
 	}
 	vic, root := pick("vic", "viewer", "n2"), pick("root", "admin", "n1")
-	code, m := ts.call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
+	code, m := ts.Call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
 	if code != http.StatusAccepted {
 		t.Fatalf("viewer's call: %d %v", code, m)
 	}
 	id := m["approval"].(map[string]any)["id"].(string)
-	before := ts.srv.members
-	ts.srv.members, err = cluster.NewMembers(grown, "")
+	before := (*ts.Server.MembersRef())
+	(*ts.Server.MembersRef()), err = cluster.NewMembers(grown, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, m, _ = ts.do("POST", "/v1/approvals/"+id+"/approve", root, nil, "")
+	code, m, _ = ts.Do("POST", "/v1/approvals/"+id+"/approve", root, nil, "")
 	if code != http.StatusConflict || !strings.Contains(fmt.Sprint(m), "node n2") {
 		t.Errorf("approve an owner's call on the node that no longer holds it: %d %v, want 409 naming n2", code, m)
 	}
-	ts.srv.members = before
-	code, m, _ = ts.do("GET", "/v1/approvals/"+id, root, nil, "")
+	(*ts.Server.MembersRef()) = before
+	code, m, _ = ts.Do("GET", "/v1/approvals/"+id, root, nil, "")
 	if a, _ := m["approval"].(map[string]any); code != http.StatusOK || a["status"] != "pending" {
 		t.Errorf("the approval after the refusal: %d %v, want pending", code, m)
 	}

@@ -1,10 +1,11 @@
-package api
+package api_test
 
 import (
 	"bytes"
 	"net/http"
 	"testing"
 
+	"datadesk/api/apitest"
 	"datadesk/rbac"
 )
 
@@ -13,7 +14,7 @@ import (
 // to, is one entry with the tool's name, a body that is not JSON among
 // them (the pipeline reads the arguments, and records the failure).
 func TestToolCallRecordedOnce(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
+	ts, token, fileID := apitest.SetupOrders(t)
 	calls := []struct {
 		args    any
 		outcome string
@@ -24,12 +25,12 @@ func TestToolCallRecordedOnce(t *testing.T) {
 		{map[string]any{"file_id": "f_missing"}, "not_found", 404},
 	}
 	for _, c := range calls {
-		ts.call(token, "files.query_table", c.args)
+		ts.Call(token, "files.query_table", c.args)
 	}
-	if code, _, _ := ts.do("POST", "/v1/tools/files.query_table", token, bytes.NewReader([]byte("{")), "application/json"); code != http.StatusBadRequest {
+	if code, _, _ := ts.Do("POST", "/v1/tools/files.query_table", token, bytes.NewReader([]byte("{")), "application/json"); code != http.StatusBadRequest {
 		t.Fatalf("a body that is not JSON: %d", code)
 	}
-	entries, err := rbac.ReadAudit(ts.dir, "", 1000)
+	entries, err := rbac.ReadAudit(ts.Dir, "", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

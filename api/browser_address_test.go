@@ -1,8 +1,9 @@
-package api
+package api_test
 
 import (
 	"archive/zip"
 	"bytes"
+	"datadesk/api/apitest"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -81,8 +82,9 @@ func number(s string) string { return strings.ReplaceAll(s, ",", "") }
 // with thousands separated.
 func TestBrowserViewAddress(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 16<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 16 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -91,12 +93,12 @@ func TestBrowserViewAddress(t *testing.T) {
 	w := csv.NewWriter(&in)
 	w.Write(header)
 	w.WriteAll(rows)
-	code, m := ts.upload(ana, "orders.csv", []byte(in.String()))
+	code, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
 	if code != 201 {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	page := ts.url + "/tables/" + tid
+	page := ts.URL + "/tables/" + tid
 	b := newBrowser(t)
 	b.do(chromedp.Navigate(page))
 	b.signIn("ana")
@@ -258,7 +260,7 @@ func TestBrowserViewAddress(t *testing.T) {
 		if !slices.Equal(recs[0], want) || len(recs[1]) != len(want) {
 			t.Errorf("the export's columns %v, want %v", recs[0], want)
 		}
-		b.do(chromedp.Navigate(ts.url+"/files"), chromedp.Click(chromedp.CSS("#saved a.saved-link")), chromedp.WaitVisible(chromedp.CSS("#grid")))
+		b.do(chromedp.Navigate(ts.URL+"/files"), chromedp.Click(chromedp.CSS("#saved a.saved-link")), chromedp.WaitVisible(chromedp.CSS("#grid")))
 		if got := b.shownKeys(); !slices.Equal(got, want) {
 			t.Errorf("the saved view shows %v, want %v", got, want)
 		}
@@ -299,7 +301,7 @@ func TestBrowserViewAddress(t *testing.T) {
 		} {
 			b.do(chromedp.Navigate(page+tc.q), chromedp.WaitVisible(chromedp.CSS("#range")))
 			tc.args["file_id"], tc.args["limit"], tc.args["columns"] = tid, 20, []any{"order_id"}
-			code, m := ts.call(ana, "files.query_table", tc.args)
+			code, m := ts.Call(ana, "files.query_table", tc.args)
 			if code != 200 {
 				t.Fatalf("query_table: %d %v", code, m)
 			}
@@ -358,7 +360,7 @@ func TestBrowserViewAddress(t *testing.T) {
 	})
 
 	t.Run("an export is named by its whole view", func(t *testing.T) {
-		client, _ := ts.pageSignIn(users, "ana")
+		client, _ := ts.PageSignIn(users, "ana")
 		q := "?o.region=eq&f.region=North&o.category=in&f.category=toys,books&o.amount=between&f.amount=100&t.amount=900&o.order_date=gte&f.order_date=2021-01-01"
 		resp, err := client.Get(page + "/export" + q + "&format=csv")
 		if err != nil {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/rbac"
 )
 
@@ -18,32 +20,33 @@ import (
 func TestBrowserApprovalDetail(t *testing.T) {
 	// Analysts' ZIPs wait for a person too, to hold a call that reads a
 	// file.
-	ts, users := newServerPolicy(t, Config{MaxUpload: 4 << 20}, "p, role:analyst, files.create, r.attrs.Format == 'zip', approve, allow\n"+rbac.DefaultPolicy)
-	ana := addUser(t, users, "ana", "analyst")
-	vic := addUser(t, users, "vic", "viewer")
-	root := addUser(t, users, "root", "admin")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20}, Policy: "p, role:analyst, files.create, r.attrs.Format == 'zip', approve, allow\n" + rbac.DefaultPolicy})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	vic := apitest.AddUser(t, users, "vic", "viewer")
+	root := apitest.AddUser(t, users, "root", "admin")
 	for _, u := range []string{"root"} {
 		if err := users.SetPassword(u, "correct horse battery"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	code, held := ts.call(vic, "files.create", map[string]any{"filename": "targets.xlsx", "columns": []any{"region", "target"},
+	code, held := ts.Call(vic, "files.create", map[string]any{"filename": "targets.xlsx", "columns": []any{"region", "target"},
 		"rows": []any{[]any{"North", 100}, []any{"South", 200}, []any{"East", 300}}})
 	if code != 202 {
 		t.Fatalf("pending call: %d %v", code, held)
 	}
 	id := held["approval"].(map[string]any)["id"].(string)
-	_, up := ts.upload(ana, "orders.csv", []byte("region,amount\nNorth,1\n"))
-	code, held = ts.call(ana, "files.create", map[string]any{"filename": "both.zip", "file_ids": []any{up["file"].(map[string]any)["id"]}})
+	_, up := ts.Upload(ana, "orders.csv", []byte("region,amount\nNorth,1\n"))
+	code, held = ts.Call(ana, "files.create", map[string]any{"filename": "both.zip", "file_ids": []any{up["file"].(map[string]any)["id"]}})
 	if code != 202 {
 		t.Fatalf("pending ZIP: %d %v", code, held)
 	}
 	zipID := held["approval"].(map[string]any)["id"].(string)
 
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/approvals"))
+	b.do(chromedp.Navigate(ts.URL + "/approvals"))
 	b.signIn("root")
-	b.do(chromedp.Navigate(ts.url+"/approvals"), chromedp.WaitVisible(chromedp.CSS("#approval-"+id+" a.approval-link")))
+	b.do(chromedp.Navigate(ts.URL+"/approvals"), chromedp.WaitVisible(chromedp.CSS("#approval-"+id+" a.approval-link")))
 	if got := b.attr("#approval-"+id+" .approve", "aria-label"); got != "Approve files.create by vic ("+id+")" {
 		t.Errorf("the Approve button's name: %q", got)
 	}
@@ -78,8 +81,8 @@ func TestBrowserApprovalDetail(t *testing.T) {
 		t.Errorf("the files shown: %q", got)
 	}
 	// The list page, then a rejection elsewhere: its Approve is stale.
-	b.do(chromedp.Navigate(ts.url+"/approvals"), chromedp.WaitVisible(chromedp.CSS("#approval-"+id+" .approve")))
-	if code, m, _ := ts.do("POST", "/v1/approvals/"+id+"/reject", root, nil, ""); code != 200 {
+	b.do(chromedp.Navigate(ts.URL+"/approvals"), chromedp.WaitVisible(chromedp.CSS("#approval-"+id+" .approve")))
+	if code, m, _ := ts.Do("POST", "/v1/approvals/"+id+"/reject", root, nil, ""); code != 200 {
 		t.Fatalf("reject: %d %v", code, m)
 	}
 	b.do(chromedp.Click(chromedp.CSS("#approval-"+id+" .approve")), chromedp.WaitNotPresent(chromedp.CSS("#approval-"+id)), chromedp.WaitVisible(chromedp.CSS("main")))

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"datadesk/api/apitest"
 	"datadesk/internal/testenv"
 )
 
@@ -77,10 +78,11 @@ func (b *browserT) axe(script string) []axeViolation {
 // phone's: each has no violation.
 func TestAxeEveryPage(t *testing.T) {
 	script := axeScript(t)
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	vic := addUser(t, users, "vic", "viewer")
-	addUser(t, users, "root", "admin")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	vic := apitest.AddUser(t, users, "vic", "viewer")
+	apitest.AddUser(t, users, "root", "admin")
 	for _, u := range []string{"ana", "root"} {
 		if err := users.SetPassword(u, "correct horse battery"); err != nil {
 			t.Fatal(err)
@@ -91,15 +93,15 @@ func TestAxeEveryPage(t *testing.T) {
 	for i := range 120 {
 		fmt.Fprintf(&in, "%05d,%s,%d.%02d,2024-%02d-%02d,n%d\n", i, []string{"North", "south", "East"}[i%3], i*3%97, i%100, 1+i%12, 1+i%28, i)
 	}
-	_, m := ts.upload(ana, "orders.csv", []byte(in.String()))
+	_, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	code, m := ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "show": true, "group_by": []any{"region"},
+	code, m := ts.Call(ana, "files.query_table", map[string]any{"file_id": tid, "show": true, "group_by": []any{"region"},
 		"aggregates": []any{map[string]any{"op": "sum", "column": "amount", "name": "total"}}})
 	if code != 200 {
 		t.Fatalf("grouped view: %d %v", code, m)
 	}
 	vid := m["result"].(map[string]any)["view"].(map[string]any)["table_id"].(string)
-	code, held := ts.call(vic, "files.create", map[string]any{"filename": "wish.xlsx", "columns": []any{"a", "b"}, "rows": []any{[]any{1, "x"}, []any{2, "y"}}})
+	code, held := ts.Call(vic, "files.create", map[string]any{"filename": "wish.xlsx", "columns": []any{"a", "b"}, "rows": []any{[]any{1, "x"}, []any{2, "y"}}})
 	if code != 202 {
 		t.Fatalf("pending call: %d %v", code, held)
 	}
@@ -127,15 +129,15 @@ func TestAxeEveryPage(t *testing.T) {
 		for _, p := range pages {
 			if p.who != signedIn {
 				if signedIn != "" {
-					b.do(chromedp.Navigate(ts.url+"/files"), chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.CSS("#name")))
+					b.do(chromedp.Navigate(ts.URL+"/files"), chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.CSS("#name")))
 				}
 				if p.who != "" {
-					b.do(chromedp.Navigate(ts.url + "/files"))
+					b.do(chromedp.Navigate(ts.URL + "/files"))
 					b.signIn(p.who)
 				}
 				signedIn = p.who
 			}
-			b.do(chromedp.Navigate(ts.url+p.path), chromedp.WaitReady(chromedp.CSS("main")))
+			b.do(chromedp.Navigate(ts.URL+p.path), chromedp.WaitReady(chromedp.CSS("main")))
 			for _, v := range b.axe(script) {
 				t.Errorf("%s at %d px: %s", p.name, width, v)
 			}

@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,8 +13,9 @@ import (
 // or paging. The files page now searches names, sorts by name, date, size
 // or rows, and pages 25 at a time.
 func TestBrowserFilesList(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -27,14 +29,14 @@ func TestBrowserFilesList(t *testing.T) {
 		for r := range i + 1 {
 			fmt.Fprintf(&b, "%d,x\n", r)
 		}
-		if code, m := ts.upload(ana, name, []byte(b.String())); code != 201 {
+		if code, m := ts.Upload(ana, name, []byte(b.String())); code != 201 {
 			t.Fatalf("upload %s: %d %v", name, code, m)
 		}
 	}
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/files"))
+	b.do(chromedp.Navigate(ts.URL + "/files"))
 	b.signIn("ana")
-	b.do(chromedp.Navigate(ts.url+"/files"), chromedp.WaitVisible(chromedp.CSS("#files-count")))
+	b.do(chromedp.Navigate(ts.URL+"/files"), chromedp.WaitVisible(chromedp.CSS("#files-count")))
 	if got := b.text("#files-count"); got != "Files 1–25 of 30." {
 		t.Errorf("the first page: %q", got)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"datadesk/api/apitest"
 	"datadesk/internal/testenv"
 	"datadesk/web"
 )
@@ -24,8 +25,9 @@ import (
 // and the whole grouping as an XLSX whose native chart references the
 // data (read back with openpyxl).
 func TestBrowserGroupAndChart(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -35,13 +37,13 @@ func TestBrowserGroupAndChart(t *testing.T) {
 	for _, r := range orders {
 		in.WriteString(r.id + "," + r.region + "," + r.team + "," + r.amount + "," + r.note + "\n")
 	}
-	_, m := ts.upload(ana, "orders.csv", []byte(in.String()))
+	_, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
 	tid := m["file"].(map[string]any)["table_id"].(string)
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/files"))
+	b.do(chromedp.Navigate(ts.URL + "/files"))
 	b.signIn("ana")
 	b.do(
-		chromedp.Navigate(ts.url+"/tables/"+tid+"?o.amount=gte&f.amount=10"),
+		chromedp.Navigate(ts.URL+"/tables/"+tid+"?o.amount=gte&f.amount=10"),
 		chromedp.WaitVisible(chromedp.CSS("#group summary")),
 		chromedp.Click(chromedp.CSS("#group summary")),
 		chromedp.WaitVisible(chromedp.CSS("#gm")),
@@ -51,7 +53,7 @@ func TestBrowserGroupAndChart(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#group-button")),
 		chromedp.WaitVisible(chromedp.CSS("#group-table")),
 	)
-	code, res := ts.call(ana, "files.analyze_table", map[string]any{"file_id": tid, "group_by": []any{"region"},
+	code, res := ts.Call(ana, "files.analyze_table", map[string]any{"file_id": tid, "group_by": []any{"region"},
 		"filters":  []any{map[string]any{"column": "amount", "op": "gte", "value": 10}},
 		"measures": []any{map[string]any{"op": "sum", "column": "amount", "name": "value"}}, "sort_by": "value", "direction": "desc"})
 	if code != 200 {

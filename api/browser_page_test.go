@@ -1,8 +1,9 @@
-package api
+package api_test
 
 import (
 	"bytes"
 	"context"
+	"datadesk/api/apitest"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -109,8 +110,9 @@ func analystOrders(n int) []analystRow {
 // upload then delete, disabled paging, chart bars labelled by every group
 // column, and side panels not clipped at 1,024 and 1,440 px.
 func TestBrowserAnalyst(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -120,12 +122,12 @@ func TestBrowserAnalyst(t *testing.T) {
 	for _, r := range orders {
 		fmt.Fprintf(&in, "%s,%s,%s,%s,%s\n", r.id, r.region, r.team, r.amount, r.note)
 	}
-	_, m := ts.upload(ana, "orders.csv", []byte(in.String()))
+	_, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
 	file := m["file"].(map[string]any)
 	tid := file["table_id"].(string)
 
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/tables/" + tid))
+	b.do(chromedp.Navigate(ts.URL + "/tables/" + tid))
 	b.signIn("ana")
 
 	t.Run("export of the filtered view", func(t *testing.T) {
@@ -142,7 +144,7 @@ func TestBrowserAnalyst(t *testing.T) {
 			return a > c
 		})
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.region=eq&f.region=NORTH&o.amount=gte&f.amount=50&sort=amount&dir=desc"),
+			chromedp.Navigate(ts.URL+"/tables/"+tid+"?o.region=eq&f.region=NORTH&o.amount=gte&f.amount=50&sort=amount&dir=desc"),
 			chromedp.WaitVisible(chromedp.CSS("#total")),
 		)
 		if got := b.text("#total"); got != strconv.Itoa(len(want)) {
@@ -177,7 +179,7 @@ func TestBrowserAnalyst(t *testing.T) {
 
 	t.Run("filter mistake shown in place", func(t *testing.T) {
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.region=eq&f.region=North"),
+			chromedp.Navigate(ts.URL+"/tables/"+tid+"?o.region=eq&f.region=North"),
 			chromedp.WaitVisible(chromedp.CSS("#f-amount")),
 			chromedp.SetValue(chromedp.CSS("#o-amount"), "gte"),
 			chromedp.SendKeys(chromedp.CSS("#f-amount"), "lots"),
@@ -205,7 +207,7 @@ func TestBrowserAnalyst(t *testing.T) {
 		// amount >= 10 and <= 20 kept the first condition alone; now a
 		// column takes several, and between is one of them.
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid),
+			chromedp.Navigate(ts.URL+"/tables/"+tid),
 			chromedp.WaitVisible(chromedp.CSS("#o-amount")),
 			chromedp.SetValue(chromedp.CSS("#o-amount"), "between"),
 			chromedp.WaitVisible(chromedp.CSS("#t-amount")),
@@ -214,7 +216,7 @@ func TestBrowserAnalyst(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#apply")),
 			chromedp.WaitVisible(chromedp.CSS("#f-amount-0")),
 		)
-		code, m := ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "filters": []any{
+		code, m := ts.Call(ana, "files.query_table", map[string]any{"file_id": tid, "filters": []any{
 			map[string]any{"column": "amount", "op": "gte", "value": 10}, map[string]any{"column": "amount", "op": "lte", "value": 20}}})
 		if code != 200 {
 			t.Fatalf("query_table: %d %v", code, m)
@@ -235,7 +237,7 @@ func TestBrowserAnalyst(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#apply")),
 			chromedp.WaitVisible(chromedp.CSS("#f-amount-1")),
 		)
-		code, m = ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "filters": []any{
+		code, m = ts.Call(ana, "files.query_table", map[string]any{"file_id": tid, "filters": []any{
 			map[string]any{"column": "amount", "op": "gte", "value": 10}, map[string]any{"column": "amount", "op": "lte", "value": 20},
 			map[string]any{"column": "amount", "op": "ne", "value": 15.15}, map[string]any{"column": "region", "op": "eq", "value": "north"}}})
 		if code != 200 {
@@ -250,7 +252,7 @@ func TestBrowserAnalyst(t *testing.T) {
 		}
 		// Nothing matches: the page says which condition is why.
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.amount=gt&f.amount=5000&o.region=eq&f.region=North"),
+			chromedp.Navigate(ts.URL+"/tables/"+tid+"?o.amount=gt&f.amount=5000&o.region=eq&f.region=North"),
 			chromedp.WaitVisible(chromedp.CSS("#no-match")),
 		)
 		if got := b.text("#no-match"); !strings.Contains(got, "“amount is more than 5000”: that condition alone matches nothing") {
@@ -263,7 +265,7 @@ func TestBrowserAnalyst(t *testing.T) {
 
 	t.Run("facet adds a filter", func(t *testing.T) {
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid+"?o.amount=gte&f.amount=10&summary=region#facet-region"),
+			chromedp.Navigate(ts.URL+"/tables/"+tid+"?o.amount=gte&f.amount=10&summary=region#facet-region"),
 			chromedp.WaitVisible(chromedp.CSS("#facet-region-top a.facet")),
 		)
 		count := b.text("#facet-region-top tbody tr:first-child td.num")
@@ -279,7 +281,7 @@ func TestBrowserAnalyst(t *testing.T) {
 
 	t.Run("range facet of a number column", func(t *testing.T) {
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid+"?summary=amount#facet-amount"),
+			chromedp.Navigate(ts.URL+"/tables/"+tid+"?summary=amount#facet-amount"),
 			chromedp.WaitVisible(chromedp.CSS("#facet-amount-ranges a.facet")),
 		)
 		n := eval[int](b, `document.querySelectorAll("#facet-amount-ranges tbody tr").length`)
@@ -307,7 +309,7 @@ func TestBrowserAnalyst(t *testing.T) {
 			}
 		}
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid),
+			chromedp.Navigate(ts.URL+"/tables/"+tid),
 			chromedp.WaitVisible(chromedp.CSS("#q")),
 			chromedp.SendKeys(chromedp.CSS("#q"), "N29"),
 			chromedp.Click(chromedp.CSS("#search")),
@@ -320,19 +322,19 @@ func TestBrowserAnalyst(t *testing.T) {
 
 	t.Run("column summary matches query_table", func(t *testing.T) {
 		b.do(
-			chromedp.Navigate(ts.url+"/tables/"+tid),
+			chromedp.Navigate(ts.URL+"/tables/"+tid),
 			chromedp.WaitVisible(chromedp.CSS("#summary-note")),
 			chromedp.Click(chromedp.CSS("#summary-note")),
 			chromedp.WaitVisible(chromedp.CSS("#facet-note")),
 		)
-		code, m := ts.call(ana, "files.query_table", map[string]any{"file_id": tid,
+		code, m := ts.Call(ana, "files.query_table", map[string]any{"file_id": tid,
 			"aggregates": []any{map[string]any{"op": "count"}, map[string]any{"op": "count", "column": "note", "name": "values"}}})
 		if code != 200 {
 			t.Fatalf("query_table: %d %v", code, m)
 		}
 		agg := m["result"].(map[string]any)["aggregates"].(map[string]any)
 		rows, values := agg["count"].(float64), agg["values"].(float64)
-		code, m = ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "group_by": []any{"note"},
+		code, m = ts.Call(ana, "files.query_table", map[string]any{"file_id": tid, "group_by": []any{"note"},
 			"filters": []any{map[string]any{"column": "note", "op": "is_null", "value": false}}})
 		if code != 200 {
 			t.Fatalf("query_table: %d %v", code, m)
@@ -346,7 +348,7 @@ func TestBrowserAnalyst(t *testing.T) {
 				t.Errorf("%s: got %q, want %q (query_table)", sel, got, want)
 			}
 		}
-		code, m = ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "group_by": []any{"region"},
+		code, m = ts.Call(ana, "files.query_table", map[string]any{"file_id": tid, "group_by": []any{"region"},
 			"sort_by": "count", "direction": "desc"})
 		if code != 200 {
 			t.Fatalf("query_table: %d %v", code, m)
@@ -371,13 +373,13 @@ func TestBrowserAnalyst(t *testing.T) {
 
 	t.Run("side panels not clipped", func(t *testing.T) {
 		body := `{"title":"Orders by region and team, a title long enough to wrap over several lines","caption":"Amounts in euros; every region's sales team reports weekly, and this caption is long on purpose.","columns":{"amount":"Order amount in euros, including VAT"},"notes":["A note with a long word: Donaudampfschifffahrtsgesellschaftskapitänswitwe"]}`
-		if code, m, _ := ts.do("PUT", "/v1/tables/"+tid+"/labels", ana, strings.NewReader(body), "application/json"); code != 200 {
+		if code, m, _ := ts.Do("PUT", "/v1/tables/"+tid+"/labels", ana, strings.NewReader(body), "application/json"); code != 200 {
 			t.Fatalf("labels: %d %v", code, m)
 		}
 		for _, w := range screenshotWidths {
 			b.do(
 				chromedp.EmulateViewport(w, 900),
-				chromedp.Navigate(ts.url+"/tables/"+tid+"?summary=amount"),
+				chromedp.Navigate(ts.URL+"/tables/"+tid+"?summary=amount"),
 				chromedp.WaitVisible(chromedp.CSS(".labels")),
 			)
 			for _, sel := range []string{".labels", ".summary"} {
@@ -402,13 +404,13 @@ func TestBrowserAnalyst(t *testing.T) {
 	})
 
 	t.Run("chart bars labelled by every group column", func(t *testing.T) {
-		code, m := ts.call(ana, "files.query_table", map[string]any{"file_id": tid, "show": true, "group_by": []any{"region", "team"},
+		code, m := ts.Call(ana, "files.query_table", map[string]any{"file_id": tid, "show": true, "group_by": []any{"region", "team"},
 			"aggregates": []any{map[string]any{"op": "sum", "column": "amount", "name": "total"}}})
 		if code != 200 {
 			t.Fatalf("grouped view: %d %v", code, m)
 		}
 		vid := m["result"].(map[string]any)["view"].(map[string]any)["table_id"].(string)
-		b.do(chromedp.Navigate(ts.url+"/tables/"+vid), chromedp.WaitVisible(chromedp.CSS(".chart")))
+		b.do(chromedp.Navigate(ts.URL+"/tables/"+vid), chromedp.WaitVisible(chromedp.CSS(".chart")))
 		labels := eval[[]string](b, `[...document.querySelectorAll(".chart .bar-label")].map(e => e.textContent)`)
 		if len(labels) != 8 || labels[0] != "East · A" || labels[1] != "East · B" {
 			t.Errorf("bar labels %q, want every region and team", labels)
@@ -422,7 +424,7 @@ func TestBrowserAnalyst(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.do(
-			chromedp.Navigate(ts.url+"/files"),
+			chromedp.Navigate(ts.URL+"/files"),
 			chromedp.WaitVisible(chromedp.CSS("#upload")),
 			chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{path}),
 			chromedp.Click(chromedp.CSS("#upload-button")),
@@ -431,7 +433,7 @@ func TestBrowserAnalyst(t *testing.T) {
 		if got := b.text(".message"); !strings.Contains(got, "Uploaded targets.csv") {
 			t.Fatalf("after upload: %q", got)
 		}
-		_, lm, _ := ts.do("GET", "/v1/files", ana, nil, "")
+		_, lm, _ := ts.Do("GET", "/v1/files", ana, nil, "")
 		var id string
 		for _, f := range lm["files"].([]any) {
 			if f.(map[string]any)["filename"] == "targets.csv" {
@@ -457,7 +459,7 @@ func TestBrowserAnalyst(t *testing.T) {
 		if got := b.text(".message"); got != "Deleted targets.csv." {
 			t.Errorf("after delete: %q", got)
 		}
-		if code, _, _ := ts.do("GET", "/v1/files/"+id, ana, nil, ""); code != 404 {
+		if code, _, _ := ts.Do("GET", "/v1/files/"+id, ana, nil, ""); code != 404 {
 			t.Errorf("the deleted file answers %d, want 404", code)
 		}
 	})

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/xuri/excelize/v2"
 
+	"datadesk/api/apitest"
 	"datadesk/internal/testenv"
 )
 
@@ -165,10 +166,11 @@ func (b *browserT) signIn(name string) {
 // sort, filter, page to the end, export and check the XLSX, and approve a
 // pending call.
 func TestBrowser(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	vic := addUser(t, users, "vic", "viewer")
-	addUser(t, users, "root", "admin")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	vic := apitest.AddUser(t, users, "vic", "viewer")
+	apitest.AddUser(t, users, "root", "admin")
 	for _, u := range []string{"ana", "root"} {
 		if err := users.SetPassword(u, "correct horse battery"); err != nil {
 			t.Fatal(err)
@@ -189,16 +191,16 @@ func TestBrowser(t *testing.T) {
 		}
 		fmt.Fprintf(&csv, "%05d,%s,%d.%02d,%s\n", i, regions[i%3], i*3%97, i%100, note)
 	}
-	_, m := ts.upload(ana, "orders.csv", []byte(csv.String()))
+	_, m := ts.Upload(ana, "orders.csv", []byte(csv.String()))
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	code, am := ts.call(vic, "files.create", map[string]any{"filename": "wish.txt", "content": "please"})
+	code, am := ts.Call(vic, "files.create", map[string]any{"filename": "wish.txt", "content": "please"})
 	if code != 202 {
 		t.Fatalf("pending call: %d %v", code, am)
 	}
 	approvalID := am["approval"].(map[string]any)["id"].(string)
 
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/tables/" + tid))
+	b.do(chromedp.Navigate(ts.URL + "/tables/" + tid))
 	b.signIn("ana")
 	b.do(chromedp.WaitVisible(chromedp.CSS("#total")))
 	if got := b.text("#total"); got != "120" {
@@ -236,7 +238,7 @@ func TestBrowser(t *testing.T) {
 	}
 	// Page to the end.
 	b.do(
-		chromedp.Navigate(ts.url+"/tables/"+tid),
+		chromedp.Navigate(ts.URL+"/tables/"+tid),
 		chromedp.Click(chromedp.CSS("#last")),
 	)
 	if got := b.waitText("#range", "101–120"); got != "101–120" {
@@ -289,19 +291,19 @@ func TestBrowser(t *testing.T) {
 
 	// Sign out, sign in as the approver, approve the pending call.
 	b.do(
-		chromedp.Navigate(ts.url+"/files"),
+		chromedp.Navigate(ts.URL+"/files"),
 		chromedp.Click(chromedp.CSS(".signout button")),
 	)
 	b.signIn("root")
 	b.do(
-		chromedp.Navigate(ts.url+"/approvals"),
+		chromedp.Navigate(ts.URL+"/approvals"),
 		chromedp.Click(chromedp.CSS("#approval-"+approvalID+" button.approve")),
 		chromedp.WaitVisible(chromedp.CSS(".message")),
 	)
 	if got := b.waitText("#approval-"+approvalID+" .status", "done"); got != "done" {
 		t.Errorf("approval status %q", got)
 	}
-	_, m, _ = ts.do("GET", "/v1/files", vic, nil, "")
+	_, m, _ = ts.Do("GET", "/v1/files", vic, nil, "")
 	if n := len(m["files"].([]any)); n != 1 {
 		t.Errorf("the approved call made %d files for vic", n)
 	}
@@ -309,20 +311,21 @@ func TestBrowser(t *testing.T) {
 
 // TestPageMessages: a missing table and an ended session get clear pages.
 func TestPageMessages(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
 	users.SetPassword("ana", "correct horse battery")
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/files"))
+	b.do(chromedp.Navigate(ts.URL + "/files"))
 	b.signIn("ana")
-	b.do(chromedp.Navigate(ts.url + "/tables/t_aaaaaaaaaaaaaaaaaaaaaaaaaa"))
+	b.do(chromedp.Navigate(ts.URL + "/tables/t_aaaaaaaaaaaaaaaaaaaaaaaaaa"))
 	if got := b.text("h1"); got != "Not found" {
 		t.Errorf("missing table: %q", got)
 	}
-	b.do(chromedp.Navigate(ts.url+"/files"), chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.CSS(".message")))
+	b.do(chromedp.Navigate(ts.URL+"/files"), chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.CSS(".message")))
 	if got := b.text(".message"); !strings.Contains(got, "signed out") {
 		t.Errorf("sign-out message %q", got)
 	}
 	// Back to a page after signing out: the sign-in page, not an error.
-	b.do(chromedp.Navigate(ts.url+"/files"), chromedp.WaitVisible(chromedp.CSS("#name")))
+	b.do(chromedp.Navigate(ts.URL+"/files"), chromedp.WaitVisible(chromedp.CSS("#name")))
 }

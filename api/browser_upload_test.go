@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"datadesk"
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/rbac"
 )
 
@@ -27,8 +29,9 @@ import (
 // not from the page. Both now store an upload by one path (storeUpload).
 func TestBrowserUploadPolicy(t *testing.T) {
 	policy := "p, role:analyst, files.upload, r.attrs.Rows > 1000, deny, allow\n" + rbac.DefaultPolicy
-	ts, users := newServerPolicy(t, Config{MaxUpload: 4 << 20}, policy)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20}, Policy: policy})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +45,11 @@ func TestBrowserUploadPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/files"))
+	b.do(chromedp.Navigate(ts.URL + "/files"))
 	b.signIn("ana")
 	upload := func(path string) string {
 		b.do(
-			chromedp.Navigate(ts.url+"/files"),
+			chromedp.Navigate(ts.URL+"/files"),
 			chromedp.WaitVisible(chromedp.CSS("#upload")),
 			chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{path}),
 			chromedp.Click(chromedp.CSS("#upload-button")),
@@ -60,7 +63,7 @@ func TestBrowserUploadPolicy(t *testing.T) {
 	if got := upload(small); !strings.Contains(got, "Uploaded small.csv") {
 		t.Errorf("an upload of 10 rows from the page: %q", got)
 	}
-	_, list, _ := ts.do("GET", "/v1/files?session_only=false", ana, nil, "")
+	_, list, _ := ts.Do("GET", "/v1/files?session_only=false", ana, nil, "")
 	var names []string
 	for _, f := range list["files"].([]any) {
 		names = append(names, f.(map[string]any)["filename"].(string))
@@ -70,7 +73,7 @@ func TestBrowserUploadPolicy(t *testing.T) {
 	}
 	// The API refuses the same file by the same rule.
 	raw, _ := os.ReadFile(big)
-	if code, m := ts.upload(ana, "big.csv", raw); code != 403 {
+	if code, m := ts.Upload(ana, "big.csv", raw); code != 403 {
 		t.Errorf("the API: got %d %v, want 403", code, m)
 	}
 }
@@ -80,12 +83,12 @@ func TestBrowserUploadPolicy(t *testing.T) {
 // that fails to read is still the client's; a file the server cannot
 // write is the server's.
 func TestReceiveBlamesTheRightSide(t *testing.T) {
-	ts, _ := newServer(t, 1<<20)
-	_, _, _, err := ts.srv.receive(strings.NewReader("a,b\n1,2\n"), filepath.Join(t.TempDir(), "gone"))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	_, _, _, err := ts.Server.Receive(strings.NewReader("a,b\n1,2\n"), filepath.Join(t.TempDir(), "gone"))
 	if e := datadesk.AsError(err); e.Code != datadesk.Internal || !strings.Contains(e.Message, "could not store") {
 		t.Errorf("a folder that is not there: %v (%s), want the server's failure", err, e.Code)
 	}
-	_, _, _, err = ts.srv.receive(iotest.ErrReader(io.ErrUnexpectedEOF), t.TempDir())
+	_, _, _, err = ts.Server.Receive(iotest.ErrReader(io.ErrUnexpectedEOF), t.TempDir())
 	if e := datadesk.AsError(err); e.Code != datadesk.Invalid || !strings.Contains(e.Message, "could not be read") {
 		t.Errorf("a body that breaks off: %v (%s), want the client's", err, e.Code)
 	}
@@ -95,8 +98,9 @@ func TestReceiveBlamesTheRightSide(t *testing.T) {
 // header's row, the rows kept out) and reads the stored file again with
 // the header in another row, into a new table.
 func TestBrowserReadAgain(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +108,13 @@ func TestBrowserReadAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, m := ts.upload(ana, "deaths.xlsx", deaths)
+	code, m := ts.Upload(ana, "deaths.xlsx", deaths)
 	if code != 201 {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	tid := m["file"].(map[string]any)["table_id"].(string)
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/tables/" + tid))
+	b.do(chromedp.Navigate(ts.URL + "/tables/" + tid))
 	b.signIn("ana")
 	b.do(chromedp.WaitVisible(chromedp.CSS("#read")))
 	if got := b.text("#read-header"); got != "The header is row 5." {
@@ -143,10 +147,11 @@ func TestBrowserReadAgain(t *testing.T) {
 // the bytes' own, from the API and from the files page's form alike
 // (both take storeUpload).
 func TestUploadHashedAsReceived(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	raw := []byte("id,amount\n" + strings.Repeat("7,1.5\n", 50_000))
-	code, m := ts.upload(token, "h.csv", raw)
+	code, m := ts.Upload(token, "h.csv", raw)
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -164,8 +169,9 @@ func TestUploadHashedAsReceived(t *testing.T) {
 // the bytes are seen going.
 func TestBrowserUploadProgress(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 16<<20)
-	addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 16 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +185,10 @@ func TestBrowserUploadProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/files"))
+	b.do(chromedp.Navigate(ts.URL + "/files"))
 	b.signIn("ana")
 	b.do(
-		chromedp.Navigate(ts.url+"/files"),
+		chromedp.Navigate(ts.URL+"/files"),
 		chromedp.WaitVisible(chromedp.CSS("#upload")),
 		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 			if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {

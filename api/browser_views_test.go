@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"strings"
 	"testing"
 
@@ -13,8 +14,9 @@ import (
 // it shows in words, and opening it shows the same rows and sentence. A
 // table an analysis stored says what made it.
 func TestBrowserSavedViews(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -24,13 +26,13 @@ func TestBrowserSavedViews(t *testing.T) {
 	for _, r := range orders {
 		in.WriteString(r.id + "," + r.region + "," + r.team + "," + r.amount + "," + r.note + "\n")
 	}
-	_, m := ts.upload(ana, "orders.csv", []byte(in.String()))
+	_, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
 	tid := m["file"].(map[string]any)["table_id"].(string)
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(ts.url + "/files"))
+	b.do(chromedp.Navigate(ts.URL + "/files"))
 	b.signIn("ana")
 	b.do(
-		chromedp.Navigate(ts.url+"/tables/"+tid+"?o.region=eq&f.region=North&o.amount=between&f.amount=10&t.amount=60&sort=amount&dir=desc"),
+		chromedp.Navigate(ts.URL+"/tables/"+tid+"?o.region=eq&f.region=North&o.amount=between&f.amount=10&t.amount=60&sort=amount&dir=desc"),
 		chromedp.WaitVisible(chromedp.CSS("#view-name")),
 	)
 	total, sentence := b.text("#total"), b.text("#sentence")
@@ -42,7 +44,7 @@ func TestBrowserSavedViews(t *testing.T) {
 	if got := b.text(".message"); !strings.Contains(got, "Saved as “North, mid amounts”") {
 		t.Errorf("after saving: %q", got)
 	}
-	b.do(chromedp.Navigate(ts.url+"/files"), chromedp.WaitVisible(chromedp.CSS("#saved")))
+	b.do(chromedp.Navigate(ts.URL+"/files"), chromedp.WaitVisible(chromedp.CSS("#saved")))
 	if got := b.text("#saved .shows"); got != `Rows where region equals "North" and amount is between 10 and 60, sorted by amount, largest first` {
 		t.Errorf("the saved view shows: %q", got)
 	}
@@ -54,13 +56,13 @@ func TestBrowserSavedViews(t *testing.T) {
 		t.Errorf("the saved view's sentence %q, saved %q", got, sentence)
 	}
 	// A stored analysis says what made it.
-	code, res := ts.call(ana, "files.analyze_table", map[string]any{"file_id": tid, "group_by": []any{"region"}, "show": true,
+	code, res := ts.Call(ana, "files.analyze_table", map[string]any{"file_id": tid, "group_by": []any{"region"}, "show": true,
 		"measures": []any{map[string]any{"op": "sum", "column": "amount"}}})
 	if code != 200 {
 		t.Fatalf("analyze: %d %v", code, res)
 	}
 	vid := res["result"].(map[string]any)["view"].(map[string]any)["table_id"].(string)
-	b.do(chromedp.Navigate(ts.url+"/tables/"+vid), chromedp.WaitVisible(chromedp.CSS("#made-by")))
+	b.do(chromedp.Navigate(ts.URL+"/tables/"+vid), chromedp.WaitVisible(chromedp.CSS("#made-by")))
 	if got := b.text("#made-by"); !strings.Contains(got, "Made from orders by") || !strings.Contains(got, "region") {
 		t.Errorf("a stored analysis says: %q", got)
 	}

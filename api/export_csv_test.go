@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api/apitest"
 	"datadesk/exports"
 	"datadesk/toolcall"
 )
@@ -20,8 +21,9 @@ import (
 // decimals with their scale, timestamps in ISO form with their fraction,
 // quotes, commas and line breaks quoted, empty cells empty.
 func TestCSVExportByDuckDB(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	var in bytes.Buffer
 	in.WriteString("id,note,amount,day,at,ok,qty\n")
 	notes := []string{"=SUM(A1)", "+1", "-5", "-1.5e3", "@x", "plain", "a,b", `say "hi"`, "two\nlines", " lead", "", "ünï", "\ttab", "+x"}
@@ -33,7 +35,7 @@ func TestCSVExportByDuckDB(t *testing.T) {
 		fmt.Fprintf(&in, "%05d,%s,%d.%02d,2024-01-%02d,2024-01-%02d 10:00:%02d.%06d,%v,%d\n", i, q, i*3, i, 1+i, 1+i, i, (i*125000)%1000000, i%2 == 0, i-5)
 	}
 	in.WriteString("99999,,,,,,\n")
-	code, up := ts.upload(token, "shapes.csv", in.Bytes())
+	code, up := ts.Upload(token, "shapes.csv", in.Bytes())
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -43,7 +45,7 @@ func TestCSVExportByDuckDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, release, err := ts.srv.engine.Acquire(ctx, u.ID)
+	store, release, err := ts.Server.Engine().Acquire(ctx, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/rbac"
 )
 
@@ -116,11 +118,11 @@ func analysisQuestions(daily, countries string) []analysisQuestion {
 }
 
 // setupDaily uploads the daily counts and the country lookup table.
-func setupDaily(t *testing.T, ts *testServer, token string) (daily, countries string) {
+func setupDaily(t *testing.T, ts *apitest.Server, token string) (daily, countries string) {
 	t.Helper()
 	ids := make([]string, 2)
 	for i, up := range [][2]string{{"daily.csv", dailyCSV}, {"countries.csv", countriesCSV}} {
-		code, m := ts.upload(token, up[0], []byte(up[1]))
+		code, m := ts.Upload(token, up[0], []byte(up[1]))
 		if code != http.StatusCreated {
 			t.Fatalf("upload %s: %d %v", up[0], code, m)
 		}
@@ -133,19 +135,20 @@ func setupDaily(t *testing.T, ts *testServer, token string) (daily, countries st
 func checkFields(t *testing.T, got, want map[string]any) {
 	t.Helper()
 	for k, w := range want {
-		if g := mustJSON(got[k]); g != mustJSON(w) {
-			t.Errorf("%s: got %s, want %s", k, g, mustJSON(w))
+		if g := apitest.MustJSON(got[k]); g != apitest.MustJSON(w) {
+			t.Errorf("%s: got %s, want %s", k, g, apitest.MustJSON(w))
 		}
 	}
 }
 
 func TestAnalyzeTableQuestions(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	daily, countries := setupDaily(t, ts, token)
 	for _, q := range analysisQuestions(daily, countries) {
 		t.Run(q.name, func(t *testing.T) {
-			code, m := ts.call(token, "files.analyze_table", q.args)
+			code, m := ts.Call(token, "files.analyze_table", q.args)
 			if code != http.StatusOK {
 				t.Fatalf("got %d %v", code, m)
 			}
@@ -157,10 +160,11 @@ func TestAnalyzeTableQuestions(t *testing.T) {
 // TestAnalyzeTableRegressions asks, on files of the same shape, the
 // questions that were answered wrong without a warning.
 func TestAnalyzeTableRegressions(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	daily, _ := setupDaily(t, ts, token)
-	code, up := ts.upload(token, "locode.csv", locodeFiles(t)["locode.csv"])
+	code, up := ts.Upload(token, "locode.csv", locodeFiles(t)["locode.csv"])
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -190,7 +194,7 @@ func TestAnalyzeTableRegressions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.call(token, "files.analyze_table", tc.args)
+			code, m := ts.Call(token, "files.analyze_table", tc.args)
 			if code != http.StatusOK {
 				t.Fatalf("got %d %v", code, m)
 			}
@@ -201,10 +205,11 @@ func TestAnalyzeTableRegressions(t *testing.T) {
 
 // TestAnalyzeTableErrors: each bad argument is a 400 naming it.
 func TestAnalyzeTableErrors(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	daily, countries := setupDaily(t, ts, token)
-	code, up := ts.upload(token, "twice.csv", []byte("name,continent\nSpain,Europe\nSpain,Africa\nFrance,Europe\nFrance,Europe\nJapan,Asia\n"))
+	code, up := ts.Upload(token, "twice.csv", []byte("name,continent\nSpain,Europe\nSpain,Africa\nFrance,Europe\nFrance,Europe\nJapan,Asia\n"))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -238,7 +243,7 @@ func TestAnalyzeTableErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.call(token, "files.analyze_table", tc.args)
+			code, m := ts.Call(token, "files.analyze_table", tc.args)
 			e, _ := m["error"].(map[string]any)
 			if code != tc.status || e == nil {
 				t.Fatalf("got %d %v, want %d", code, m, tc.status)
@@ -256,9 +261,10 @@ func TestAnalyzeTableErrors(t *testing.T) {
 // create tables unasked, pages instead, and waits for approval to store.
 func TestAnalyzeTableOffload(t *testing.T) {
 	// Viewers here may upload, to have tables of their own.
-	ts, users := newServerPolicy(t, Config{MaxUpload: 1 << 20}, rbac.DefaultPolicy+"\np, role:viewer, files.upload, true, allow, allow\n")
-	ana := addUser(t, users, "ana", "analyst")
-	vic := addUser(t, users, "vic", "viewer")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20}, Policy: rbac.DefaultPolicy + "\np, role:viewer, files.upload, true, allow, allow\n"})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	vic := apitest.AddUser(t, users, "vic", "viewer")
 	var b strings.Builder
 	b.WriteString("city,day,sales\n")
 	// Names long enough that a page of 50 groups is past the answer's
@@ -275,43 +281,43 @@ func TestAnalyzeTableOffload(t *testing.T) {
 		stored      bool
 	}{{"analyst", ana, true}, {"viewer", vic, false}} {
 		t.Run(who.name, func(t *testing.T) {
-			code, up := ts.upload(who.token, "cities.csv", []byte(b.String()))
+			code, up := ts.Upload(who.token, "cities.csv", []byte(b.String()))
 			if code != http.StatusCreated {
 				t.Fatalf("upload: %d %v", code, up)
 			}
 			id := up["file"].(map[string]any)["id"].(string)
-			code, m := ts.call(who.token, "files.analyze_table", args(id))
+			code, m := ts.Call(who.token, "files.analyze_table", args(id))
 			if code != http.StatusOK {
 				t.Fatalf("got %d %v", code, m)
 			}
 			res := m["result"].(map[string]any)
 			rows := res["rows"].([]any)
 			if len(rows) == 0 || len(rows) >= 50 || res["has_more"] != true || res["group_count"] != 60.0 {
-				t.Fatalf("answer of %d rows: %v", len(rows), mustJSON(res))
+				t.Fatalf("answer of %d rows: %v", len(rows), apitest.MustJSON(res))
 			}
 			view, _ := res["view"].(map[string]any)
 			if (view != nil) != who.stored {
-				t.Fatalf("stored %v, want %v: %v", view != nil, who.stored, mustJSON(res))
+				t.Fatalf("stored %v, want %v: %v", view != nil, who.stored, apitest.MustJSON(res))
 			}
 			if !who.stored {
 				return
 			}
-			code, m = ts.call(who.token, "files.query_table", map[string]any{"file_id": view["table_id"], "sort_by": "sum_sales", "direction": "desc", "limit": 1,
+			code, m = ts.Call(who.token, "files.query_table", map[string]any{"file_id": view["table_id"], "sort_by": "sum_sales", "direction": "desc", "limit": 1,
 				"columns": []any{"city", "sum_sales", "max_day"}})
 			got := m["result"].(map[string]any)
-			if code != http.StatusOK || got["source_row_count"] != 60.0 || mustJSON(got["rows"]) != `[["city 059 `+pad+`",178,"2024-01-08"]]` {
-				t.Errorf("the stored result: %d %s", code, mustJSON(m))
+			if code != http.StatusOK || got["source_row_count"] != 60.0 || apitest.MustJSON(got["rows"]) != `[["city 059 `+pad+`",178,"2024-01-08"]]` {
+				t.Errorf("the stored result: %d %s", code, apitest.MustJSON(m))
 			}
 		})
 	}
 	// A viewer who asks to store waits for approval.
-	code, up := ts.upload(vic, "cities2.csv", []byte(b.String()))
+	code, up := ts.Upload(vic, "cities2.csv", []byte(b.String()))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
 	a := args(up["file"].(map[string]any)["id"].(string))
 	a["show"] = true
-	if code, m := ts.call(vic, "files.analyze_table", a); code != http.StatusAccepted {
+	if code, m := ts.Call(vic, "files.analyze_table", a); code != http.StatusAccepted {
 		t.Errorf("viewer's show: %d %v, want 202", code, m)
 	}
 }
@@ -320,12 +326,13 @@ func TestAnalyzeTableOffload(t *testing.T) {
 // and the MCP text, which carries the same rows for hosts that pass only
 // text, is no larger than the structured answer.
 func TestAnalyzeTableAnswerSize(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	id := uploadSP500(t, ts, token)
 	args := map[string]any{"file_id": id, "group_by": []any{"symbol"}, "limit": 20,
 		"measures": []any{m("sum", "market_cap"), m("avg", "price")}}
-	code, _, raw := ts.doJSON("POST", "/v1/tools/files.analyze_table", token, map[string]any{"arguments": args})
+	code, _, raw := ts.DoJSON("POST", "/v1/tools/files.analyze_table", token, map[string]any{"arguments": args})
 	if code != http.StatusOK {
 		t.Fatalf("got %d %s", code, raw)
 	}
@@ -333,13 +340,13 @@ func TestAnalyzeTableAnswerSize(t *testing.T) {
 	if len(raw) > 1500 {
 		t.Errorf("answer is %d bytes, want at most 1500", len(raw))
 	}
-	cs := mcpTransports["http"](t, ts, token)
-	res, structured := callMCP(t, cs, "files_analyze_table", args)
+	cs := apitest.MCPTransports["http"](t, ts, token)
+	res, structured := apitest.CallMCP(t, cs, "files_analyze_table", args)
 	if res.IsError {
-		t.Fatalf("mcp: %s", textOf(res))
+		t.Fatalf("mcp: %s", apitest.TextOf(res))
 	}
-	text, body := len(textOf(res)), len(mustJSON(structured))
-	t.Logf("mcp text %d bytes beside %d: %q", text, body, textOf(res))
+	text, body := len(apitest.TextOf(res)), len(apitest.MustJSON(structured))
+	t.Logf("mcp text %d bytes beside %d: %q", text, body, apitest.TextOf(res))
 	if text > body {
 		t.Errorf("mcp text of %d bytes is larger than the structured answer of %d", text, body)
 	}
@@ -348,23 +355,24 @@ func TestAnalyzeTableAnswerSize(t *testing.T) {
 // TestAnalyzeTableOverMCP asks each question with the MCP SDK's client,
 // over both transports: the structured answer is the HTTP one.
 func TestAnalyzeTableOverMCP(t *testing.T) {
-	for name, connect := range mcpTransports {
+	for name, connect := range apitest.MCPTransports {
 		t.Run(name, func(t *testing.T) {
-			ts, users := newServer(t, 1<<20)
-			token := addUser(t, users, "ana", "analyst")
+			ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+			users := ts.Users
+			token := apitest.AddUser(t, users, "ana", "analyst")
 			daily, countries := setupDaily(t, ts, token)
 			cs := connect(t, ts, token)
 			for _, q := range analysisQuestions(daily, countries) {
-				res, got := callMCP(t, cs, "files_analyze_table", q.args)
+				res, got := apitest.CallMCP(t, cs, "files_analyze_table", q.args)
 				if res.IsError {
-					t.Errorf("%s: %s", q.name, textOf(res))
+					t.Errorf("%s: %s", q.name, apitest.TextOf(res))
 					continue
 				}
 				checkFields(t, got, q.want)
-				if _, m := ts.call(token, "files.analyze_table", q.args); mustJSON(got) != mustJSON(m["result"]) {
-					t.Errorf("%s:\n mcp  %s\n http %s", q.name, mustJSON(got), mustJSON(m["result"]))
+				if _, m := ts.Call(token, "files.analyze_table", q.args); apitest.MustJSON(got) != apitest.MustJSON(m["result"]) {
+					t.Errorf("%s:\n mcp  %s\n http %s", q.name, apitest.MustJSON(got), apitest.MustJSON(m["result"]))
 				}
-				if txt := textOf(res); !strings.Contains(txt, "rows match") {
+				if txt := apitest.TextOf(res); !strings.Contains(txt, "rows match") {
 					t.Errorf("%s: summary %q", q.name, txt)
 				}
 			}
@@ -375,18 +383,19 @@ func TestAnalyzeTableOverMCP(t *testing.T) {
 // TestWebSummaryCountsAsTools: the web page's column summary counts the
 // distinct values files.analyze_table counts, blanks and padding aside.
 func TestWebSummaryCountsAsTools(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	_, up := ts.upload(ana, "locode.csv", locodeFiles(t)["locode.csv"])
+	_, up := ts.Upload(ana, "locode.csv", locodeFiles(t)["locode.csv"])
 	file := up["file"].(map[string]any)
-	client, _, _ := ts.signIn("ana", "correct horse battery")
+	client, _, _ := ts.SignIn("ana", "correct horse battery")
 	for _, col := range []string{"iata", "country", "lat"} {
-		_, ans := ts.call(ana, "files.analyze_table", map[string]any{"file_id": file["id"], "measures": []any{m("count_distinct", col)}})
-		want := mustJSON(ans["result"].(map[string]any)["rows"].([]any)[0].([]any)[0])
-		resp, err := client.Get(ts.url + "/tables/" + file["table_id"].(string) + "?summary=" + col)
+		_, ans := ts.Call(ana, "files.analyze_table", map[string]any{"file_id": file["id"], "measures": []any{m("count_distinct", col)}})
+		want := apitest.MustJSON(ans["result"].(map[string]any)["rows"].([]any)[0].([]any)[0])
+		resp, err := client.Get(ts.URL + "/tables/" + file["table_id"].(string) + "?summary=" + col)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,15 +412,16 @@ func TestWebSummaryCountsAsTools(t *testing.T) {
 // times (the finding that kept a core busy for minutes) answer within a
 // second.
 func TestAnalyzeChainedMeasures(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	daily, _ := setupDaily(t, ts, token)
 	ms := []any{map[string]any{"op": "count"}, map[string]any{"name": "a0", "expr": "count/count"}}
 	for i := 1; i <= 7; i++ {
 		ms = append(ms, map[string]any{"name": fmt.Sprintf("a%d", i), "expr": strings.TrimSuffix(strings.Repeat(fmt.Sprintf("a%d*", i-1), 16), "*")})
 	}
 	start := time.Now()
-	code, m := ts.call(token, "files.analyze_table", map[string]any{"file_id": daily, "group_by": []any{"country"}, "measures": ms})
+	code, m := ts.Call(token, "files.analyze_table", map[string]any{"file_id": daily, "group_by": []any{"country"}, "measures": ms})
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("the call took %v, want under a second", d)
 	}

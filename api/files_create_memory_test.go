@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bufio"
@@ -17,8 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/engine"
-	"datadesk/rbac"
 	"datadesk/toolcall"
 )
 
@@ -71,21 +72,21 @@ func createEnvelope(t *testing.T, head, tail, filename string, width, rows int, 
 
 // postFile posts the file at path to the server and returns the answer's
 // status and body.
-func postFile(t *testing.T, ts *testServer, route, token, path string, size int64) (int, []byte) {
+func postFile(t *testing.T, ts *apitest.Server, route, token, path string, size int64) (int, []byte) {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	return postJSON(t, ts, route, token, fh, size)
+	return ts.PostJSON(route, token, fh, size)
 }
 
 // postJSON posts a JSON body of size bytes to route as a tool caller or an
 // MCP client does, and returns the answer's status and body.
-func postJSON(t *testing.T, ts *testServer, route, token string, body io.Reader, size int64) (int, []byte) {
+func postJSON(t *testing.T, ts *apitest.Server, route, token string, body io.Reader, size int64) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest("POST", ts.url+route, body)
+	req, err := http.NewRequest("POST", ts.URL+route, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,9 +158,10 @@ func memoryPeaks(t *testing.T, f func()) (rss, heap int64) {
 func TestFilesCreateMemoryBounded(t *testing.T) {
 	// The limit on a waiting call is set below the body, as the default
 	// is below the 51 MB call that found this.
-	ts, users := newServerFull(t, Config{MaxPendingCall: 16 << 20}, rbac.DefaultPolicy, engine.Config{})
-	ana := addUser(t, users, "ana", "analyst")
-	vic := addUser(t, users, "vic", "viewer")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxPendingCall: 16 << 20}, Engine: engine.Config{}})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	vic := apitest.AddUser(t, users, "vic", "viewer")
 	zeros := "[" + strings.TrimSuffix(strings.Repeat("0,", 256), ",") + "]"
 	for _, tc := range []struct {
 		name  string

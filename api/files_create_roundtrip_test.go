@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"fmt"
 	"net/http"
 	"testing"
@@ -9,8 +10,9 @@ import (
 // TestXLSXWrittenReadsBackTheSame: a workbook files.create writes, with
 // every column type, uploaded again gives the same types and values.
 func TestXLSXWrittenReadsBackTheSame(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	args := map[string]any{
 		"filename": "all.xlsx",
 		"columns": []any{
@@ -30,28 +32,28 @@ func TestXLSXWrittenReadsBackTheSame(t *testing.T) {
 			[]any{"1200", 0, nil, nil, nil, nil, "2024-02-29T00:00:01", "last", nil},
 		},
 	}
-	code, m := ts.call(token, "files.create", args)
+	code, m := ts.Call(token, "files.create", args)
 	if code != 200 {
 		t.Fatalf("files.create: got %d %v", code, m)
 	}
 	created := fileOf(t, m)
-	code, body := ts.get("", created["download_url"].(string))
+	code, body := ts.Get("", created["download_url"].(string))
 	if code != 200 {
 		t.Fatalf("download: %d %s", code, body)
 	}
-	code, up := ts.upload(token, "again.xlsx", body)
+	code, up := ts.Upload(token, "again.xlsx", body)
 	if code != http.StatusCreated {
 		t.Fatalf("upload: got %d %v", code, up)
 	}
 	again := up["file"].(map[string]any)
 
 	schema := func(id string) (types []string, rows string) {
-		_, tm, _ := ts.do("GET", "/v1/tables/"+id, token, nil, "")
+		_, tm, _ := ts.Do("GET", "/v1/tables/"+id, token, nil, "")
 		for _, c := range tm["table"].(map[string]any)["columns"].([]any) {
 			col := c.(map[string]any)
 			types = append(types, fmt.Sprintf("%s:%s", col["key"], col["type"]))
 		}
-		_, rm, _ := ts.do("GET", "/v1/tables/"+id+"/rows", token, nil, "")
+		_, rm, _ := ts.Do("GET", "/v1/tables/"+id+"/rows", token, nil, "")
 		return types, fmt.Sprint(rm["rows"])
 	}
 	wantTypes, wantRows := schema(created["table_id"].(string))

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"archive/zip"
@@ -17,17 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/links"
 
 	"github.com/xuri/excelize/v2"
 )
-
-// get fetches a path (with query) and returns status and body.
-func (ts *testServer) get(token, path string) (int, []byte) {
-	ts.t.Helper()
-	code, _, raw := ts.do("GET", path, token, nil, "")
-	return code, raw
-}
 
 func fileOf(t *testing.T, m map[string]any) map[string]any {
 	t.Helper()
@@ -59,11 +54,12 @@ func withFilename(name string, args map[string]any) map[string]any {
 // TestCreateFromRowsRoundTrips writes each table format from columns and
 // rows and reads the download back by value.
 func TestCreateFromRowsRoundTrips(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	for _, name := range []string{"out.xlsx", "out.csv", "out.json"} {
 		t.Run(name, func(t *testing.T) {
-			code, m := ts.call(token, "files.create", withFilename(name, tableArgs))
+			code, m := ts.Call(token, "files.create", withFilename(name, tableArgs))
 			if code != 200 {
 				t.Fatalf("got %d %v", code, m)
 			}
@@ -74,7 +70,7 @@ func TestCreateFromRowsRoundTrips(t *testing.T) {
 			if _, ok := m["result"].(map[string]any)["rows"]; ok {
 				t.Errorf("the answer carries rows")
 			}
-			code, body := ts.get("", f["download_url"].(string))
+			code, body := ts.Get("", f["download_url"].(string))
 			if code != 200 {
 				t.Fatalf("download: %d %s", code, body)
 			}
@@ -122,7 +118,7 @@ func TestCreateFromRowsRoundTrips(t *testing.T) {
 				t.Errorf("formula not neutralised: %q", rows[2][4])
 			}
 			// The stored table keeps the same types.
-			_, tm, _ := ts.do("GET", "/v1/tables/"+f["table_id"].(string), token, nil, "")
+			_, tm, _ := ts.Do("GET", "/v1/tables/"+f["table_id"].(string), token, nil, "")
 			var types []string
 			for _, c := range tm["table"].(map[string]any)["columns"].([]any) {
 				types = append(types, c.(map[string]any)["type"].(string))
@@ -135,8 +131,9 @@ func TestCreateFromRowsRoundTrips(t *testing.T) {
 }
 
 func TestCreateErrors(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	tests := []struct {
 		name  string
 		args  map[string]any
@@ -166,7 +163,7 @@ func TestCreateErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.call(token, "files.create", tc.args)
+			code, m := ts.Call(token, "files.create", tc.args)
 			e, _ := m["error"].(map[string]any)
 			if code/100 != 4 || e == nil {
 				t.Fatalf("got %d %v, want a 4xx", code, m)
@@ -179,13 +176,14 @@ func TestCreateErrors(t *testing.T) {
 }
 
 func TestCreateContentFormsAndZip(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	var ids []any
 	for _, tc := range []struct{ name, content string }{
 		{"notes.txt", "hello"}, {"notes.md", "# Title\n- a"}, {"data.csv", "id,v\n001,2\n"}, {"doc.docx", "# Heading\n- item"}, {"obj.json", `{"a": 1}`},
 	} {
-		code, m := ts.call(token, "files.create", map[string]any{"filename": tc.name, "content": tc.content, "title": "T"})
+		code, m := ts.Call(token, "files.create", map[string]any{"filename": tc.name, "content": tc.content, "title": "T"})
 		if code != 200 {
 			t.Fatalf("%s: %d %v", tc.name, code, m)
 		}
@@ -195,7 +193,7 @@ func TestCreateContentFormsAndZip(t *testing.T) {
 			t.Errorf("CSV content is not a table: %v", f)
 		}
 		if tc.name == "doc.docx" {
-			_, body := ts.get("", f["download_url"].(string))
+			_, body := ts.Get("", f["download_url"].(string))
 			zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 			if err != nil {
 				t.Fatalf("docx: %v", err)
@@ -206,11 +204,11 @@ func TestCreateContentFormsAndZip(t *testing.T) {
 		}
 	}
 	ids = append(ids, ids[0]) // the same file twice gets a second name
-	code, m := ts.call(token, "files.create", map[string]any{"filename": "all.zip", "file_ids": ids})
+	code, m := ts.Call(token, "files.create", map[string]any{"filename": "all.zip", "file_ids": ids})
 	if code != 200 {
 		t.Fatalf("zip: %d %v", code, m)
 	}
-	_, body := ts.get("", fileOf(t, m)["download_url"].(string))
+	_, body := ts.Get("", fileOf(t, m)["download_url"].(string))
 	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +221,8 @@ func TestCreateContentFormsAndZip(t *testing.T) {
 		t.Errorf("zip entries %s", got)
 	}
 	// Another owner's id is not found.
-	bob := addUser(t, users, "bob", "analyst")
-	if code, m := ts.call(bob, "files.create", map[string]any{"filename": "x.zip", "file_ids": ids[:1]}); code != 404 {
+	bob := apitest.AddUser(t, users, "bob", "analyst")
+	if code, m := ts.Call(bob, "files.create", map[string]any{"filename": "x.zip", "file_ids": ids[:1]}); code != 404 {
 		t.Errorf("bob zips ana's file: %d %v", code, m)
 	}
 }
@@ -232,16 +230,17 @@ func TestCreateContentFormsAndZip(t *testing.T) {
 // TestSourceFileConversions copies every kind of stored table into every
 // table format without sending rows, and checks the values survive.
 func TestSourceFileConversions(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	sources := map[string]string{}
-	code, m := ts.upload(token, "src.csv", []byte("id,amount,day\n00123,-1.50,2024-01-31\n12345678901234567890,2,2024-02-01\n"))
+	code, m := ts.Upload(token, "src.csv", []byte("id,amount,day\n00123,-1.50,2024-01-31\n12345678901234567890,2,2024-02-01\n"))
 	if code != 201 {
 		t.Fatalf("%d %v", code, m)
 	}
 	sources["csv"] = m["file"].(map[string]any)["id"].(string)
 	for _, name := range []string{"src.xlsx", "src.json"} {
-		code, m := ts.call(token, "files.create", withFilename(name, tableArgs))
+		code, m := ts.Call(token, "files.create", withFilename(name, tableArgs))
 		if code != 200 {
 			t.Fatalf("%s: %d %v", name, code, m)
 		}
@@ -253,18 +252,18 @@ func TestSourceFileConversions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, m := ts.upload(token, name, b)
+		code, m := ts.Upload(token, name, b)
 		if code != 201 {
 			t.Fatalf("%s: %d %v", name, code, m)
 		}
 		sources[strings.TrimPrefix(filepath.Ext(name), ".")] = m["file"].(map[string]any)["id"].(string)
 	}
 	for kind, id := range sources {
-		_, sm, _ := ts.do("GET", "/v1/files/"+id, token, nil, "")
+		_, sm, _ := ts.Do("GET", "/v1/files/"+id, token, nil, "")
 		src := sm["file"].(map[string]any)
 		for _, target := range []string{"xlsx", "csv", "json"} {
 			t.Run(kind+"->"+target, func(t *testing.T) {
-				code, m := ts.call(token, "files.create", map[string]any{"filename": "copy." + target, "source_file_id": id})
+				code, m := ts.Call(token, "files.create", map[string]any{"filename": "copy." + target, "source_file_id": id})
 				if code != 200 {
 					t.Fatalf("got %d %v", code, m)
 				}
@@ -274,13 +273,13 @@ func TestSourceFileConversions(t *testing.T) {
 				}
 				// The copy's table answers like its source.
 				a := map[string]any{"file_id": f["id"], "limit": 20}
-				_, got := ts.call(token, "files.query_table", a)
+				_, got := ts.Call(token, "files.query_table", a)
 				a["file_id"] = id
-				_, want := ts.call(token, "files.query_table", a)
-				if g, w := mustJSON(got["result"].(map[string]any)["rows"]), mustJSON(want["result"].(map[string]any)["rows"]); g != w {
+				_, want := ts.Call(token, "files.query_table", a)
+				if g, w := apitest.MustJSON(got["result"].(map[string]any)["rows"]), apitest.MustJSON(want["result"].(map[string]any)["rows"]); g != w {
 					t.Errorf("rows differ:\n%s\n%s", g, w)
 				}
-				code, body := ts.get("", f["download_url"].(string))
+				code, body := ts.Get("", f["download_url"].(string))
 				if code != 200 || len(body) == 0 {
 					t.Errorf("download %d", code)
 				}
@@ -295,11 +294,12 @@ func TestSourceFileConversions(t *testing.T) {
 func TestSignedDownloads(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := &now
-	ts, users := newServerWith(t, Config{MaxUpload: 1 << 20, Now: func() time.Time { return *clock }})
-	token := addUser(t, users, "ana", "analyst")
-	_, m := ts.upload(token, "a b ü.csv", []byte("x\n1\n"))
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20, Now: func() time.Time { return *clock }}})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	_, m := ts.Upload(token, "a b ü.csv", []byte("x\n1\n"))
 	link := m["file"].(map[string]any)["download_url"].(string)
-	resp, err := http.Get(ts.url + link)
+	resp, err := http.Get(ts.URL + link)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,8 +323,8 @@ func TestSignedDownloads(t *testing.T) {
 		return u.Path + "?" + links.Param + "=" + base64.RawURLEncoding.EncodeToString(t2)
 	}
 	exp := binary.BigEndian.AppendUint32(nil, uint32(now.Add(time.Hour).Unix()))
-	bob := addUser(t, users, "bob", "analyst")
-	_, bm := ts.upload(bob, "b.csv", []byte("y\n2\n"))
+	bob := apitest.AddUser(t, users, "bob", "analyst")
+	_, bm := ts.Upload(bob, "b.csv", []byte("y\n2\n"))
 	bobID := bm["file"].(map[string]any)["id"].(string)
 	for name, p := range map[string]string{
 		"signature":       tamper(35, tok[35]^1),
@@ -333,22 +333,23 @@ func TestSignedDownloads(t *testing.T) {
 		"other file":      strings.Replace(link, strings.Split(u.Path, "/")[3], bobID, 1),
 		"malformed token": u.Path + "?" + links.Param + "=soon",
 	} {
-		if code, body := ts.get("", p); code != 401 {
+		if code, body := ts.Get("", p); code != 401 {
 			t.Errorf("%s tampered: %d %s", name, code, body)
 		}
 	}
 	*clock = now.Add(links.TTL + time.Second)
-	if code, body := ts.get("", link); code != 401 || !strings.Contains(string(body), "expired") {
+	if code, body := ts.Get("", link); code != 401 || !strings.Contains(string(body), "expired") {
 		t.Errorf("expired: %d %s", code, body)
 	}
 }
 
 func TestFilesReadSessions(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	for _, session := range []string{"s1", "s1", "s2"} {
 		body, _ := json.Marshal(map[string]any{"arguments": map[string]any{"filename": session + ".txt", "content": "x"}})
-		req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.create", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/tools/files.create", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("X-Chat-Session-Id", session)
 		resp, err := http.DefaultClient.Do(req)
@@ -359,7 +360,7 @@ func TestFilesReadSessions(t *testing.T) {
 	}
 	list := func(session string, args map[string]any) []any {
 		body, _ := json.Marshal(map[string]any{"arguments": args})
-		req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.read", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/tools/files.read", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("X-Chat-Session-Id", session)
 		resp, err := http.DefaultClient.Do(req)
@@ -383,10 +384,10 @@ func TestFilesReadSessions(t *testing.T) {
 }
 
 func TestExportEndpoint(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
-	_, m, _ := ts.do("GET", "/v1/files/"+fileID, token, nil, "")
+	ts, token, fileID := apitest.SetupOrders(t)
+	_, m, _ := ts.Do("GET", "/v1/files/"+fileID, token, nil, "")
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	code, body := ts.get(token, "/v1/tables/"+tid+"/export?format=xlsx")
+	code, body := ts.Get(token, "/v1/tables/"+tid+"/export?format=xlsx")
 	if code != 200 {
 		t.Fatalf("xlsx: %d", code)
 	}
@@ -398,32 +399,33 @@ func TestExportEndpoint(t *testing.T) {
 	if len(rows) != 5 || rows[1][0] != "000123" || rows[2][0] != "123" {
 		t.Errorf("xlsx rows %q", rows)
 	}
-	code, body = ts.get(token, "/v1/tables/"+tid+"/export?format=csv&bom=true")
+	code, body = ts.Get(token, "/v1/tables/"+tid+"/export?format=csv&bom=true")
 	if code != 200 || !bytes.HasPrefix(body, []byte("\xEF\xBB\xBForder_id,region")) {
 		t.Errorf("csv: %d %q", code, body)
 	}
-	code, body = ts.get(token, "/v1/tables/"+tid+"/export?format=json")
+	code, body = ts.Get(token, "/v1/tables/"+tid+"/export?format=json")
 	if code != 200 || !strings.Contains(string(body), `["000123","North",10.50,"2024-01-02"]`) {
 		t.Errorf("json: %d %s", code, body)
 	}
-	if code, _ := ts.get(token, "/v1/tables/"+tid+"/export?format=pdf"); code != 400 {
+	if code, _ := ts.Get(token, "/v1/tables/"+tid+"/export?format=pdf"); code != 400 {
 		t.Errorf("pdf: %d", code)
 	}
 }
 
 func TestFilesReadPhotoPreview(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 32)...)
-	_, m := ts.upload(token, "cat.png", png)
+	_, m := ts.Upload(token, "cat.png", png)
 	id := m["file"].(map[string]any)["id"].(string)
-	code, m := ts.call(token, "files.read", map[string]any{"file_id": id})
+	code, m := ts.Call(token, "files.read", map[string]any{"file_id": id})
 	p := fileOf(t, m)["preview"].(map[string]any)
 	if code != 200 || p["type"] != "image" || p["content_type"] != "image/png" || !strings.Contains(p["url"].(string), "?"+links.Param+"=") {
 		t.Errorf("got %d %v", code, p)
 	}
-	bob := addUser(t, users, "bob", "analyst")
-	if code, m := ts.call(bob, "files.read", map[string]any{"file_id": id}); code != 404 {
+	bob := apitest.AddUser(t, users, "bob", "analyst")
+	if code, m := ts.Call(bob, "files.read", map[string]any{"file_id": id}); code != 404 {
 		t.Errorf("bob reads ana's photo: %d %v", code, m)
 	}
 }

@@ -1,7 +1,8 @@
-package api
+package api_test
 
 import (
-	"bytes"
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,29 +10,13 @@ import (
 	"time"
 )
 
-func (ts *testServer) call(token, tool string, args any) (int, map[string]any) {
-	ts.t.Helper()
-	body, _ := json.Marshal(map[string]any{"arguments": args})
-	code, m, _ := ts.do("POST", "/v1/tools/"+tool, token, bytes.NewReader(body), "application/json")
-	return code, m
-}
-
 const ordersCSV = "order_id,region,amount,day\n000123,North,10.50,2024-01-02\n123,north,5,2024-01-03\n000124,SOUTH,7.25,2024-02-01\n000125,East,,2024-02-02\n"
 
-func setupOrders(t *testing.T) (*testServer, string, string) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, m := ts.upload(token, "orders.csv", []byte(ordersCSV))
-	if code != http.StatusCreated {
-		t.Fatalf("upload: %d %v", code, m)
-	}
-	return ts, token, m["file"].(map[string]any)["id"].(string)
-}
-
 func TestToolList(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, m, _ := ts.do("GET", "/v1/tools", token, nil, "")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, m, _ := ts.Do("GET", "/v1/tools", token, nil, "")
 	if code != 200 {
 		t.Fatalf("got %d", code)
 	}
@@ -44,14 +29,14 @@ func TestToolList(t *testing.T) {
 		name := tool["name"].(string)
 		// The specified tools carry their specification's schemas exactly
 		// (toolcall's TestToolSchemas); the list serves the registry's.
-		t0, err := ts.srv.calls.Lookup(name)
+		t0, err := ts.Server.Calls().Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := []byte(t0.InputSchema)
 		var wantSchema any
 		json.Unmarshal(want, &wantSchema)
-		if g, w := mustJSON(tool["input_schema"]), mustJSON(wantSchema); g != w {
+		if g, w := apitest.MustJSON(tool["input_schema"]), apitest.MustJSON(wantSchema); g != w {
 			t.Errorf("%s schema differs from its specification:\n%s\n%s", name, g, w)
 		}
 		for _, k := range []string{"description", "risk_level", "approval_mode", "enabled"} {
@@ -62,13 +47,8 @@ func TestToolList(t *testing.T) {
 	}
 }
 
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 func TestQueryTableAnswers(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
+	ts, token, fileID := apitest.SetupOrders(t)
 	tests := []struct {
 		name string
 		args map[string]any
@@ -98,14 +78,14 @@ func TestQueryTableAnswers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.call(token, "files.query_table", tc.args)
+			code, m := ts.Call(token, "files.query_table", tc.args)
 			if code != 200 {
 				t.Fatalf("got %d %v", code, m)
 			}
 			res := m["result"].(map[string]any)
 			for k, w := range tc.want {
-				if g := mustJSON(res[k]); g != mustJSON(w) {
-					t.Errorf("%s: got %s, want %s", k, g, mustJSON(w))
+				if g := apitest.MustJSON(res[k]); g != apitest.MustJSON(w) {
+					t.Errorf("%s: got %s, want %s", k, g, apitest.MustJSON(w))
 				}
 			}
 			// The SQL goes to the log; the model does not need it.
@@ -118,7 +98,7 @@ func TestQueryTableAnswers(t *testing.T) {
 
 // TestToolErrors walks every 400 path: each answer names the argument.
 func TestToolErrors(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
+	ts, token, fileID := apitest.SetupOrders(t)
 	f := func(col, op string, v any) map[string]any { return map[string]any{"column": col, "op": op, "value": v} }
 	tests := []struct {
 		name  string
@@ -159,7 +139,7 @@ func TestToolErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.call(token, "files.query_table", tc.args)
+			code, m := ts.Call(token, "files.query_table", tc.args)
 			e, _ := m["error"].(map[string]any)
 			if code != http.StatusBadRequest || e["code"] != "invalid" {
 				t.Fatalf("got %d %v, want 400 invalid", code, m)
@@ -172,51 +152,51 @@ func TestToolErrors(t *testing.T) {
 			}
 		})
 	}
-	code, m := ts.call(token, "files.query_table", map[string]any{"file_id": "f_aaaaaaaaaaaaaaaaaaaaaaaaaa"})
+	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": "f_aaaaaaaaaaaaaaaaaaaaaaaaaa"})
 	if code != http.StatusNotFound {
 		t.Errorf("missing file: got %d %v", code, m)
 	}
-	code, m = ts.call(token, "files.nope", map[string]any{})
-	if code != http.StatusNotFound || !strings.Contains(mustJSON(m), "files.query_table") {
+	code, m = ts.Call(token, "files.nope", map[string]any{})
+	if code != http.StatusNotFound || !strings.Contains(apitest.MustJSON(m), "files.query_table") {
 		t.Errorf("unknown tool: got %d %v", code, m)
 	}
-	code, m, _ = ts.do("POST", "/v1/tools/files.read", token, strings.NewReader(`{"args": {}}`), "application/json")
-	if code != 400 || !strings.Contains(mustJSON(m), "arguments") {
+	code, m, _ = ts.Do("POST", "/v1/tools/files.read", token, strings.NewReader(`{"args": {}}`), "application/json")
+	if code != 400 || !strings.Contains(apitest.MustJSON(m), "arguments") {
 		t.Errorf("wrong envelope: got %d %v", code, m)
 	}
 }
 
 func TestQueryTableShow(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
+	ts, token, fileID := apitest.SetupOrders(t)
 	// The unfiltered original is shown as it is: nothing new.
-	code, m := ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "show": true})
+	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "show": true})
 	view := m["result"].(map[string]any)["view"].(map[string]any)
 	if code != 200 || view["derived"] != false || view["file_id"] != fileID {
 		t.Fatalf("original: got %d %v", code, m)
 	}
 	// A zero-row result returns counts and creates nothing.
-	code, m = ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "show": true,
+	code, m = ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "show": true,
 		"filters": []any{map[string]any{"column": "region", "op": "eq", "value": "Mars"}}})
 	res := m["result"].(map[string]any)
 	if code != 200 || res["matched_row_count"] != 0.0 || res["view"] != nil {
 		t.Fatalf("zero rows: got %d %v", code, m)
 	}
 	// A grouped result becomes a new table with its own id and provenance.
-	code, m = ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "show": true, "group_by": []any{"region"},
+	code, m = ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "show": true, "group_by": []any{"region"},
 		"aggregates": []any{map[string]any{"op": "sum", "column": "amount", "name": "total"}}})
 	view = m["result"].(map[string]any)["view"].(map[string]any)
 	if code != 200 || view["derived"] != true || view["row_count"] != 4.0 {
 		t.Fatalf("grouped: got %d %v", code, m)
 	}
 	vid := view["table_id"].(string)
-	code, m, _ = ts.do("GET", "/v1/tables/"+vid, token, nil, "")
+	code, m, _ = ts.Do("GET", "/v1/tables/"+vid, token, nil, "")
 	table := m["table"].(map[string]any)
-	if code != 200 || table["source_table_id"] == "" || !strings.Contains(mustJSON(table["query"]), "group_by") {
+	if code != 200 || table["source_table_id"] == "" || !strings.Contains(apitest.MustJSON(table["query"]), "group_by") {
 		t.Errorf("view schema: got %d %v", code, m)
 	}
 	// The view is a table like any other.
-	code, m = ts.call(token, "files.query_table", map[string]any{"file_id": vid, "aggregates": []any{map[string]any{"op": "sum", "column": "total"}}})
-	if code != 200 || mustJSON(m["result"].(map[string]any)["aggregates"]) != `{"sum_total":22.75}` {
+	code, m = ts.Call(token, "files.query_table", map[string]any{"file_id": vid, "aggregates": []any{map[string]any{"op": "sum", "column": "total"}}})
+	if code != 200 || apitest.MustJSON(m["result"].(map[string]any)["aggregates"]) != `{"sum_total":22.75}` {
 		t.Errorf("query the view: got %d %v", code, m)
 	}
 }
@@ -225,48 +205,50 @@ func TestQueryTableShow(t *testing.T) {
 // original only files.read.
 func TestShowNeedsCreate(t *testing.T) {
 	readOnly := "p, role:analyst, files.upload, true, allow, allow\np, role:analyst, files.read, true, allow, allow\np, role:analyst, files.query_table, true, allow, allow"
-	ts, users := newServerPolicy(t, Config{}, readOnly)
-	token := addUser(t, users, "ana", "analyst")
-	_, m := ts.upload(token, "o.csv", []byte(ordersCSV))
+	ts := apitest.New(t, apitest.Options{Policy: readOnly})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	_, m := ts.Upload(token, "o.csv", []byte(apitest.OrdersCSV))
 	id := m["file"].(map[string]any)["id"].(string)
-	if code, m := ts.call(token, "files.query_table", map[string]any{"file_id": id, "show": true}); code != 200 {
+	if code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": id, "show": true}); code != 200 {
 		t.Errorf("show original: got %d %v", code, m)
 	}
-	code, m := ts.call(token, "files.query_table", map[string]any{"file_id": id, "show": true, "group_by": []any{"region"}})
-	if code != http.StatusForbidden || !strings.Contains(mustJSON(m), "files.create") {
+	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": id, "show": true, "group_by": []any{"region"}})
+	if code != http.StatusForbidden || !strings.Contains(apitest.MustJSON(m), "files.create") {
 		t.Errorf("show derived: got %d %v, want 403 naming files.create", code, m)
 	}
 }
 
 func TestQueryTimeout(t *testing.T) {
-	ts, users := newServerWith(t, Config{MaxUpload: 1 << 20, QueryTimeout: time.Nanosecond})
-	token := addUser(t, users, "ana", "analyst")
-	ts.upload(token, "o.csv", []byte(ordersCSV))
-	_, m, _ := ts.do("GET", "/v1/files", token, nil, "")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20, QueryTimeout: time.Nanosecond}})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	ts.Upload(token, "o.csv", []byte(apitest.OrdersCSV))
+	_, m, _ := ts.Do("GET", "/v1/files", token, nil, "")
 	id := m["files"].([]any)[0].(map[string]any)["id"].(string)
-	code, m := ts.call(token, "files.query_table", map[string]any{"file_id": id})
-	if code != http.StatusGatewayTimeout || errCode(m) != "timeout" {
+	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": id})
+	if code != http.StatusGatewayTimeout || apitest.ErrCode(m) != "timeout" {
 		t.Fatalf("got %d %v, want 504 timeout", code, m)
 	}
 	// The store stays usable.
-	if code, _, _ := ts.do("GET", "/v1/files/"+id, token, nil, ""); code != 200 {
+	if code, _, _ := ts.Do("GET", "/v1/files/"+id, token, nil, ""); code != 200 {
 		t.Errorf("after timeout: got %d", code)
 	}
 }
 
 func TestFilesReadTool(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
-	code, m := ts.call(token, "files.read", map[string]any{"file_id": fileID})
+	ts, token, fileID := apitest.SetupOrders(t)
+	code, m := ts.Call(token, "files.read", map[string]any{"file_id": fileID})
 	file := m["result"].(map[string]any)["file"].(map[string]any)
 	if code != 200 || file["preview"].(map[string]any)["type"] != "table" {
 		t.Fatalf("got %d %v", code, m)
 	}
-	code, m = ts.call(token, "files.read", map[string]any{})
+	code, m = ts.Call(token, "files.read", map[string]any{})
 	if code != 200 || len(m["result"].(map[string]any)["files"].([]any)) != 1 {
 		t.Fatalf("list: got %d %v", code, m)
 	}
-	code, m = ts.call(token, "files.read", map[string]any{"limit": 0})
-	if code != 400 || errCode(m) != "invalid" {
+	code, m = ts.Call(token, "files.read", map[string]any{"limit": 0})
+	if code != 400 || apitest.ErrCode(m) != "invalid" {
 		t.Errorf("limit 0: got %d %v", code, m)
 	}
 }

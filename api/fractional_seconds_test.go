@@ -1,7 +1,8 @@
-package api
+package api_test
 
 import (
 	"bytes"
+	"datadesk/api/apitest"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -20,21 +21,22 @@ import (
 // an offset, stored in UTC): the microseconds survive everywhere.
 func TestFractionalSecondsRoundTrip(t *testing.T) {
 	const want = "2024-03-01T10:00:00.123456"
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, m := ts.upload(token, "times.csv", []byte("at,n\n2024-03-01 10:00:00.123456,1\n2024-03-02 11:30:00,2\n"))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, m := ts.Upload(token, "times.csv", []byte("at,n\n2024-03-01 10:00:00.123456,1\n2024-03-02 11:30:00,2\n"))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	tid := m["file"].(map[string]any)["table_id"].(string)
 
-	code, raw := ts.get(token, "/v1/tables/"+tid+"/rows")
+	code, raw := ts.Get(token, "/v1/tables/"+tid+"/rows")
 	if code != 200 || !bytes.Contains(raw, []byte(`"`+want+`"`)) {
 		t.Errorf("rows: %d %s", code, raw)
 	}
-	code, q := ts.call(token, "files.query_table", map[string]any{"file_id": tid, "limit": 1,
+	code, q := ts.Call(token, "files.query_table", map[string]any{"file_id": tid, "limit": 1,
 		"filters": []any{map[string]any{"column": "at", "op": "eq", "value": "2024-03-01T10:00:00.123456"}}})
-	if code != 200 || mustJSON(q["result"].(map[string]any)["rows"]) != `[["`+want+`",1]]` {
+	if code != 200 || apitest.MustJSON(q["result"].(map[string]any)["rows"]) != `[["`+want+`",1]]` {
 		t.Errorf("query_table: %d %v", code, q)
 	}
 
@@ -83,33 +85,33 @@ func TestFractionalSecondsRoundTrip(t *testing.T) {
 	}
 	for _, format := range []string{"json", "csv", "xlsx"} {
 		t.Run("export "+format, func(t *testing.T) {
-			code, body := ts.get(token, "/v1/tables/"+tid+"/export?format="+format)
+			code, body := ts.Get(token, "/v1/tables/"+tid+"/export?format="+format)
 			if code != 200 {
 				t.Fatalf("export: %d %s", code, body)
 			}
 			check(t, format, body)
 		})
 		t.Run("files.create "+format+" from the table", func(t *testing.T) {
-			code, m := ts.call(token, "files.create", map[string]any{"filename": "copy." + format, "source_file_id": tid})
+			code, m := ts.Call(token, "files.create", map[string]any{"filename": "copy." + format, "source_file_id": tid})
 			if code != 200 {
 				t.Fatalf("files.create: %d %v", code, m)
 			}
-			_, body := ts.get("", fileOf(t, m)["download_url"].(string))
+			_, body := ts.Get("", fileOf(t, m)["download_url"].(string))
 			check(t, format, body)
 		})
 		t.Run("files.create "+format+" datetime", func(t *testing.T) {
-			code, m := ts.call(token, "files.create", map[string]any{"filename": "made." + format,
+			code, m := ts.Call(token, "files.create", map[string]any{"filename": "made." + format,
 				"columns": []any{map[string]any{"key": "at", "label": "at", "type": "datetime"}},
 				"rows":    []any{[]any{"2024-03-01T12:00:00.123456+02:00"}, []any{"2024-03-01T10:00:00Z"}}})
 			if code != 200 {
 				t.Fatalf("files.create: %d %v", code, m)
 			}
-			_, body := ts.get("", fileOf(t, m)["download_url"].(string))
+			_, body := ts.Get("", fileOf(t, m)["download_url"].(string))
 			check(t, format, body)
 			if format == "xlsx" {
 				return // an XLSX file is not a stored table
 			}
-			code, raw := ts.get(token, "/v1/tables/"+fileOf(t, m)["table_id"].(string)+"/rows")
+			code, raw := ts.Get(token, "/v1/tables/"+fileOf(t, m)["table_id"].(string)+"/rows")
 			if code != 200 || !bytes.Contains(raw, []byte(`"`+want+`"`)) {
 				t.Errorf("the stored table's rows: %d %s", code, raw)
 			}

@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"io"
 	"net/http"
 	"strconv"
@@ -10,10 +11,11 @@ import (
 // TestHeadSignedLink: HEAD on a valid signed link answered 401, where GET
 // answered the file. HEAD now answers as GET does, without the body.
 func TestHeadSignedLink(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	content := "a,b\n1,2\n"
-	code, m := ts.upload(token, "t.csv", []byte(content))
+	code, m := ts.Upload(token, "t.csv", []byte(content))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -25,7 +27,7 @@ func TestHeadSignedLink(t *testing.T) {
 		{link, http.StatusOK},
 		{link + "x", http.StatusUnauthorized},
 	} {
-		resp, err := http.Head(ts.url + tc.url)
+		resp, err := http.Head(ts.URL + tc.url)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,10 +11,11 @@ import (
 // filter missed, a filename given as file_id points to files.read, and a
 // wrong body names the key and the shape it takes, never a decoder's words.
 func TestAnswersAModelCanActOn(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	csv := "order_id,region,city\n00012345,North,New York\n00012346,South,Los Angeles\n"
-	code, m := ts.upload(token, "orders.csv", []byte(csv))
+	code, m := ts.Upload(token, "orders.csv", []byte(csv))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -36,7 +38,7 @@ func TestAnswersAModelCanActOn(t *testing.T) {
 	}
 	for _, tc := range hints {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.call(token, "files.query_table", tc.args)
+			code, m := ts.Call(token, "files.query_table", tc.args)
 			if code != http.StatusOK {
 				t.Fatalf("got %d %v", code, m)
 			}
@@ -60,15 +62,15 @@ func TestAnswersAModelCanActOn(t *testing.T) {
 			{"files.create", map[string]any{"filename": "all.zip", "file_ids": []any{"orders.csv"}}, "file_ids[0]"},
 		}
 		for _, c := range calls {
-			code, m := ts.call(token, c.tool, c.args)
-			msg := mustJSON(m)
+			code, m := ts.Call(token, c.tool, c.args)
+			msg := apitest.MustJSON(m)
 			if code != http.StatusNotFound || !strings.Contains(msg, "call files.read") || !strings.Contains(msg, id) ||
 				m["error"].(map[string]any)["field"] != c.field {
 				t.Errorf("%s: got %d %s", c.tool, code, msg)
 			}
 		}
-		if code, m := ts.call(token, "files.read", map[string]any{"file_id": "nothing.csv"}); code != http.StatusNotFound ||
-			!strings.Contains(mustJSON(m), "call files.read") {
+		if code, m := ts.Call(token, "files.read", map[string]any{"file_id": "nothing.csv"}); code != http.StatusNotFound ||
+			!strings.Contains(apitest.MustJSON(m), "call files.read") {
 			t.Errorf("unknown filename: got %d %v", code, m)
 		}
 	})
@@ -88,8 +90,8 @@ func TestAnswersAModelCanActOn(t *testing.T) {
 	}
 	for _, tc := range bodies {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m, raw := ts.do(tc.method, tc.path, token, strings.NewReader(tc.body), "application/json")
-			if code != http.StatusBadRequest || errCode(m) != "invalid" {
+			code, m, raw := ts.Do(tc.method, tc.path, token, strings.NewReader(tc.body), "application/json")
+			if code != http.StatusBadRequest || apitest.ErrCode(m) != "invalid" {
 				t.Fatalf("got %d %s, want 400 invalid", code, raw)
 			}
 			msg := m["error"].(map[string]any)["message"].(string)

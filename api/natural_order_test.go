@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,8 +15,9 @@ import (
 // query_table, and the largest was "999999". Values of digits alone now
 // compare as numbers wherever such a column is ordered, and stay text.
 func TestNaturalOrderOfIdentifiers(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	var b strings.Builder
 	b.WriteString("order_id,amount\n")
 	// Past 128 bits (2^128 is 340282366920938463463374607431768211456)
@@ -24,7 +26,7 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 	for _, id := range []string{"10", long, "9", "100", past, "007", "7", "1", top, "2", "20", "B-1", "A-2"} {
 		fmt.Fprintf(&b, "%s,1\n", id)
 	}
-	code, up := ts.upload(token, "orders.csv", []byte(b.String()))
+	code, up := ts.Upload(token, "orders.csv", []byte(b.String()))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -49,26 +51,26 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 		}
 	}
 	for dir, want := range map[string][]string{"asc": asc, "desc": desc} {
-		_, m, _ := ts.do("GET", "/v1/tables/"+tid+"/rows?limit=20&sort=order_id&direction="+dir, token, nil, "")
+		_, m, _ := ts.Do("GET", "/v1/tables/"+tid+"/rows?limit=20&sort=order_id&direction="+dir, token, nil, "")
 		check("page "+dir, first(m["rows"].([]any), 0), want)
-		code, q := ts.call(token, "files.query_table", map[string]any{"file_id": id, "columns": []any{"order_id"}, "sort_by": "order_id", "direction": dir, "limit": 20})
+		code, q := ts.Call(token, "files.query_table", map[string]any{"file_id": id, "columns": []any{"order_id"}, "sort_by": "order_id", "direction": dir, "limit": 20})
 		if code != http.StatusOK {
 			t.Fatalf("query: %d %v", code, q)
 		}
 		check("query_table rows "+dir, first(q["result"].(map[string]any)["rows"].([]any), 0), want)
-		code, g := ts.call(token, "files.query_table", map[string]any{"file_id": id, "group_by": []any{"order_id"}, "sort_by": "order_id", "direction": dir, "limit": 20})
+		code, g := ts.Call(token, "files.query_table", map[string]any{"file_id": id, "group_by": []any{"order_id"}, "sort_by": "order_id", "direction": dir, "limit": 20})
 		if code != http.StatusOK {
 			t.Fatalf("grouped query: %d %v", code, g)
 		}
 		check("query_table groups "+dir, first(g["result"].(map[string]any)["rows"].([]any), 0), want)
-		code, a := ts.call(token, "files.analyze_table", map[string]any{"file_id": id, "group_by": []any{"order_id"}, "measures": []any{map[string]any{"op": "count"}},
+		code, a := ts.Call(token, "files.analyze_table", map[string]any{"file_id": id, "group_by": []any{"order_id"}, "measures": []any{map[string]any{"op": "count"}},
 			"sort_by": "order_id", "direction": dir, "limit": 20})
 		if code != http.StatusOK {
 			t.Fatalf("analysis: %d %v", code, a)
 		}
 		check("analyze_table groups "+dir, first(a["result"].(map[string]any)["rows"].([]any), 0), want)
 	}
-	code, a := ts.call(token, "files.analyze_table", map[string]any{"file_id": id, "measures": []any{map[string]any{"op": "min", "column": "order_id"}, map[string]any{"op": "max", "column": "order_id"}}})
+	code, a := ts.Call(token, "files.analyze_table", map[string]any{"file_id": id, "measures": []any{map[string]any{"op": "min", "column": "order_id"}, map[string]any{"op": "max", "column": "order_id"}}})
 	if code != http.StatusOK {
 		t.Fatalf("min and max: %d %v", code, a)
 	}
@@ -76,7 +78,7 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 	if got := a["result"].(map[string]any)["rows"].([]any)[0].([]any)[1]; got != "B-1" {
 		t.Errorf("max %v, want B-1 (text after every number)", got)
 	}
-	code, a = ts.call(token, "files.analyze_table", map[string]any{"file_id": id, "filters": []any{map[string]any{"column": "order_id", "op": "not_in", "value": []any{"A-2", "B-1"}}},
+	code, a = ts.Call(token, "files.analyze_table", map[string]any{"file_id": id, "filters": []any{map[string]any{"column": "order_id", "op": "not_in", "value": []any{"A-2", "B-1"}}},
 		"measures": []any{map[string]any{"op": "min", "column": "order_id"}, map[string]any{"op": "max", "column": "order_id"}}})
 	if code != http.StatusOK {
 		t.Fatalf("min and max of digits: %d %v", code, a)
@@ -85,8 +87,8 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 		t.Errorf("min and max of digits %v, want 1 and the longest", got)
 	}
 	// The page's export in its sort.
-	client, _ := ts.pageSignIn(users, "ana")
-	resp, err := client.Get(ts.url + "/tables/" + tid + "/export?format=csv&sort=order_id&dir=asc")
+	client, _ := ts.PageSignIn(users, "ana")
+	resp, err := client.Get(ts.URL + "/tables/" + tid + "/export?format=csv&sort=order_id&dir=asc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +115,9 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 // and search as the other plans take them: each agrees with the rows the
 // view keeps, counted here.
 func TestIdentifierSummary(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	type row struct{ id, region, note string }
 	var rows []row
 	var b strings.Builder
@@ -130,12 +133,12 @@ func TestIdentifierSummary(t *testing.T) {
 		rows = append(rows, r)
 		fmt.Fprintf(&b, "%s,%s,%s\n", r.id, r.region, r.note)
 	}
-	code, up := ts.upload(token, "orders.csv", []byte(b.String()))
+	code, up := ts.Upload(token, "orders.csv", []byte(b.String()))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
 	tid := up["file"].(map[string]any)["table_id"].(string)
-	client, _ := ts.pageSignIn(users, "ana")
+	client, _ := ts.PageSignIn(users, "ana")
 	for _, tc := range []struct {
 		query string
 		keep  func(row) bool
@@ -173,7 +176,7 @@ func TestIdentifierSummary(t *testing.T) {
 				last = r.id
 			}
 		}
-		resp, err := client.Get(ts.url + "/tables/" + tid + "?summary=order_id" + tc.query)
+		resp, err := client.Get(ts.URL + "/tables/" + tid + "?summary=order_id" + tc.query)
 		if err != nil {
 			t.Fatal(err)
 		}

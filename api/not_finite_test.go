@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,9 +14,10 @@ import (
 // now the text "Infinity", "-Infinity" or "NaN", as exports write it, and a
 // note names the measure.
 func TestNotFiniteAnswers(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, up := ts.upload(token, "huge.csv", []byte("k,x\na,2.5\na,3.5\nb,-1.25\nb,-4\nc,0\n"))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, up := ts.Upload(token, "huge.csv", []byte("k,x\na,2.5\na,3.5\nb,-1.25\nb,-4\nc,0\n"))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -35,7 +37,7 @@ func TestNotFiniteAnswers(t *testing.T) {
 			"aggregates": []any{map[string]any{"op": "sum", "column": "x", "name": "total"}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, raw := ts.do("POST", "/v1/tools/"+tc.tool, token, strings.NewReader(mustJSON(map[string]any{"arguments": tc.args})), "application/json")
+			code, _, raw := ts.Do("POST", "/v1/tools/"+tc.tool, token, strings.NewReader(apitest.MustJSON(map[string]any{"arguments": tc.args})), "application/json")
 			if code != http.StatusOK {
 				t.Fatalf("got %d %s", code, raw)
 			}
@@ -44,13 +46,13 @@ func TestNotFiniteAnswers(t *testing.T) {
 					t.Errorf("the answer lacks %s: %s", w, raw)
 				}
 			}
-			cs := mcpTransports["http"](t, ts, token)
-			res, structured := callMCP(t, cs, strings.ReplaceAll(tc.tool, ".", "_"), tc.args)
+			cs := apitest.MCPTransports["http"](t, ts, token)
+			res, structured := apitest.CallMCP(t, cs, strings.ReplaceAll(tc.tool, ".", "_"), tc.args)
 			if res.IsError {
-				t.Fatalf("over MCP: %s", textOf(res))
+				t.Fatalf("over MCP: %s", apitest.TextOf(res))
 			}
 			for _, w := range tc.want {
-				if got := mustJSON(structured); !strings.Contains(got, w) {
+				if got := apitest.MustJSON(structured); !strings.Contains(got, w) {
 					t.Errorf("the MCP answer lacks %s: %s", w, got)
 				}
 			}
@@ -58,7 +60,7 @@ func TestNotFiniteAnswers(t *testing.T) {
 	}
 	// Shown as a table of its own: the infinity is stored, and its rows,
 	// its schema and its exports answer.
-	code, shown := ts.call(token, "files.analyze_table", map[string]any{"file_id": file, "show": true, "group_by": []any{"k"},
+	code, shown := ts.Call(token, "files.analyze_table", map[string]any{"file_id": file, "show": true, "group_by": []any{"k"},
 		"measures": []any{m("avg", "x"), map[string]any{"name": "y", "expr": "avg_x*1e308*1e300"}}})
 	if code != http.StatusOK {
 		t.Fatalf("shown: %d %v", code, shown)
@@ -66,7 +68,7 @@ func TestNotFiniteAnswers(t *testing.T) {
 	view := shown["result"].(map[string]any)["view"].(map[string]any)["table_id"].(string)
 	for _, path := range []string{"/v1/tables/" + view + "/rows", "/v1/tables/" + view, "/v1/tables/" + view + "/export?format=json",
 		"/v1/tables/" + view + "/export?format=csv", "/v1/tables/" + view + "/export?format=xlsx"} {
-		code, _, raw := ts.do("GET", path, token, nil, "")
+		code, _, raw := ts.Do("GET", path, token, nil, "")
 		if code != http.StatusOK {
 			t.Errorf("%s: %d %.300s", path, code, raw)
 		}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"datadesk/api/apitest"
 	"datadesk/engine"
-	"datadesk/rbac"
 )
 
 // TestManyOwnersPastOpenCap is a chat platform's load: more owners than
@@ -25,7 +25,8 @@ import (
 // them are on their way; every call must answer 200.
 func TestManyOwnersPastOpenCap(t *testing.T) {
 	const owners, callers, calls = 24, 16, 480
-	ts, users := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{MaxOpen: 4, MemoryLimit: "512MB", MaxTempSize: "1GB"})
+	ts := apitest.New(t, apitest.Options{Engine: engine.Config{MaxOpen: 4, MemoryLimit: "512MB", MaxTempSize: "1GB"}})
+	users := ts.Users
 	var csv strings.Builder
 	csv.WriteString("region,code,amount\n")
 	for i := range 3000 {
@@ -34,8 +35,8 @@ func TestManyOwnersPastOpenCap(t *testing.T) {
 	type owner struct{ token, table string }
 	all := make([]owner, owners)
 	for i := range all {
-		token := addUser(t, users, fmt.Sprintf("user%02d", i), "analyst")
-		code, m := ts.upload(token, "sales.csv", []byte(csv.String()))
+		token := apitest.AddUser(t, users, fmt.Sprintf("user%02d", i), "analyst")
+		code, m := ts.Upload(token, "sales.csv", []byte(csv.String()))
 		if code != http.StatusCreated {
 			t.Fatalf("upload for owner %d: got %d %v", i, code, m)
 		}
@@ -54,7 +55,7 @@ func TestManyOwnersPastOpenCap(t *testing.T) {
 			for i := range next {
 				o := all[i]
 				body := fmt.Sprintf(`{"arguments":{"file_id":%q,"group_by":["region"],"aggregates":[{"op":"sum","column":"amount"}]}}`, o.table)
-				req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.query_table", strings.NewReader(body))
+				req, _ := http.NewRequest("POST", ts.URL+"/v1/tools/files.query_table", strings.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+o.token)
 				req.Header.Set("Content-Type", "application/json")
 				resp, err := http.DefaultClient.Do(req)
@@ -95,21 +96,22 @@ func TestManyOwnersPastOpenCap(t *testing.T) {
 // page's filters and sort. Nothing answers with the second owner's data
 // or a server fault; ids answer like missing ones.
 func TestOwnersAttachedTogetherIsolation(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana, bob := addUser(t, users, "ana", "analyst"), addUser(t, users, "bob", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana, bob := apitest.AddUser(t, users, "ana", "analyst"), apitest.AddUser(t, users, "bob", "analyst")
 	bobUser, err := users.Authenticate(bob)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const secret = "SECRET-OF-BOB"
-	_, m := ts.upload(ana, "a.csv", []byte("name,amount\nalpha,1\nbeta,2\n"))
+	_, m := ts.Upload(ana, "a.csv", []byte("name,amount\nalpha,1\nbeta,2\n"))
 	aFile := m["file"].(map[string]any)
 	aTable := aFile["table_id"].(string)
-	_, m = ts.upload(bob, "b.csv", []byte("secret,amount\n"+secret+",99\n"))
+	_, m = ts.Upload(bob, "b.csv", []byte("secret,amount\n"+secret+",99\n"))
 	bFile := m["file"].(map[string]any)
 	bFileID, bTable := bFile["id"].(string), bFile["table_id"].(string)
 	// Bob's database stays attached while Ana's calls run.
-	_, release, err := ts.srv.engine.Acquire(context.Background(), bobUser.ID)
+	_, release, err := ts.Server.Engine().Acquire(context.Background(), bobUser.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func TestOwnersAttachedTogetherIsolation(t *testing.T) {
 	query := func(what string, args map[string]any, wantCode int) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"arguments": args})
-		code, _, raw := ts.do("POST", "/v1/tools/files.query_table", ana, bytes.NewReader(body), "application/json")
+		code, _, raw := ts.Do("POST", "/v1/tools/files.query_table", ana, bytes.NewReader(body), "application/json")
 		check(what, code, raw)
 		if wantCode != 0 && code != wantCode {
 			t.Errorf("%s: got %d %s, want %d", what, code, raw, wantCode)
@@ -151,7 +153,7 @@ func TestOwnersAttachedTogetherIsolation(t *testing.T) {
 	}
 	for _, id := range []string{bTable, bFileID, cat + ".data." + bTable} {
 		query("file_id "+id, map[string]any{"file_id": id, "limit": 5}, 0)
-		code, _, _ := ts.do("POST", "/v1/tools/files.query_table", ana, strings.NewReader(`{"arguments":{"file_id":"`+id+`"}}`), "application/json")
+		code, _, _ := ts.Do("POST", "/v1/tools/files.query_table", ana, strings.NewReader(`{"arguments":{"file_id":"`+id+`"}}`), "application/json")
 		if code != http.StatusNotFound && code != http.StatusBadRequest {
 			t.Errorf("file_id %s: got %d, want 404 or 400", id, code)
 		}
@@ -167,7 +169,7 @@ func TestOwnersAttachedTogetherIsolation(t *testing.T) {
 		query("shown view named "+n, map[string]any{"file_id": aTable, "group_by": []any{"name"},
 			"aggregates": []any{map[string]any{"op": "sum", "column": "amount", "name": n}}, "show": true}, http.StatusOK)
 		for _, p := range []string{"/v1/tables/" + aTable + "/rows?sort=" + url.QueryEscape(n), "/v1/tables/" + aTable + "/export?format=csv&sort=" + url.QueryEscape(n)} {
-			code, _, raw := ts.do("GET", p, ana, nil, "")
+			code, _, raw := ts.Do("GET", p, ana, nil, "")
 			check(p, code, raw)
 		}
 	}
@@ -182,7 +184,7 @@ func TestOwnersAttachedTogetherIsolation(t *testing.T) {
 	create := func(what string, args map[string]any) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"arguments": args})
-		code, _, raw := ts.do("POST", "/v1/tools/files.create", ana, bytes.NewReader(body), "application/json")
+		code, _, raw := ts.Do("POST", "/v1/tools/files.create", ana, bytes.NewReader(body), "application/json")
 		check(what, code, raw)
 		if code != http.StatusNotFound {
 			t.Errorf("%s: got %d %s, want 404", what, code, raw)
@@ -192,26 +194,26 @@ func TestOwnersAttachedTogetherIsolation(t *testing.T) {
 	create("copy of the other owner's table", map[string]any{"filename": "copy.xlsx", "source_file_id": bTable})
 	create("zip of the other owner's file", map[string]any{"filename": "all.zip", "file_ids": []any{aFile["id"], bFileID}})
 	body, _ := json.Marshal(map[string]any{"arguments": map[string]any{"file_id": bFileID}})
-	code, _, raw := ts.do("POST", "/v1/tools/files.read", ana, bytes.NewReader(body), "application/json")
+	code, _, raw := ts.Do("POST", "/v1/tools/files.read", ana, bytes.NewReader(body), "application/json")
 	check("files.read", code, raw)
 	if code != http.StatusNotFound {
 		t.Errorf("files.read of the other owner's file: got %d", code)
 	}
 	for _, p := range []string{"/v1/tables/" + bTable + "/export?format=csv", "/v1/tables/" + bTable + "/rows", "/v1/files/" + bFileID + "/content", "/v1/tables/" + bTable} {
-		code, _, raw := ts.do("GET", p, ana, nil, "")
+		code, _, raw := ts.Do("GET", p, ana, nil, "")
 		check(p, code, raw)
 		if code != http.StatusNotFound {
 			t.Errorf("%s: got %d, want 404", p, code)
 		}
 	}
-	cs := mcpTransports["http"](t, ts, ana)
+	cs := apitest.MCPTransports["http"](t, ts, ana)
 	for _, uri := range []string{"datadesk://tables/" + bTable + "?offset=0&limit=5", "datadesk://tables/" + bFileID} {
 		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 		if err == nil {
-			t.Errorf("MCP resource %s of the other owner: %v", uri, mustJSON(res))
+			t.Errorf("MCP resource %s of the other owner: %v", uri, apitest.MustJSON(res))
 		}
 	}
-	client, _ := ts.pageSignIn(users, "ana")
+	client, _ := ts.PageSignIn(users, "ana")
 	for _, n := range names {
 		for _, p := range []string{
 			"/tables/" + aTable + "?sort=" + url.QueryEscape(n),
@@ -220,7 +222,7 @@ func TestOwnersAttachedTogetherIsolation(t *testing.T) {
 			"/tables/" + aTable + "?summary=" + url.QueryEscape(n),
 			"/tables/" + bTable,
 		} {
-			resp, err := client.Get(ts.url + p)
+			resp, err := client.Get(ts.URL + p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,8 +232,8 @@ func TestOwnersAttachedTogetherIsolation(t *testing.T) {
 		}
 	}
 	// Bob's table is untouched and still his alone.
-	code, m, _ = ts.do("POST", "/v1/tools/files.query_table", bob, strings.NewReader(`{"arguments":{"file_id":"`+bTable+`","limit":1}}`), "application/json")
-	if code != http.StatusOK || !strings.Contains(mustJSON(m), secret) {
+	code, m, _ = ts.Do("POST", "/v1/tools/files.query_table", bob, strings.NewReader(`{"arguments":{"file_id":"`+bTable+`","limit":1}}`), "application/json")
+	if code != http.StatusOK || !strings.Contains(apitest.MustJSON(m), secret) {
 		t.Errorf("bob's own table: %d %v", code, m)
 	}
 }

@@ -1,7 +1,8 @@
-package api
+package api_test
 
 import (
 	"bytes"
+	"datadesk/api/apitest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,13 +14,14 @@ import (
 // at upload (header_row, sheet) or later on a stored file without sending
 // it again; the descriptor says how each table was read.
 func TestReadAgainWithHeaderRow(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	deaths, err := os.ReadFile(filepath.Join("..", "ingest", "testdata", "public", "deaths.xlsx"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, m := ts.upload(token, "deaths.xlsx", deaths)
+	code, m := ts.Upload(token, "deaths.xlsx", deaths)
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -33,7 +35,7 @@ func TestReadAgainWithHeaderRow(t *testing.T) {
 
 	// At upload: the header named for one sheet.
 	var b bytes.Buffer
-	code, m = ts.uploadWith(token, "deaths.xlsx", deaths, "?header_row=3&sheet=other", &b)
+	code, m = ts.UploadWith(token, "deaths.xlsx", deaths, "?header_row=3&sheet=other", &b)
 	if code != http.StatusCreated {
 		t.Fatalf("upload with header_row: %d %v", code, m)
 	}
@@ -45,7 +47,7 @@ func TestReadAgainWithHeaderRow(t *testing.T) {
 	}
 
 	// Later, without the bytes: a new file, the stored one unchanged.
-	code, m, raw := ts.doJSON("POST", "/v1/files/"+id+"/read", token, map[string]any{"header_row": 4, "sheet": "arts"})
+	code, m, raw := ts.DoJSON("POST", "/v1/files/"+id+"/read", token, map[string]any{"header_row": 4, "sheet": "arts"})
 	if code != http.StatusCreated {
 		t.Fatalf("read again: %d %s", code, raw)
 	}
@@ -56,7 +58,7 @@ func TestReadAgainWithHeaderRow(t *testing.T) {
 		t.Errorf("reading again replaced the file")
 	}
 	tables := m["tables"].([]any)
-	if notes := mustJSON(tables[0].(map[string]any)["import_report"]); !strings.Contains(notes, "the header is row 4, as asked") {
+	if notes := apitest.MustJSON(tables[0].(map[string]any)["import_report"]); !strings.Contains(notes, "the header is row 4, as asked") {
 		t.Errorf("the report does not say the header was asked for: %s", notes)
 	}
 
@@ -71,13 +73,13 @@ func TestReadAgainWithHeaderRow(t *testing.T) {
 		{map[string]any{"sheet": "arts"}, "sheet"},
 		{map[string]any{"header": 3}, ""},
 	} {
-		code, m, raw := ts.doJSON("POST", "/v1/files/"+id+"/read", token, tc.body)
+		code, m, raw := ts.DoJSON("POST", "/v1/files/"+id+"/read", token, tc.body)
 		e, _ := m["error"].(map[string]any)
 		if code != http.StatusBadRequest || tc.field != "" && e["field"] != tc.field {
 			t.Errorf("%v: got %d %s, want 400 naming %s", tc.body, code, raw, tc.field)
 		}
 	}
-	if code, _, raw := ts.doJSON("POST", "/v1/files/f_nosuchfileatall0000000000/read", token, map[string]any{"header_row": 2}); code != http.StatusNotFound {
+	if code, _, raw := ts.DoJSON("POST", "/v1/files/f_nosuchfileatall0000000000/read", token, map[string]any{"header_row": 2}); code != http.StatusNotFound {
 		t.Errorf("another's or no file: %d %s", code, raw)
 	}
 }

@@ -1,8 +1,10 @@
-package api
+package api_test
 
 import (
 	"bytes"
 	"context"
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"fmt"
 	"testing"
 
@@ -15,8 +17,9 @@ import (
 // made every scan of them slower; engine/rowgroups_test.go holds the
 // other load paths.
 func TestStoredFullRowGroups(t *testing.T) {
-	ts, users := newServerWith(t, Config{MaxUpload: 64 << 20, OffloadProviders: []string{"crm"}})
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 64 << 20, OffloadProviders: []string{"crm"}}})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	const n = 130_000
 	x := excelize.NewFile()
 	sw, err := x.NewStreamWriter("Sheet1")
@@ -33,7 +36,7 @@ func TestStoredFullRowGroups(t *testing.T) {
 	if err := x.Write(&xb); err != nil {
 		t.Fatal(err)
 	}
-	code, up := ts.upload(token, "big.xlsx", xb.Bytes())
+	code, up := ts.Upload(token, "big.xlsx", xb.Bytes())
 	if code != 201 {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -42,12 +45,12 @@ func TestStoredFullRowGroups(t *testing.T) {
 	for i := range rows {
 		rows[i] = []any{i, fmt.Sprintf("customer %d", i%7000)}
 	}
-	code, created := ts.call(token, "files.create", map[string]any{"filename": "made.xlsx", "columns": []any{"id", "customer"}, "rows": rows})
+	code, created := ts.Call(token, "files.create", map[string]any{"filename": "made.xlsx", "columns": []any{"id", "customer"}, "rows": rows})
 	if code != 200 {
 		t.Fatalf("files.create: %d %v", code, created)
 	}
 	made := created["result"].(map[string]any)
-	code, declared := ts.declare(token, map[string]any{"provider": "crm", "columns": []any{"id", "customer"}, "rows": rows})
+	code, declared := ts.Declare(token, map[string]any{"provider": "crm", "columns": []any{"id", "customer"}, "rows": rows})
 	if code != 201 {
 		t.Fatalf("declare: %d %v", code, declared)
 	}
@@ -56,7 +59,7 @@ func TestStoredFullRowGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	store, release, err := ts.srv.engine.Acquire(ctx, u.ID)
+	store, release, err := ts.Server.Engine().Acquire(ctx, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,8 +12,9 @@ import (
 // ended it. A new password or revoked tokens now end the user's sessions;
 // a sign-in after either starts one that works.
 func TestSessionsEndWithCredentials(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
 	for _, tc := range []struct {
 		name   string
 		change func() error
@@ -21,9 +23,9 @@ func TestSessionsEndWithCredentials(t *testing.T) {
 		{"revoke", func() error { return users.RevokeTokens("ana") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client, _ := ts.pageSignIn(users, "ana")
+			client, _ := ts.PageSignIn(users, "ana")
 			get := func() int {
-				resp, err := client.Get(ts.url + "/v1/files")
+				resp, err := client.Get(ts.URL + "/v1/files")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -39,8 +41,8 @@ func TestSessionsEndWithCredentials(t *testing.T) {
 			if code := get(); code != http.StatusUnauthorized {
 				t.Errorf("the old cookie after %s: got %d, want 401", tc.name, code)
 			}
-			again, _ := ts.pageSignIn(users, "ana")
-			resp, err := again.Get(ts.url + "/v1/files")
+			again, _ := ts.PageSignIn(users, "ana")
+			resp, err := again.Get(ts.URL + "/v1/files")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,9 +61,10 @@ func TestSessionsEndWithCredentials(t *testing.T) {
 // and nothing is stored or sent.
 func TestPagesEndWithCredentials(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	code, m := ts.upload(ana, "orders.csv", []byte(ordersCSV))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	code, m := ts.Upload(ana, "orders.csv", []byte(apitest.OrdersCSV))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -74,16 +77,16 @@ func TestPagesEndWithCredentials(t *testing.T) {
 		{"revoke", func() error { return users.RevokeTokens("ana") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client, csrf := ts.pageSignIn(users, "ana")
+			client, csrf := ts.PageSignIn(users, "ana")
 			client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 			pages := []struct {
 				name string
 				do   func() (*http.Response, error)
 			}{
-				{"files page", func() (*http.Response, error) { return client.Get(ts.url + "/files") }},
-				{"export", func() (*http.Response, error) { return client.Get(ts.url + "/tables/" + table + "/export?format=csv") }},
-				{"table page", func() (*http.Response, error) { return client.Get(ts.url + "/tables/" + table) }},
-				{"upload", func() (*http.Response, error) { return ts.pageUpload(client, csrf, "new.csv", []byte("x,y\n1,2\n")) }},
+				{"files page", func() (*http.Response, error) { return client.Get(ts.URL + "/files") }},
+				{"export", func() (*http.Response, error) { return client.Get(ts.URL + "/tables/" + table + "/export?format=csv") }},
+				{"table page", func() (*http.Response, error) { return client.Get(ts.URL + "/tables/" + table) }},
+				{"upload", func() (*http.Response, error) { return ts.PageUpload(client, csrf, "new.csv", []byte("x,y\n1,2\n")) }},
 			}
 			status := func(do func() (*http.Response, error)) (int, string) {
 				resp, err := do()
@@ -109,7 +112,7 @@ func TestPagesEndWithCredentials(t *testing.T) {
 			if token, err := users.AddToken("ana"); err == nil {
 				ana = token
 			}
-			if _, m, _ := ts.do("GET", "/v1/files", ana, nil, ""); len(m["files"].([]any)) != 1 {
+			if _, m, _ := ts.Do("GET", "/v1/files", ana, nil, ""); len(m["files"].([]any)) != 1 {
 				t.Errorf("the old cookie stored a file: %d files, want 1", len(m["files"].([]any)))
 			}
 		})

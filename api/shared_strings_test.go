@@ -1,9 +1,10 @@
-package api
+package api_test
 
 import (
 	"archive/zip"
 	"bytes"
 	"crypto/rand"
+	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,8 +73,9 @@ func stringsBook(t *testing.T, n, size, used int) []byte {
 // refused (413) when they do, and three workbooks at the limit take their
 // turns within it.
 func TestSharedStringsBounded(t *testing.T) {
-	ts, users := newServer(t, 64<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 64 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	// The readers' memory (ingest.DefaultMaxReadMemory), and what a load
 	// costs beside its strings: its rows on their way and DuckDB's load of
 	// them.
@@ -84,10 +86,10 @@ func TestSharedStringsBounded(t *testing.T) {
 	var code int
 	var m map[string]any
 	start := time.Now()
-	rss, _ := memoryPeaks(t, func() { code, m = ts.upload(ana, "hostile.xlsx", hostile) })
+	rss, _ := memoryPeaks(t, func() { code, m = ts.Upload(ana, "hostile.xlsx", hostile) })
 	took := time.Since(start)
 	t.Logf("a %d KiB workbook of 200 MB of shared strings: %d in %v, the process grew %d MiB", len(hostile)>>10, code, took, rss>>20)
-	if code != http.StatusRequestEntityTooLarge || errCode(m) != "too_large" {
+	if code != http.StatusRequestEntityTooLarge || apitest.ErrCode(m) != "too_large" {
 		t.Errorf("got %d %v, want 413 too_large", code, m)
 	}
 	if rss > budget {
@@ -107,7 +109,7 @@ func TestSharedStringsBounded(t *testing.T) {
 		for i := range codes {
 			wg.Go(func() {
 				var b bytes.Buffer
-				codes[i], _ = ts.uploadWith(ana, "limit.xlsx", atLimit, "", &b)
+				codes[i], _ = ts.UploadWith(ana, "limit.xlsx", atLimit, "", &b)
 			})
 		}
 		wg.Wait()

@@ -1,8 +1,9 @@
-package api
+package api_test
 
 import (
 	"archive/zip"
 	"bytes"
+	"datadesk/api/apitest"
 	"encoding/xml"
 	"io"
 	"net/http"
@@ -17,8 +18,9 @@ import (
 // name a workbook may hold is stored and exported as a workbook that
 // opens; an export that cannot be written is an error, never an empty 200.
 func TestAnySheetNameExports(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	names := []string{"'abc'", "Ana's sheet", "見積書と請求書の一覧表二〇二四年度第三四半期分", "😀 emoji ☃", "a[1]*?/\\:b", "History"}
 	f := excelize.NewFile()
 	for i := range names {
@@ -41,14 +43,14 @@ func TestAnySheetNameExports(t *testing.T) {
 	// gets them as other writers save them.
 	book := bytes.Clone(b.Bytes())
 	book = renameSheets(t, book, f.GetSheetList(), names)
-	code, m := ts.upload(ana, "names.xlsx", book)
+	code, m := ts.Upload(ana, "names.xlsx", book)
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	for _, tb := range m["tables"].([]any) {
 		id := tb.(map[string]any)["id"].(string)
 		for _, format := range []string{"xlsx", "csv", "json"} {
-			code, raw := ts.get(ana, "/v1/tables/"+id+"/export?format="+format)
+			code, raw := ts.Get(ana, "/v1/tables/"+id+"/export?format="+format)
 			if code != http.StatusOK || len(raw) == 0 {
 				t.Errorf("%s export of %q: %d, %d bytes", format, tb.(map[string]any)["name"], code, len(raw))
 				continue

@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,9 +12,10 @@ import (
 // files.read and the files page now list them, newest first, with their
 // source and what made them in words.
 func TestStoredResultsFindable(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, up := ts.upload(token, "orders.csv", []byte(ordersCSV))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, up := ts.Upload(token, "orders.csv", []byte(apitest.OrdersCSV))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -22,11 +24,11 @@ func TestStoredResultsFindable(t *testing.T) {
 		{"file_id": file, "show": true, "group_by": []any{"region"}, "measures": []any{map[string]any{"op": "sum", "column": "amount", "name": "total"}}, "sort_by": "total", "direction": "desc"},
 		{"file_id": file, "show": true, "filters": []any{map[string]any{"column": "region", "op": "eq", "value": "north"}}, "group_by": []any{map[string]any{"column": "day", "bucket": "month"}}, "measures": []any{map[string]any{"op": "count"}}},
 	} {
-		if code, m := ts.call(token, "files.analyze_table", args); code != http.StatusOK {
+		if code, m := ts.Call(token, "files.analyze_table", args); code != http.StatusOK {
 			t.Fatalf("analysis: %d %v", code, m)
 		}
 	}
-	code, m := ts.call(token, "files.read", map[string]any{"session_only": false})
+	code, m := ts.Call(token, "files.read", map[string]any{"session_only": false})
 	if code != http.StatusOK {
 		t.Fatalf("files.read: %d %v", code, m)
 	}
@@ -44,13 +46,13 @@ func TestStoredResultsFindable(t *testing.T) {
 	if newest["source"] != "orders" || newest["row_count"] == nil {
 		t.Errorf("newest %v", newest)
 	}
-	cs := mcpTransports["http"](t, ts, token)
-	res, _ := callMCP(t, cs, "files_read", map[string]any{"session_only": false})
-	if text := textOf(res); !strings.Contains(text, "Stored results, newest first (2):") || !strings.Contains(text, "groups: region; measures: total = sum of amount") {
+	cs := apitest.MCPTransports["http"](t, ts, token)
+	res, _ := apitest.CallMCP(t, cs, "files_read", map[string]any{"session_only": false})
+	if text := apitest.TextOf(res); !strings.Contains(text, "Stored results, newest first (2):") || !strings.Contains(text, "groups: region; measures: total = sum of amount") {
 		t.Errorf("files_read's text: %s", text)
 	}
-	client, _ := ts.pageSignIn(users, "ana")
-	resp, err := client.Get(ts.url + "/files")
+	client, _ := ts.PageSignIn(users, "ana")
+	resp, err := client.Get(ts.URL + "/files")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -8,18 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/rest"
 	"datadesk/toolcall"
 
 	"github.com/xuri/excelize/v2"
 )
-
-func (ts *testServer) declare(token string, body map[string]any) (int, map[string]any) {
-	ts.t.Helper()
-	b, _ := json.Marshal(body)
-	code, m, _ := ts.do("POST", "/v1/tables", token, bytes.NewReader(b), "application/json")
-	return code, m
-}
 
 func rowsOf(n int) []any {
 	out := make([]any, n)
@@ -32,8 +27,9 @@ func rowsOf(n int) []any {
 // TestOffloadBoundaries checks both limits exactly: 50 rows pass inline and
 // 51 are stored; 12,000 characters of rows pass and 12,001 are stored.
 func TestOffloadBoundaries(t *testing.T) {
-	ts, users := newServerWith(t, Config{OffloadProviders: []string{"crm"}})
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{OffloadProviders: []string{"crm"}}})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	cols := []any{"Customer ID", "Visits"}
 	text := func(n int) []any { return []any{[]any{strings.Repeat("x", n)}} }
 	tests := []struct {
@@ -51,7 +47,7 @@ func TestOffloadBoundaries(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.declare(token, map[string]any{"provider": tc.provider, "columns": tc.columns, "rows": tc.rows})
+			code, m := ts.Declare(token, map[string]any{"provider": tc.provider, "columns": tc.columns, "rows": tc.rows})
 			if m["offloaded"] != tc.offloaded {
 				t.Fatalf("got %d offloaded=%v (%v)", code, m["offloaded"], m["reason"])
 			}
@@ -70,16 +66,16 @@ func TestOffloadBoundaries(t *testing.T) {
 				t.Errorf("the preview breaks the limits: %d rows, %d characters", n, len(pj))
 			}
 			// The stored table works like any other.
-			code, q := ts.call(token, "files.query_table", map[string]any{"file_id": m["table_id"]})
+			code, q := ts.Call(token, "files.query_table", map[string]any{"file_id": m["table_id"]})
 			if code != 200 || q["result"].(map[string]any)["matched_row_count"] != float64(len(tc.rows)) {
 				t.Errorf("query the stored table: %d %v", code, q)
 			}
-			if code, _ := ts.get(token, "/v1/tables/"+m["table_id"].(string)+"/export?format=xlsx"); code != 200 {
+			if code, _ := ts.Get(token, "/v1/tables/"+m["table_id"].(string)+"/export?format=xlsx"); code != 200 {
 				t.Errorf("export the stored table: %d", code)
 			}
 		})
 	}
-	if code, m := ts.declare(token, map[string]any{"columns": cols, "rows": rowsOf(1)}); code != 400 || errCode(m) != "invalid" {
+	if code, m := ts.Declare(token, map[string]any{"columns": cols, "rows": rowsOf(1)}); code != 400 || apitest.ErrCode(m) != "invalid" {
 		t.Errorf("no provider: %d %v", code, m)
 	}
 }
@@ -88,8 +84,9 @@ func TestOffloadBoundaries(t *testing.T) {
 // memory is kept in a file and stored whole, and a body that does not fit
 // says which key and what shape, as before it was read member by member.
 func TestDeclaredTableBodies(t *testing.T) {
-	ts, users := newServerWith(t, Config{OffloadProviders: []string{"crm"}})
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{OffloadProviders: []string{"crm"}}})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	big := make([]any, 50_000)
 	for i := range big {
 		big[i] = []any{fmt.Sprintf("%05d", i), i, "a note of some length"}
@@ -98,7 +95,7 @@ func TestDeclaredTableBodies(t *testing.T) {
 	if len(b) <= toolcall.BodyInMemory {
 		t.Fatalf("the body has %d bytes, not more than the %d held in memory", len(b), toolcall.BodyInMemory)
 	}
-	code, m, raw := ts.do("POST", "/v1/tables", token, bytes.NewReader(b), "application/json")
+	code, m, raw := ts.Do("POST", "/v1/tables", token, bytes.NewReader(b), "application/json")
 	if code != http.StatusCreated || m["row_count"] != float64(len(big)) {
 		t.Fatalf("a large declared table: %d %.300s", code, raw)
 	}
@@ -111,7 +108,7 @@ func TestDeclaredTableBodies(t *testing.T) {
 		{`{"provider": "crm", "rows": "x"}`, "rows must be a list of rows, not text"},
 		{`{"provider": "crm", "columns": ["a"], "rows": null}`, ""},
 	} {
-		code, m, raw := ts.do("POST", "/v1/tables", token, strings.NewReader(tc.body), "application/json")
+		code, m, raw := ts.Do("POST", "/v1/tables", token, strings.NewReader(tc.body), "application/json")
 		if tc.want == "" {
 			if code != http.StatusOK {
 				t.Errorf("%s: %d %s", tc.body, code, raw)
@@ -120,7 +117,7 @@ func TestDeclaredTableBodies(t *testing.T) {
 		}
 		e, _ := m["error"].(map[string]any)
 		msg, _ := e["message"].(string)
-		if code != http.StatusBadRequest || errCode(m) != "invalid" || !strings.Contains(msg, tc.want) {
+		if code != http.StatusBadRequest || apitest.ErrCode(m) != "invalid" || !strings.Contains(msg, tc.want) {
 			t.Errorf("%s: got %d %s, want 400 saying %q", tc.body, code, raw, tc.want)
 		}
 	}
@@ -130,28 +127,28 @@ func TestDeclaredTableBodies(t *testing.T) {
 // default exports and a query are unchanged, and an export that asks for
 // labels carries them on their own sheet.
 func TestLabelsNeverChangeData(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
-	_, m, _ := ts.do("GET", "/v1/files/"+fileID, token, nil, "")
+	ts, token, fileID := apitest.SetupOrders(t)
+	_, m, _ := ts.Do("GET", "/v1/files/"+fileID, token, nil, "")
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	_, before := ts.get(token, "/v1/tables/"+tid+"/rows")
-	_, beforeCSV := ts.get(token, "/v1/tables/"+tid+"/export?format=csv")
+	_, before := ts.Get(token, "/v1/tables/"+tid+"/rows")
+	_, beforeCSV := ts.Get(token, "/v1/tables/"+tid+"/export?format=csv")
 	body, _ := json.Marshal(map[string]any{"title": "Orders =1+1", "caption": "Q1 orders", "columns": map[string]string{"amount": "Order value in EUR", "region": "=SUM(A1)"},
 		"notes": []string{"North and north are one region"}})
-	code, lm, _ := ts.do("PUT", "/v1/tables/"+tid+"/labels", token, bytes.NewReader(body), "application/json")
+	code, lm, _ := ts.Do("PUT", "/v1/tables/"+tid+"/labels", token, bytes.NewReader(body), "application/json")
 	if code != 200 || lm["ai_written"] != true || lm["labels"].(map[string]any)["author"] != "ana" {
 		t.Fatalf("put labels: %d %v", code, lm)
 	}
-	_, after := ts.get(token, "/v1/tables/"+tid+"/rows")
-	_, afterCSV := ts.get(token, "/v1/tables/"+tid+"/export?format=csv")
+	_, after := ts.Get(token, "/v1/tables/"+tid+"/rows")
+	_, afterCSV := ts.Get(token, "/v1/tables/"+tid+"/export?format=csv")
 	if !bytes.Equal(before, after) || !bytes.Equal(beforeCSV, afterCSV) {
 		t.Errorf("labels changed the data")
 	}
-	_, plain := ts.get(token, "/v1/tables/"+tid+"/export?format=xlsx")
+	_, plain := ts.Get(token, "/v1/tables/"+tid+"/export?format=xlsx")
 	x, _ := excelize.OpenReader(bytes.NewReader(plain))
 	if got := x.GetSheetList(); len(got) != 1 {
 		t.Errorf("labels in an export that did not ask: %v", got)
 	}
-	_, withLabels := ts.get(token, "/v1/tables/"+tid+"/export?format=xlsx&labels=true")
+	_, withLabels := ts.Get(token, "/v1/tables/"+tid+"/export?format=xlsx&labels=true")
 	x, _ = excelize.OpenReader(bytes.NewReader(withLabels))
 	if got := x.GetSheetList(); len(got) != 2 || got[1] != "AI labels" {
 		t.Fatalf("sheets %v", got)
@@ -164,7 +161,7 @@ func TestLabelsNeverChangeData(t *testing.T) {
 	if len(data) != 5 || data[0][0] != "order_id" {
 		t.Errorf("data sheet %q", data)
 	}
-	if code, m, _ := ts.do("PUT", "/v1/tables/"+tid+"/labels", token, strings.NewReader(`{"columns": {"nope": "x"}}`), "application/json"); code != 400 {
+	if code, m, _ := ts.Do("PUT", "/v1/tables/"+tid+"/labels", token, strings.NewReader(`{"columns": {"nope": "x"}}`), "application/json"); code != 400 {
 		t.Errorf("unknown column: %d %v", code, m)
 	}
 }

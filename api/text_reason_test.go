@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,8 +13,9 @@ import (
 // again.
 func TestTextColumnSaysWhy(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	file := uploadAmounts(t, ts, token)
 	for _, tc := range []struct {
 		tool string
@@ -23,8 +25,8 @@ func TestTextColumnSaysWhy(t *testing.T) {
 		{"files.analyze_table", map[string]any{"file_id": file, "measures": []any{map[string]any{"op": "share", "column": "amount"}}}},
 		{"files.query_table", map[string]any{"file_id": file, "aggregates": []any{map[string]any{"op": "avg", "column": "amount"}}}},
 	} {
-		code, m := ts.call(token, tc.tool, tc.args)
-		msg := mustJSON(m)
+		code, m := ts.Call(token, tc.tool, tc.args)
+		msg := apitest.MustJSON(m)
 		if code != http.StatusBadRequest || !strings.Contains(msg, "the import found 1 of 3 values are not numbers") ||
 			!strings.Contains(msg, "read the file again with files.analyze_table's reading argument naming its header rows") {
 			t.Errorf("%s %v: got %d %s, want 400 quoting the import's reason and how to read the file again", tc.tool, tc.args["measures"], code, msg)
@@ -34,9 +36,9 @@ func TestTextColumnSaysWhy(t *testing.T) {
 
 // uploadAmounts stores a table whose amount column is text: two numbers
 // and a note.
-func uploadAmounts(t *testing.T, ts *testServer, token string) string {
+func uploadAmounts(t *testing.T, ts *apitest.Server, token string) string {
 	t.Helper()
-	code, up := ts.upload(token, "sales.csv", []byte("region,amount\nNorth,10\nSouth,12\nEast,about 7\n"))
+	code, up := ts.Upload(token, "sales.csv", []byte("region,amount\nNorth,10\nSouth,12\nEast,about 7\n"))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -50,8 +52,9 @@ func uploadAmounts(t *testing.T, ts *testServer, token string) string {
 // which text order would answer wrongly, is refused.
 func TestTextComparedAsNumbers(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	file := uploadAmounts(t, ts, token)
 	filter := func(column, op string, value any) []any {
 		return []any{map[string]any{"column": column, "op": op, "value": value}}
@@ -84,8 +87,8 @@ func TestTextComparedAsNumbers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["file_id"] = file
-			code, m := ts.call(token, tc.tool, tc.args)
-			msg := mustJSON(m)
+			code, m := ts.Call(token, tc.tool, tc.args)
+			msg := apitest.MustJSON(m)
 			if code != tc.code || !strings.Contains(msg, tc.says) {
 				t.Fatalf("got %d %s, want %d saying %s", code, msg, tc.code, tc.says)
 			}
@@ -105,21 +108,22 @@ func TestTextComparedAsNumbers(t *testing.T) {
 // refused saying so.
 func TestMCPTextComparedAsNumbers(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	file := uploadAmounts(t, ts, token)
-	for name, connect := range mcpTransports {
+	for name, connect := range apitest.MCPTransports {
 		t.Run(name, func(t *testing.T) {
 			cs := connect(t, ts, token)
-			res, _ := callMCP(t, cs, "files_query_table", map[string]any{"file_id": file, "limit": 5,
+			res, _ := apitest.CallMCP(t, cs, "files_query_table", map[string]any{"file_id": file, "limit": 5,
 				"filters": []any{map[string]any{"column": "amount", "op": "gt", "value": 11}}})
-			if text := textOf(res); res.IsError || !strings.Contains(text, "South | 12") ||
+			if text := apitest.TextOf(res); res.IsError || !strings.Contains(text, "South | 12") ||
 				!strings.Contains(text, `1 of its 3 values is not a number ("about 7")`) {
 				t.Errorf("gt 11 on amount: %s", text)
 			}
-			res, _ = callMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file,
+			res, _ = apitest.CallMCP(t, cs, "files_analyze_table", map[string]any{"file_id": file,
 				"filters": []any{map[string]any{"column": "region", "op": "lt", "value": 5}}})
-			if text := textOf(res); !res.IsError || !strings.Contains(text, "none of the 3 values of") {
+			if text := apitest.TextOf(res); !res.IsError || !strings.Contains(text, "none of the 3 values of") {
 				t.Errorf("lt 5 on region: error %v, %s", res.IsError, text)
 			}
 		})

@@ -1,7 +1,8 @@
-package api
+package api_test
 
 import (
 	"bytes"
+	"datadesk/api/apitest"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -17,8 +18,9 @@ import (
 // filtered and sorted as times, and exported as real Excel times (openpyxl
 // reads datetime.time) and as HH:MM:SS text in CSV.
 func TestTimesOfDay(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	x := excelize.NewFile()
 	clock, err := x.NewStyle(&excelize.Style{NumFmt: 21})
 	if err != nil {
@@ -36,7 +38,7 @@ func TestTimesOfDay(t *testing.T) {
 	if err := x.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	code, up := ts.upload(token, "shops.xlsx", b.Bytes())
+	code, up := ts.Upload(token, "shops.xlsx", b.Bytes())
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -45,22 +47,22 @@ func TestTimesOfDay(t *testing.T) {
 		t.Fatalf("opens typed %v, want time", typ)
 	}
 	fileID := up["file"].(map[string]any)["id"].(string)
-	code, m := ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "columns": []any{"shop", "opens"},
+	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "columns": []any{"shop", "opens"},
 		"filters": []any{map[string]any{"column": "opens", "op": "gte", "value": "09:00"}}, "sort_by": "opens", "limit": 5})
-	if res, _ := m["result"].(map[string]any); code != http.StatusOK || mustJSON(res["rows"]) != `[["east","09:00:00"],["south","12:00:00"]]` {
-		t.Errorf("times filtered and sorted: %d %v", code, mustJSON(m))
+	if res, _ := m["result"].(map[string]any); code != http.StatusOK || apitest.MustJSON(res["rows"]) != `[["east","09:00:00"],["south","12:00:00"]]` {
+		t.Errorf("times filtered and sorted: %d %v", code, apitest.MustJSON(m))
 	}
-	code, m = ts.call(token, "files.query_table", map[string]any{"file_id": fileID,
+	code, m = ts.Call(token, "files.query_table", map[string]any{"file_id": fileID,
 		"filters": []any{map[string]any{"column": "opens", "op": "eq", "value": "nine"}}})
-	if code != http.StatusBadRequest || !strings.Contains(mustJSON(m), "time of day") {
+	if code != http.StatusBadRequest || !strings.Contains(apitest.MustJSON(m), "time of day") {
 		t.Errorf("a time filter that is no time: %d %v", code, m)
 	}
 	tableID := table["id"].(string)
-	_, csv := ts.get(token, "/v1/tables/"+tableID+"/export?format=csv")
+	_, csv := ts.Get(token, "/v1/tables/"+tableID+"/export?format=csv")
 	if !strings.Contains(string(csv), "north,08:30:00") {
 		t.Errorf("CSV export:\n%s", csv)
 	}
-	_, xlsx := ts.get(token, "/v1/tables/"+tableID+"/export?format=xlsx")
+	_, xlsx := ts.Get(token, "/v1/tables/"+tableID+"/export?format=xlsx")
 	python, err := exec.LookPath("/usr/bin/python3")
 	if err != nil || exec.Command(python, "-c", "import openpyxl").Run() != nil {
 		return

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"datadesk/api/apitest"
 	"datadesk/rest"
 )
 
@@ -17,8 +18,9 @@ const toolBudget = 6 << 10
 // of GET /v1/tools, and in MCP tools/list read by the SDK's client, fits
 // its budget, and its schema compiles in a standard validator.
 func TestToolEntriesWithinBudget(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	check := func(where, name string, entry, schema any) {
 		b, err := json.Marshal(entry)
 		if err != nil {
@@ -31,7 +33,7 @@ func TestToolEntriesWithinBudget(t *testing.T) {
 		compileSchema(t, schema)
 	}
 	for _, format := range []string{rest.FormatOpenAI, rest.FormatAnthropic, rest.FormatMCP} {
-		code, m, raw := ts.do("GET", "/v1/tools?format="+format, token, nil, "")
+		code, m, raw := ts.Do("GET", "/v1/tools?format="+format, token, nil, "")
 		if code != http.StatusOK {
 			t.Fatalf("got %d %s", code, raw)
 		}
@@ -40,7 +42,7 @@ func TestToolEntriesWithinBudget(t *testing.T) {
 			check(format, name, x, schema)
 		}
 	}
-	cs := mcpTransports["http"](t, ts, token)
+	cs := apitest.MCPTransports["http"](t, ts, token)
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

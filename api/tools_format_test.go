@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api/apitest"
 	"datadesk/rest"
 	"datadesk/toolcall"
 
@@ -32,11 +33,12 @@ var providerNameRule = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // now refuses an object as a filter value and takes what the schemas call a
 // scalar.
 func TestProviderFormats(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	for _, format := range []string{rest.FormatOpenAI, rest.FormatAnthropic, rest.FormatMCP} {
 		t.Run(format, func(t *testing.T) {
-			code, m, raw := ts.do("GET", "/v1/tools?format="+format, token, nil, "")
+			code, m, raw := ts.Do("GET", "/v1/tools?format="+format, token, nil, "")
 			if code != http.StatusOK {
 				t.Fatalf("got %d %s", code, raw)
 			}
@@ -65,8 +67,8 @@ func TestProviderFormats(t *testing.T) {
 			}
 		})
 	}
-	code, m, _ := ts.do("GET", "/v1/tools?format=gemini", token, nil, "")
-	if code != http.StatusBadRequest || errCode(m) != "invalid" {
+	code, m, _ := ts.Do("GET", "/v1/tools?format=gemini", token, nil, "")
+	if code != http.StatusBadRequest || apitest.ErrCode(m) != "invalid" {
 		t.Errorf("unknown format: got %d %v, want 400 invalid", code, m)
 	}
 }
@@ -91,7 +93,7 @@ func providerParts(t *testing.T, format string, tool map[string]any) (string, an
 // against the metaschema first.
 func compileSchema(t *testing.T, schema any) *jsonschema.Schema {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(mustJSON(schema)))
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(apitest.MustJSON(schema)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func checkRestIsWritten(t *testing.T, toolName string, schema any) {
 	if err := json.Unmarshal(toolcall.StandardSchema(written), &want); err != nil {
 		t.Fatal(err)
 	}
-	if g, w := mustJSON(schema), mustJSON(want); g != w {
+	if g, w := apitest.MustJSON(schema), apitest.MustJSON(want); g != w {
 		t.Errorf("%s schema differs from the written one beyond the scalar rewrite:\n got %s\nwant %s", toolName, g, w)
 	}
 }
@@ -154,24 +156,24 @@ func checkFilterValues(t *testing.T, sch *jsonschema.Schema) {
 // TestToolNameAliases calls each tool by its provider name and gets the
 // dotted tool's answer.
 func TestToolNameAliases(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
+	ts, token, fileID := apitest.SetupOrders(t)
 	args := map[string]any{"file_id": fileID, "filters": []any{map[string]any{"column": "region", "op": "eq", "value": "north"}}}
-	_, dotted := ts.call(token, "files.query_table", args)
-	code, aliased := ts.call(token, "files_query_table", args)
+	_, dotted := ts.Call(token, "files.query_table", args)
+	code, aliased := ts.Call(token, "files_query_table", args)
 	if code != http.StatusOK {
 		t.Fatalf("files_query_table: got %d %v", code, aliased)
 	}
-	if g, w := mustJSON(aliased), mustJSON(dotted); g != w {
+	if g, w := apitest.MustJSON(aliased), apitest.MustJSON(dotted); g != w {
 		t.Errorf("files_query_table answers %s, files.query_table %s", g, w)
 	}
-	if code, m := ts.call(token, "files_read", map[string]any{}); code != http.StatusOK {
+	if code, m := ts.Call(token, "files_read", map[string]any{}); code != http.StatusOK {
 		t.Errorf("files_read: got %d %v", code, m)
 	}
 	body, _ := json.Marshal(map[string]any{"arguments": map[string]any{"filename": "a.txt", "content": "hi"}})
-	if code, m, _ := ts.do("POST", "/v1/tools/files_create", token, bytes.NewReader(body), "application/json"); code != http.StatusOK {
+	if code, m, _ := ts.Do("POST", "/v1/tools/files_create", token, bytes.NewReader(body), "application/json"); code != http.StatusOK {
 		t.Errorf("files_create: got %d %v", code, m)
 	}
-	if code, m := ts.call(token, "files_delete", map[string]any{}); code != http.StatusNotFound || errCode(m) != "not_found" {
+	if code, m := ts.Call(token, "files_delete", map[string]any{}); code != http.StatusNotFound || apitest.ErrCode(m) != "not_found" {
 		t.Errorf("unknown tool: got %d %v, want 404", code, m)
 	}
 }

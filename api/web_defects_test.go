@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,21 +16,22 @@ import (
 // browser on the sign-in page; a viewer saw Upload and Delete controls
 // they cannot use.
 func TestTablePageDefects(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	addUser(t, users, "vic", "viewer")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	apitest.AddUser(t, users, "vic", "viewer")
 	for _, u := range []string{"ana", "vic"} {
 		if err := users.SetPassword(u, "correct horse battery"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, m := ts.upload(ana, "keep.csv", []byte("region,amount,total,year\nNorth,33.93911,123456,2024\nSouth,1.5,99,2023\n"))
+	_, m := ts.Upload(ana, "keep.csv", []byte("region,amount,total,year\nNorth,33.93911,123456,2024\nSouth,1.5,99,2023\n"))
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	client, _, _ := ts.signIn("ana", "correct horse battery")
+	client, _, _ := ts.SignIn("ana", "correct horse battery")
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	get := func(c *http.Client, path string) (*http.Response, string) {
 		t.Helper()
-		resp, err := c.Get(ts.url + path)
+		resp, err := c.Get(ts.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +57,7 @@ func TestTablePageDefects(t *testing.T) {
 
 	anon := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	next := "/tables/" + tid + "/export?format=csv&o.region=eq&f.region=North"
-	resp, err := anon.PostForm(ts.url+"/signin", url.Values{"name": {"ana"}, "password": {"correct horse battery"}, "next": {next}})
+	resp, err := anon.PostForm(ts.URL+"/signin", url.Values{"name": {"ana"}, "password": {"correct horse battery"}, "next": {next}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestTablePageDefects(t *testing.T) {
 		name string
 		may  bool
 	}{{"ana", true}, {"vic", false}} {
-		c, _, _ := ts.signIn(who.name, "correct horse battery")
+		c, _, _ := ts.SignIn(who.name, "correct horse battery")
 		_, files := get(c, "/files")
 		if got := strings.Contains(files, `id="upload"`); got != who.may {
 			t.Errorf("%s sees the upload form: %v", who.name, got)

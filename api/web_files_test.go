@@ -1,7 +1,8 @@
-package api
+package api_test
 
 import (
 	"bytes"
+	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -20,14 +21,15 @@ import (
 // TestPageFormsNeedCSRF: the files page's upload and delete forms change
 // state only with the session's CSRF token.
 func TestPageFormsNeedCSRF(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	_, m := ts.upload(ana, "keep.csv", []byte("a,b\n1,2\n"))
+	_, m := ts.Upload(ana, "keep.csv", []byte("a,b\n1,2\n"))
 	id := m["file"].(map[string]any)["id"].(string)
-	client, csrf, _ := ts.signIn("ana", "correct horse battery")
+	client, csrf, _ := ts.SignIn("ana", "correct horse battery")
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	upload := func(token string) *http.Response {
@@ -39,7 +41,7 @@ func TestPageFormsNeedCSRF(t *testing.T) {
 		w, _ := mw.CreateFormFile("file", "new.csv")
 		w.Write([]byte("x,y\n1,2\n"))
 		mw.Close()
-		resp, err := client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
+		resp, err := client.Post(ts.URL+"/files/upload", mw.FormDataContentType(), &b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +49,7 @@ func TestPageFormsNeedCSRF(t *testing.T) {
 		return resp
 	}
 	del := func(token string) *http.Response {
-		resp, err := client.PostForm(ts.url+"/files/"+id+"/delete", url.Values{"csrf_token": {token}})
+		resp, err := client.PostForm(ts.URL+"/files/"+id+"/delete", url.Values{"csrf_token": {token}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +69,7 @@ func TestPageFormsNeedCSRF(t *testing.T) {
 			t.Errorf("%s: %d, want 403", tc.name, resp.StatusCode)
 		}
 	}
-	if _, m, _ := ts.do("GET", "/v1/files", ana, nil, ""); len(m["files"].([]any)) != 1 {
+	if _, m, _ := ts.Do("GET", "/v1/files", ana, nil, ""); len(m["files"].([]any)) != 1 {
 		t.Fatalf("files changed without a CSRF token: %v", m)
 	}
 	if resp := upload(csrf); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "Uploaded") {
@@ -76,7 +78,7 @@ func TestPageFormsNeedCSRF(t *testing.T) {
 	if resp := del(csrf); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "Deleted") {
 		t.Errorf("delete with the token: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	_, m, _ = ts.do("GET", "/v1/files", ana, nil, "")
+	_, m, _ = ts.Do("GET", "/v1/files", ana, nil, "")
 	if files := m["files"].([]any); len(files) != 1 || files[0].(map[string]any)["filename"] != "new.csv" {
 		t.Errorf("after upload and delete: %v", files)
 	}
@@ -88,11 +90,12 @@ func TestPageFormsNeedCSRF(t *testing.T) {
 // its own redirects carry are shown, a message written into a link is not.
 func TestPageMessagesOnlyTheServers(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	addUser(t, users, "ana", "analyst")
-	client, csrf := ts.pageSignIn(users, "ana")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
+	client, csrf := ts.PageSignIn(users, "ana")
 	page := func(path string) string {
-		resp, err := client.Get(ts.url + path)
+		resp, err := client.Get(ts.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +112,7 @@ func TestPageMessagesOnlyTheServers(t *testing.T) {
 		}
 	}
 	// The server's own message, after an upload, is shown.
-	resp, err := ts.pageUpload(client, csrf, "mine.csv", []byte("x,y\n1,2\n"))
+	resp, err := ts.PageUpload(client, csrf, "mine.csv", []byte("x,y\n1,2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,15 +135,16 @@ func TestPageMessagesOnlyTheServers(t *testing.T) {
 // the same.
 func TestFilesPageCostsItsPage(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	client, _ := ts.pageSignIn(users, "ana")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	client, _ := ts.PageSignIn(users, "ana")
 	add := func(n int) {
 		var wg sync.WaitGroup
 		for w := range 4 {
 			wg.Go(func() {
 				for i := w; i < n; i += 4 {
-					if code, m := ts.call(ana, "files.create", map[string]any{"filename": fmt.Sprintf("n%d.txt", i), "content": "x"}); code != http.StatusOK {
+					if code, m := ts.Call(ana, "files.create", map[string]any{"filename": fmt.Sprintf("n%d.txt", i), "content": "x"}); code != http.StatusOK {
 						t.Errorf("create: %d %v", code, m)
 					}
 				}
@@ -153,7 +157,7 @@ func TestFilesPageCostsItsPage(t *testing.T) {
 		var times []time.Duration
 		for _, order := range []string{"date", "name", "size", "rows", "date", "name", "size"} {
 			start := time.Now()
-			resp, err := client.Get(ts.url + "/files?sort=" + order + "&offset=50")
+			resp, err := client.Get(ts.URL + "/files?sort=" + order + "&offset=50")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,17 +185,18 @@ func TestFilesPageCostsItsPage(t *testing.T) {
 // into the owner's folder under the data directory, never the system's
 // temp folder (here one that does not exist).
 func TestPageUploadAskedFirst(t *testing.T) {
-	ts, users := newServer(t, 48<<20)
-	addUser(t, users, "vic", "viewer")
-	addUser(t, users, "ana", "analyst")
-	viewer, viewerCSRF := ts.pageSignIn(users, "vic")
-	analyst, analystCSRF := ts.pageSignIn(users, "ana")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 48 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "vic", "viewer")
+	apitest.AddUser(t, users, "ana", "analyst")
+	viewer, viewerCSRF := ts.PageSignIn(users, "vic")
+	analyst, analystCSRF := ts.PageSignIn(users, "ana")
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "no such folder"))
 	const size = 33 << 20
 	post := func(client *http.Client, csrf string) (*http.Response, float64) {
 		read := bodyBytesRead(ts, "/files/upload")
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		resp, err := ts.pageUpload(client, csrf, "big.txt", bytes.Repeat([]byte("words "), size/6))
+		resp, err := ts.PageUpload(client, csrf, "big.txt", bytes.Repeat([]byte("words "), size/6))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,22 +220,10 @@ func TestPageUploadAskedFirst(t *testing.T) {
 
 // bodyBytesRead is how many bytes of request bodies the server has read
 // on route.
-func bodyBytesRead(ts *testServer, route string) float64 {
+func bodyBytesRead(ts *apitest.Server, route string) float64 {
 	var m dto.Metric
-	if err := ts.srv.metrics.requestBytes.WithLabelValues(route).Write(&m); err != nil {
-		ts.t.Fatal(err)
+	if err := ts.Server.RequestBytes().WithLabelValues(route).Write(&m); err != nil {
+		ts.T.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
-}
-
-// pageUpload sends a file by the files page's upload form, with the
-// session's CSRF token before it as the page sends it.
-func (ts *testServer) pageUpload(client *http.Client, csrf, name string, content []byte) (*http.Response, error) {
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	mw.WriteField("csrf_token", csrf)
-	w, _ := mw.CreateFormFile("file", name)
-	w.Write(content)
-	mw.Close()
-	return client.Post(ts.url+"/files/upload", mw.FormDataContentType(), &b)
 }

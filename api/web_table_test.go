@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"datadesk/api/apitest"
 	"datadesk/internal/testenv"
 )
 
@@ -49,8 +50,9 @@ func openpyxlRows(t *testing.T, xlsx []byte) (map[string]int, bool) {
 // filtered view of it exported from the page, come back whole through
 // openpyxl's read-only mode, which reads only the declared range.
 func TestExportsReadWholeByOpenpyxl(t *testing.T) {
-	ts, users := newServer(t, 4<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +66,11 @@ func TestExportsReadWholeByOpenpyxl(t *testing.T) {
 		}
 		fmt.Fprintf(&in, "%05d,%s,%d.50\n", i, region, i)
 	}
-	_, m := ts.upload(ana, "orders.csv", []byte(in.String()))
+	_, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
 	tid := m["file"].(map[string]any)["table_id"].(string)
-	client, _, _ := ts.signIn("ana", "correct horse battery")
+	client, _, _ := ts.SignIn("ana", "correct horse battery")
 	get := func(path string) (int, []byte) {
-		resp, err := client.Get(ts.url + path)
+		resp, err := client.Get(ts.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/engine"
-	"datadesk/rbac"
 )
 
 // wideAllowance is what a load may add to the process beyond the engine's
@@ -26,8 +27,9 @@ const wideAllowance = 256 << 20
 // the whole process, in 1.9 s and 6.2 s).
 func TestWideFilesBounded(t *testing.T) {
 	const limit = 1 << 30
-	ts, users := newServerFull(t, Config{MaxUpload: 64 << 20}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "1GB"})
-	token := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 64 << 20}, Engine: engine.Config{MemoryLimit: "1GB"}})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
 	for _, tc := range []struct{ rows, cols int }{{1000, 1000}, {100, 3000}} {
 		t.Run(fmt.Sprintf("%dx%d", tc.rows, tc.cols), func(t *testing.T) {
 			var b strings.Builder
@@ -45,7 +47,7 @@ func TestWideFilesBounded(t *testing.T) {
 				m    map[string]any
 			)
 			rss, _ := memoryPeaks(t, func() {
-				code, m = ts.upload(token, "wide.csv", []byte(b.String()))
+				code, m = ts.Upload(token, "wide.csv", []byte(b.String()))
 			})
 			if code != http.StatusCreated {
 				t.Fatalf("got %d %v", code, m)

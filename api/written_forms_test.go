@@ -1,6 +1,7 @@
-package api
+package api_test
 
 import (
+	"datadesk/api/apitest"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -17,9 +18,10 @@ func TestSP500DividendYield(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, users := newServer(t, 8<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, m := ts.upload(token, "sp500-financials.csv", data)
+	ts := apitest.New(t, apitest.Options{MaxUpload: 8 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, m := ts.Upload(token, "sp500-financials.csv", data)
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -30,7 +32,7 @@ func TestSP500DividendYield(t *testing.T) {
 			t.Fatalf("dividend_yield: got %v (%v), want decimal", col["type"], col["reason"])
 		}
 	}
-	code, res := ts.call(token, "files.query_table", map[string]any{"file_id": fileID,
+	code, res := ts.Call(token, "files.query_table", map[string]any{"file_id": fileID,
 		"filters":    []any{map[string]any{"column": "dividend_yield", "op": "gt", "value": 0.03}},
 		"aggregates": []any{map[string]any{"op": "max", "column": "dividend_yield"}, map[string]any{"op": "avg", "column": "dividend_yield"}}})
 	if code != http.StatusOK {
@@ -40,14 +42,14 @@ func TestSP500DividendYield(t *testing.T) {
 	if got := r["matched_row_count"]; got != json.Number("102") && got != float64(102) {
 		t.Errorf("gt 0.03: got %v, want 102", got)
 	}
-	code, res = ts.call(token, "files.query_table", map[string]any{"file_id": fileID,
+	code, res = ts.Call(token, "files.query_table", map[string]any{"file_id": fileID,
 		"aggregates": []any{map[string]any{"op": "min", "column": "dividend_yield"}}})
 	if code != http.StatusOK {
 		t.Fatalf("query: %d %v", code, res)
 	}
 	agg := res["result"].(map[string]any)["aggregates"].(map[string]any)
 	// EA's 3.6e-05 is the smallest yield, read exactly.
-	if got := mustJSON(agg["min_dividend_yield"]); got != "0.000036" {
+	if got := apitest.MustJSON(agg["min_dividend_yield"]); got != "0.000036" {
 		t.Errorf("min: got %s, want 0.000036", got)
 	}
 }
@@ -56,9 +58,10 @@ func TestSP500DividendYield(t *testing.T) {
 // __row, holding text and numbers against file order: browsing and
 // files.query_table answer 200 in file order, and the labels keep the names.
 func TestEngineNamesAsColumns(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	token := addUser(t, users, "ana", "analyst")
-	code, m := ts.upload(token, "names.csv", []byte("rowid,__row,ROWID,name\nz,3,c,first\ny,2,b,second\nx,1,a,third\n"))
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, m := ts.Upload(token, "names.csv", []byte("rowid,__row,ROWID,name\nz,3,c,first\ny,2,b,second\nx,1,a,third\n"))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -68,12 +71,12 @@ func TestEngineNamesAsColumns(t *testing.T) {
 		keys = append(keys, c.(map[string]any)["key"].(string))
 		labels = append(labels, c.(map[string]any)["label"].(string))
 	}
-	if got := mustJSON(labels); got != `["rowid","__row","ROWID","name"]` {
+	if got := apitest.MustJSON(labels); got != `["rowid","__row","ROWID","name"]` {
 		t.Errorf("labels: %s", got)
 	}
-	code, raw := ts.get(token, "/v1/tables/"+tid+"/rows?offset=1&limit=2")
+	code, raw := ts.Get(token, "/v1/tables/"+tid+"/rows?offset=1&limit=2")
 	var page struct{ Rows [][]any }
-	if err := json.Unmarshal(raw, &page); code != 200 || err != nil || mustJSON(page.Rows) != `[["y",2,"b","second"],["x",1,"a","third"]]` {
+	if err := json.Unmarshal(raw, &page); code != 200 || err != nil || apitest.MustJSON(page.Rows) != `[["y",2,"b","second"],["x",1,"a","third"]]` {
 		t.Errorf("rows: %d %s", code, raw)
 	}
 	for _, args := range []map[string]any{
@@ -82,12 +85,12 @@ func TestEngineNamesAsColumns(t *testing.T) {
 		{"file_id": tid, "limit": 3, "sort_by": keys[0]},
 		{"file_id": tid, "group_by": []any{keys[2]}, "aggregates": []any{map[string]any{"op": "sum", "column": keys[1], "name": "rowid"}}, "show": true},
 	} {
-		code, res := ts.call(token, "files.query_table", args)
+		code, res := ts.Call(token, "files.query_table", args)
 		if code != 200 {
 			t.Errorf("%v: %d %v", args, code, res)
 			continue
 		}
-		rows := mustJSON(res["result"].(map[string]any)["rows"])
+		rows := apitest.MustJSON(res["result"].(map[string]any)["rows"])
 		switch {
 		case args["offset"] != nil && rows != `[["y",2,"b","second"],["x",1,"a","third"]]`:
 			t.Errorf("%v: rows %s", args, rows)
