@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"datadesk/api"
-	"datadesk/api/apitest"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"datadesk/api"
+	"datadesk/api/apitest"
 )
 
 // TestMCPReadsBounded: one 1.6 KB batch of 7 resources/read of a wide
@@ -38,7 +39,7 @@ func TestMCPReadsBounded(t *testing.T) {
 		codes       = map[int]int{}
 		pages, busy int
 	)
-	rss, _ := memoryPeaks(t, func() {
+	rss, _ := apitest.MemoryPeaks(t, func() {
 		var wg sync.WaitGroup
 		for range 20 {
 			wg.Go(func() {

@@ -2,14 +2,15 @@ package api_test
 
 import (
 	"bytes"
-	"datadesk/api"
-	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"datadesk/api"
+	"datadesk/api/apitest"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -40,7 +41,7 @@ func TestGroupExportOnePass(t *testing.T) {
 	start := time.Now()
 	var resp *http.Response
 	var body []byte
-	rss, _ := memoryPeaks(t, func() {
+	rss, _ := apitest.MemoryPeaks(t, func() {
 		var err error
 		if resp, err = client.Get(ts.URL + "/tables/" + table + "/group.xlsx?g=id&gm=median&gc=amount"); err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 

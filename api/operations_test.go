@@ -191,7 +191,7 @@ func TestExportCutShort(t *testing.T) {
 // it, and the metrics count the failed calls.
 func TestShardDownSaysSo(t *testing.T) {
 	c, ts, token := onTwoShards(t, 1<<20)
-	code, up := ts.Upload(token, "orders.csv", []byte(rowsCSV(2000)))
+	code, up := ts.Upload(token, "orders.csv", []byte(apitest.RowsCSV(2000)))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
@@ -378,7 +378,7 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 	ts := apitest.New(t, apitest.Options{Engine: engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1}})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
-	code, up := ts.Upload(token, "orders.csv", []byte(rowsCSV(200)))
+	code, up := ts.Upload(token, "orders.csv", []byte(apitest.RowsCSV(200)))
 	if code != http.StatusCreated {
 		t.Fatalf("upload to the cluster: %d %v", code, up)
 	}

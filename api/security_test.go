@@ -1,15 +1,12 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +15,6 @@ import (
 
 	"datadesk/api"
 	"datadesk/api/apitest"
-	"datadesk/internal/testenv"
 	"datadesk/rbac"
 )
 
@@ -92,24 +88,6 @@ func TestActForCappedByPlatformRows(t *testing.T) {
 	}
 }
 
-// vmKB reads a line of /proc/self/status in kB.
-func vmKB(t *testing.T, field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		testenv.Missing(t, "no /proc/self/status")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	testenv.Missing(t, "no %s in /proc/self/status", field)
-	return 0
-}
-
 // TestSignInFlood: 200 wrong sign-ins at once took RSS from 70 MB to
 // 5.8 GB and a normal request took 7 s; guessing had no limit, and the right
 // password after 60 wrong ones was accepted. Now hashing is bounded, failures
@@ -141,14 +119,14 @@ func TestSignInFlood(t *testing.T) {
 	if code, _, _ := ts.Do("GET", "/v1/files", ana, nil, ""); code != 200 {
 		t.Fatalf("warm-up: %d", code)
 	}
-	before := vmKB(t, "VmRSS")
+	before := apitest.VMKB(t, "VmRSS")
 	var peak atomic.Int64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
 		for {
-			peak.Store(max(peak.Load(), vmKB(t, "VmRSS")))
+			peak.Store(max(peak.Load(), apitest.VMKB(t, "VmRSS")))
 			select {
 			case <-stop:
 				return

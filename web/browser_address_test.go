@@ -3,7 +3,6 @@ package web_test
 import (
 	"archive/zip"
 	"bytes"
-	"datadesk/api/apitest"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"datadesk/api/apitest"
 
 	"github.com/chromedp/chromedp"
 	"github.com/xuri/excelize/v2"

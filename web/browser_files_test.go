@@ -1,10 +1,11 @@
 package web_test
 
 import (
-	"datadesk/api/apitest"
 	"fmt"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 
 	"github.com/chromedp/chromedp"
 )

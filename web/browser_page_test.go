@@ -3,7 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"datadesk/api/apitest"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"datadesk/api/apitest"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"

@@ -1,9 +1,10 @@
 package web_test
 
 import (
-	"datadesk/api/apitest"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 
 	"github.com/chromedp/chromedp"
 )

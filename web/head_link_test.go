@@ -1,11 +1,12 @@
 package web_test
 
 import (
-	"datadesk/api/apitest"
 	"io"
 	"net/http"
 	"strconv"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestHeadSignedLink: HEAD on a valid signed link answered 401, where GET

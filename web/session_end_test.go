@@ -1,10 +1,11 @@
 package web_test
 
 import (
-	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestSessionsEndWithCredentials: a web session's cookie kept working for

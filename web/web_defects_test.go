@@ -1,12 +1,13 @@
 package web_test
 
 import (
-	"datadesk/api/apitest"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestTablePageDefects: smaller defects an analyst met, each fixed: an

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bytes"
-	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"datadesk/api/apitest"
 )
 
 // TestPageFormsNeedCSRF: the files page's upload and delete forms change

@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,4 +73,14 @@ func WideTable(t *testing.T, ts *Server, token string, rows int) string {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	return m["file"].(map[string]any)["table_id"].(string)
+}
+
+// RowsCSV is a CSV of n data rows.
+func RowsCSV(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("id,region\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%d,r%d\n", i, i%7)
+	}
+	return b.Bytes()
 }

@@ -1,4 +1,4 @@
-package api_test
+package rest_test
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func TestWideFilesBounded(t *testing.T) {
 				code int
 				m    map[string]any
 			)
-			rss, _ := memoryPeaks(t, func() {
+			rss, _ := apitest.MemoryPeaks(t, func() {
 				code, m = ts.Upload(token, "wide.csv", []byte(b.String()))
 			})
 			if code != http.StatusCreated {

@@ -1,12 +1,13 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestSP500DividendYield uploads the S&P 500 file, where one dividend yield

@@ -1,4 +1,4 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"

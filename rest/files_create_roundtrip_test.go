@@ -1,10 +1,11 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"fmt"
 	"net/http"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestXLSXWrittenReadsBackTheSame: a workbook files.create writes, with

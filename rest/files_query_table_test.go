@@ -1,51 +1,16 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api"
-	"datadesk/api/apitest"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"datadesk/api"
+	"datadesk/api/apitest"
 )
 
 const ordersCSV = "order_id,region,amount,day\n000123,North,10.50,2024-01-02\n123,north,5,2024-01-03\n000124,SOUTH,7.25,2024-02-01\n000125,East,,2024-02-02\n"
-
-func TestToolList(t *testing.T) {
-	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
-	users := ts.Users
-	token := apitest.AddUser(t, users, "ana", "analyst")
-	code, m, _ := ts.Do("GET", "/v1/tools", token, nil, "")
-	if code != 200 {
-		t.Fatalf("got %d", code)
-	}
-	tools := m["tools"].([]any)
-	if len(tools) != 4 {
-		t.Fatalf("got %d tools, want the three specified tools and files.analyze_table", len(tools))
-	}
-	for _, x := range tools {
-		tool := x.(map[string]any)
-		name := tool["name"].(string)
-		// The specified tools carry their specification's schemas exactly
-		// (toolcall's TestToolSchemas); the list serves the registry's.
-		t0, err := ts.Server.Calls().Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []byte(t0.InputSchema)
-		var wantSchema any
-		json.Unmarshal(want, &wantSchema)
-		if g, w := apitest.MustJSON(tool["input_schema"]), apitest.MustJSON(wantSchema); g != w {
-			t.Errorf("%s schema differs from its specification:\n%s\n%s", name, g, w)
-		}
-		for _, k := range []string{"description", "risk_level", "approval_mode", "enabled"} {
-			if tool[k] == nil || tool[k] == "" {
-				t.Errorf("%s lacks %s", name, k)
-			}
-		}
-	}
-}
 
 func TestQueryTableAnswers(t *testing.T) {
 	ts, token, fileID := apitest.SetupOrders(t)

@@ -1,4 +1,4 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 
 	"datadesk/api"
 	"datadesk/api/apitest"
-	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/rbac"
@@ -159,16 +158,6 @@ func TestApprovalQueueStaysSmall(t *testing.T) {
 	}
 }
 
-// rowsCSV is a CSV of n data rows.
-func rowsCSV(n int) []byte {
-	var b bytes.Buffer
-	b.WriteString("id,region\n")
-	for i := range n {
-		fmt.Fprintf(&b, "%d,r%d\n", i, i%7)
-	}
-	return b.Bytes()
-}
-
 // TestCopyPolicySeesRows: files.create with source_file_id of a big table
 // ran at once while the same rows sent inline waited for approval; the
 // policy now sees the source table's rows, a ZIP its members' bytes, and a
@@ -179,7 +168,7 @@ func TestCopyPolicySeesRows(t *testing.T) {
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
 	upload := func(name string, rows int) string {
-		code, m := ts.Upload(ana, name, rowsCSV(rows))
+		code, m := ts.Upload(ana, name, apitest.RowsCSV(rows))
 		if code != http.StatusCreated {
 			t.Fatalf("upload %s: %d %v", name, code, m)
 		}
@@ -241,7 +230,7 @@ func TestPolicyCheckSeesRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := filepath.Join(store.IncomingDir(), "big.csv")
-	if err := os.WriteFile(tmp, rowsCSV(50001), 0o600); err != nil {
+	if err := os.WriteFile(tmp, apitest.RowsCSV(50001), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	res, err := ingest.New(ingest.Config{}).Read(ctx, tmp, "big.csv", store.IncomingDir())
@@ -327,55 +316,5 @@ func TestApprovalRedecided(t *testing.T) {
 	}
 	if code, a := decide(root, create(root)); code != 200 || a["status"] != "done" {
 		t.Errorf("self-approval granted by a row: %d %v", code, a)
-	}
-}
-
-// TestApprovalRunsOnlyWhereItsOwnerIs: after a new member list gives an
-// owner to another node, approving the owner's waiting call here does
-// not run it (it would write into an empty account): 409 naming the node,
-// and the call stays pending.
-func TestApprovalRunsOnlyWhereItsOwnerIs(t *testing.T) {
-	alone, err := cluster.ParseNodes("n1=127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	grown, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=127.0.0.1:2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20, Cluster: api.ClusterConfig{Ring: alone, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}}})
-	users := ts.Users
-	pick := func(prefix, role, node string) string {
-		for i := 0; ; i++ {
-			name := fmt.Sprintf("%s%d", prefix, i)
-			token := apitest.AddUser(t, users, name, role)
-			u, err := users.ByName(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if grown.Owner(u.ID).Name == node {
-				return token
-			}
-		}
-	}
-	vic, root := pick("vic", "viewer", "n2"), pick("root", "admin", "n1")
-	code, m := ts.Call(vic, "files.create", map[string]any{"filename": "n.txt", "content": "x"})
-	if code != http.StatusAccepted {
-		t.Fatalf("viewer's call: %d %v", code, m)
-	}
-	id := m["approval"].(map[string]any)["id"].(string)
-	before := (*ts.Server.MembersRef())
-	(*ts.Server.MembersRef()), err = cluster.NewMembers(grown, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, m, _ = ts.Do("POST", "/v1/approvals/"+id+"/approve", root, nil, "")
-	if code != http.StatusConflict || !strings.Contains(fmt.Sprint(m), "node n2") {
-		t.Errorf("approve an owner's call on the node that no longer holds it: %d %v, want 409 naming n2", code, m)
-	}
-	(*ts.Server.MembersRef()) = before
-	code, m, _ = ts.Do("GET", "/v1/approvals/"+id, root, nil, "")
-	if a, _ := m["approval"].(map[string]any); code != http.StatusOK || a["status"] != "pending" {
-		t.Errorf("the approval after the refusal: %d %v, want pending", code, m)
 	}
 }

@@ -1,12 +1,13 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // Answer-size targets: what a model pays in tokens on every call.

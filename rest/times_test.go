@@ -1,8 +1,7 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"
-	"datadesk/api/apitest"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 
 	"github.com/xuri/excelize/v2"
 )

@@ -1,13 +1,14 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"
-	"datadesk/api/apitest"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestReadAgainWithHeaderRow: a person corrects where a file's header is,

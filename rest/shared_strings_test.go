@@ -1,10 +1,9 @@
-package api_test
+package rest_test
 
 import (
 	"archive/zip"
 	"bytes"
 	"crypto/rand"
-	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"datadesk/api/apitest"
 )
 
 // stringsBook is an XLSX whose shared strings part holds n strings of size
@@ -86,7 +87,7 @@ func TestSharedStringsBounded(t *testing.T) {
 	var code int
 	var m map[string]any
 	start := time.Now()
-	rss, _ := memoryPeaks(t, func() { code, m = ts.Upload(ana, "hostile.xlsx", hostile) })
+	rss, _ := apitest.MemoryPeaks(t, func() { code, m = ts.Upload(ana, "hostile.xlsx", hostile) })
 	took := time.Since(start)
 	t.Logf("a %d KiB workbook of 200 MB of shared strings: %d in %v, the process grew %d MiB", len(hostile)>>10, code, took, rss>>20)
 	if code != http.StatusRequestEntityTooLarge || apitest.ErrCode(m) != "too_large" {
@@ -104,7 +105,7 @@ func TestSharedStringsBounded(t *testing.T) {
 	atLimit := stringsBook(t, 125_000, 1000, 5_000)
 	codes := make([]int, 3)
 	start = time.Now()
-	rss, _ = memoryPeaks(t, func() {
+	rss, _ = apitest.MemoryPeaks(t, func() {
 		var wg sync.WaitGroup
 		for i := range codes {
 			wg.Go(func() {

@@ -1,8 +1,7 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"
-	"datadesk/api/apitest"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"datadesk/api/apitest"
 
 	"github.com/xuri/excelize/v2"
 )

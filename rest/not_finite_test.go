@@ -1,10 +1,11 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestNotFiniteAnswers: an expression that overflows (1e308*10), or a sum,

@@ -1,4 +1,4 @@
-package api_test
+package rest_test
 
 import (
 	"bufio"
@@ -9,13 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"datadesk/api"
 	"datadesk/api/apitest"
@@ -103,41 +99,6 @@ func postJSON(t *testing.T, ts *apitest.Server, route, token string, body io.Rea
 	return resp.StatusCode, raw
 }
 
-// memoryPeaks runs f and returns how far the process's resident memory and
-// Go's heap in use rose above their levels before it, at their highest.
-func memoryPeaks(t *testing.T, f func()) (rss, heap int64) {
-	t.Helper()
-	runtime.GC()
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	heapBefore, rssBefore := int64(ms.HeapInuse), vmKB(t, "VmRSS")<<10
-	// The kernel's peak is reset when it can be; where it cannot, the
-	// peak is the highest resident size sampled.
-	reset := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-	var stop atomic.Bool
-	var heapPeak, rssPeak atomic.Int64
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for !stop.Load() {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			heapPeak.Store(max(heapPeak.Load(), int64(ms.HeapInuse)))
-			rssPeak.Store(max(rssPeak.Load(), vmKB(t, "VmRSS")<<10))
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	f()
-	stop.Store(true)
-	<-sampled
-	peak := rssPeak.Load()
-	if reset {
-		peak = max(peak, vmKB(t, "VmHWM")<<10)
-	}
-	return peak - rssBefore, heapPeak.Load() - heapBefore
-}
-
 // TestFilesCreateMemoryBounded: a 25.7 MB files.create call (50,000 rows of
 // 256 zeros) peaked at 3.26 GB, about 127 times its body, and a viewer's
 // 51 MB call added 2 GB before its 413. A body past toolcall.BodyInMemory is now
@@ -193,7 +154,7 @@ func TestFilesCreateMemoryBounded(t *testing.T) {
 			path, size := tc.body()
 			var code int
 			var raw []byte
-			rss, heap := memoryPeaks(t, func() {
+			rss, heap := apitest.MemoryPeaks(t, func() {
 				code, raw = postFile(t, ts, tc.route, tc.token, path, size)
 			})
 			if code != tc.code {

@@ -1,10 +1,11 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestAnswersAModelCanActOn: a query that matched nothing says how the

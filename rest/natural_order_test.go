@@ -1,13 +1,14 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestNaturalOrderOfIdentifiers: whole-number ids kept as identifier text

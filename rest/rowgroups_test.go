@@ -1,12 +1,13 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"
 	"context"
-	"datadesk/api"
-	"datadesk/api/apitest"
 	"fmt"
 	"testing"
+
+	"datadesk/api"
+	"datadesk/api/apitest"
 
 	"github.com/xuri/excelize/v2"
 )

@@ -1,9 +1,10 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestDeepArgumentsRefusedFirst: filters nested a thousand groups deep (a

@@ -1,12 +1,13 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"
-	"datadesk/api/apitest"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 
 	"github.com/xuri/excelize/v2"
 )

@@ -1,14 +1,15 @@
-package api_test
+package rest_test
 
 import (
 	"archive/zip"
 	"bytes"
-	"datadesk/api/apitest"
 	"encoding/xml"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 
 	"github.com/xuri/excelize/v2"
 )

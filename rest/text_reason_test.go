@@ -1,10 +1,11 @@
-package api_test
+package rest_test
 
 import (
-	"datadesk/api/apitest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 )
 
 // TestTextColumnSaysWhy: sum over a column stored as text answered only

@@ -1,4 +1,4 @@
-package api_test
+package rest_test
 
 import (
 	"bytes"
@@ -11,13 +11,6 @@ import (
 
 	"datadesk/api/apitest"
 )
-
-// TestMain stops the ClickHouse cluster if a test started it.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	stopTestCluster()
-	os.Exit(code)
-}
 
 // TestReadmeWalkthrough is the README's first steps: upload a CSV and an
 // XLSX, see their schemas with identifiers as text, page rows, download,
