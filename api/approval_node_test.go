@@ -17,6 +17,7 @@ import (
 // not run it (it would write into an empty account): 409 naming the node,
 // and the call stays pending.
 func TestApprovalRunsOnlyWhereItsOwnerIs(t *testing.T) {
+	t.Parallel()
 	alone, err := cluster.ParseNodes("n1=127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)

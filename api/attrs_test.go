@@ -18,6 +18,7 @@ import (
 // deny row. Each way a file or table is made now shows the policy what
 // it holds.
 func TestPolicySeesTheWork(t *testing.T) {
+	t.Parallel()
 	policy := "p, role:analyst, files.create, r.attrs.Format == 'zip', deny, allow\n" +
 		"p, role:analyst, files.create, r.attrs.Rows > 100000, deny, allow\n" +
 		"p, role:analyst, files.upload, r.attrs.Rows > 1000, deny, allow\n" + rbac.DefaultPolicy

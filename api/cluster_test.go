@@ -62,6 +62,7 @@ func testClickHouse(t *testing.T) *clickhouse.Cluster {
 // exports answer the same for both through the HTTP interface, and that
 // deleting the file removes the table from the cluster.
 func TestClusterTableThroughHTTP(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -21,6 +21,7 @@ import (
 // nothing half-written stays, /readyz is 503 on low space, and once space
 // is freed the same upload is stored.
 func TestFullDiskSaysSo(t *testing.T) {
+	t.Parallel()
 	mnt := testenv.SmallDisk(t, 192<<20)
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 32 << 20}, Engine: engine.Config{Dir: mnt, MemoryLimit: "256MB", MaxTempSize: "32MB"}})
 	users := ts.Users
@@ -104,6 +105,7 @@ func fillAll(t *testing.T, dir string) {
 // The log has a small file system of its own here, so that DuckDB's own
 // writes and frees elsewhere do not decide when it fills.
 func TestNoCallWithoutItsRecord(t *testing.T) {
+	t.Parallel()
 	logs := testenv.SmallDisk(t, 1<<20)
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users

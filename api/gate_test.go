@@ -24,6 +24,7 @@ import (
 // reads take turns, a few at once on the node and for each user. Twenty
 // batches at once grow the process less than 1 GB, and every read answers.
 func TestMCPReadsBounded(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	ts := apitest.New(t, apitest.Options{MaxUpload: 32 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -87,6 +88,7 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 // node; the rest wait, then answer 503 with Retry-After), and a body that
 // sends nothing for a while is dropped, which frees its turn.
 func TestBodiesBounded(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

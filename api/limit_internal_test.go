@@ -13,6 +13,7 @@ import (
 // address is locked past its own free failures, whatever the names; a
 // name's failures lock no other address.
 func TestSignInLockGrows(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -72,6 +73,7 @@ func TestSignInLockGrows(t *testing.T) {
 // each signInAddrEvery; and the counts kept stay within signInMaxEntries
 // addresses, in bounded time and memory, however many addresses come.
 func TestSignInTurnsAtTheirLimits(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	l := newAttemptLimiter(func() time.Time { return now })
 	for i := range signInPairBurst {

@@ -25,6 +25,7 @@ import (
 // methods, paths and tool names, with and without a token, add no series,
 // no bytes to /metrics and no memory that stays.
 func TestMetricLabelsClosed(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	ts, token, fileID := apitest.SetupOrders(t)
 	// The series the ordinary requests make, and the memory held after
 	// them.

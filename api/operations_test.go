@@ -33,6 +33,7 @@ import (
 // calls by tool and outcome, with their latency and the gauges an
 // operator watches.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	ts.Call(token, "files.query_table", map[string]any{"file_id": fileID})
 	ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "group_by": []any{"colour"}})
@@ -108,6 +109,7 @@ func TestMetrics(t *testing.T) {
 // when one the node cannot serve without is down; /healthz stays a
 // liveness check.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	shared := t.TempDir()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{SharedDir: shared}})
 	ready := func() (int, map[string]any) {
@@ -154,6 +156,7 @@ func TestReadyz(t *testing.T) {
 // connection without the chunked body's last chunk, so the client sees a
 // failed transfer, never a short file that looks whole.
 func TestExportCutShort(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	cols := []catalog.Column{{Key: "id", Type: "text"}, {Key: "n", Type: "integer"}}
 	src := exports.Source{Columns: cols, Count: 300000, Rows: func(yield func([]any) error) error {
@@ -190,6 +193,7 @@ func TestExportCutShort(t *testing.T) {
 // unavailable naming the shard, /readyz says the node is degraded naming
 // it, and the metrics count the failed calls.
 func TestShardDownSaysSo(t *testing.T) {
+	t.Parallel()
 	c, ts, token := onTwoShards(t, 1<<20)
 	code, up := ts.Upload(token, "orders.csv", []byte(apitest.RowsCSV(2000)))
 	if code != http.StatusCreated {
@@ -236,6 +240,7 @@ func TestShardDownSaysSo(t *testing.T) {
 // failed transfer (the body ends without its last chunk), never a cleanly
 // ended, shorter file.
 func TestShardKilledDuringExport(t *testing.T) {
+	t.Parallel()
 	c, ts, token := onTwoShards(t, 64<<20)
 	const rows = 400_000
 	var csv bytes.Buffer
@@ -301,6 +306,7 @@ func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *apite
 // still 200, within the probes' deadline. Low free space, which an empty
 // file's creation does not notice, is a 503 naming the directory.
 func TestReadyzToRouteBy(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	hung := hungNode(t)
 	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=127.0.0.1:9,n3=" + hung)
 	if err != nil {
@@ -332,6 +338,7 @@ func TestReadyzToRouteBy(t *testing.T) {
 // deadline, and the node's storage and database are still seen ready:
 // the node is degraded (200, saying what does not work), not unready.
 func TestReadyzBlamesTheHungDependency(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	ch, err := clickhouse.New(clickhouse.Config{Nodes: []string{"http://" + hungNode(t)}, Cluster: "datadesk", Database: "datadesk"})
 	if err != nil {
 		t.Fatal(err)
@@ -363,6 +370,7 @@ func TestReadyzBlamesTheHungDependency(t *testing.T) {
 // answers 200 degraded naming ZooKeeper and what does not work, within
 // the probes' deadline, the shard still answering, and the metrics say so.
 func TestReadyzZooKeeperDown(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	c, err := clickhousetest.StartReplicated(1, 2)
 	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
 		testenv.Missing(t, "%v", err)
@@ -445,6 +453,7 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 // a hung node. It now asks every node at once for at most a few seconds
 // and answers with what it has, naming the node that did not answer.
 func TestApprovalListWithAHungPeer(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	hung := hungNode(t)
 	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=" + hung)
 	if err != nil {

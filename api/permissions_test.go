@@ -15,6 +15,7 @@ import (
 )
 
 func TestApprovalRunsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -111,6 +112,7 @@ func TestApprovalRunsExactlyOnce(t *testing.T) {
 }
 
 func TestWebSessions(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -180,6 +182,7 @@ func TestWebSessions(t *testing.T) {
 }
 
 func TestSignOutRevokes(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")
@@ -211,6 +214,7 @@ func TestSignOutRevokes(t *testing.T) {
 }
 
 func TestActingFor(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	bot := apitest.AddUser(t, users, "chatbot", "platform")
@@ -274,6 +278,7 @@ func TestActingFor(t *testing.T) {
 // TestOtherOwnersFileUnreachable tries every path that takes an id with
 // another owner's file and table.
 func TestOtherOwnersFileUnreachable(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

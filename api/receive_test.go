@@ -16,6 +16,7 @@ import (
 // that fails to read is still the client's; a file the server cannot
 // write is the server's.
 func TestReceiveBlamesTheRightSide(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	_, _, _, err := ts.Server.Receive(strings.NewReader("a,b\n1,2\n"), filepath.Join(t.TempDir(), "gone"))
 	if e := datadesk.AsError(err); e.Code != datadesk.Internal || !strings.Contains(e.Message, "could not store") {

@@ -32,6 +32,7 @@ func auditEntries(t *testing.T, dir string) []rbac.Entry {
 // a viewer. Acting for someone now never gives more than the platform's own
 // rows, and by default a platform acts for viewers and analysts only.
 func TestActForNeverRaisesPower(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	bot := apitest.AddUser(t, users, "chatbot", "platform")
@@ -75,6 +76,7 @@ func TestActForNeverRaisesPower(t *testing.T) {
 // TestActForCappedByPlatformRows: the platform's own rows cap what it does
 // for a user: without its files.create row it cannot create for an analyst.
 func TestActForCappedByPlatformRows(t *testing.T) {
+	t.Parallel()
 	policy := strings.Replace(rbac.DefaultPolicy, "p, role:platform, files.create, r.attrs.ActingFor, allow, allow\n", "", 1)
 	ts := apitest.New(t, apitest.Options{Policy: policy})
 	users := ts.Users
@@ -94,6 +96,7 @@ func TestActForCappedByPlatformRows(t *testing.T) {
 // lock the name and the address with a growing delay (429, Retry-After),
 // memory stays flat and other requests keep being answered.
 func TestSignInFlood(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -195,6 +198,7 @@ func TestSignInFlood(t *testing.T) {
 // after sign-in (browsers drop the tab). Only a same-site path passes
 // (web's TestSafeNext has the paths).
 func TestSignInNextSameSite(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")
@@ -218,6 +222,7 @@ func TestSignInNextSameSite(t *testing.T) {
 // huge cell made a one-row answer huge; unknown routes were audited as 500;
 // an act-for naming an unknown user was audited without the platform.
 func TestBoundedAnswersAndNames(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 8 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -332,6 +337,7 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 // TestNoDecoderMessages: a bad JSON body is a 400 in the project's words,
 // never a Go decoder's message.
 func TestNoDecoderMessages(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

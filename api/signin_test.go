@@ -22,6 +22,7 @@ import (
 // user's right password answer 429. The client address is now the one the
 // trusted proxy forwards: the guesser's address is locked, others sign in.
 func TestSignInBehindProxyLocksNoOneElse(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Engine: engine.Config{MemoryLimit: "256MB"}})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")
@@ -47,6 +48,7 @@ func TestSignInBehindProxyLocksNoOneElse(t *testing.T) {
 // TestSignInForwardedHeaderIgnoredWithoutProxy: without trusted proxies a
 // client cannot pick its address with X-Forwarded-For to dodge its lock.
 func TestSignInForwardedHeaderIgnoredWithoutProxy(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")
@@ -66,6 +68,7 @@ func TestSignInForwardedHeaderIgnoredWithoutProxy(t *testing.T) {
 // per 15 minutes. The guesser's address is locked; admin signs in from an
 // address that never failed, and guesses from fresh addresses are paced.
 func TestAdminNotLockedOut(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -109,6 +112,7 @@ func TestAdminNotLockedOut(t *testing.T) {
 // at a time; the rest of its flood is refused at once (429, Retry-After),
 // and the admins sign in.
 func TestSignInFloodOfRightPasswords(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Engine: engine.Config{MemoryLimit: "256MB"}})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")
@@ -218,6 +222,7 @@ func TestSignInFromAnotherSite(t *testing.T) {
 // address: the flood is refused at its own limit, at once, while other
 // users sign in from that address and from others.
 func TestSignInLimitsPerUserAndAddress(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	ts := apitest.New(t, apitest.Options{Config: api.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Engine: engine.Config{MemoryLimit: "256MB"}})
 	users := ts.Users
 	others := make([]string, 6)

@@ -15,6 +15,7 @@ import (
 // Retry-After, where a call stopped before it got one. Every 503 now says
 // when to try again (a 429 too).
 func TestUnavailableSaysWhenToRetry(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Engine: engine.Config{}})
 	users := ts.Users
 	u, token, err := users.Add("ana", "analyst")

@@ -21,6 +21,7 @@ import (
 // with the HTTP path's: results, denials, approvals, the audit log, and the
 // tables as resources read page by page.
 func TestMCP(t *testing.T) {
+	t.Parallel()
 	for name, connect := range apitest.MCPTransports {
 		t.Run(name, func(t *testing.T) {
 			ts, ana, fileID := apitest.SetupOrders(t)
@@ -195,6 +196,7 @@ func checkTableResource(t *testing.T, cs *mcp.ClientSession, fileID string) {
 
 // TestMCPRefusesUnauthenticated: no token, no MCP session.
 func TestMCPRefusesUnauthenticated(t *testing.T) {
+	t.Parallel()
 	ts, _, _ := apitest.SetupOrders(t)
 	client := mcp.NewClient(&mcp.Implementation{Name: "anon", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -217,6 +219,7 @@ func TestMCPRefusesUnauthenticated(t *testing.T) {
 // TestMCPBehindProxy: a reverse proxy on the same machine forwards the
 // public Host; an authenticated request is served.
 func TestMCPBehindProxy(t *testing.T) {
+	t.Parallel()
 	ts, token, _ := apitest.SetupOrders(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"p","version":"1"}}}`
 	req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))

@@ -25,6 +25,7 @@ import (
 // batch holds at most 8 messages, the answers to one request at most
 // 2 MiB together, a resource page 256 KiB, and the text is a summary.
 func TestMCPAnswersBounded(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 32 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -96,6 +97,7 @@ func TestMCPAnswersBounded(t *testing.T) {
 // resources/read and approvals_get answered. MCP now decides as HTTP does,
 // for the user and for the platform acting for them.
 func TestMCPAppliesPlatformRows(t *testing.T) {
+	t.Parallel()
 	policy := strings.Replace(rbac.DefaultPolicy, "p, role:platform, files.read, r.attrs.ActingFor, allow, allow\n", "", 1)
 	policy = "p, role:analyst, files.create, r.attrs.Format == 'csv', approve, allow\n" + policy
 	ts := apitest.New(t, apitest.Options{Policy: policy})
@@ -137,6 +139,7 @@ func TestMCPAppliesPlatformRows(t *testing.T) {
 // copy, download link and all, through GET /v1/approvals/{id}. An approver
 // now sees what the call asked and a summary of what it did.
 func TestApprovalResultsStayWithCaller(t *testing.T) {
+	t.Parallel()
 	policy := "p, role:analyst, files.create, r.attrs.Format == 'csv', approve, allow\n" + rbac.DefaultPolicy
 	ts := apitest.New(t, apitest.Options{Policy: policy})
 	users := ts.Users
@@ -166,6 +169,7 @@ func TestApprovalResultsStayWithCaller(t *testing.T) {
 // started with after the user was demoted and the token revoked. Each
 // call now checks the token and takes the user's role as it is.
 func TestMCPStdioChecksEveryCall(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -192,6 +196,7 @@ func TestMCPStdioChecksEveryCall(t *testing.T) {
 // minutes after their user was deleted. They now stop when the user's
 // tokens are revoked or the user is removed.
 func TestSignedLinksEndWithCredentials(t *testing.T) {
+	t.Parallel()
 	// Links count whole seconds: the server's clock is moved on past the
 	// second of the revocation rather than waited for.
 	var ahead atomic.Int64
@@ -241,6 +246,7 @@ func TestSignedLinksEndWithCredentials(t *testing.T) {
 // aside and taken back by each call, under references no client can name:
 // a reference a client writes itself is only text.
 func TestMCPRowsSetAside(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 32 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

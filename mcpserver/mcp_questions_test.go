@@ -11,6 +11,7 @@ import (
 // of last values, ties at top's cut and windows over every bucket, whose
 // answers were wrong without a sign before.
 func TestMCPQuestionsOfNewCapabilities(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -14,6 +14,7 @@ import (
 // told which table a workbook's id answered from, and reads a file again
 // with its header row named, over the SDK's own client on stdio and HTTP.
 func TestMCPSeesAndCorrectsAReading(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -16,6 +16,7 @@ import (
 // and allowed values lost. It is now a JSON-RPC error of invalid params
 // whose data holds them, as an HTTP answer's error does.
 func TestMCPResourceErrorsKeepTheirCode(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -12,6 +12,7 @@ import (
 // body with the rows put back is the body that came; anything else is
 // given as it came.
 func TestSetRowsAside(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in    string
 		aside int
@@ -50,6 +51,7 @@ func TestSetRowsAside(t *testing.T) {
 // TestAnswerTextWithinBudget: rows past the text's budget are named, with
 // the offset of the first left out; cells are cut.
 func TestAnswerTextWithinBudget(t *testing.T) {
+	t.Parallel()
 	rows := make([]any, 40)
 	for i := range rows {
 		rows[i] = []any{fmt.Sprintf("r%d", i), strings.Repeat("x", 100)}

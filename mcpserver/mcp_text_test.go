@@ -15,6 +15,7 @@ import (
 // result.", no values, hints or notes. The text now holds the answer's
 // rows as a table, its notes and what to ask next, within its budget.
 func TestMCPTextCarriesTheAnswer(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -64,6 +65,7 @@ func TestMCPTextCarriesTheAnswer(t *testing.T) {
 // TestReadOnlyHintsTrue: tools that store a table when asked to show
 // their answer were marked read-only. Only files.read is.
 func TestReadOnlyHintsTrue(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -94,6 +96,7 @@ func TestReadOnlyHintsTrue(t *testing.T) {
 // TestMCPErrorListsAllowedOnce: an MCP error's text printed the allowed
 // values twice, once in the message and once after it.
 func TestMCPErrorListsAllowedOnce(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -34,6 +34,7 @@ func uploadSP500(t *testing.T, ts *apitest.Server, token string) string {
 
 // TestAnswerSizes measures whole HTTP answers against the targets.
 func TestAnswerSizes(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -66,6 +66,7 @@ func locodeFiles(t *testing.T) map[string][]byte {
 // padded codes are one value, the report says what changed, and the
 // original bytes stay as uploaded.
 func TestBlankAndPaddedCells(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -111,6 +112,7 @@ func TestBlankAndPaddedCells(t *testing.T) {
 // TestDecimalTextAsWritten: text filters read a decimal as written, not
 // padded to its column's scale.
 func TestDecimalTextAsWritten(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -132,6 +134,7 @@ func TestDecimalTextAsWritten(t *testing.T) {
 // filter no row meets, the hint does not blame the right one, nor offer
 // the value it gave.
 func TestHintBlamesOnlyAFilterThatMissesAlone(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -47,6 +47,7 @@ func dirSize(t *testing.T, paths ...string) int64 {
 // memory, waits for approval with every row and runs with them once
 // approved.
 func TestApprovalOfAKeptBody(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{})
 	users := ts.Users
 	vic := apitest.AddUser(t, users, "vic", "viewer")
@@ -75,6 +76,7 @@ func TestApprovalOfAKeptBody(t *testing.T) {
 // Now a waiting call's arguments are a file of their own, within caps per
 // call and per user's queue; lists carry summaries only, in pages.
 func TestApprovalQueueStaysSmall(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxPendingCall: 512 << 10}})
 	users := ts.Users
 	vic := apitest.AddUser(t, users, "vic", "viewer")
@@ -163,6 +165,7 @@ func TestApprovalQueueStaysSmall(t *testing.T) {
 // policy now sees the source table's rows, a ZIP its members' bytes, and a
 // shown derived view its matched rows.
 func TestCopyPolicySeesRows(t *testing.T) {
+	t.Parallel()
 	policy := "p, role:analyst, files.create, r.attrs.Format == 'zip' && r.attrs.Bytes > 100000, approve, allow\n" + rbac.DefaultPolicy
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20}, Policy: policy})
 	users := ts.Users
@@ -210,6 +213,7 @@ func TestCopyPolicySeesRows(t *testing.T) {
 // TestPolicyCheckSeesRows: `datadesk policy check` decides a copy on the
 // source table's rows, like the server.
 func TestPolicyCheckSeesRows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	users, err := rbac.OpenUsers(dir)
 	if err != nil {
@@ -259,6 +263,7 @@ func TestPolicyCheckSeesRows(t *testing.T) {
 // run), and a call waits for someone else unless a row grants
 // approvals.decide_own.
 func TestApprovalRedecided(t *testing.T) {
+	t.Parallel()
 	policy := "p, role:admin, files.create, true, approve, allow\n" + rbac.DefaultPolicy
 	ts := apitest.New(t, apitest.Options{Policy: policy})
 	users := ts.Users

@@ -14,6 +14,7 @@ import (
 // to, is one entry with the tool's name, a body that is not JSON among
 // them (the pipeline reads the arguments, and records the failure).
 func TestToolCallRecordedOnce(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	calls := []struct {
 		args    any

@@ -13,6 +13,7 @@ import (
 // nested past what any schema allows are refused before they are decoded
 // into the plan's types, naming the arguments.
 func TestDeepArgumentsRefusedFirst(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	for _, depth := range []int{30, 1000, 4000} {
 		nested := strings.Repeat(`{"any":[`, depth) + `{"column":"region","op":"eq","value":"x"}` + strings.Repeat(`]}`, depth)

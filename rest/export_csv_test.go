@@ -21,6 +21,7 @@ import (
 // decimals with their scale, timestamps in ISO form with their fraction,
 // quotes, commas and line breaks quoted, empty cells empty.
 func TestCSVExportByDuckDB(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -142,6 +142,7 @@ func checkFields(t *testing.T, got, want map[string]any) {
 }
 
 func TestAnalyzeTableQuestions(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -160,6 +161,7 @@ func TestAnalyzeTableQuestions(t *testing.T) {
 // TestAnalyzeTableRegressions asks, on files of the same shape, the
 // questions that were answered wrong without a warning.
 func TestAnalyzeTableRegressions(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -205,6 +207,7 @@ func TestAnalyzeTableRegressions(t *testing.T) {
 
 // TestAnalyzeTableErrors: each bad argument is a 400 naming it.
 func TestAnalyzeTableErrors(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -260,6 +263,7 @@ func TestAnalyzeTableErrors(t *testing.T) {
 // stored as a table and the answer keeps what fits; a viewer, who may not
 // create tables unasked, pages instead, and waits for approval to store.
 func TestAnalyzeTableOffload(t *testing.T) {
+	t.Parallel()
 	// Viewers here may upload, to have tables of their own.
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20}, Policy: rbac.DefaultPolicy + "\np, role:viewer, files.upload, true, allow, allow\n"})
 	users := ts.Users
@@ -326,6 +330,7 @@ func TestAnalyzeTableOffload(t *testing.T) {
 // and the MCP text, which carries the same rows for hosts that pass only
 // text, is no larger than the structured answer.
 func TestAnalyzeTableAnswerSize(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -355,6 +360,7 @@ func TestAnalyzeTableAnswerSize(t *testing.T) {
 // TestAnalyzeTableOverMCP asks each question with the MCP SDK's client,
 // over both transports: the structured answer is the HTTP one.
 func TestAnalyzeTableOverMCP(t *testing.T) {
+	t.Parallel()
 	for name, connect := range apitest.MCPTransports {
 		t.Run(name, func(t *testing.T) {
 			ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
@@ -383,6 +389,7 @@ func TestAnalyzeTableOverMCP(t *testing.T) {
 // TestWebSummaryCountsAsTools: the web page's column summary counts the
 // distinct values files.analyze_table counts, blanks and padding aside.
 func TestWebSummaryCountsAsTools(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -412,6 +419,7 @@ func TestWebSummaryCountsAsTools(t *testing.T) {
 // times (the finding that kept a core busy for minutes) answer within a
 // second.
 func TestAnalyzeChainedMeasures(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

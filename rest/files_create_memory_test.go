@@ -117,6 +117,7 @@ func postJSON(t *testing.T, ts *apitest.Server, route, token string, body io.Rea
 // The same call over MCP, whose SDK reads a message whole several times,
 // grew the process 10.9 times its body until its rows were set aside.
 func TestFilesCreateMemoryBounded(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	// The limit on a waiting call is set below the body, as the default
 	// is below the 51 MB call that found this.
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxPendingCall: 16 << 20}, Engine: engine.Config{}})

@@ -11,6 +11,7 @@ import (
 // TestXLSXWrittenReadsBackTheSame: a workbook files.create writes, with
 // every column type, uploaded again gives the same types and values.
 func TestXLSXWrittenReadsBackTheSame(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -54,6 +54,7 @@ func withFilename(name string, args map[string]any) map[string]any {
 // TestCreateFromRowsRoundTrips writes each table format from columns and
 // rows and reads the download back by value.
 func TestCreateFromRowsRoundTrips(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -131,6 +132,7 @@ func TestCreateFromRowsRoundTrips(t *testing.T) {
 }
 
 func TestCreateErrors(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -176,6 +178,7 @@ func TestCreateErrors(t *testing.T) {
 }
 
 func TestCreateContentFormsAndZip(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -230,6 +233,7 @@ func TestCreateContentFormsAndZip(t *testing.T) {
 // TestSourceFileConversions copies every kind of stored table into every
 // table format without sending rows, and checks the values survive.
 func TestSourceFileConversions(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -292,6 +296,7 @@ func TestSourceFileConversions(t *testing.T) {
 }
 
 func TestSignedDownloads(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := &now
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20, Now: func() time.Time { return *clock }}})
@@ -344,6 +349,7 @@ func TestSignedDownloads(t *testing.T) {
 }
 
 func TestFilesReadSessions(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -384,6 +390,7 @@ func TestFilesReadSessions(t *testing.T) {
 }
 
 func TestExportEndpoint(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	_, m, _ := ts.Do("GET", "/v1/files/"+fileID, token, nil, "")
 	tid := m["file"].(map[string]any)["table_id"].(string)
@@ -413,6 +420,7 @@ func TestExportEndpoint(t *testing.T) {
 }
 
 func TestFilesReadPhotoPreview(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -13,6 +13,7 @@ import (
 const ordersCSV = "order_id,region,amount,day\n000123,North,10.50,2024-01-02\n123,north,5,2024-01-03\n000124,SOUTH,7.25,2024-02-01\n000125,East,,2024-02-02\n"
 
 func TestQueryTableAnswers(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	tests := []struct {
 		name string
@@ -63,6 +64,7 @@ func TestQueryTableAnswers(t *testing.T) {
 
 // TestToolErrors walks every 400 path: each answer names the argument.
 func TestToolErrors(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	f := func(col, op string, v any) map[string]any { return map[string]any{"column": col, "op": op, "value": v} }
 	tests := []struct {
@@ -132,6 +134,7 @@ func TestToolErrors(t *testing.T) {
 }
 
 func TestQueryTableShow(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	// The unfiltered original is shown as it is: nothing new.
 	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "show": true})
@@ -169,6 +172,7 @@ func TestQueryTableShow(t *testing.T) {
 // TestShowNeedsCreate: showing a derived view needs files.create, showing the
 // original only files.read.
 func TestShowNeedsCreate(t *testing.T) {
+	t.Parallel()
 	readOnly := "p, role:analyst, files.upload, true, allow, allow\np, role:analyst, files.read, true, allow, allow\np, role:analyst, files.query_table, true, allow, allow"
 	ts := apitest.New(t, apitest.Options{Policy: readOnly})
 	users := ts.Users
@@ -185,6 +189,7 @@ func TestShowNeedsCreate(t *testing.T) {
 }
 
 func TestQueryTimeout(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 1 << 20, QueryTimeout: time.Nanosecond}})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -202,6 +207,7 @@ func TestQueryTimeout(t *testing.T) {
 }
 
 func TestFilesReadTool(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	code, m := ts.Call(token, "files.read", map[string]any{"file_id": fileID})
 	file := m["result"].(map[string]any)["file"].(map[string]any)

@@ -16,6 +16,7 @@ import (
 // XLSX, see their schemas with identifiers as text, page rows, download,
 // delete.
 func TestReadmeWalkthrough(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -87,6 +88,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 // TestOwnerIsolation: another owner's ids answer exactly like missing ones.
 func TestOwnerIsolation(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -123,6 +125,7 @@ func TestOwnerIsolation(t *testing.T) {
 }
 
 func TestUploadErrors(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 64 << 10})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -168,6 +171,7 @@ func TestUploadErrors(t *testing.T) {
 }
 
 func TestRowsPageErrors(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -21,6 +21,7 @@ import (
 // files.create from it, and files.create's own datetime cells (with Z and
 // an offset, stored in UTC): the microseconds survive everywhere.
 func TestFractionalSecondsRoundTrip(t *testing.T) {
+	t.Parallel()
 	const want = "2024-03-01T10:00:00.123456"
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users

@@ -12,6 +12,7 @@ import (
 // filter missed, a filename given as file_id points to files.read, and a
 // wrong body names the key and the shape it takes, never a decoder's words.
 func TestAnswersAModelCanActOn(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -16,6 +16,7 @@ import (
 // query_table, and the largest was "999999". Values of digits alone now
 // compare as numbers wherever such a column is ordered, and stay text.
 func TestNaturalOrderOfIdentifiers(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -116,6 +117,7 @@ func TestNaturalOrderOfIdentifiers(t *testing.T) {
 // and search as the other plans take them: each agrees with the rows the
 // view keeps, counted here.
 func TestIdentifierSummary(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

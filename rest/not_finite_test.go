@@ -15,6 +15,7 @@ import (
 // now the text "Infinity", "-Infinity" or "NaN", as exports write it, and a
 // note names the measure.
 func TestNotFiniteAnswers(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -24,6 +24,7 @@ import (
 // order. Owners are closed for room and opened again while other calls for
 // them are on their way; every call must answer 200.
 func TestManyOwnersPastOpenCap(t *testing.T) {
+	t.Parallel()
 	const owners, callers, calls = 24, 16, 480
 	ts := apitest.New(t, apitest.Options{Engine: engine.Config{MaxOpen: 4, MemoryLimit: "512MB", MaxTempSize: "1GB"}})
 	users := ts.Users
@@ -96,6 +97,7 @@ func TestManyOwnersPastOpenCap(t *testing.T) {
 // page's filters and sort. Nothing answers with the second owner's data
 // or a server fault; ids answer like missing ones.
 func TestOwnersAttachedTogetherIsolation(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana, bob := apitest.AddUser(t, users, "ana", "analyst"), apitest.AddUser(t, users, "bob", "analyst")

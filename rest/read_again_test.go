@@ -15,6 +15,7 @@ import (
 // at upload (header_row, sheet) or later on a stored file without sending
 // it again; the descriptor says how each table was read.
 func TestReadAgainWithHeaderRow(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -18,6 +18,7 @@ import (
 // made every scan of them slower; engine/rowgroups_test.go holds the
 // other load paths.
 func TestStoredFullRowGroups(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 64 << 20, OffloadProviders: []string{"crm"}}})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

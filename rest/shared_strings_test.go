@@ -74,6 +74,7 @@ func stringsBook(t *testing.T, n, size, used int) []byte {
 // refused (413) when they do, and three workbooks at the limit take their
 // turns within it.
 func TestSharedStringsBounded(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	ts := apitest.New(t, apitest.Options{MaxUpload: 64 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -19,6 +19,7 @@ import (
 // name a workbook may hold is stored and exported as a workbook that
 // opens; an export that cannot be written is an error, never an empty 200.
 func TestAnySheetNameExports(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -13,6 +13,7 @@ import (
 // files.read and the files page now list them, newest first, with their
 // source and what made them in words.
 func TestStoredResultsFindable(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

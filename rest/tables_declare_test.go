@@ -27,6 +27,7 @@ func rowsOf(n int) []any {
 // TestOffloadBoundaries checks both limits exactly: 50 rows pass inline and
 // 51 are stored; 12,000 characters of rows pass and 12,001 are stored.
 func TestOffloadBoundaries(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{OffloadProviders: []string{"crm"}}})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -84,6 +85,7 @@ func TestOffloadBoundaries(t *testing.T) {
 // memory is kept in a file and stored whole, and a body that does not fit
 // says which key and what shape, as before it was read member by member.
 func TestDeclaredTableBodies(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{Config: api.Config{OffloadProviders: []string{"crm"}}})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -127,6 +129,7 @@ func TestDeclaredTableBodies(t *testing.T) {
 // default exports and a query are unchanged, and an export that asks for
 // labels carries them on their own sheet.
 func TestLabelsNeverChangeData(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	_, m, _ := ts.Do("GET", "/v1/files/"+fileID, token, nil, "")
 	tid := m["file"].(map[string]any)["table_id"].(string)

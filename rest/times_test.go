@@ -19,6 +19,7 @@ import (
 // filtered and sorted as times, and exported as real Excel times (openpyxl
 // reads datetime.time) and as HH:MM:SS text in CSV.
 func TestTimesOfDay(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -18,6 +18,7 @@ const toolBudget = 6 << 10
 // of GET /v1/tools, and in MCP tools/list read by the SDK's client, fits
 // its budget, and its schema compiles in a standard validator.
 func TestToolEntriesWithinBudget(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

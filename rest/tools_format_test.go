@@ -33,6 +33,7 @@ var providerNameRule = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // now refuses an object as a filter value and takes what the schemas call a
 // scalar.
 func TestProviderFormats(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")
@@ -156,6 +157,7 @@ func checkFilterValues(t *testing.T, sch *jsonschema.Schema) {
 // TestToolNameAliases calls each tool by its provider name and gets the
 // dotted tool's answer.
 func TestToolNameAliases(t *testing.T) {
+	t.Parallel()
 	ts, token, fileID := apitest.SetupOrders(t)
 	args := map[string]any{"file_id": fileID, "filters": []any{map[string]any{"column": "region", "op": "eq", "value": "north"}}}
 	_, dotted := ts.Call(token, "files.query_table", args)

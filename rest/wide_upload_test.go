@@ -26,6 +26,7 @@ const wideAllowance = 256 << 20
 // the memory limit and a stated allowance (measured: 200 and 225 MB for
 // the whole process, in 1.9 s and 6.2 s).
 func TestWideFilesBounded(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	const limit = 1 << 30
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 64 << 20}, Engine: engine.Config{MemoryLimit: "1GB"}})
 	users := ts.Users

@@ -15,6 +15,7 @@ import (
 // numbers (102 companies, not the 103 a text comparison finds), max is the
 // largest yield and avg works.
 func TestSP500DividendYield(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("testdata", "sp500-financials.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,7 @@ func TestSP500DividendYield(t *testing.T) {
 // __row, holding text and numbers against file order: browsing and
 // files.query_table answer 200 in file order, and the labels keep the names.
 func TestEngineNamesAsColumns(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -18,6 +18,7 @@ import (
 // and rows counted with the first of them; and an Approve clicked on a
 // page gone stale says the call was already rejected, and by whom.
 func TestBrowserApprovalDetail(t *testing.T) {
+	t.Parallel()
 	// Analysts' ZIPs wait for a person too, to hold a call that reads a
 	// file.
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20}, Policy: "p, role:analyst, files.create, r.attrs.Format == 'zip', approve, allow\n" + rbac.DefaultPolicy})

@@ -77,6 +77,7 @@ func (b *browserT) axe(script string) []axeViolation {
 // page an analyst and an approver reach, at a desktop's width and a
 // phone's: each has no violation.
 func TestAxeEveryPage(t *testing.T) {
+	t.Parallel()
 	script := axeScript(t)
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users

@@ -14,6 +14,7 @@ import (
 // or paging. The files page now searches names, sorts by name, date, size
 // or rows, and pages 25 at a time.
 func TestBrowserFilesList(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

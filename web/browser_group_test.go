@@ -25,6 +25,7 @@ import (
 // and the whole grouping as an XLSX whose native chart references the
 // data (read back with openpyxl).
 func TestBrowserGroupAndChart(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -111,6 +111,7 @@ func analystOrders(n int) []analystRow {
 // upload then delete, disabled paging, chart bars labelled by every group
 // column, and side panels not clipped at 1,024 and 1,440 px.
 func TestBrowserAnalyst(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -166,6 +166,7 @@ func (b *browserT) signIn(name string) {
 // sort, filter, page to the end, export and check the XLSX, and approve a
 // pending call.
 func TestBrowser(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -311,6 +312,7 @@ func TestBrowser(t *testing.T) {
 
 // TestPageMessages: a missing table and an ended session get clear pages.
 func TestPageMessages(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")

@@ -25,6 +25,7 @@ import (
 // file held: a rule denying uploads over 1,000 rows held over the API and
 // not from the page. Both now store an upload by one path (storeUpload).
 func TestBrowserUploadPolicy(t *testing.T) {
+	t.Parallel()
 	policy := "p, role:analyst, files.upload, r.attrs.Rows > 1000, deny, allow\n" + rbac.DefaultPolicy
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20}, Policy: policy})
 	users := ts.Users
@@ -79,6 +80,7 @@ func TestBrowserUploadPolicy(t *testing.T) {
 // header's row, the rows kept out) and reads the stored file again with
 // the header in another row, into a new table.
 func TestBrowserReadAgain(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
@@ -128,6 +130,7 @@ func TestBrowserReadAgain(t *testing.T) {
 // the bytes' own, from the API and from the files page's form alike
 // (both take storeUpload).
 func TestUploadHashedAsReceived(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

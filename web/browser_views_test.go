@@ -15,6 +15,7 @@ import (
 // it shows in words, and opening it shows the same rows and sentence. A
 // table an analysis stored says what made it.
 func TestBrowserSavedViews(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -12,6 +12,7 @@ import (
 // TestHeadSignedLink: HEAD on a valid signed link answered 401, where GET
 // answered the file. HEAD now answers as GET does, without the body.
 func TestHeadSignedLink(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	token := apitest.AddUser(t, users, "ana", "analyst")

@@ -13,6 +13,7 @@ import (
 // ended it. A new password or revoked tokens now end the user's sessions;
 // a sign-in after either starts one that works.
 func TestSessionsEndWithCredentials(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")

@@ -17,6 +17,7 @@ import (
 // browser on the sign-in page; a viewer saw Upload and Delete controls
 // they cannot use.
 func TestTablePageDefects(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -19,6 +19,7 @@ import (
 // TestPageFormsNeedCSRF: the files page's upload and delete forms change
 // state only with the session's CSRF token.
 func TestPageFormsNeedCSRF(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")

@@ -50,6 +50,7 @@ func openpyxlRows(t *testing.T, xlsx []byte) (map[string]int, bool) {
 // filtered view of it exported from the page, come back whole through
 // openpyxl's read-only mode, which reads only the declared range.
 func TestExportsReadWholeByOpenpyxl(t *testing.T) {
+	t.Parallel()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
