@@ -131,43 +131,26 @@ func TestUploadErrors(t *testing.T) {
 	ana := apitest.AddUser(t, users, "ana", "analyst")
 	viewer := apitest.AddUser(t, users, "vic", "viewer")
 	big := bytes.Repeat([]byte("a,b\n1,2\n"), 20<<10)
-	tests := []struct {
-		name     string
-		token    string
-		filename string
-		content  []byte
-		status   int
-		code     string
-	}{
-		{"over the limit", ana, "big.csv", big, http.StatusRequestEntityTooLarge, "too_large"},
-		{"no token", "", "a.csv", []byte("a\n1\n"), http.StatusUnauthorized, "unauthenticated"},
-		{"bad token", "dd_nope", "a.csv", []byte("a\n1\n"), http.StatusUnauthorized, "unauthenticated"},
-		{"viewer may not upload", viewer, "a.csv", []byte("a\n1\n"), http.StatusForbidden, "forbidden"},
-		{"unknown type", ana, "a.exe", []byte("MZ"), http.StatusUnsupportedMediaType, "unsupported"},
-		{"corrupt workbook", ana, "a.xlsx", []byte("PK\x03\x04garbage"), http.StatusBadRequest, "invalid"},
+	upload := func(name, token, filename string, content []byte, status int, code string) apitest.Scenario {
+		body, ctype := apitest.Multipart(filename, content)
+		return apitest.Scenario{Name: name, Method: "POST", URL: "/v1/files", Token: token, Body: body, ContentType: ctype,
+			ExpectedStatus: status, ExpectedCode: code}
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.Upload(tc.token, tc.filename, tc.content)
-			if code != tc.status || apitest.ErrCode(m) != tc.code {
-				t.Errorf("got %d %v, want %d %s", code, m, tc.status, tc.code)
-			}
-		})
-	}
-	code, m, _ := ts.Do("POST", "/v1/files", ana, strings.NewReader("{}"), "application/json")
-	if code != 400 || apitest.ErrCode(m) != "invalid" {
-		t.Errorf("not multipart: got %d %v", code, m)
-	}
-	// The table is found before its address is read: a missing one (or
-	// another owner's) answers 404 whatever its parameters.
-	code, m, _ = ts.Do("GET", "/v1/tables/t_aaaaaaaaaaaaaaaaaaaaaaaaaa/rows?limit=abc", ana, nil, "")
-	if code != 404 || apitest.ErrCode(m) != "not_found" {
-		t.Errorf("bad limit on a missing table: got %d %v", code, m)
-	}
-	code, m, _ = ts.Do("GET", "/nope", ana, nil, "")
-	if code != 404 || apitest.ErrCode(m) != "not_found" {
-		t.Errorf("unknown route: got %d %v", code, m)
-	}
+	apitest.Run(t, ts, []apitest.Scenario{
+		upload("over the limit", ana, "big.csv", big, http.StatusRequestEntityTooLarge, "too_large"),
+		upload("no token", "", "a.csv", []byte("a\n1\n"), http.StatusUnauthorized, "unauthenticated"),
+		upload("bad token", "dd_nope", "a.csv", []byte("a\n1\n"), http.StatusUnauthorized, "unauthenticated"),
+		upload("viewer may not upload", viewer, "a.csv", []byte("a\n1\n"), http.StatusForbidden, "forbidden"),
+		upload("unknown type", ana, "a.exe", []byte("MZ"), http.StatusUnsupportedMediaType, "unsupported"),
+		upload("corrupt workbook", ana, "a.xlsx", []byte("PK\x03\x04garbage"), http.StatusBadRequest, "invalid"),
+		{Name: "not multipart", Method: "POST", URL: "/v1/files", Token: ana, Body: "{}",
+			ExpectedStatus: http.StatusBadRequest, ExpectedCode: "invalid"},
+		// The table is found before its address is read: a missing one (or
+		// another owner's) answers 404 whatever its parameters.
+		{Name: "bad limit on a missing table", Method: "GET", URL: "/v1/tables/t_aaaaaaaaaaaaaaaaaaaaaaaaaa/rows?limit=abc", Token: ana,
+			ExpectedStatus: http.StatusNotFound, ExpectedCode: "not_found"},
+		{Name: "unknown route", Method: "GET", URL: "/nope", Token: ana, ExpectedStatus: http.StatusNotFound, ExpectedCode: "not_found"},
+	})
 }
 
 func TestRowsPageErrors(t *testing.T) {
@@ -177,11 +160,11 @@ func TestRowsPageErrors(t *testing.T) {
 	ana := apitest.AddUser(t, users, "ana", "analyst")
 	_, m := ts.Upload(ana, "a.csv", []byte("x,y\n1,2\n"))
 	tid := m["file"].(map[string]any)["table_id"].(string)
+	var scenarios []apitest.Scenario
 	for _, q := range []string{"sort=nope", "sort=x&direction=sideways", "offset=-1", "limit=0", "limit=100000", "limit=abc",
 		"nope=1", "o.x=eq", "o.x=gt&f.x=lots", "col=z", "summary=z", "g=z"} {
-		code, m, _ := ts.Do("GET", fmt.Sprintf("/v1/tables/%s/rows?%s", tid, q), ana, nil, "")
-		if code != 400 || apitest.ErrCode(m) != "invalid" {
-			t.Errorf("%s: got %d %v, want 400 invalid", q, code, m)
-		}
+		scenarios = append(scenarios, apitest.Scenario{Name: q, Method: "GET", URL: fmt.Sprintf("/v1/tables/%s/rows?%s", tid, q), Token: ana,
+			ExpectedStatus: http.StatusBadRequest, ExpectedCode: "invalid"})
 	}
+	apitest.Run(t, ts, scenarios)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,4 +84,15 @@ func RowsCSV(n int) []byte {
 		fmt.Fprintf(&b, "%d,r%d\n", i, i%7)
 	}
 	return b.Bytes()
+}
+
+// Multipart is an upload form holding one file, and its content type, for
+// a Scenario's Body and ContentType.
+func Multipart(filename string, content []byte) (body, contentType string) {
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	w, _ := mw.CreateFormFile("file", filename)
+	w.Write(content)
+	mw.Close()
+	return b.String(), mw.FormDataContentType()
 }
