@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"testing"
@@ -22,27 +21,21 @@ func TestHeadSignedLink(t *testing.T) {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	link := m["file"].(map[string]any)["download_url"].(string)
-	for _, tc := range []struct {
-		url  string
-		code int
-	}{
-		{link, http.StatusOK},
-		{link + "x", http.StatusUnauthorized},
-	} {
-		resp, err := http.Head(ts.URL + tc.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.code {
-			t.Errorf("HEAD %s: got %d, want %d", tc.url, resp.StatusCode, tc.code)
-		}
-		if len(body) != 0 {
-			t.Errorf("HEAD %s: a body of %d bytes", tc.url, len(body))
-		}
-		if tc.code == http.StatusOK && resp.Header.Get("Content-Length") != strconv.Itoa(len(content)) {
-			t.Errorf("HEAD: Content-Length %q, want %d", resp.Header.Get("Content-Length"), len(content))
-		}
-	}
+	apitest.Run(t, ts, []apitest.Scenario{
+		{Name: "a valid link", Method: "HEAD", URL: link, ExpectedStatus: http.StatusOK,
+			After: func(t testing.TB, _ *apitest.Server, res *http.Response, body []byte) {
+				if len(body) != 0 {
+					t.Errorf("HEAD %s: a body of %d bytes", link, len(body))
+				}
+				if res.Header.Get("Content-Length") != strconv.Itoa(len(content)) {
+					t.Errorf("HEAD: Content-Length %q, want %d", res.Header.Get("Content-Length"), len(content))
+				}
+			}},
+		{Name: "a link altered", Method: "HEAD", URL: link + "x", ExpectedStatus: http.StatusUnauthorized,
+			After: func(t testing.TB, _ *apitest.Server, _ *http.Response, body []byte) {
+				if len(body) != 0 {
+					t.Errorf("HEAD %sx: a body of %d bytes", link, len(body))
+				}
+			}},
+	})
 }
