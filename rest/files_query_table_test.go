@@ -104,21 +104,13 @@ func TestToolErrors(t *testing.T) {
 		{"columns with group_by", map[string]any{"file_id": fileID, "group_by": []any{"region"}, "columns": []any{"amount"}}, "columns", "with group_by"},
 		{"arguments not object", []any{1}, "arguments", "must be"},
 	}
+	var scenarios []apitest.Scenario
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, m := ts.Call(token, "files.query_table", tc.args)
-			e, _ := m["error"].(map[string]any)
-			if code != http.StatusBadRequest || e["code"] != "invalid" {
-				t.Fatalf("got %d %v, want 400 invalid", code, m)
-			}
-			if e["field"] != tc.field {
-				t.Errorf("field: got %v, want %s (%v)", e["field"], tc.field, e["message"])
-			}
-			if !strings.Contains(e["message"].(string), tc.says) {
-				t.Errorf("message %q does not say %q", e["message"], tc.says)
-			}
-		})
+		scenarios = append(scenarios, apitest.Scenario{Name: tc.name, Method: "POST", URL: "/v1/tools/files.query_table", Token: token,
+			Body: apitest.MustJSON(map[string]any{"arguments": tc.args}), ExpectedStatus: http.StatusBadRequest, ExpectedCode: "invalid",
+			ExpectedField: tc.field, ExpectedMessage: tc.says})
 	}
+	apitest.Run(t, ts, scenarios)
 	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": "f_aaaaaaaaaaaaaaaaaaaaaaaaaa"})
 	if code != http.StatusNotFound {
 		t.Errorf("missing file: got %d %v", code, m)

@@ -202,9 +202,3 @@ func MustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
-func errorCode(raw []byte) string {
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	return ErrCode(m)
-}

@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -25,10 +26,13 @@ type Scenario struct {
 	Headers map[string]string
 	// Options make the scenario's own server when it is run without one.
 	Options Options
-	// ExpectedStatus is the answer's status; ExpectedCode, when set, the
-	// error code in its body.
-	ExpectedStatus int
-	ExpectedCode   string
+	// ExpectedStatus is the answer's status; ExpectedCode, ExpectedField
+	// and ExpectedMessage, when set, the error's code, the argument it
+	// names and a fragment of its message, as decoded from the body.
+	ExpectedStatus  int
+	ExpectedCode    string
+	ExpectedField   string
+	ExpectedMessage string
 	// ExpectedContent are fragments the body must hold, NotExpectedContent
 	// fragments it must not.
 	ExpectedContent    []string
@@ -102,10 +106,18 @@ func (s Scenario) Test(t *testing.T, ts *Server) {
 		if s.ExpectedStatus != 0 && res.StatusCode != s.ExpectedStatus {
 			t.Errorf("status: got %d, want %d; body %s", res.StatusCode, s.ExpectedStatus, raw)
 		}
-		if s.ExpectedCode != "" {
-			if got := errorCode(raw); got != s.ExpectedCode {
-				t.Errorf("error code: got %q, want %q; body %s", got, s.ExpectedCode, raw)
-			}
+		var answer struct {
+			Error struct{ Code, Field, Message string }
+		}
+		_ = json.Unmarshal(raw, &answer)
+		if s.ExpectedCode != "" && answer.Error.Code != s.ExpectedCode {
+			t.Errorf("error code: got %q, want %q; body %s", answer.Error.Code, s.ExpectedCode, raw)
+		}
+		if s.ExpectedField != "" && answer.Error.Field != s.ExpectedField {
+			t.Errorf("error field: got %q, want %q; body %s", answer.Error.Field, s.ExpectedField, raw)
+		}
+		if s.ExpectedMessage != "" && !strings.Contains(answer.Error.Message, s.ExpectedMessage) {
+			t.Errorf("error message %q does not say %q", answer.Error.Message, s.ExpectedMessage)
 		}
 		for _, f := range s.ExpectedContent {
 			if !strings.Contains(string(raw), f) {
