@@ -21,6 +21,7 @@ import (
 // for a 141 KB file. The export now asks for its groups in one pass, and
 // every page and export runs within the query timeout as a whole.
 func TestGroupExportOnePass(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	const timeout = 3 * time.Second
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 16 << 20, QueryTimeout: timeout}})
 	users := ts.Users

@@ -25,6 +25,7 @@ func TestPageUploadAskedFirst(t *testing.T) {
 	apitest.AddUser(t, users, "ana", "analyst")
 	viewer, viewerCSRF := ts.PageSignIn(users, "vic")
 	analyst, analystCSRF := ts.PageSignIn(users, "ana")
+	// Not parallel: it sets TMPDIR for the whole process.
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "no such folder"))
 	const size = 33 << 20
 	post := func(client *http.Client, csrf string) (*http.Response, float64) {
