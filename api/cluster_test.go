@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/engine/clickhouse"
@@ -60,6 +62,7 @@ func testClickHouse(t *testing.T) *clickhouse.Cluster {
 // exports answer the same for both through the HTTP interface, and that
 // deleting the file removes the table from the cluster.
 func TestClusterTableThroughHTTP(t *testing.T) {
+	t.Parallel()
 	ch := testClickHouse(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -74,14 +77,14 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	audit, _ := rbac.OpenAudit(dir)
-	srv, err := New(Config{SigningKey: bytes.Repeat([]byte("k"), 32), DataDir: dir}, Deps{Engine: eng, System: system,
+	srv, err := api.New(api.Config{SigningKey: bytes.Repeat([]byte("k"), 32), DataDir: dir}, api.Deps{Engine: eng, System: system,
 		Ingest: ingest.New(ingest.Config{}), Users: users, Policy: policy, Audit: audit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); eng.Close(); system.Close(); audit.Close() })
-	ts := &testServer{t: t, url: hs.URL, dir: dir}
+	ts := &apitest.Server{T: t, URL: hs.URL, Dir: dir, Server: srv, Users: users}
 	user, token, err := users.Add("ana", "analyst")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +101,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 		fmt.Fprintf(&csv, "%06d,%s,%s,%s,\"note, %d\"\n", i*37%1000, regions[i%5], amount, day, i%9)
 	}
 	tableOf := func() (string, string) {
-		code, m := ts.upload(token, "sales.csv", []byte(csv.String()))
+		code, m := ts.Upload(token, "sales.csv", []byte(csv.String()))
 		if code != 201 {
 			t.Fatalf("upload: %d %v", code, m)
 		}
@@ -116,7 +119,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, m, _ := ts.do("GET", "/v1/tables/"+remoteTable, token, nil, ""); !strings.Contains(fmt.Sprint(m), "location:clickhouse") {
+	if _, m, _ := ts.Do("GET", "/v1/tables/"+remoteTable, token, nil, ""); !strings.Contains(fmt.Sprint(m), "location:clickhouse") {
 		t.Errorf("table descriptor does not say clickhouse: %v", m)
 	}
 
@@ -136,7 +139,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 			_ = json.Unmarshal([]byte(args), &a)
 			a["file_id"] = fileID
 			body, _ := json.Marshal(map[string]any{"arguments": a})
-			code, m, _ := ts.do("POST", "/v1/tools/files.query_table", token, bytes.NewReader(body), "application/json")
+			code, m, _ := ts.Do("POST", "/v1/tools/files.query_table", token, bytes.NewReader(body), "application/json")
 			if r, ok := m["result"].(map[string]any); ok {
 				for _, k := range []string{"file_id", "table_id", "sql"} {
 					delete(r, k)
@@ -160,8 +163,8 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 	}
 	for _, path := range []string{"/rows?offset=390&limit=20", "/rows?limit=15&offset=100&sort=amount&direction=desc", "/rows?limit=9&sort=day",
 		"/export?format=csv", "/export?format=json", "/rows?sort=nope"} {
-		c1, _, want := ts.do("GET", "/v1/tables/"+localTable+path, token, nil, "")
-		c2, _, got := ts.do("GET", "/v1/tables/"+remoteTable+path, token, nil, "")
+		c1, _, want := ts.Do("GET", "/v1/tables/"+localTable+path, token, nil, "")
+		c2, _, got := ts.Do("GET", "/v1/tables/"+remoteTable+path, token, nil, "")
 		want = bytes.ReplaceAll(want, []byte(localTable), []byte("T"))
 		got = bytes.ReplaceAll(got, []byte(remoteTable), []byte("T"))
 		if c1 != c2 || !bytes.Equal(want, got) {
@@ -174,9 +177,9 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	client, _, _ := ts.signIn("ana", "correct horse battery")
+	client, _, _ := ts.SignIn("ana", "correct horse battery")
 	get := func(path string) (int, []byte) {
-		resp, err := client.Get(ts.url + path)
+		resp, err := client.Get(ts.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +202,7 @@ func TestClusterTableThroughHTTP(t *testing.T) {
 		}
 	}
 
-	if code, _, _ := ts.do("DELETE", "/v1/files/"+remoteFile, token, nil, ""); code != 204 {
+	if code, _, _ := ts.Do("DELETE", "/v1/files/"+remoteFile, token, nil, ""); code != 204 {
 		t.Fatalf("delete: %d", code)
 	}
 	if n, err := clusterCount(ctx, ch, remoteTable); err == nil {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/engine"
 	"datadesk/internal/testenv"
 	"datadesk/rbac"
@@ -19,10 +21,12 @@ import (
 // nothing half-written stays, /readyz is 503 on low space, and once space
 // is freed the same upload is stored.
 func TestFullDiskSaysSo(t *testing.T) {
+	t.Parallel()
 	mnt := testenv.SmallDisk(t, 192<<20)
-	ts, users := newServerFull(t, Config{MaxUpload: 32 << 20}, rbac.DefaultPolicy, engine.Config{Dir: mnt, MemoryLimit: "256MB", MaxTempSize: "32MB"})
-	ana := addUser(t, users, "ana", "analyst")
-	if code, m := ts.upload(ana, "first.csv", []byte("a,b\n1,2\n")); code != 201 {
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 32 << 20}, Engine: engine.Config{Dir: mnt, MemoryLimit: "256MB", MaxTempSize: "32MB"}})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	if code, m := ts.Upload(ana, "first.csv", []byte("a,b\n1,2\n")); code != 201 {
 		t.Fatalf("an upload with room: %d %v", code, m)
 	}
 	var csv strings.Builder
@@ -33,22 +37,22 @@ func TestFullDiskSaysSo(t *testing.T) {
 	// Fill the file system but for 256 KiB.
 	freeSpace := testenv.Fill(t, mnt, 256<<10)
 
-	code, m := ts.upload(ana, "big.csv", []byte(csv.String()))
-	if code != 503 || errCode(m) != "unavailable" || !strings.Contains(mustJSON(m), "disk is full") {
+	code, m := ts.Upload(ana, "big.csv", []byte(csv.String()))
+	if code != 503 || apitest.ErrCode(m) != "unavailable" || !strings.Contains(apitest.MustJSON(m), "disk is full") {
 		t.Errorf("an upload on a full disk: %d %v, want 503 saying the disk is full", code, m)
 	}
-	code, m = ts.call(ana, "files.create", map[string]any{"filename": "notes.txt", "content": strings.Repeat("words ", 200000)})
-	if code != 503 || errCode(m) != "unavailable" || !strings.Contains(mustJSON(m), "disk is full") {
+	code, m = ts.Call(ana, "files.create", map[string]any{"filename": "notes.txt", "content": strings.Repeat("words ", 200000)})
+	if code != 503 || apitest.ErrCode(m) != "unavailable" || !strings.Contains(apitest.MustJSON(m), "disk is full") {
 		t.Errorf("files.create on a full disk: %d %v, want 503 saying the disk is full", code, m)
 	}
-	if code, m, _ := ts.do("GET", "/readyz", "", nil, ""); code != 503 || !strings.Contains(mustJSON(m), "free, less than") {
+	if code, m, _ := ts.Do("GET", "/readyz", "", nil, ""); code != 503 || !strings.Contains(apitest.MustJSON(m), "free, less than") {
 		t.Errorf("readyz on a full disk: %d %v", code, m)
 	}
 	// To its last byte: files.create writes its content aside first, to
 	// read its shape for the policy, and that write said 500.
 	fillAll(t, mnt)
-	code, m = ts.call(ana, "files.create", map[string]any{"filename": "notes.csv", "content": "a,b\n" + strings.Repeat("1,2\n", 20000)})
-	if code != 503 || errCode(m) != "unavailable" || !strings.Contains(mustJSON(m), "disk is full") {
+	code, m = ts.Call(ana, "files.create", map[string]any{"filename": "notes.csv", "content": "a,b\n" + strings.Repeat("1,2\n", 20000)})
+	if code != 503 || apitest.ErrCode(m) != "unavailable" || !strings.Contains(apitest.MustJSON(m), "disk is full") {
 		t.Errorf("files.create of a table with no byte free: %d %v, want 503 saying the disk is full", code, m)
 	}
 	if err := os.Remove(filepath.Join(mnt, "filler-last")); err != nil {
@@ -56,10 +60,10 @@ func TestFullDiskSaysSo(t *testing.T) {
 	}
 
 	freeSpace()
-	if code, m := ts.upload(ana, "big.csv", []byte(csv.String())); code != 201 {
+	if code, m := ts.Upload(ana, "big.csv", []byte(csv.String())); code != 201 {
 		t.Errorf("the upload once space is freed: %d %v", code, m)
 	}
-	_, m, _ = ts.do("GET", "/v1/files?session_only=false", ana, nil, "")
+	_, m, _ = ts.Do("GET", "/v1/files?session_only=false", ana, nil, "")
 	if n := len(m["files"].([]any)); n != 2 {
 		t.Errorf("%d files after the failed calls, want the 2 stored: %v", n, m)
 	}
@@ -101,16 +105,18 @@ func fillAll(t *testing.T, dir string) {
 // The log has a small file system of its own here, so that DuckDB's own
 // writes and frees elsewhere do not decide when it fills.
 func TestNoCallWithoutItsRecord(t *testing.T) {
+	t.Parallel()
 	logs := testenv.SmallDisk(t, 1<<20)
-	ts, users := newServer(t, 1<<20)
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
 	small, err := rbac.OpenAuditReserving(logs, 64<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.srv.audit.Close()
-	ts.srv.audit = small
-	ana := addUser(t, users, "ana", "analyst")
-	code, up := ts.upload(ana, "old.csv", []byte("a\n1\n"))
+	(*ts.Server.AuditRef()).Close()
+	(*ts.Server.AuditRef()) = small
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	code, up := ts.Upload(ana, "old.csv", []byte("a\n1\n"))
 	if code != 201 {
 		t.Fatalf("an upload: %d %v", code, up)
 	}
@@ -121,12 +127,12 @@ func TestNoCallWithoutItsRecord(t *testing.T) {
 	}
 	answered := 0
 	for range 2000 {
-		code, m, _ := ts.do("GET", "/v1/files", ana, nil, "")
+		code, m, _ := ts.Do("GET", "/v1/files", ana, nil, "")
 		if code == 200 {
 			answered++
 			continue
 		}
-		if code != 503 || !strings.Contains(mustJSON(m), "audit log cannot be written") {
+		if code != 503 || !strings.Contains(apitest.MustJSON(m), "audit log cannot be written") {
 			t.Fatalf("a call on a full disk: %d %v, want 200 or a 503 naming the audit log", code, m)
 		}
 		break
@@ -135,7 +141,7 @@ func TestNoCallWithoutItsRecord(t *testing.T) {
 	if answered == 2000 {
 		t.Fatal("no call was refused with the audit log's room gone")
 	}
-	if code, m := ts.call(ana, "files.read", map[string]any{}); code != 503 {
+	if code, m := ts.Call(ana, "files.read", map[string]any{}); code != 503 {
 		t.Errorf("a tool call with no room for its record: %d %v, want 503", code, m)
 	}
 	// Refused calls are not recorded (their records would take the room of
@@ -144,11 +150,11 @@ func TestNoCallWithoutItsRecord(t *testing.T) {
 		t.Errorf("%d records after %d calls answered and an upload", got, answered)
 	}
 	fileID := up["file"].(map[string]any)["id"].(string)
-	if code, m, _ := ts.do("DELETE", "/v1/files/"+fileID, ana, nil, ""); code/100 != 2 {
+	if code, m, _ := ts.Do("DELETE", "/v1/files/"+fileID, ana, nil, ""); code/100 != 2 {
 		t.Errorf("a delete on a full disk: %d %v", code, m)
 	}
 	freeSpace()
-	if code, m, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
+	if code, m, _ := ts.Do("GET", "/v1/files", ana, nil, ""); code != 200 {
 		t.Errorf("a call once space is freed: %d %v", code, m)
 	}
 	if got := records(); got != answered+3 {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 	"unicode/utf8"
 
 	"datadesk"
+	"datadesk/api/apitest"
 	"datadesk/engine"
 	"datadesk/exports"
 	"datadesk/mcpserver"
-	"datadesk/rbac"
 )
 
 // checkClientError fails t unless err is a client's error with a message.
@@ -81,11 +81,12 @@ func FuzzMCPRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	ts, users := newServerFull(f, Config{}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB"})
-	token := addUser(f, users, "ana", "analyst")
+	ts := apitest.New(f, apitest.Options{Engine: engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB"}})
+	users := ts.Users
+	token := apitest.AddUser(f, users, "ana", "analyst")
 	client := &http.Client{Timeout: time.Minute}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, _ := http.NewRequest("POST", ts.url+"/mcp", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")

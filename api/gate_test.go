@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"datadesk/api"
+	"datadesk/api/apitest"
 )
 
 // TestMCPReadsBounded: one 1.6 KB batch of 7 resources/read of a wide
@@ -21,9 +24,11 @@ import (
 // reads take turns, a few at once on the node and for each user. Twenty
 // batches at once grow the process less than 1 GB, and every read answers.
 func TestMCPReadsBounded(t *testing.T) {
-	ts, users := newServer(t, 32<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	table := wideTable(t, ts, ana, 120)
+	// Not parallel: it measures the process's memory, which other tests would add to.
+	ts := apitest.New(t, apitest.Options{MaxUpload: 32 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	table := apitest.WideTable(t, ts, ana, 120)
 	var batch []any
 	for i := range 7 {
 		batch = append(batch, map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "resources/read",
@@ -35,11 +40,11 @@ func TestMCPReadsBounded(t *testing.T) {
 		codes       = map[int]int{}
 		pages, busy int
 	)
-	rss, _ := memoryPeaks(t, func() {
+	rss, _ := apitest.MemoryPeaks(t, func() {
 		var wg sync.WaitGroup
 		for range 20 {
 			wg.Go(func() {
-				code, raw := postJSON(t, ts, "/mcp", ana, bytes.NewReader(body), int64(len(body)))
+				code, raw := ts.PostJSON("/mcp", ana, bytes.NewReader(body), int64(len(body)))
 				mu.Lock()
 				defer mu.Unlock()
 				codes[code]++
@@ -83,14 +88,16 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 // node; the rest wait, then answer 503 with Retry-After), and a body that
 // sends nothing for a while is dropped, which frees its turn.
 func TestBodiesBounded(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	ts.srv.bodies.wait = 500 * time.Millisecond
-	ts.srv.bodyIdle = 2 * time.Second
+	// Not parallel: it compares times, which other tests running beside it would stretch.
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	ts.Server.SetBodiesWait(500 * time.Millisecond)
+	*ts.Server.BodyIdleRef() = 2 * time.Second
 	done := make(chan struct{})
 	defer close(done)
 	send := func() (int, string) {
-		req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.create", &stalledBody{head: bytes.Repeat([]byte(" "), 2<<20), done: done})
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/tools/files.create", &stalledBody{head: bytes.Repeat([]byte(" "), 2<<20), done: done})
 		req.ContentLength = 64 << 20
 		req.Header.Set("Authorization", "Bearer "+ana)
 		req.Header.Set("Content-Type", "application/json")
@@ -135,7 +142,7 @@ func TestBodiesBounded(t *testing.T) {
 		t.Errorf("%d told to retry and %d dropped, want 2 and 2", busy, dropped)
 	}
 	// The turns are free again.
-	if code, _ := postJSON(t, ts, "/v1/tools/files.create", ana, strings.NewReader(`{"arguments":{"filename":"a.txt","content":"hi"}}`), -1); code != http.StatusOK {
+	if code, _ := ts.PostJSON("/v1/tools/files.create", ana, strings.NewReader(`{"arguments":{"filename":"a.txt","content":"hi"}}`), -1); code != http.StatusOK {
 		t.Errorf("a call after the stalled ones: %d", code)
 	}
 }
@@ -164,24 +171,25 @@ func (b *trickle) Read(p []byte) (int, error) {
 // upload goes through.
 func TestTricklingBodiesLoseTheirTurn(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	root := addUser(t, users, "root", "admin")
-	ts.srv.bodies.wait = 3 * time.Second
-	ts.srv.bodyGrace = 500 * time.Millisecond
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	root := apitest.AddUser(t, users, "root", "admin")
+	ts.Server.SetBodiesWait(3 * time.Second)
+	*ts.Server.BodyGraceRef() = 500 * time.Millisecond
 	done := make(chan struct{})
 	defer close(done)
 	start := time.Now()
-	dropped := make(chan time.Duration, bodiesPerNode)
-	for i := range bodiesPerNode {
-		name := fmt.Sprintf("slow%d", i/bodiesPerUser)
+	dropped := make(chan time.Duration, api.BodiesPerNode)
+	for i := range api.BodiesPerNode {
+		name := fmt.Sprintf("slow%d", i/api.BodiesPerUser)
 		var token string
-		if i%bodiesPerUser == 0 {
-			token = addUser(t, users, name, "analyst")
+		if i%api.BodiesPerUser == 0 {
+			token = apitest.AddUser(t, users, name, "analyst")
 		} else if token, _ = users.AddToken(name); token == "" {
 			t.Fatalf("no second token for %s", name)
 		}
 		go func() {
-			req, _ := http.NewRequest("POST", ts.url+"/v1/files", &trickle{pause: 50 * time.Millisecond, done: done})
+			req, _ := http.NewRequest("POST", ts.URL+"/v1/files", &trickle{pause: 50 * time.Millisecond, done: done})
 			req.ContentLength = 1 << 20
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
@@ -192,17 +200,17 @@ func TestTricklingBodiesLoseTheirTurn(t *testing.T) {
 		}()
 	}
 	// Every turn of the node is held.
-	for len(ts.srv.bodies.node) < bodiesPerNode {
+	for ts.Server.BodiesHeld() < api.BodiesPerNode {
 		if time.Since(start) > 5*time.Second {
-			t.Fatalf("the trickling bodies hold %d turns, want %d", len(ts.srv.bodies.node), bodiesPerNode)
+			t.Fatalf("the trickling bodies hold %d turns, want %d", ts.Server.BodiesHeld(), api.BodiesPerNode)
 		}
 		runtime.Gosched()
 	}
-	code, m := ts.upload(root, "small.csv", []byte("id,name,amount\n1,ana,10\n2,bob,20\n3,cy,30\n"))
+	code, m := ts.Upload(root, "small.csv", []byte("id,name,amount\n1,ana,10\n2,bob,20\n3,cy,30\n"))
 	if code != http.StatusCreated {
 		t.Errorf("an admin's small upload while bodies trickle: %d %v", code, m)
 	}
-	for range bodiesPerNode {
+	for range api.BodiesPerNode {
 		select {
 		case after := <-dropped:
 			if after > 3*time.Second {
@@ -243,16 +251,17 @@ func (b *paced) Read(p []byte) (int, error) {
 // little below is dropped, each in the time its bytes take.
 func TestBodyAtTheMinimumRate(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	ts.srv.bodyGrace = 200 * time.Millisecond
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	*ts.Server.BodyGraceRef() = 200 * time.Millisecond
 	for _, tc := range []struct {
 		rate int
 		kept bool
-	}{{bodyMinRate * 5 / 4, true}, {bodyMinRate / 2, false}} {
+	}{{api.BodyMinRate * 5 / 4, true}, {api.BodyMinRate / 2, false}} {
 		const n = 48 << 10
 		start := time.Now()
-		req, _ := http.NewRequest("POST", ts.url+"/v1/tools/files.create",
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/tools/files.create",
 			io.MultiReader(strings.NewReader(`{"arguments":{"filename":"a.txt","content":"`), &paced{n: n, rate: tc.rate}, strings.NewReader(`"}}`)))
 		req.ContentLength = n + 47
 		req.Header.Set("Authorization", "Bearer "+ana)

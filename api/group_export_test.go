@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
+
 	"github.com/xuri/excelize/v2"
 )
 
@@ -18,28 +21,30 @@ import (
 // for a 141 KB file. The export now asks for its groups in one pass, and
 // every page and export runs within the query timeout as a whole.
 func TestGroupExportOnePass(t *testing.T) {
+	// Not parallel: it measures the process's memory, which other tests would add to.
 	const timeout = 3 * time.Second
-	ts, users := newServerWith(t, Config{MaxUpload: 16 << 20, QueryTimeout: timeout})
-	ana := addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 16 << 20, QueryTimeout: timeout}})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	var csv strings.Builder
 	csv.WriteString("id,amount\n")
 	for i := range 100_000 {
 		fmt.Fprintf(&csv, "k%d,%d.%02d\n", i, i%997, i%100)
 	}
-	code, m := ts.upload(ana, "big.csv", []byte(csv.String()))
+	code, m := ts.Upload(ana, "big.csv", []byte(csv.String()))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
 	table := m["file"].(map[string]any)["table_id"].(string)
-	client, _ := ts.pageSignIn(users, "ana")
+	client, _ := ts.PageSignIn(users, "ana")
 	// The most groups an export holds (catalog.MaxAnalysisExport), each a
 	// median: within the timeout, and little memory.
 	start := time.Now()
 	var resp *http.Response
 	var body []byte
-	rss, _ := memoryPeaks(t, func() {
+	rss, _ := apitest.MemoryPeaks(t, func() {
 		var err error
-		if resp, err = client.Get(ts.url + "/tables/" + table + "/group.xlsx?g=id&gm=median&gc=amount"); err != nil {
+		if resp, err = client.Get(ts.URL + "/tables/" + table + "/group.xlsx?g=id&gm=median&gc=amount"); err != nil {
 			t.Fatal(err)
 		}
 		body, _ = io.ReadAll(resp.Body)
@@ -71,11 +76,11 @@ func TestGroupExportOnePass(t *testing.T) {
 
 	// Past the timeout, a page and an export end as a whole, answering
 	// timeout however many statements they had left.
-	ts.srv.cfg.QueryTimeout = time.Millisecond
+	ts.Server.Cfg().QueryTimeout = time.Millisecond
 	for _, path := range []string{"/tables/" + table + "?o.amount=gt&f.amount=5&summary=amount", "/tables/" + table + "/export?format=csv",
 		"/tables/" + table + "/group.xlsx?g=id&gm=median&gc=amount"} {
 		start := time.Now()
-		resp, err := client.Get(ts.url + path)
+		resp, err := client.Get(ts.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}

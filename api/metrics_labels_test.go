@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"datadesk/api/apitest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,10 +25,11 @@ import (
 // methods, paths and tool names, with and without a token, add no series,
 // no bytes to /metrics and no memory that stays.
 func TestMetricLabelsClosed(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
+	// Not parallel: it measures the process's memory, which other tests would add to.
+	ts, token, fileID := apitest.SetupOrders(t)
 	// The series the ordinary requests make, and the memory held after
 	// them.
-	ts.call(token, "files.query_table", map[string]any{"file_id": fileID})
+	ts.Call(token, "files.query_table", map[string]any{"file_id": fileID})
 	before := scrapeMetrics(t, ts)
 	heapBefore := heapAfterGC()
 
@@ -34,7 +37,7 @@ func TestMetricLabelsClosed(t *testing.T) {
 	for i := range n {
 		method := strings.Repeat(string(rune('A'+i%26)), size-1) + fmt.Sprint(i%10)
 		for _, path := range []string{"/v1/files", "/files", fmt.Sprintf("/no/such/path/%d", i)} {
-			req, _ := http.NewRequest(method, ts.url+path, nil)
+			req, _ := http.NewRequest(method, ts.URL+path, nil)
 			if i%2 == 0 {
 				req.Header.Set("Authorization", "Bearer "+token)
 			}
@@ -46,11 +49,11 @@ func TestMetricLabelsClosed(t *testing.T) {
 	}
 	for i := range n {
 		made := fmt.Sprintf("files.no_such_tool_%d_%s", i, strings.Repeat("x", 1024))
-		ts.call(token, made, map[string]any{})
-		ts.do("GET", fmt.Sprintf("/v1/tables/%s%d/rows", strings.Repeat("z", 1024), i), token, nil, "")
-		ts.do("GET", fmt.Sprintf("/tables/t%d/group.xlsx", i), "", nil, "")
+		ts.Call(token, made, map[string]any{})
+		ts.Do("GET", fmt.Sprintf("/v1/tables/%s%d/rows", strings.Repeat("z", 1024), i), token, nil, "")
+		ts.Do("GET", fmt.Sprintf("/tables/t%d/group.xlsx", i), "", nil, "")
 	}
-	cs := mcpTransports["http"](t, ts, token)
+	cs := apitest.MCPTransports["http"](t, ts, token)
 	for i := range 8 {
 		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: fmt.Sprintf("made_up_%d_%s", i, strings.Repeat("y", 4096))})
 	}
@@ -93,16 +96,16 @@ type scraped struct {
 	series [][]string
 }
 
-func scrapeMetrics(t *testing.T, ts *testServer) scraped {
+func scrapeMetrics(t *testing.T, ts *apitest.Server) scraped {
 	t.Helper()
-	resp, err := http.Get(ts.url + "/metrics")
+	resp, err := http.Get(ts.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	out := scraped{bytes: len(body)}
-	fams, err := ts.srv.metrics.reg.Gather()
+	fams, err := ts.Server.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func scrapeMetrics(t *testing.T, ts *testServer) scraped {
 }
 
 // closedLabels is each label's closed set of values.
-func closedLabels(ts *testServer) map[string]map[string]bool {
+func closedLabels(ts *apitest.Server) map[string]map[string]bool {
 	set := func(vs ...string) map[string]bool {
 		m := map[string]bool{}
 		for _, v := range vs {
@@ -131,11 +134,11 @@ func closedLabels(ts *testServer) map[string]map[string]bool {
 		return m
 	}
 	routes := set("unmatched")
-	for _, r := range ts.srv.echo.Router().Routes() {
+	for _, r := range ts.Server.Echo().Router().Routes() {
 		routes[r.Path] = true
 	}
 	tools := set()
-	for _, tool := range ts.srv.calls.Tools() {
+	for _, tool := range ts.Server.Calls().Tools() {
 		tools[tool.Name] = true
 	}
 	outcomes := set("ok", "pending")

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
@@ -25,31 +27,31 @@ import (
 	"datadesk/engine/clickhousetest"
 	"datadesk/exports"
 	"datadesk/internal/testenv"
-	"datadesk/rbac"
 )
 
 // TestMetrics: /metrics speaks Prometheus's text format and counts tool
 // calls by tool and outcome, with their latency and the gauges an
 // operator watches.
 func TestMetrics(t *testing.T) {
-	ts, token, fileID := setupOrders(t)
-	ts.call(token, "files.query_table", map[string]any{"file_id": fileID})
-	ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "group_by": []any{"colour"}})
-	ts.call(token, "files.analyze_table", map[string]any{"file_id": fileID, "measures": []any{map[string]any{"op": "count"}}})
-	_, q := ts.call(token, "files.query_table", map[string]any{"file_id": fileID, "limit": 1})
-	code, _, csv := ts.do("GET", "/v1/tables/"+fmt.Sprint(q["result"].(map[string]any)["table_id"])+"/export?format=csv", token, nil, "")
+	t.Parallel()
+	ts, token, fileID := apitest.SetupOrders(t)
+	ts.Call(token, "files.query_table", map[string]any{"file_id": fileID})
+	ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "group_by": []any{"colour"}})
+	ts.Call(token, "files.analyze_table", map[string]any{"file_id": fileID, "measures": []any{map[string]any{"op": "count"}}})
+	_, q := ts.Call(token, "files.query_table", map[string]any{"file_id": fileID, "limit": 1})
+	code, _, csv := ts.Do("GET", "/v1/tables/"+fmt.Sprint(q["result"].(map[string]any)["table_id"])+"/export?format=csv", token, nil, "")
 	if code != http.StatusOK || len(csv) == 0 {
 		t.Fatalf("export: %d %v", code, q)
 	}
 	// Probes and scrapes: counted apart from the callers' requests.
 	for _, path := range []string{"/healthz", "/healthz", "/readyz", "/metrics"} {
-		if code, _, _ := ts.do("GET", path, "", nil, ""); code != http.StatusOK {
+		if code, _, _ := ts.Do("GET", path, "", nil, ""); code != http.StatusOK {
 			t.Fatalf("%s: %d", path, code)
 		}
 	}
-	ts.srv.RecordOperation("backup", nil, 1500*time.Millisecond)
-	ts.srv.RecordOperation("table_move", datadesk.Errorf(datadesk.Unavailable, "shard down"), time.Second)
-	resp, err := http.Get(ts.url + "/metrics")
+	ts.Server.RecordOperation("backup", nil, 1500*time.Millisecond)
+	ts.Server.RecordOperation("table_move", datadesk.Errorf(datadesk.Unavailable, "shard down"), time.Second)
+	resp, err := http.Get(ts.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +109,11 @@ func TestMetrics(t *testing.T) {
 // when one the node cannot serve without is down; /healthz stays a
 // liveness check.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	shared := t.TempDir()
-	ts, _ := newServerWith(t, Config{SharedDir: shared})
+	ts := apitest.New(t, apitest.Options{Config: api.Config{SharedDir: shared}})
 	ready := func() (int, map[string]any) {
-		code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+		code, m, _ := ts.Do("GET", "/readyz", "", nil, "")
 		return code, m
 	}
 	code, m := ready()
@@ -128,15 +131,15 @@ func TestReadyz(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, m = ready()
-	if code != http.StatusServiceUnavailable || m["status"] != "not_ready" || !strings.Contains(mustJSON(m), "cannot be written") {
+	if code != http.StatusServiceUnavailable || m["status"] != "not_ready" || !strings.Contains(apitest.MustJSON(m), "cannot be written") {
 		t.Errorf("readyz with the shared directory gone: %d %v", code, m)
 	}
-	if code, _, _ := ts.do("GET", "/healthz", "", nil, ""); code != http.StatusOK {
+	if code, _, _ := ts.Do("GET", "/healthz", "", nil, ""); code != http.StatusOK {
 		t.Errorf("healthz: %d", code)
 	}
 	// Through the proxy, which names its client, the status alone: the
 	// checks name addresses and carry error texts.
-	req, _ := http.NewRequest("GET", ts.url+"/readyz", nil)
+	req, _ := http.NewRequest("GET", ts.URL+"/readyz", nil)
 	req.Header.Set("X-Forwarded-For", "203.0.113.9")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -153,7 +156,8 @@ func TestReadyz(t *testing.T) {
 // connection without the chunked body's last chunk, so the client sees a
 // failed transfer, never a short file that looks whole.
 func TestExportCutShort(t *testing.T) {
-	ts, _ := newServer(t, 1<<20)
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
 	cols := []catalog.Column{{Key: "id", Type: "text"}, {Key: "n", Type: "integer"}}
 	src := exports.Source{Columns: cols, Count: 300000, Rows: func(yield func([]any) error) error {
 		for i := range 200000 {
@@ -164,11 +168,11 @@ func TestExportCutShort(t *testing.T) {
 		return errors.New("the storage went away")
 	}}
 	for _, format := range []string{"csv", "xlsx", "json"} {
-		ts.srv.echo.GET("/cut."+format, func(c *echo.Context) error {
-			return ts.srv.streamExport(c, format, "cut", src, exports.Options{SheetName: "cut"})
+		ts.Server.Echo().GET("/cut."+format, func(c *echo.Context) error {
+			return ts.Server.StreamExport(c, format, "cut", src, exports.Options{SheetName: "cut"})
 		})
 		t.Run(format, func(t *testing.T) {
-			resp, err := http.Get(ts.url + "/cut." + format)
+			resp, err := http.Get(ts.URL + "/cut." + format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,32 +193,33 @@ func TestExportCutShort(t *testing.T) {
 // unavailable naming the shard, /readyz says the node is degraded naming
 // it, and the metrics count the failed calls.
 func TestShardDownSaysSo(t *testing.T) {
+	t.Parallel()
 	c, ts, token := onTwoShards(t, 1<<20)
-	code, up := ts.upload(token, "orders.csv", []byte(rowsCSV(2000)))
+	code, up := ts.Upload(token, "orders.csv", []byte(apitest.RowsCSV(2000)))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
 	file := up["file"].(map[string]any)
-	if code, m := ts.call(token, "files.query_table", map[string]any{"file_id": file["id"]}); code != http.StatusOK {
+	if code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": file["id"]}); code != http.StatusOK {
 		t.Fatalf("query before: %d %v", code, m)
 	}
 	c.Kill(1)
-	code, m := ts.call(token, "files.query_table", map[string]any{"file_id": file["id"], "group_by": []any{"id"}})
-	if code != http.StatusServiceUnavailable || errCode(m) != "unavailable" {
+	code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": file["id"], "group_by": []any{"id"}})
+	if code != http.StatusServiceUnavailable || apitest.ErrCode(m) != "unavailable" {
 		t.Errorf("query with a shard down: %d %v, want 503 unavailable", code, m)
 	}
 	t.Logf("answer: %v", m)
-	code, m, _ = ts.do("GET", "/v1/tables/"+file["table_id"].(string)+"/export?format=csv", token, nil, "")
-	if code != http.StatusServiceUnavailable || errCode(m) != "unavailable" {
+	code, m, _ = ts.Do("GET", "/v1/tables/"+file["table_id"].(string)+"/export?format=csv", token, nil, "")
+	if code != http.StatusServiceUnavailable || apitest.ErrCode(m) != "unavailable" {
 		t.Errorf("export with a shard down: %d %v, want 503 unavailable", code, m)
 	}
 	// The node still serves its owners' DuckDB tables: degraded, saying
 	// what does not work, not unready.
-	code, m, _ = ts.do("GET", "/readyz", "", nil, "")
-	if code != http.StatusOK || m["status"] != "degraded" || !strings.Contains(mustJSON(m["degraded"]), "clickhouse node 2 ("+c.Nodes[1]+")") {
+	code, m, _ = ts.Do("GET", "/readyz", "", nil, "")
+	if code != http.StatusOK || m["status"] != "degraded" || !strings.Contains(apitest.MustJSON(m["degraded"]), "clickhouse node 2 ("+c.Nodes[1]+")") {
 		t.Errorf("readyz with a shard down: %d %v, want 200 degraded naming the shard", code, m)
 	}
-	resp, err := http.Get(ts.url + "/metrics")
+	resp, err := http.Get(ts.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,6 +240,7 @@ func TestShardDownSaysSo(t *testing.T) {
 // failed transfer (the body ends without its last chunk), never a cleanly
 // ended, shorter file.
 func TestShardKilledDuringExport(t *testing.T) {
+	t.Parallel()
 	c, ts, token := onTwoShards(t, 64<<20)
 	const rows = 400_000
 	var csv bytes.Buffer
@@ -243,12 +249,12 @@ func TestShardKilledDuringExport(t *testing.T) {
 	for i := range rows {
 		fmt.Fprintf(&csv, "%d,r%d,%s%d\n", i, i%7, note, i)
 	}
-	code, up := ts.upload(token, "big.csv", csv.Bytes())
+	code, up := ts.Upload(token, "big.csv", csv.Bytes())
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, up)
 	}
 	table := up["file"].(map[string]any)["table_id"].(string)
-	req, _ := http.NewRequest("GET", ts.url+"/v1/tables/"+table+"/export?format=csv", nil)
+	req, _ := http.NewRequest("GET", ts.URL+"/v1/tables/"+table+"/export?format=csv", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -275,7 +281,7 @@ func TestShardKilledDuringExport(t *testing.T) {
 // onTwoShards starts two ClickHouse shards (stopped when the test ends)
 // and a server that stores every uploaded table on them, with an
 // analyst's token.
-func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *testServer, string) {
+func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *apitest.Server, string) {
 	t.Helper()
 	c, err := clickhousetest.Start(2)
 	if errors.Is(err, clickhousetest.ErrNoServer) {
@@ -289,9 +295,9 @@ func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *testS
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, users := newServerFull(t, Config{MaxUpload: maxUpload}, rbac.DefaultPolicy,
-		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
-	return c, ts, addUser(t, users, "ana", "analyst")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: maxUpload}, Engine: engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1}})
+	users := ts.Users
+	return c, ts, apitest.AddUser(t, users, "ana", "analyst")
 }
 
 // TestReadyzToRouteBy: /readyz is what a proxy routes a node's owners by.
@@ -300,28 +306,29 @@ func onTwoShards(t *testing.T, maxUpload int64) (*clickhousetest.Cluster, *testS
 // still 200, within the probes' deadline. Low free space, which an empty
 // file's creation does not notice, is a 503 naming the directory.
 func TestReadyzToRouteBy(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	hung := hungNode(t)
 	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=127.0.0.1:9,n3=" + hung)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := newServerWith(t, Config{Cluster: ClusterConfig{Ring: ring, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}})
+	ts := apitest.New(t, apitest.Options{Config: api.Config{Cluster: api.ClusterConfig{Ring: ring, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}}})
 	start := time.Now()
-	code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+	code, m, _ := ts.Do("GET", "/readyz", "", nil, "")
 	if code != http.StatusOK || m["status"] != "ready" {
 		t.Fatalf("readyz with a dead and a hung peer: %d %v", code, m)
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("readyz took %v", took)
 	}
-	peers := mustJSON(m["peers"])
+	peers := apitest.MustJSON(m["peers"])
 	if !strings.Contains(peers, "cannot be reached") || !strings.Contains(peers, "did not answer within") {
 		t.Errorf("the peers reported: %s", peers)
 	}
 
-	low, _ := newServerWith(t, Config{ReadyMinFree: 1 << 62})
-	code, m, _ = low.do("GET", "/readyz", "", nil, "")
-	if code != http.StatusServiceUnavailable || !strings.Contains(mustJSON(m), "less than the") {
+	low := apitest.New(t, apitest.Options{Config: api.Config{ReadyMinFree: 1 << 62}})
+	code, m, _ = low.Do("GET", "/readyz", "", nil, "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(apitest.MustJSON(m), "less than the") {
 		t.Errorf("readyz with less free space than asked: %d %v", code, m)
 	}
 }
@@ -331,15 +338,16 @@ func TestReadyzToRouteBy(t *testing.T) {
 // deadline, and the node's storage and database are still seen ready:
 // the node is degraded (200, saying what does not work), not unready.
 func TestReadyzBlamesTheHungDependency(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	ch, err := clickhouse.New(clickhouse.Config{Nodes: []string{"http://" + hungNode(t)}, Cluster: "datadesk", Database: "datadesk"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch})
+	ts := apitest.New(t, apitest.Options{Engine: engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch}})
 	start := time.Now()
-	code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+	code, m, _ := ts.Do("GET", "/readyz", "", nil, "")
 	took := time.Since(start)
-	if code != http.StatusOK || m["status"] != "degraded" || !strings.Contains(mustJSON(m["degraded"]), "tables on the ClickHouse cluster cannot be read or written") {
+	if code != http.StatusOK || m["status"] != "degraded" || !strings.Contains(apitest.MustJSON(m["degraded"]), "tables on the ClickHouse cluster cannot be read or written") {
 		t.Fatalf("readyz with a hung ClickHouse node: %d %v, want 200 degraded saying what does not work", code, m)
 	}
 	for _, x := range m["checks"].([]any) {
@@ -362,6 +370,7 @@ func TestReadyzBlamesTheHungDependency(t *testing.T) {
 // answers 200 degraded naming ZooKeeper and what does not work, within
 // the probes' deadline, the shard still answering, and the metrics say so.
 func TestReadyzZooKeeperDown(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	c, err := clickhousetest.StartReplicated(1, 2)
 	if errors.Is(err, clickhousetest.ErrNoServer) || errors.Is(err, clickhousetest.ErrNoZooKeeper) {
 		testenv.Missing(t, "%v", err)
@@ -374,15 +383,16 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, users := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1})
-	token := addUser(t, users, "ana", "analyst")
-	code, up := ts.upload(token, "orders.csv", []byte(rowsCSV(200)))
+	ts := apitest.New(t, apitest.Options{Engine: engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", Remote: ch, RemoteMinRows: 1}})
+	users := ts.Users
+	token := apitest.AddUser(t, users, "ana", "analyst")
+	code, up := ts.Upload(token, "orders.csv", []byte(apitest.RowsCSV(200)))
 	if code != http.StatusCreated {
 		t.Fatalf("upload to the cluster: %d %v", code, up)
 	}
 	check := func() (int, map[string]any, map[string]string, time.Duration) {
 		start := time.Now()
-		code, m, _ := ts.do("GET", "/readyz", "", nil, "")
+		code, m, _ := ts.Do("GET", "/readyz", "", nil, "")
 		took := time.Since(start)
 		checks := map[string]string{}
 		for _, x := range m["checks"].([]any) {
@@ -396,7 +406,7 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 		t.Fatalf("readyz with ZooKeeper up: %d %v", code, checks)
 	}
 	metric := func(name string) string {
-		_, _, body := ts.do("GET", "/metrics", "", nil, "")
+		_, _, body := ts.Do("GET", "/metrics", "", nil, "")
 		for _, line := range strings.Split(string(body), "\n") {
 			if strings.HasPrefix(line, name+" ") {
 				return line
@@ -409,7 +419,7 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 	}
 	c.Kill(0)
 	for range 3 {
-		if code, m := ts.call(token, "files.query_table", map[string]any{"file_id": up["file"].(map[string]any)["id"]}); code != http.StatusOK {
+		if code, m := ts.Call(token, "files.query_table", map[string]any{"file_id": up["file"].(map[string]any)["id"]}); code != http.StatusOK {
 			t.Fatalf("a query with a replica down: %d %v", code, m)
 		}
 	}
@@ -423,7 +433,7 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 	code, m, checks, took := check()
 	t.Logf("readyz with ZooKeeper down: %d in %v, %v", code, took.Round(time.Millisecond), checks["zookeeper (through clickhouse)"])
 	if code != http.StatusOK || m["status"] != "degraded" || !strings.HasPrefix(checks["zookeeper (through clickhouse)"], "false") ||
-		!strings.Contains(mustJSON(m["degraded"]), "take no writes") {
+		!strings.Contains(apitest.MustJSON(m["degraded"]), "take no writes") {
 		t.Errorf("readyz with ZooKeeper down: %d %v, want 200 degraded blaming ZooKeeper", code, m)
 	}
 	for name, v := range checks {
@@ -443,22 +453,24 @@ func TestReadyzZooKeeperDown(t *testing.T) {
 // a hung node. It now asks every node at once for at most a few seconds
 // and answers with what it has, naming the node that did not answer.
 func TestApprovalListWithAHungPeer(t *testing.T) {
+	// Not parallel: it compares times, which other tests running beside it would stretch.
 	hung := hungNode(t)
 	ring, err := cluster.ParseNodes("n1=127.0.0.1:1,n2=" + hung)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, users := newServerWith(t, Config{Cluster: ClusterConfig{Ring: ring, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}})
+	ts := apitest.New(t, apitest.Options{Config: api.Config{Cluster: api.ClusterConfig{Ring: ring, Self: "n1", Key: bytes.Repeat([]byte("c"), 32)}}})
+	users := ts.Users
 	// An approver this node holds.
 	var root string
 	for i := 0; root == ""; i++ {
-		token := addUser(t, users, fmt.Sprintf("root%d", i), "admin")
+		token := apitest.AddUser(t, users, fmt.Sprintf("root%d", i), "admin")
 		if u, _ := users.ByName(fmt.Sprintf("root%d", i)); ring.Owner(u.ID).Name == "n1" {
 			root = token
 		}
 	}
 	start := time.Now()
-	code, m, _ := ts.do("GET", "/v1/approvals", root, nil, "")
+	code, m, _ := ts.Do("GET", "/v1/approvals", root, nil, "")
 	if code != http.StatusOK || fmt.Sprint(m["unanswered_nodes"]) != "[n2]" || !strings.Contains(fmt.Sprint(m["note"]), "did not answer") {
 		t.Errorf("the list with a hung node: %d %v", code, m)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/engine"
-	"datadesk/rbac"
 )
 
 // diskUsage is the bytes a folder's files take on disk, each file's
@@ -54,10 +55,10 @@ func TestReadAgainSharesBytes(t *testing.T) {
 	}
 	size := int64(csv.Len())
 	limit := 8 * size
-	ts, users := newServerFull(t, Config{MaxUpload: 8 << 20}, rbac.DefaultPolicy,
-		engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", MaxOwnerBytes: limit})
-	ana := addUser(t, users, "ana", "analyst")
-	code, m := ts.upload(ana, "big.csv", []byte(csv.String()))
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 8 << 20}, Engine: engine.Config{MemoryLimit: "256MB", MaxTempSize: "1GB", MaxOwnerBytes: limit}})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	code, m := ts.Upload(ana, "big.csv", []byte(csv.String()))
 	if code != http.StatusCreated {
 		t.Fatalf("upload: %d %v", code, m)
 	}
@@ -66,13 +67,13 @@ func TestReadAgainSharesBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := filepath.Join(ts.srv.engine.OwnerDir(owner.ID), "files")
+	files := filepath.Join(ts.Server.Engine().OwnerDir(owner.ID), "files")
 	before := diskUsage(t, files)
 	codes := map[int]int{}
 	for range 10 {
-		code, m, _ := ts.doJSON("POST", "/v1/files/"+id+"/read", ana, map[string]any{"header_row": 1})
+		code, m, _ := ts.DoJSON("POST", "/v1/files/"+id+"/read", ana, map[string]any{"header_row": 1})
 		codes[code]++
-		if code != http.StatusCreated && errCode(m) != "too_large" {
+		if code != http.StatusCreated && apitest.ErrCode(m) != "too_large" {
 			t.Errorf("read again: %d %v", code, m)
 		}
 	}
@@ -88,15 +89,15 @@ func TestReadAgainSharesBytes(t *testing.T) {
 	}
 	// A file read again takes a turn for bodies: with the caller's turns
 	// held, it waits and is told to try again.
-	ts.srv.bodies.wait = 200 * time.Millisecond
-	for range bodiesPerUser {
-		release, err := ts.srv.bodies.enter(context.Background(), owner.ID)
+	ts.Server.SetBodiesWait(200 * time.Millisecond)
+	for range api.BodiesPerUser {
+		release, err := ts.Server.EnterBodies(context.Background(), owner.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer release()
 	}
-	if code, m, _ := ts.doJSON("POST", "/v1/files/"+id+"/read", ana, map[string]any{"header_row": 1}); code != http.StatusServiceUnavailable {
+	if code, m, _ := ts.DoJSON("POST", "/v1/files/"+id+"/read", ana, map[string]any{"header_row": 1}); code != http.StatusServiceUnavailable {
 		t.Errorf("read again with the caller's turns held: %d %v, want 503", code, m)
 	}
 }

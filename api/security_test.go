@@ -1,48 +1,22 @@
-package api
+package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"datadesk/internal/testenv"
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/rbac"
 )
-
-// as sends a request as a platform token acting for a user.
-func (ts *testServer) as(method, path, token, onBehalf string, body any) (int, map[string]any) {
-	ts.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, ts.url+path, r)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if onBehalf != "" {
-		req.Header.Set("X-On-Behalf-Of", onBehalf)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
-}
 
 func auditEntries(t *testing.T, dir string) []rbac.Entry {
 	t.Helper()
@@ -58,34 +32,36 @@ func auditEntries(t *testing.T, dir string) []rbac.Entry {
 // a viewer. Acting for someone now never gives more than the platform's own
 // rows, and by default a platform acts for viewers and analysts only.
 func TestActForNeverRaisesPower(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	bot := addUser(t, users, "chatbot", "platform")
-	addUser(t, users, "vic", "viewer")
-	addUser(t, users, "admin", "admin")
-	root := addUser(t, users, "root", "admin")
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	bot := apitest.AddUser(t, users, "chatbot", "platform")
+	apitest.AddUser(t, users, "vic", "viewer")
+	apitest.AddUser(t, users, "admin", "admin")
+	root := apitest.AddUser(t, users, "root", "admin")
 
-	if code, m := ts.as("GET", "/v1/audit", bot, "admin", nil); code != http.StatusForbidden {
+	if code, m := ts.As("GET", "/v1/audit", bot, "admin", nil); code != http.StatusForbidden {
 		t.Errorf("platform reads the audit acting for an admin: %d %v", code, m)
 	}
-	code, m := ts.as("POST", "/v1/tools/files.create", bot, "vic", map[string]any{"arguments": map[string]any{"filename": "n.txt", "content": "x"}})
+	code, m := ts.As("POST", "/v1/tools/files.create", bot, "vic", map[string]any{"arguments": map[string]any{"filename": "n.txt", "content": "x"}})
 	if code != http.StatusAccepted {
 		t.Fatalf("platform creates for a viewer: %d %v", code, m)
 	}
 	id := m["approval"].(map[string]any)["id"].(string)
 	for _, path := range []string{"/v1/approvals/" + id + "/approve", "/v1/approvals/" + id + "/reject"} {
-		if code, m := ts.as("POST", path, bot, "admin", nil); code != http.StatusForbidden {
+		if code, m := ts.As("POST", path, bot, "admin", nil); code != http.StatusForbidden {
 			t.Errorf("platform decides acting for an admin: %d %v", code, m)
 		}
 	}
-	if code, m := ts.as("GET", "/v1/files", bot, "root", nil); code != http.StatusForbidden {
+	if code, m := ts.As("GET", "/v1/files", bot, "root", nil); code != http.StatusForbidden {
 		t.Errorf("platform acts for an admin at all: %d %v", code, m)
 	}
-	_, m, _ = ts.do("GET", "/v1/approvals/"+id, root, nil, "")
+	_, m, _ = ts.Do("GET", "/v1/approvals/"+id, root, nil, "")
 	if a := m["approval"].(map[string]any); a["status"] != "pending" {
 		t.Errorf("the call was decided: %v", a)
 	}
 	// The audit names both the platform and the admin it tried to be.
-	entries := auditEntries(t, ts.dir)
+	entries := auditEntries(t, ts.Dir)
 	found := false
 	for _, e := range entries {
 		if e.Action == rbac.ActionActFor && e.User == "admin" && e.Actor == "chatbot" && e.Status == http.StatusForbidden {
@@ -100,34 +76,18 @@ func TestActForNeverRaisesPower(t *testing.T) {
 // TestActForCappedByPlatformRows: the platform's own rows cap what it does
 // for a user: without its files.create row it cannot create for an analyst.
 func TestActForCappedByPlatformRows(t *testing.T) {
+	t.Parallel()
 	policy := strings.Replace(rbac.DefaultPolicy, "p, role:platform, files.create, r.attrs.ActingFor, allow, allow\n", "", 1)
-	ts, users := newServerPolicy(t, Config{}, policy)
-	bot := addUser(t, users, "chatbot", "platform")
-	addUser(t, users, "ana", "analyst")
-	if code, m := ts.as("POST", "/v1/tools/files.create", bot, "ana", map[string]any{"arguments": map[string]any{"filename": "n.txt", "content": "x"}}); code != http.StatusForbidden || !strings.Contains(mustJSON(m), "acting account chatbot") {
+	ts := apitest.New(t, apitest.Options{Policy: policy})
+	users := ts.Users
+	bot := apitest.AddUser(t, users, "chatbot", "platform")
+	apitest.AddUser(t, users, "ana", "analyst")
+	if code, m := ts.As("POST", "/v1/tools/files.create", bot, "ana", map[string]any{"arguments": map[string]any{"filename": "n.txt", "content": "x"}}); code != http.StatusForbidden || !strings.Contains(apitest.MustJSON(m), "acting account chatbot") {
 		t.Errorf("create for an analyst beyond the platform's rows: %d %v", code, m)
 	}
-	if code, m := ts.as("GET", "/v1/files", bot, "ana", nil); code != http.StatusOK {
+	if code, m := ts.As("GET", "/v1/files", bot, "ana", nil); code != http.StatusOK {
 		t.Errorf("read for an analyst: %d %v", code, m)
 	}
-}
-
-// vmKB reads a line of /proc/self/status in kB.
-func vmKB(t *testing.T, field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		testenv.Missing(t, "no /proc/self/status")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	testenv.Missing(t, "no %s in /proc/self/status", field)
-	return 0
 }
 
 // TestSignInFlood: 200 wrong sign-ins at once took RSS from 70 MB to
@@ -136,9 +96,11 @@ func vmKB(t *testing.T, field string) int64 {
 // lock the name and the address with a growing delay (429, Retry-After),
 // memory stays flat and other requests keep being answered.
 func TestSignInFlood(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	addUser(t, users, "bob", "analyst")
+	// Not parallel: it measures the process's memory, which other tests would add to.
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	apitest.AddUser(t, users, "bob", "analyst")
 	for _, n := range []string{"ana", "bob"} {
 		if err := users.SetPassword(n, "correct horse battery"); err != nil {
 			t.Fatal(err)
@@ -146,7 +108,7 @@ func TestSignInFlood(t *testing.T) {
 	}
 	signIn := func(name, pw string) *http.Response {
 		body, _ := json.Marshal(map[string]string{"name": name, "password": pw})
-		resp, err := http.Post(ts.url+"/v1/session", "application/json", bytes.NewReader(body))
+		resp, err := http.Post(ts.URL+"/v1/session", "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Error(err)
 			return nil
@@ -157,17 +119,17 @@ func TestSignInFlood(t *testing.T) {
 	}
 	// The store is opened once before, so the normal requests below
 	// measure answering, not creating a database.
-	if code, _, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
+	if code, _, _ := ts.Do("GET", "/v1/files", ana, nil, ""); code != 200 {
 		t.Fatalf("warm-up: %d", code)
 	}
-	before := vmKB(t, "VmRSS")
+	before := apitest.VMKB(t, "VmRSS")
 	var peak atomic.Int64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
 		for {
-			peak.Store(max(peak.Load(), vmKB(t, "VmRSS")))
+			peak.Store(max(peak.Load(), apitest.VMKB(t, "VmRSS")))
 			select {
 			case <-stop:
 				return
@@ -199,7 +161,7 @@ func TestSignInFlood(t *testing.T) {
 	for range 5 {
 		time.Sleep(50 * time.Millisecond)
 		start := time.Now()
-		if code, _, _ := ts.do("GET", "/v1/files", ana, nil, ""); code != 200 {
+		if code, _, _ := ts.Do("GET", "/v1/files", ana, nil, ""); code != 200 {
 			t.Errorf("normal request during the flood: %d", code)
 		}
 		slowest = max(slowest, time.Since(start))
@@ -221,7 +183,7 @@ func TestSignInFlood(t *testing.T) {
 	}
 	// Guessing one by one is locked after the free failures, and the right
 	// password is then refused too.
-	for i := range signInFreeFailures + 1 {
+	for i := range api.SignInFreeFailures + 1 {
 		if resp := signIn("ana", fmt.Sprintf("guess %d", i)); resp.StatusCode == http.StatusTooManyRequests {
 			break
 		}
@@ -232,75 +194,19 @@ func TestSignInFlood(t *testing.T) {
 	t.Logf("RSS %d MB before, peak %d MB; slowest normal request %v; answers %v", before/1024, peak.Load()/1024, slowest, codes)
 }
 
-// TestSignInLockGrows: five failures of a name from an address are free,
-// then each locks that name from that address for twice as long; an
-// address is locked past its own free failures, whatever the names; a
-// name's failures lock no other address.
-func TestSignInLockGrows(t *testing.T) {
-	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	l := newAttemptLimiter(clock)
-	keys := signInKeys("Ana", "10.0.0.1")
-	for range signInFreeFailures {
-		if w, _ := l.admit(keys); w != 0 {
-			t.Fatalf("locked %v within the free failures", w)
-		}
-		l.fail(keys)
-	}
-	var waits []time.Duration
-	for range 4 {
-		l.fail(keys)
-		w, _ := l.admit(keys)
-		waits = append(waits, w)
-	}
-	if want := []time.Duration{signInBaseDelay, 2 * signInBaseDelay, 4 * signInBaseDelay, 8 * signInBaseDelay}; fmt.Sprint(waits) != fmt.Sprint(want) {
-		t.Errorf("locks %v, want %v", waits, want)
-	}
-	if w, suspect := l.admit(signInKeys(" ANA ", "10.0.0.2")); w != 0 || suspect {
-		t.Errorf("the same name from an address that never failed: wait %v, suspect %v", w, suspect)
-	}
-	if w, _ := l.admit(signInKeys("bob", "10.0.0.1")); w != 0 {
-		t.Errorf("another name from the same address is locked before the address's free failures")
-	}
-	for i := range signInFreeAddrFailures + 1 {
-		l.fail(signInKeys(fmt.Sprintf("user%d", i), "10.0.0.9"))
-	}
-	if w, _ := l.admit(signInKeys("carol", "10.0.0.9")); w == 0 {
-		t.Errorf("an address past its free failures is not locked")
-	}
-	// An IPv6 host's /64 is one address.
-	for i := range signInFreeAddrFailures + 1 {
-		l.fail(signInKeys(fmt.Sprintf("user%d", i), fmt.Sprintf("2001:db8:1:2::%x", i+1)))
-	}
-	if w, _ := l.admit(signInKeys("carol", "2001:db8:1:2:ffff::1")); w == 0 {
-		t.Errorf("failures across one /64 do not lock it")
-	}
-	mu.Lock()
-	now = now.Add(time.Minute)
-	mu.Unlock()
-	if w, _ := l.admit(keys); w != 0 {
-		t.Errorf("still locked after the delay: %v", w)
-	}
-	for range 100 {
-		l.fail(keys)
-	}
-	if w, _ := l.admit(keys); w != signInMaxDelay {
-		t.Errorf("lock after many failures %v, want the cap %v", w, signInMaxDelay)
-	}
-}
-
 // TestSignInNextSameSite: next=/\t/evil.example/ sent the browser away
 // after sign-in (browsers drop the tab). Only a same-site path passes
 // (web's TestSafeNext has the paths).
 func TestSignInNextSameSite(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	addUser(t, users, "ana", "analyst")
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	client := &http.Client{Jar: newJar(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.PostForm(ts.url+"/signin", url.Values{"name": {"ana"}, "password": {"correct horse battery"}, "next": {"/\t/evil.example/"}})
+	client := &http.Client{Jar: apitest.NewJar(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(ts.URL+"/signin", url.Values{"name": {"ana"}, "password": {"correct horse battery"}, "next": {"/\t/evil.example/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,11 +222,13 @@ func TestSignInNextSameSite(t *testing.T) {
 // huge cell made a one-row answer huge; unknown routes were audited as 500;
 // an act-for naming an unknown user was audited without the platform.
 func TestBoundedAnswersAndNames(t *testing.T) {
-	ts, users := newServer(t, 8<<20)
-	ana := addUser(t, users, "ana", "analyst")
-	bot := addUser(t, users, "chatbot", "platform")
-	root := addUser(t, users, "root", "admin")
-	_, m := ts.upload(ana, "orders.csv", []byte(ordersCSV))
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{MaxUpload: 8 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
+	bot := apitest.AddUser(t, users, "chatbot", "platform")
+	root := apitest.AddUser(t, users, "root", "admin")
+	_, m := ts.Upload(ana, "orders.csv", []byte(apitest.OrdersCSV))
 	orders := m["file"].(map[string]any)["id"].(string)
 
 	for _, tc := range []struct {
@@ -336,18 +244,18 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 		{"bidi override in a filename", "files.create", map[string]any{"filename": "invoice\u202efdp.exe", "content": "x"}, "filename"},
 		{"newline in a filename", "files.create", map[string]any{"filename": "a\nb.txt", "content": "x"}, "filename"},
 	} {
-		code, m := ts.call(ana, tc.tool, tc.args)
+		code, m := ts.Call(ana, tc.tool, tc.args)
 		if code != http.StatusBadRequest || m["error"].(map[string]any)["field"] != tc.field {
 			t.Errorf("%s: %d %v, want 400 naming %s", tc.name, code, m, tc.field)
 		}
 	}
 	// A quote in a name gives one filename parameter.
-	code, m := ts.call(ana, "files.create", map[string]any{"filename": "my \"best\" é.txt", "content": "x"})
+	code, m := ts.Call(ana, "files.create", map[string]any{"filename": "my \"best\" é.txt", "content": "x"})
 	if code != 200 {
 		t.Fatalf("create: %d %v", code, m)
 	}
 	f := m["result"].(map[string]any)["file"].(map[string]any)
-	resp, err := http.Get(ts.url + f["download_url"].(string))
+	resp, err := http.Get(ts.URL + f["download_url"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +263,7 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 	if cd := resp.Header.Get("Content-Disposition"); strings.Count(cd, "filename=") != 1 || strings.Count(cd, "filename*=") != 1 {
 		t.Errorf("Content-Disposition %q: want one filename and one filename*", cd)
 	}
-	code, m = ts.upload(ana, "sheet\u202e.csv", []byte("a\n1\n"))
+	code, m = ts.Upload(ana, "sheet\u202e.csv", []byte("a\n1\n"))
 	if code != http.StatusCreated || m["file"].(map[string]any)["filename"] != "sheet.csv" {
 		t.Errorf("upload with an override in its name: %d %v", code, m)
 	}
@@ -364,8 +272,8 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 	// survive.
 	// A cell longer than a cell holds is refused at ingest, naming it.
 	long := "id,note\n1,\"" + strings.Repeat("word\n", 8000) + "\"\n"
-	code, m = ts.upload(ana, "long.csv", []byte(long))
-	if code != http.StatusBadRequest || !strings.Contains(mustJSON(m), "row 1, column 2") || !strings.Contains(mustJSON(m), "32767") {
+	code, m = ts.Upload(ana, "long.csv", []byte(long))
+	if code != http.StatusBadRequest || !strings.Contains(apitest.MustJSON(m), "row 1, column 2") || !strings.Contains(apitest.MustJSON(m), "32767") {
 		t.Errorf("a 40,000-character cell: %d %v", code, m)
 	}
 	// An answer stays within its byte cap: 40 cells of 30,000 characters
@@ -387,11 +295,11 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 		}
 		wide.WriteByte('\n')
 	}
-	code, m = ts.upload(ana, "wide.csv", []byte(wide.String()))
+	code, m = ts.Upload(ana, "wide.csv", []byte(wide.String()))
 	if code != http.StatusCreated {
 		t.Fatalf("wide upload: %d %v", code, m)
 	}
-	code, m, raw := ts.do("POST", "/v1/tools/files.query_table", ana,
+	code, m, raw := ts.Do("POST", "/v1/tools/files.query_table", ana,
 		strings.NewReader(`{"arguments": {"file_id": "`+m["file"].(map[string]any)["id"].(string)+`", "limit": 2}}`), "application/json")
 	if code != http.StatusRequestEntityTooLarge || len(raw) > 4096 {
 		t.Errorf("a 2.4 MB answer: %d, %d bytes", code, len(raw))
@@ -399,15 +307,15 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 
 	// The audit tells the status the client got, and both names of an
 	// act-for attempt.
-	if code, _, _ := ts.do("GET", "/v1/no-such-route", ana, nil, ""); code != http.StatusNotFound {
+	if code, _, _ := ts.Do("GET", "/v1/no-such-route", ana, nil, ""); code != http.StatusNotFound {
 		t.Errorf("unknown route: %d", code)
 	}
-	if code, _ := ts.as("GET", "/v1/files", bot, "nobody\u202e\t", nil); code != http.StatusForbidden {
+	if code, _ := ts.As("GET", "/v1/files", bot, "nobody\u202e\t", nil); code != http.StatusForbidden {
 		t.Errorf("acting for an unknown user: %d", code)
 	}
 	_ = root
 	var sawRoute, sawActFor bool
-	for _, e := range auditEntries(t, ts.dir) {
+	for _, e := range auditEntries(t, ts.Dir) {
 		if strings.Contains(e.Action, "no-such-route") || e.Action == "GET /v1/*" {
 			sawRoute = true
 			if e.Status != http.StatusNotFound || e.Outcome != "not_found" {
@@ -429,8 +337,10 @@ func TestBoundedAnswersAndNames(t *testing.T) {
 // TestNoDecoderMessages: a bad JSON body is a 400 in the project's words,
 // never a Go decoder's message.
 func TestNoDecoderMessages(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	ana := addUser(t, users, "ana", "analyst")
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	ana := apitest.AddUser(t, users, "ana", "analyst")
 	for _, tc := range []struct{ path, body string }{
 		{"/v1/tools/files.read", `{"arguments": {"limit": 1,}}`},
 		{"/v1/tools/files.read", `{"arguments": [1]}`},
@@ -438,8 +348,8 @@ func TestNoDecoderMessages(t *testing.T) {
 		{"/v1/session", `{"nom": "x"}`},
 		{"/v1/tables", `{"provider": ["x"]}`},
 	} {
-		code, m, raw := ts.do("POST", tc.path, ana, strings.NewReader(tc.body), "application/json")
-		if code != http.StatusBadRequest || errCode(m) != "invalid" {
+		code, m, raw := ts.Do("POST", tc.path, ana, strings.NewReader(tc.body), "application/json")
+		if code != http.StatusBadRequest || apitest.ErrCode(m) != "invalid" {
 			t.Errorf("%s %s: %d %s", tc.path, tc.body, code, raw)
 		}
 		for _, leak := range []string{"invalid character", "json:", "Go value", "unmarshal", "struct"} {

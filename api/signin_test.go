@@ -1,65 +1,46 @@
-package api
+package api_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"datadesk/api"
+	"datadesk/api/apitest"
 	"datadesk/engine"
-	"datadesk/rbac"
 )
-
-// signInAs posts a sign-in from the client address a trusted proxy names.
-func (ts *testServer) signInAs(from, name, pw string) *http.Response {
-	ts.t.Helper()
-	body, _ := json.Marshal(map[string]string{"name": name, "password": pw})
-	req, _ := http.NewRequest("POST", ts.url+"/v1/session", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if from != "" {
-		req.Header.Set("X-Forwarded-For", from)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp
-}
 
 // TestSignInBehindProxyLocksNoOneElse: behind HAProxy every client had the
 // proxy's address, so 14 wrong sign-ins with random names made every
 // user's right password answer 429. The client address is now the one the
 // trusted proxy forwards: the guesser's address is locked, others sign in.
 func TestSignInBehindProxyLocksNoOneElse(t *testing.T) {
-	ts, users := newServerFull(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, rbac.DefaultPolicy,
-		engine.Config{MemoryLimit: "256MB"})
-	addUser(t, users, "ana", "analyst")
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{Config: api.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Engine: engine.Config{MemoryLimit: "256MB"}})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	for i := range signInFreeAddrFailures + 5 {
-		ts.signInAs("203.0.113.5", fmt.Sprintf("nobody%d", i), "wrong password")
+	for i := range api.SignInFreeAddrFailures + 5 {
+		ts.SignInAs("203.0.113.5", fmt.Sprintf("nobody%d", i), "wrong password")
 	}
-	if resp := ts.signInAs("203.0.113.5", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+	if resp := ts.SignInAs("203.0.113.5", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("the guessing address: got %d, want 429", resp.StatusCode)
 	}
-	if resp := ts.signInAs("198.51.100.7", "ana", "correct horse battery"); resp.StatusCode != http.StatusOK {
+	if resp := ts.SignInAs("198.51.100.7", "ana", "correct horse battery"); resp.StatusCode != http.StatusOK {
 		t.Errorf("another client behind the proxy: got %d, want 200", resp.StatusCode)
 	}
 	// A client that sends its own header still counts as the address the
 	// proxy forwards last.
-	if resp := ts.signInAs("198.51.100.8, 203.0.113.5", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+	if resp := ts.SignInAs("198.51.100.8, 203.0.113.5", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("a forged header before the proxy's: got %d, want 429", resp.StatusCode)
 	}
 }
@@ -67,15 +48,17 @@ func TestSignInBehindProxyLocksNoOneElse(t *testing.T) {
 // TestSignInForwardedHeaderIgnoredWithoutProxy: without trusted proxies a
 // client cannot pick its address with X-Forwarded-For to dodge its lock.
 func TestSignInForwardedHeaderIgnoredWithoutProxy(t *testing.T) {
-	ts, users := newServer(t, 1<<20)
-	addUser(t, users, "ana", "analyst")
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
 	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	for i := range signInFreeAddrFailures + 2 {
-		ts.signInAs(fmt.Sprintf("192.0.2.%d", i+1), fmt.Sprintf("nobody%d", i), "wrong password")
+	for i := range api.SignInFreeAddrFailures + 2 {
+		ts.SignInAs(fmt.Sprintf("192.0.2.%d", i+1), fmt.Sprintf("nobody%d", i), "wrong password")
 	}
-	if resp := ts.signInAs("192.0.2.200", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+	if resp := ts.SignInAs("192.0.2.200", "ana", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("a forwarded address from a client that is no proxy: got %d, want 429", resp.StatusCode)
 	}
 }
@@ -85,25 +68,26 @@ func TestSignInForwardedHeaderIgnoredWithoutProxy(t *testing.T) {
 // per 15 minutes. The guesser's address is locked; admin signs in from an
 // address that never failed, and guesses from fresh addresses are paced.
 func TestAdminNotLockedOut(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	ts, users := newServerFull(t, Config{Now: clock, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
-		rbac.DefaultPolicy, engine.Config{MemoryLimit: "256MB"})
-	addUser(t, users, "admin", "admin")
+	ts := apitest.New(t, apitest.Options{Config: api.Config{Now: clock, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, Engine: engine.Config{MemoryLimit: "256MB"}})
+	users := ts.Users
+	apitest.AddUser(t, users, "admin", "admin")
 	if err := users.SetPassword("admin", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
 	names := []string{"admin", "ADMIN", " Admin "}
 	for i := range 28 {
-		ts.signInAs("203.0.113.9", names[i%3], "guess "+fmt.Sprint(i))
+		ts.SignInAs("203.0.113.9", names[i%3], "guess "+fmt.Sprint(i))
 		advance(17 * time.Minute / 28)
 	}
-	if resp := ts.signInAs("198.51.100.20", "admin", "correct horse battery"); resp.StatusCode != http.StatusOK {
+	if resp := ts.SignInAs("198.51.100.20", "admin", "correct horse battery"); resp.StatusCode != http.StatusOK {
 		t.Errorf("admin from an address that never failed: got %d, want 200", resp.StatusCode)
 	}
-	if resp := ts.signInAs("203.0.113.9", "admin", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
+	if resp := ts.SignInAs("203.0.113.9", "admin", "correct horse battery"); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("admin from the guessing address: got %d, want 429", resp.StatusCode)
 	}
 	// Guessing admin from addresses that each failed once goes no faster
@@ -111,13 +95,13 @@ func TestAdminNotLockedOut(t *testing.T) {
 	codes := map[int]int{}
 	for i := range 10 {
 		from := fmt.Sprintf("198.18.0.%d", i+1)
-		ts.signInAs(from, "admin", "first guess")
-		codes[ts.signInAs(from, "admin", "second guess").StatusCode]++
+		ts.SignInAs(from, "admin", "first guess")
+		codes[ts.SignInAs(from, "admin", "second guess").StatusCode]++
 	}
 	if codes[http.StatusTooManyRequests] < 9 {
 		t.Errorf("second guesses from addresses that failed: %v, want all but one paced (429)", codes)
 	}
-	if resp := ts.signInAs("198.51.100.22", "admin", "correct horse battery"); resp.StatusCode != http.StatusOK {
+	if resp := ts.SignInAs("198.51.100.22", "admin", "correct horse battery"); resp.StatusCode != http.StatusOK {
 		t.Errorf("admin from a fresh address while guesses are paced: got %d, want 200", resp.StatusCode)
 	}
 }
@@ -128,13 +112,14 @@ func TestAdminNotLockedOut(t *testing.T) {
 // at a time; the rest of its flood is refused at once (429, Retry-After),
 // and the admins sign in.
 func TestSignInFloodOfRightPasswords(t *testing.T) {
-	ts, users := newServerFull(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, rbac.DefaultPolicy,
-		engine.Config{MemoryLimit: "256MB"})
-	addUser(t, users, "ana", "analyst")
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{Config: api.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Engine: engine.Config{MemoryLimit: "256MB"}})
+	users := ts.Users
+	apitest.AddUser(t, users, "ana", "analyst")
 	admins := make([]string, 5)
 	for i := range admins {
 		admins[i] = fmt.Sprintf("admin%d", i)
-		addUser(t, users, admins[i], "admin")
+		apitest.AddUser(t, users, admins[i], "admin")
 	}
 	for _, name := range append([]string{"ana"}, admins...) {
 		if err := users.SetPassword(name, "correct horse battery"); err != nil {
@@ -145,7 +130,7 @@ func TestSignInFloodOfRightPasswords(t *testing.T) {
 	var flooded, refused atomic.Int64
 	for range 150 {
 		wg.Go(func() {
-			resp := ts.signInAs("203.0.113.77", "ana", "correct horse battery")
+			resp := ts.SignInAs("203.0.113.77", "ana", "correct horse battery")
 			flooded.Add(1)
 			if resp.StatusCode == http.StatusTooManyRequests {
 				refused.Add(1)
@@ -159,7 +144,7 @@ func TestSignInFloodOfRightPasswords(t *testing.T) {
 	var admin sync.WaitGroup
 	for i, name := range admins {
 		admin.Go(func() {
-			codes[i] = ts.signInAs(fmt.Sprintf("198.51.100.%d", 30+i), name, "correct horse battery").StatusCode
+			codes[i] = ts.SignInAs(fmt.Sprintf("198.51.100.%d", 30+i), name, "correct horse battery").StatusCode
 		})
 	}
 	admin.Wait()
@@ -180,14 +165,15 @@ func TestSignInFloodOfRightPasswords(t *testing.T) {
 // only; the same site's form and programs sign in as before.
 func TestSignInFromAnotherSite(t *testing.T) {
 	t.Parallel()
-	ts, users := newServer(t, 1<<20)
-	addUser(t, users, "eve", "analyst")
+	ts := apitest.New(t, apitest.Options{MaxUpload: 1 << 20})
+	users := ts.Users
+	apitest.AddUser(t, users, "eve", "analyst")
 	if err := users.SetPassword("eve", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
 	form := url.Values{"name": {"eve"}, "password": {"correct horse battery"}}.Encode()
 	json := `{"name": "eve", "password": "correct horse battery"}`
-	host := strings.TrimPrefix(ts.url, "http://")
+	host := strings.TrimPrefix(ts.URL, "http://")
 	for _, tc := range []struct {
 		name, path, ctype, body string
 		headers                 map[string]string
@@ -205,7 +191,7 @@ func TestSignInFromAnotherSite(t *testing.T) {
 		{"JSON from this site", "/v1/session", "application/json; charset=utf-8", json, map[string]string{"Origin": "http://" + host}, http.StatusOK},
 		{"JSON from a program", "/v1/session", "application/json", json, nil, http.StatusOK},
 	} {
-		req, _ := http.NewRequest("POST", ts.url+tc.path, strings.NewReader(tc.body))
+		req, _ := http.NewRequest("POST", ts.URL+tc.path, strings.NewReader(tc.body))
 		if tc.ctype != "" {
 			req.Header.Set("Content-Type", tc.ctype)
 		}
@@ -220,7 +206,7 @@ func TestSignInFromAnotherSite(t *testing.T) {
 		resp.Body.Close()
 		cookie := false
 		for _, ck := range resp.Cookies() {
-			cookie = cookie || ck.Name == sessionCookie && ck.Value != ""
+			cookie = cookie || ck.Name == api.SessionCookie && ck.Value != ""
 		}
 		if resp.StatusCode != tc.want || cookie != (tc.want < 400) {
 			t.Errorf("%s: %d, a cookie %v; want %d", tc.name, resp.StatusCode, cookie, tc.want)
@@ -236,14 +222,15 @@ func TestSignInFromAnotherSite(t *testing.T) {
 // address: the flood is refused at its own limit, at once, while other
 // users sign in from that address and from others.
 func TestSignInLimitsPerUserAndAddress(t *testing.T) {
-	ts, users := newServerFull(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, rbac.DefaultPolicy,
-		engine.Config{MemoryLimit: "256MB"})
+	// Not parallel: it compares times, which other tests running beside it would stretch.
+	ts := apitest.New(t, apitest.Options{Config: api.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Engine: engine.Config{MemoryLimit: "256MB"}})
+	users := ts.Users
 	others := make([]string, 6)
 	for i := range others {
 		others[i] = fmt.Sprintf("colleague%d", i)
 	}
 	for _, name := range append([]string{"ana"}, others...) {
-		addUser(t, users, name, "analyst")
+		apitest.AddUser(t, users, name, "analyst")
 		if err := users.SetPassword(name, "correct horse battery"); err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +243,7 @@ func TestSignInLimitsPerUserAndAddress(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for sent.Add(1) <= 150 || !othersDone.Load() {
-				if ts.signInAs(flooder, "ana", "correct horse battery").StatusCode == http.StatusOK {
+				if ts.SignInAs(flooder, "ana", "correct horse battery").StatusCode == http.StatusOK {
 					signedIn.Add(1)
 				}
 			}
@@ -273,7 +260,7 @@ func TestSignInLimitsPerUserAndAddress(t *testing.T) {
 		}
 		during.Go(func() {
 			time.Sleep(time.Duration(i) * 20 * time.Millisecond)
-			codes[i] = ts.signInAs(from, name, "correct horse battery").StatusCode
+			codes[i] = ts.SignInAs(from, name, "correct horse battery").StatusCode
 		})
 	}
 	during.Wait()
@@ -285,8 +272,8 @@ func TestSignInLimitsPerUserAndAddress(t *testing.T) {
 			t.Errorf("%s during the flood: got %d, want 200", others[i], code)
 		}
 	}
-	if n := signedIn.Load(); n > signInPairBurst+2 {
-		t.Errorf("the flood signed in %d times, past its limit of %d at once", n, signInPairBurst)
+	if n := signedIn.Load(); n > api.SignInPairBurst+2 {
+		t.Errorf("the flood signed in %d times, past its limit of %d at once", n, api.SignInPairBurst)
 	}
 	// Refused at its limit, the flood costs no hashing: it ends in a small
 	// part of the 150 hashes' time.
@@ -294,53 +281,4 @@ func TestSignInLimitsPerUserAndAddress(t *testing.T) {
 		t.Errorf("the flood and the others' sign-ins took %v, want under 3 s", took)
 	}
 	t.Logf("the flood signed in %d of %d times; everything took %v", signedIn.Load(), sent.Load()-8, took)
-}
-
-// TestSignInTurnsAtTheirLimits: each sign-in bound at its largest value. A
-// name and address sign in signInPairBurst times at once, then once each
-// signInPairEvery; an address signInAddrBurst times (any names), then once
-// each signInAddrEvery; and the counts kept stay within signInMaxEntries
-// addresses, in bounded time and memory, however many addresses come.
-func TestSignInTurnsAtTheirLimits(t *testing.T) {
-	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	l := newAttemptLimiter(func() time.Time { return now })
-	for i := range signInPairBurst {
-		if w := l.spend(signInKeys("ana", "10.0.0.1")); w != 0 {
-			t.Fatalf("sign-in %d of a name and address refused for %v", i+1, w)
-		}
-	}
-	if w := l.spend(signInKeys("ana", "10.0.0.1")); w != signInPairEvery {
-		t.Errorf("one past the name and address's turns: wait %v, want %v", w, signInPairEvery)
-	}
-	now = now.Add(signInPairEvery)
-	if w := l.spend(signInKeys("ana", "10.0.0.1")); w != 0 {
-		t.Errorf("a turn back after %v: wait %v", signInPairEvery, w)
-	}
-	for i := range signInAddrBurst {
-		if w := l.spend(signInKeys(fmt.Sprintf("user%d", i), "10.0.0.3")); w != 0 {
-			t.Fatalf("sign-in %d of the address refused for %v", i+1, w)
-		}
-	}
-	if w := l.spend(signInKeys("bob", "10.0.0.3")); w != signInAddrEvery {
-		t.Errorf("one past the address's turns: wait %v, want %v", w, signInAddrEvery)
-	}
-	if w := l.spend(signInKeys("bob", "10.0.0.2")); w != 0 {
-		t.Errorf("another address: wait %v", w)
-	}
-
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	heap := ms.HeapAlloc
-	start := time.Now()
-	for i := range signInMaxEntries {
-		l.spend(signInKeys("x", fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255)))
-	}
-	took := time.Since(start)
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	t.Logf("%d addresses' turns: %v, %d MiB held, %d counts", signInMaxEntries, took, (int64(ms.HeapAlloc)-int64(heap))>>20, len(l.rates))
-	if len(l.rates) > signInMaxEntries || took > 2*time.Second || int64(ms.HeapAlloc)-int64(heap) > 64<<20 {
-		t.Errorf("%d addresses: %d counts kept in %v", signInMaxEntries, len(l.rates), took)
-	}
 }

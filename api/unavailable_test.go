@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"testing"
 
+	"datadesk/api/apitest"
 	"datadesk/engine"
-	"datadesk/rbac"
 )
 
 // TestUnavailableSaysWhenToRetry: during a move, a call that reached the
@@ -15,15 +15,17 @@ import (
 // Retry-After, where a call stopped before it got one. Every 503 now says
 // when to try again (a 429 too).
 func TestUnavailableSaysWhenToRetry(t *testing.T) {
-	ts, users := newServerFull(t, Config{}, rbac.DefaultPolicy, engine.Config{})
+	t.Parallel()
+	ts := apitest.New(t, apitest.Options{Engine: engine.Config{}})
+	users := ts.Users
 	u, token, err := users.Add("ana", "analyst")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.srv.engine.Withhold(context.Background(), u.ID); err != nil {
+	if err := ts.Server.Engine().Withhold(context.Background(), u.ID); err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("GET", ts.url+"/v1/files", nil)
+	req, _ := http.NewRequest("GET", ts.URL+"/v1/files", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // body with the rows put back is the body that came; anything else is
 // given as it came.
 func TestSetRowsAside(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in    string
 		aside int

@@ -15,6 +15,7 @@ import (
 // the rows stay in the body as a list, the other keys are decoded, and a
 // body of the wrong shape is refused naming the key and the shape.
 func TestReadDeclaredTable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		body, want string
 		rows       int
@@ -42,6 +43,7 @@ func TestReadDeclaredTable(t *testing.T) {
 // TestOffloadPreviewBounds: the preview of an offloaded table keeps at
 // most previewRows rows and previewChars characters, and counts them all.
 func TestOffloadPreviewBounds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		cell  string

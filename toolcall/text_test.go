@@ -9,6 +9,7 @@ import (
 // TestAnswerTextWithinBudget: rows past the text's budget are named, with
 // the offset of the first left out; cells are cut.
 func TestAnswerTextWithinBudget(t *testing.T) {
+	t.Parallel()
 	rows := make([]any, 40)
 	for i := range rows {
 		rows[i] = []any{fmt.Sprintf("r%d", i), strings.Repeat("x", 100)}

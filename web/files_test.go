@@ -3,6 +3,7 @@ package web
 import "testing"
 
 func TestHumanSizesAndKinds(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 999: "999 bytes", 1000: "1.0 kB", 2_300_000: "2.3 MB",
 		45_600: "46 kB", 999_960: "1.0 MB", 3_000_000_000: "3.0 GB"} {
 		if got := humanSize(n); got != want {

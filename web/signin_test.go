@@ -5,6 +5,7 @@ import "testing"
 // TestSafeNext: only a same-site path is where a sign-in goes next;
 // browsers drop tabs and newlines and read a backslash as a slash.
 func TestSafeNext(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ next, want string }{
 		{"/tables/t_x?sort=a", "/tables/t_x?sort=a"},
 		{"/files", "/files"},

@@ -5,6 +5,7 @@ import "testing"
 // TestSameQuery: an address is sent to its own form once, however the
 // browser escapes it, and never again.
 func TestSameQuery(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		same bool
