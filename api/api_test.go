@@ -52,8 +52,9 @@ func newServerPolicy(t *testing.T, cfg Config, policyText string) (*testServer, 
 }
 
 // newServerFull runs the real server with the given policy and engine
-// configuration (its Dir, when empty, a new folder of the test's).
-func newServerFull(t testing.TB, cfg Config, policyText string, ecfg engine.Config) (*testServer, *rbac.Users) {
+// configuration (its Dir, when empty, a new folder of the test's); with
+// deps changing the services it is given.
+func newServerFull(t testing.TB, cfg Config, policyText string, ecfg engine.Config, with ...func(*Deps)) (*testServer, *rbac.Users) {
 	t.Helper()
 	dir := ecfg.Dir
 	if dir == "" {
@@ -92,8 +93,11 @@ func newServerFull(t testing.TB, cfg Config, policyText string, ecfg engine.Conf
 		t.Fatal(err)
 	}
 	cfg.DataDir = dir
-	srv, err := New(cfg, Deps{Engine: eng, System: system, Ingest: ingest.New(ingest.Config{}),
-		Users: users, Policy: policy, Audit: audit})
+	d := Deps{Engine: eng, System: system, Ingest: ingest.New(ingest.Config{}), Users: users, Policy: policy, Audit: audit}
+	for _, w := range with {
+		w(&d)
+	}
+	srv, err := New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
