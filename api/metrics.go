@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"datadesk"
+	"datadesk/answers"
 	"datadesk/engine/catalog"
 	"datadesk/toolcall"
 )
@@ -104,6 +105,22 @@ func newMetrics(s *Server) *metrics {
 		gauge("datadesk_approvals_pending", "Calls waiting for a person's decision.", func(ctx context.Context) (float64, error) {
 			n, err := s.system.PendingCount(ctx, s.cfg.Now())
 			return float64(n), err
+		}))
+	answerCount := func(name, help string, read func(answers.Stats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
+			return float64(read(s.calls.AnswerStats()))
+		})
+	}
+	m.reg.MustRegister(
+		answerCount("datadesk_answer_cache_hits_total", "Tool calls answered from the answers' cache (the policy asked first).",
+			func(st answers.Stats) uint64 { return st.Hits }),
+		answerCount("datadesk_answer_cache_misses_total", "Cacheable tool calls that ran because no answer was kept.",
+			func(st answers.Stats) uint64 { return st.Misses }),
+		answerCount("datadesk_answer_cache_evictions_total", "Answers dropped from the cache for room.",
+			func(st answers.Stats) uint64 { return st.Evictions }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "datadesk_answer_cache_bytes",
+			Help: "Bytes the answers' cache holds now, counted against --memory-limit."}, func() float64 {
+			return float64(s.calls.AnswerStats().Bytes)
 		}))
 	m.reg.MustRegister(readinessMetric{s: s, desc: prometheus.NewDesc("datadesk_readiness",
 		"The node's readiness, as /readyz says it: 1 for its state (ready, degraded: serving its owners with a ClickHouse shard or ZooKeeper lost; not_ready: it cannot serve them), 0 for the others.",

@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"datadesk"
+	"datadesk/answers"
 	"datadesk/cluster"
 	"datadesk/engine"
 	"datadesk/ingest"
@@ -99,6 +100,8 @@ type Deps struct {
 	Users  *rbac.Users
 	Policy *rbac.Policy
 	Audit  *rbac.Audit
+	// Answers keeps read-only tool calls' answers; nil keeps none.
+	Answers *answers.Cache
 }
 
 // Server serves the HTTP interface.
@@ -178,7 +181,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		MaxPendingCall: cfg.MaxPendingCall, MaxPendingBytes: cfg.MaxPendingBytes, MaxPendingCalls: cfg.MaxPendingCalls,
 		Links: s.links, Now: cfg.Now, Logger: cfg.Logger, Observe: s.metrics.observe},
 		toolcall.Deps{Engine: d.Engine, Ingest: d.Ingest, Policy: d.Policy, Users: d.Users, Approvals: d.System,
-			Audit: d.Audit, Record: s.record})
+			Audit: d.Audit, Record: s.record, Answers: d.Answers})
 	if err != nil {
 		return nil, err
 	}

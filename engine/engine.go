@@ -58,7 +58,11 @@ type Config struct {
 	MemoryLimit string
 	Threads     int
 	MaxTempSize string
-	Logger      *slog.Logger
+	// HeldBeside is memory the server keeps outside DuckDB that counts
+	// against MemoryLimit (the answers' cache): DuckDB's pool is smaller
+	// by as much.
+	HeldBeside int64
+	Logger     *slog.Logger
 	// Remote, if set, can hold big tables outside the owners' DuckDB
 	// files (a ClickHouse cluster); RemoteMinRows > 0 sends every new
 	// table of at least that many rows there.
@@ -171,7 +175,7 @@ func New(cfg Config) (*Engine, error) {
 	// The memory limit parsed when the hub was made.
 	limit, _ := ParseSize("memory limit", cfg.MemoryLimit)
 	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{}, withheld: map[string]bool{},
-		maxWidth: widthFor(int64(float64(limit) * poolShare)),
+		maxWidth: widthFor(poolBytes(limit, cfg.HeldBeside)),
 		caches:   newTableCaches(max(4*cfg.MaxOpen, minTableCaches)),
 		kick:     make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go e.evictLoop()

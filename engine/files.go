@@ -404,7 +404,7 @@ func (s *Store) Table(ctx context.Context, id string) (*catalog.Table, error) {
 	return t, nil
 }
 
-func (s *Store) forgetTables() { s.tables.clear() }
+func (s *Store) forgetTables() { s.tables.clear(); s.tables.bump() }
 
 func (s *Store) readTable(ctx context.Context, id string) (*catalog.Table, error) {
 	t, err := scanTable(s.db.QueryRowContext(ctx, `SELECT id, file_id, name, ordinal, row_count, report, source_table_id, query, created_at, location FROM dd_tables

@@ -58,7 +58,7 @@ func openHub(ctx context.Context, cfg Config) (*hub, error) {
 		return nil, err
 	}
 	q := InstanceSettings(cfg)
-	q.Set("memory_limit", strconv.FormatInt(int64(float64(limit)*poolShare), 10)+"B")
+	q.Set("memory_limit", strconv.FormatInt(poolBytes(limit, cfg.HeldBeside), 10)+"B")
 	q.Set("temp_directory", temp)
 	connector, err := duckdb.NewConnector(":memory:?"+q.Encode(), nil)
 	if err != nil {

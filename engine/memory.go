@@ -17,6 +17,17 @@ import (
 // (docs/many-owners.md).
 const poolShare = 0.8
 
+// minPoolShare is the least of Config.MemoryLimit left to DuckDB's pool
+// whatever the server holds beside it.
+const minPoolShare = 0.5
+
+// poolBytes is DuckDB's buffer pool: its share of limit less what the
+// server holds beside it (Config.HeldBeside), and never under half of
+// limit.
+func poolBytes(limit, heldBeside int64) int64 {
+	return max(int64(float64(limit)*poolShare)-max(heldBeside, 0), int64(float64(limit)*minPoolShare))
+}
+
 // byteUnits are the units DuckDB takes in memory settings.
 var byteUnits = map[string]float64{
 	"": 1, "b": 1, "bytes": 1,

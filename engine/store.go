@@ -306,6 +306,10 @@ func (s *Store) orphanTables(ctx context.Context) ([]string, error) {
 func (s *Store) inTx(ctx context.Context, fn func(conn *sql.Conn) error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	// Whatever came of it, the data may have changed: answers kept under
+	// the version before are not read again. Changed after the commit, so
+	// that a call taken once the write has returned never sees the old.
+	defer s.tables.bump()
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return classify(ctx, err)
@@ -324,6 +328,12 @@ func (s *Store) inTx(ctx context.Context, fn func(conn *sql.Conn) error) error {
 	}
 	return nil
 }
+
+// Version returns the owner's data version: every write to the owner's
+// tables or files (an upload, a new reading, a move, a delete, a stored
+// view) gives a new one, never used before on this node. Taken before a
+// read, it names the data the read saw or newer.
+func (s *Store) Version() uint64 { return s.tables.version.Load() }
 
 // Owner returns the id of the store's owner.
 func (s *Store) Owner() string { return s.owner }

@@ -3,6 +3,7 @@ package engine
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 
 	"datadesk/engine/catalog"
 )
@@ -18,7 +19,15 @@ type tableCache struct {
 	unique map[string]bool
 	// full holds the tables found stored in full row groups.
 	full map[string]bool
+	// version is the owner's data version (Store.Version), taken from
+	// clock, which only grows: a cache made again after its owner's was
+	// dropped never repeats a version an answer was kept under.
+	version atomic.Uint64
+	clock   *atomic.Uint64
 }
+
+// bump gives the owner's data a new version.
+func (c *tableCache) bump() { c.version.Store(c.clock.Add(1)) }
 
 func (c *tableCache) isFull(id string) bool {
 	c.mu.RLock()
@@ -80,6 +89,8 @@ type tableCaches struct {
 	max    int
 	owners map[string]*list.Element // of *ownerCache
 	lru    *list.List
+	// clock numbers the owners' data versions, node-wide.
+	clock atomic.Uint64
 }
 
 type ownerCache struct {
@@ -99,7 +110,8 @@ func (c *tableCaches) of(owner string) *tableCache {
 		c.lru.MoveToFront(el)
 		return el.Value.(*ownerCache).cache
 	}
-	oc := &ownerCache{owner: owner, cache: &tableCache{tables: map[string]*catalog.Table{}}}
+	oc := &ownerCache{owner: owner, cache: &tableCache{tables: map[string]*catalog.Table{}, clock: &c.clock}}
+	oc.cache.bump()
 	c.owners[owner] = c.lru.PushFront(oc)
 	for c.lru.Len() > c.max {
 		last := c.lru.Back()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"datadesk"
+	"datadesk/answers"
 	"datadesk/engine"
 	"datadesk/ingest"
 	"datadesk/links"
@@ -79,6 +80,8 @@ type Deps struct {
 	// no room. Without Record calls are not recorded.
 	Audit  *rbac.Audit
 	Record func(rbac.Entry)
+	// Answers keeps read-only calls' answers; nil keeps none.
+	Answers *answers.Cache
 }
 
 // Pipeline runs tool calls.
@@ -92,6 +95,8 @@ type Pipeline struct {
 	audit  *rbac.Audit
 	record func(rbac.Entry)
 	tools  map[string]*Tool
+	// answers is asked after the policy allowed a call, never before.
+	answers *answers.Cache
 }
 
 // New returns a Pipeline over its dependencies, its tools read from their
@@ -126,7 +131,7 @@ func New(cfg Config, d Deps) (*Pipeline, error) {
 		return nil, err
 	}
 	return &Pipeline{cfg: cfg, engine: d.Engine, ingest: d.Ingest, policy: d.Policy, users: d.Users, system: d.Approvals,
-		audit: d.Audit, record: d.Record, tools: tools}, nil
+		audit: d.Audit, record: d.Record, tools: tools, answers: d.Answers}, nil
 }
 
 // Tools are the registered tools, by name.
@@ -170,6 +175,9 @@ type Outcome struct {
 	Decision rbac.Decision
 	Decided  bool
 	Err      error
+	// Cached says Raw came from the answers' cache (and carries
+	// CachedField).
+	Cached bool
 }
 
 // Call is one tool call as a surface hands it to Invoke.
@@ -278,6 +286,17 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 		out.Err = err
 		return out
 	}
+	var key answers.Key
+	keep := false
+	if p.answers != nil {
+		key, keep = answerKey(store, t, args)
+	}
+	if keep {
+		if raw, ok := p.answers.Get(key); ok {
+			out.Raw, out.Cached = markCached(raw), true
+			return out
+		}
+	}
 	call := &toolCall{ctx: ctx, caller: who, store: store}
 	var result any
 	datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "running " + t.Name})
@@ -288,9 +307,15 @@ func (p *Pipeline) decideAndRun(ctx context.Context, who datadesk.Caller, t *Too
 	if out.Err == nil && out.Approval == nil {
 		datadesk.ReportProgress(ctx, datadesk.Progress{Stage: "writing the answer"})
 		out.Raw, out.Err = encodeAnswer(result)
+		if keep && out.Err == nil {
+			p.answers.Put(key, out.Raw)
+		}
 	}
 	return out
 }
+
+// AnswerStats are the answers' cache's counts and size.
+func (p *Pipeline) AnswerStats() answers.Stats { return p.answers.Stats() }
 
 // encodeAnswer encodes a tool's result within MaxAnswer. Errors:
 // too_large.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"datadesk/answers"
 	"datadesk/api"
 	"datadesk/engine"
 	"datadesk/ingest"
@@ -40,6 +41,9 @@ type Options struct {
 	// of the test's, and an empty MemoryLimit or MaxTempSize is 256MB or
 	// 1GB.
 	Engine engine.Config
+	// Answers is the answers' cache the server keeps read-only calls'
+	// answers in; nil keeps none.
+	Answers *answers.Cache
 }
 
 // Server is a running test server.
@@ -109,7 +113,7 @@ func New(t testing.TB, opts Options) *Server {
 	}
 	cfg.DataDir = dir
 	srv, err := api.New(cfg, api.Deps{Engine: eng, System: system, Ingest: ingest.New(ingest.Config{}),
-		Users: users, Policy: policy, Audit: audit})
+		Users: users, Policy: policy, Audit: audit, Answers: opts.Answers})
 	if err != nil {
 		t.Fatal(err)
 	}

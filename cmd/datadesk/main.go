@@ -32,6 +32,7 @@ import (
 	"datadesk/toolcall"
 
 	"datadesk"
+	"datadesk/answers"
 	"datadesk/api"
 	"datadesk/backup"
 	"datadesk/cluster"
@@ -164,6 +165,7 @@ type engineFlags struct {
 	maxTemp     *string
 	maxOpen     *int
 	maxOwner    *int64
+	answerCache *string
 }
 
 func addEngineFlags(fs *flag.FlagSet) engineFlags {
@@ -174,6 +176,7 @@ func addEngineFlags(fs *flag.FlagSet) engineFlags {
 		maxTemp:     fs.String("max-temp", engine.DefaultMaxTempSize, "temp space the whole node may spill to, under DATA/tmp"),
 		maxOpen:     fs.Int("max-open", engine.DefaultMaxOpen, "owner databases kept open while idle; more stay open while in use"),
 		maxOwner:    fs.Int64("max-owner-storage", engine.DefaultMaxOwnerBytes, "bytes one owner may keep: its files, each counted whole, and its database"),
+		answerCache: fs.String("answer-cache", "auto", "memory kept for read-only tool calls' answers, taken from --memory-limit: auto (a sixteenth of it), a size such as 64MB, or off"),
 	}
 }
 
@@ -334,6 +337,15 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 	if err != nil {
 		return nil, nil, err
 	}
+	limit, err := engine.ParseSize("--memory-limit", engineCfg.MemoryLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	answerBytes, err := answerCacheBytes(*ef.answerCache, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	engineCfg.HeldBeside = answerBytes
 	eng, err := engine.New(engineCfg)
 	if err != nil {
 		return nil, nil, err
@@ -351,21 +363,42 @@ func openServer(ef engineFlags, shared string, engineCfg engine.Config, cfg api.
 	closers = append(closers, audit.Close)
 	// Uploads' readers hold an eighth of the node's memory at most, all
 	// of them together: DuckDB's pool has most of the rest.
-	limit, err := engine.ParseSize("--memory-limit", engineCfg.MemoryLimit)
-	if err != nil {
-		return nil, nil, err
-	}
 	in := ingest.New(ingest.Config{MaxReadMemory: limit / 8})
 	cfg.SharedDir = shared
 	if cfg.SigningKey, err = signingKey(shared); err != nil {
 		return nil, nil, err
 	}
 	cfg.DataDir = *ef.data
-	srv, err := api.New(cfg, api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit})
+	srv, err := api.New(cfg, api.Deps{Engine: eng, System: system, Ingest: in, Users: users, Policy: policy, Audit: audit,
+		Answers: answers.New(answerBytes)})
 	if err != nil {
 		return nil, nil, err
 	}
 	return srv, closeAll, nil
+}
+
+// answerShare is the part of --memory-limit the answers' cache takes
+// when --answer-cache is auto: big enough for thousands of typical
+// answers, small beside DuckDB's pool.
+const answerShare = 16
+
+// answerCacheBytes reads --answer-cache against the node's memory limit:
+// auto, off (or 0) or a size, which must leave DuckDB most of the limit.
+func answerCacheBytes(flag string, limit int64) (int64, error) {
+	switch strings.ToLower(strings.TrimSpace(flag)) {
+	case "auto", "":
+		return limit / answerShare, nil
+	case "off", "0", "none":
+		return 0, nil
+	}
+	n, err := engine.ParseSize("--answer-cache", flag)
+	if err != nil {
+		return 0, err
+	}
+	if n > limit/4 {
+		return 0, fmt.Errorf("--answer-cache %s is more than a quarter of --memory-limit (%d bytes): DuckDB needs the rest", flag, limit)
+	}
+	return n, nil
 }
 
 // serveMCP serves the Model Context Protocol over stdin and stdout for the
