@@ -108,6 +108,16 @@ func TestAnswerCacheSecondCall(t *testing.T) {
 	if !strings.Contains(string(body), "datadesk_answer_cache_hits_total 3") {
 		t.Errorf("the metrics do not count 3 hits:\n%s", grepLines(string(body), "datadesk_answer_cache"))
 	}
+
+	// A call that reads the file again writes a new file each time: it
+	// never answers from the cache.
+	again := map[string]any{"file_id": fileID, "group_by": []any{"region"}, "measures": []any{map[string]any{"op": "count"}},
+		"reading": map[string]any{"header_rows": []any{1}}}
+	for i := range 2 {
+		if code, m, cached := cachedCall(ts, token, "files.analyze_table", again); code != 200 || cached {
+			t.Fatalf("a call reading the file again, %d: %d cached=%v %v, want 200 and not cached", i+1, code, cached, m)
+		}
+	}
 }
 
 func grepLines(s, sub string) string {

@@ -175,7 +175,7 @@ func New(cfg Config) (*Engine, error) {
 	// The memory limit parsed when the hub was made.
 	limit, _ := ParseSize("memory limit", cfg.MemoryLimit)
 	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{}, withheld: map[string]bool{},
-		maxWidth: widthFor(poolBytes(limit, cfg.HeldBeside)),
+		maxWidth: widthFor(poolBytes(limit, 0)),
 		caches:   newTableCaches(max(4*cfg.MaxOpen, minTableCaches)),
 		kick:     make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go e.evictLoop()

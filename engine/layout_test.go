@@ -135,9 +135,9 @@ func TestWideLoadHoldsLittle(t *testing.T) {
 	}
 }
 
-// TestOlderLayoutStillServes: a database made with DuckDB's default blocks
-// of 256 KiB, as owners' databases were before, keeps its blocks and takes
-// new tables.
+// TestOlderLayoutStillServes: a database made with blocks of 64 KiB, as
+// owners' databases were for a while, keeps its blocks and takes new
+// tables.
 func TestOlderLayoutStillServes(t *testing.T) {
 	e := newEngine(t)
 	owner := datadesk.NewID("u")
@@ -145,18 +145,21 @@ func TestOlderLayoutStillServes(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	c, err := duckdb.NewConnector(path, nil)
+	c, err := duckdb.NewConnector("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := sql.OpenDB(c)
-	if _, err := db.Exec(`CREATE TABLE made_before (i INTEGER)`); err != nil {
-		t.Fatal(err)
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"ATTACH " + ducksql.Literal(path) + " AS older (BLOCK_SIZE 65536)", "CREATE TABLE older.made_before (i INTEGER)", "DETACH older"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	db.Close()
 	s := acquire(t, e, owner)
-	if got := blockSize(t, e, owner); got != 256<<10 {
-		t.Errorf("an older database has blocks of %d bytes, want 262144", got)
+	if got := blockSize(t, e, owner); got != 64<<10 {
+		t.Errorf("an older database has blocks of %d bytes, want 65536", got)
 	}
 	f, err := s.AddFile(context.Background(), NewFile{Filename: "zeros.csv", TempPath: tempBytes(t, s, "zeros"), Tables: []TableSource{zerosSource(3, 40_000)}})
 	if err != nil {

@@ -107,13 +107,16 @@ func postJSON(t *testing.T, ts *apitest.Server, route, token string, body io.Rea
 // which DuckDB's query appender takes a batch at a time, whole numbers as
 // int64 rather than text to cast); a call refused for its size waiting
 // for approval is refused before its arguments are encoded. The server's
-// heap grows less than the body, and the whole process at most 8 times
+// heap grows less than the body, and the whole process at most 10 times
 // it. The zeros come first, in a process that has loaded nothing yet:
 // their table is the costliest for DuckDB, which holds a table being
-// loaded in blocks per column (its own CREATE TABLE AS of the same table,
-// no Go at all, grows the process 133 to 156 MB). Measured for the zeros:
-// 4.2 to 5.0 times the body (6.2 to 8.6 with the whole numbers handed over
-// as text, 9 to 11 with the body held, 13 with DuckDB's blocks of 256 KiB).
+// loaded in blocks per column, values and validity, until a row group
+// fills or the load commits (engine's TestWideLoadHoldsLittle: 194 MiB
+// for this table). Owners' databases have DuckDB's own blocks of 256 KiB,
+// which lay stored tables out as a copy of them and scan as fast: the
+// zeros grow the process 8.8 to 9.2 times the body (4.2 to 5.0 with the
+// blocks of 64 KiB databases had for a while, 9 to 11 with the body held
+// in memory besides).
 // The same call over MCP, whose SDK reads a message whole several times,
 // grew the process 10.9 times its body until its rows were set aside.
 func TestFilesCreateMemoryBounded(t *testing.T) {
@@ -186,8 +189,8 @@ func TestFilesCreateMemoryBounded(t *testing.T) {
 			if float64(heap) > body {
 				t.Errorf("the server's heap grew %.1f times the body; at most 1", float64(heap)/body)
 			}
-			if float64(rss) > 8*body {
-				t.Errorf("the process's memory grew %.1f times the body; at most 8", float64(rss)/body)
+			if float64(rss) > 10*body {
+				t.Errorf("the process's memory grew %.1f times the body; at most 10", float64(rss)/body)
 			}
 		})
 	}

@@ -15,8 +15,9 @@ const CachedField = "cached"
 // answerKey is the key a call's answer is kept under in the answers'
 // cache, and false for a call whose answer is not kept: only
 // files.query_table and files.analyze_table read without writing, and
-// only when they neither store a view (show) nor read a lookup table,
-// whose reading the policy decides inside the call. The owner's data
+// only when they neither store a view (show), read a file again (reading)
+// nor read a lookup table, whose reading the policy decides inside the
+// call. The owner's data
 // version is taken now, before the call runs: an answer may be kept
 // under a version the data has left while it ran, which no later call
 // asks for, never under a newer one.
@@ -28,6 +29,9 @@ func answerKey(store *engine.Store, t *Tool, args *Arguments) (answers.Key, bool
 		return answers.Key{}, false
 	}
 	if args.Get("lookup") != nil {
+		return answers.Key{}, false
+	}
+	if _, reading := args.values["reading"]; reading {
 		return answers.Key{}, false
 	}
 	// One call's arguments give one text however their keys were ordered
