@@ -257,6 +257,10 @@ func (s *Store) StoredResults(ctx context.Context, limit int) ([]catalog.Table, 
 
 // File returns one file with its tables. Errors: not_found.
 func (s *Store) File(ctx context.Context, id string) (*catalog.File, error) {
+	if f, ok := s.tables.getFile(id); ok {
+		return f, nil
+	}
+	version := s.tables.version.Load()
 	var f catalog.File
 	err := s.db.QueryRowContext(ctx, `SELECT id, filename, content_type, size, sha256, chat_session_id, created_at
 		FROM dd_files WHERE id = ?`, id).Scan(&f.ID, &f.Filename, &f.ContentType, &f.Size, &f.SHA256, &f.ChatSession, &f.CreatedAt)
@@ -269,6 +273,7 @@ func (s *Store) File(ctx context.Context, id string) (*catalog.File, error) {
 	if f.Tables, err = s.tablesOf(ctx, id); err != nil {
 		return nil, err
 	}
+	s.tables.putFile(&f, version)
 	return &f, nil
 }
 

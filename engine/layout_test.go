@@ -173,3 +173,35 @@ func TestOlderLayoutStillServes(t *testing.T) {
 		t.Errorf("read %d rows, want 40000", n)
 	}
 }
+
+// TestFileKeptUntilDeleted: a file read once is answered from memory, a
+// copy its reader may change, and no longer once it is deleted.
+func TestFileKeptUntilDeleted(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	owner := datadesk.NewID("u")
+	s := acquire(t, e, owner)
+	ctx := context.Background()
+	f, err := s.AddFile(ctx, NewFile{Filename: "zeros.csv", TempPath: tempBytes(t, s, "zeros"), Tables: []TableSource{zerosSource(2, 10)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.File(ctx, f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Filename, first.Tables[0].Name = "changed.csv", "changed"
+	again, err := s.File(ctx, f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Filename != "zeros.csv" || again.Tables[0].Name == "changed" {
+		t.Errorf("a change to the file read was kept: %q, table %q", again.Filename, again.Tables[0].Name)
+	}
+	if err := s.DeleteFile(ctx, f.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.File(ctx, f.ID); datadesk.ErrorCode(err) != datadesk.NotFound {
+		t.Errorf("the deleted file reads %v, want not_found", err)
+	}
+}

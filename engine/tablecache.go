@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -9,11 +10,13 @@ import (
 )
 
 // tableCache holds one owner's catalog entries by table id and by file id
-// (its first sheet). A stored table never changes; deleting or moving one
-// clears the cache.
+// (its first sheet), and its files with their sheets. A stored table never
+// changes, nor does a file's list of sheets once it is stored; deleting or
+// moving one clears the cache.
 type tableCache struct {
 	mu     sync.RWMutex
 	tables map[string]*catalog.Table
+	files  map[string]*catalog.File
 	// unique holds the lookup keys (a table id and its key columns) found
 	// not to repeat.
 	unique map[string]bool
@@ -72,9 +75,40 @@ func (c *tableCache) put(id string, t *catalog.Table) {
 	c.mu.Unlock()
 }
 
+// getFile returns a copy of the file kept under id, which its caller may
+// change.
+func (c *tableCache) getFile(id string) (*catalog.File, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[id]
+	if !ok {
+		return nil, false
+	}
+	cp := *f
+	cp.Tables = slices.Clone(f.Tables)
+	return &cp, true
+}
+
+// putFile keeps a copy of f, read at version: a file read before a write
+// that may have changed it is not kept once the write has ended.
+func (c *tableCache) putFile(f *catalog.File, version uint64) {
+	cp := *f
+	cp.Tables = slices.Clone(f.Tables)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version.Load() != version {
+		return
+	}
+	if c.files == nil {
+		c.files = map[string]*catalog.File{}
+	}
+	c.files[f.ID] = &cp
+}
+
 func (c *tableCache) clear() {
 	c.mu.Lock()
 	clear(c.tables)
+	clear(c.files)
 	clear(c.unique)
 	c.mu.Unlock()
 }

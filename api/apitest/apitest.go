@@ -52,9 +52,11 @@ type Server struct {
 	// URL is the server's base address, Dir its data directory.
 	URL string
 	Dir string
-	// Server is the server itself, Users its users.
+	// Server is the server itself, Users its users, Engine the engine it
+	// serves owners' data from.
 	Server *api.Server
 	Users  *rbac.Users
+	Engine *engine.Engine
 }
 
 // New runs the real server over httptest as opts say, and closes it when
@@ -119,7 +121,7 @@ func New(t testing.TB, opts Options) *Server {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); eng.Close(); system.Close(); audit.Close() })
-	return &Server{T: t, URL: hs.URL, Dir: dir, Server: srv, Users: users}
+	return &Server{T: t, URL: hs.URL, Dir: dir, Server: srv, Users: users, Engine: eng}
 }
 
 // AddUser adds a user with a role and returns its token.
