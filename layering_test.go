@@ -12,7 +12,7 @@ import (
 // lower layers, never one beside or above it. A package missing here fails
 // the test, so a new one gets a place.
 var layers = [][]string{
-	{"datadesk", "datadesk/cluster", "datadesk/internal/testenv", "datadesk/internal/procmem", "datadesk/engine/clickhousetest"},
+	{"datadesk", "datadesk/cluster", "datadesk/internal/testenv", "datadesk/internal/procmem", "datadesk/engine/clickhousetest", "datadesk/answers"},
 	{"datadesk/engine/typing", "datadesk/rbac", "datadesk/cluster/haproxytest", "datadesk/links"},
 	{"datadesk/engine/catalog", "datadesk/serverdb"},
 	{"datadesk/engine/ducksql", "datadesk/engine/clickhouse", "datadesk/engine/catalog/plantest"},
@@ -21,7 +21,7 @@ var layers = [][]string{
 	{"datadesk/toolcall", "datadesk/surface", "datadesk/tableview"},
 	{"datadesk/mcpserver", "datadesk/web", "datadesk/rest"},
 	{"datadesk/api"},
-	{"datadesk/bench"},
+	{"datadesk/bench", "datadesk/api/apitest"},
 	{"datadesk/cmd/datadesk", "datadesk/cmd/datadesk-bench"},
 }
 
