@@ -59,7 +59,7 @@ func csvSourceOf(t *testing.T, path string, viaSQL bool) TableSource {
 // sameDecisionFiles are CSV files both paths read: the S&P 500 file and
 // one made of every shape the classifiers know.
 func sameDecisionFiles(t *testing.T) map[string]string {
-	sp, err := os.ReadFile(filepath.Join("..", "api", "testdata", "sp500-financials.csv"))
+	sp, err := os.ReadFile(filepath.Join("testdata", "sp500-financials.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
