@@ -118,6 +118,18 @@ func (c *Cache) remove(el *list.Element) {
 	c.used -= e.size
 }
 
+// Clear drops every answer; the counts stay.
+func (c *Cache) Clear() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Init()
+	clear(c.items)
+	c.used = 0
+}
+
 // Stats returns the cache's counts and size; zero for a nil cache.
 func (c *Cache) Stats() Stats {
 	if c == nil {

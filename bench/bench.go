@@ -29,6 +29,7 @@ import (
 	"datadesk/engine/catalog"
 	"datadesk/engine/clickhouse"
 	"datadesk/engine/typing"
+	"datadesk/answers"
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/internal/procmem"
@@ -705,7 +706,7 @@ func (r *runner) browsePaths(t *catalog.Table) error {
 // upload of the run before is deleted before the clock starts, as the
 // baseline's table is dropped.
 func (r *runner) uploadPath() error {
-	h, err := r.serveTable("upload", "tenth.csv")
+	h, err := r.serveTable("upload", "tenth.csv", 0)
 	if err != nil {
 		return err
 	}
@@ -807,11 +808,14 @@ type httpTarget struct {
 	url, token string
 	file       *catalog.File
 	close      func()
+	// answers is the server's answers' cache, nil when it keeps none.
+	answers *answers.Cache
 }
 
 // serveTable starts a server in a folder of its own under name, with the
-// input file csv uploaded by an analyst.
-func (r *runner) serveTable(name, csv string) (*httpTarget, error) {
+// input file csv uploaded by an analyst, and an answers' cache of
+// cacheBytes (none when 0).
+func (r *runner) serveTable(name, csv string, cacheBytes int64) (*httpTarget, error) {
 	dir := filepath.Join(r.dir, name)
 	var closers []func()
 	closeAll := func() {
@@ -847,8 +851,9 @@ func (r *runner) serveTable(name, csv string) (*httpTarget, error) {
 	if err != nil {
 		return fail(err)
 	}
+	cache := answers.New(cacheBytes)
 	srv, err := api.New(api.Config{SigningKey: []byte(strings.Repeat("b", 32)), DataDir: dir},
-		api.Deps{Engine: eng, System: system, Ingest: r.in, Users: users, Policy: policy, Audit: audit})
+		api.Deps{Engine: eng, System: system, Ingest: r.in, Users: users, Policy: policy, Audit: audit, Answers: cache})
 	if err != nil {
 		return fail(err)
 	}
@@ -864,7 +869,7 @@ func (r *runner) serveTable(name, csv string) (*httpTarget, error) {
 	go hs.Serve(ln)
 	closers = append(closers, func() { hs.Close() })
 	base := "http://" + ln.Addr().String()
-	return &httpTarget{base: base, url: base + "/v1/tools/files.query_table", token: token, file: f, close: closeAll}, nil
+	return &httpTarget{base: base, url: base + "/v1/tools/files.query_table", token: token, file: f, close: closeAll, answers: cache}, nil
 }
 
 // uploadAs stores a copy of input file name as owner's, as an upload would.
@@ -908,10 +913,38 @@ func (h *httpTarget) call(client *http.Client, args string) error {
 	return err
 }
 
+// exportCSV downloads the table's CSV export over HTTP into the file
+// path, as a client saving it does.
+func (h *httpTarget) exportCSV(client *http.Client, path string) error {
+	req, err := http.NewRequest("GET", h.base+"/v1/tables/"+h.file.Tables[0].ID+"/export?format=csv", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // httpPaths calls files.query_table over HTTP on loopback at 1, 4 and 16
 // concurrent callers.
 func (r *runner) httpPaths() error {
-	h, err := r.serveTable("http", "tenth.csv")
+	h, err := r.serveTable("http", "tenth.csv", 0)
 	if err != nil {
 		return err
 	}
