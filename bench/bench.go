@@ -24,12 +24,12 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"datadesk"
+	"datadesk/answers"
 	"datadesk/api"
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/engine/clickhouse"
 	"datadesk/engine/typing"
-	"datadesk/answers"
 	"datadesk/exports"
 	"datadesk/ingest"
 	"datadesk/internal/procmem"
