@@ -899,18 +899,29 @@ func (h *httpTarget) call(client *http.Client, args string) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+h.token)
-	resp, err := client.Do(req)
+	resp, err := h.send(client, req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
-	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
+}
+
+// send sends req as the analyst and returns a 200 answer; any other is an
+// error with the start of its body.
+func (h *httpTarget) send(client *http.Client, req *http.Request) (*http.Response, error) {
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != 200 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		return nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	return resp, nil
 }
 
 // exportCSV downloads the table's CSV export over HTTP into the file
@@ -920,16 +931,11 @@ func (h *httpTarget) exportCSV(client *http.Client, path string) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+h.token)
-	resp, err := client.Do(req)
+	resp, err := h.send(client, req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
-	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
