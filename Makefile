@@ -70,7 +70,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory -j3 vet nocgo fuzz-build
 	@$(MAKE) --no-print-directory fuzz-run
-	DATADESK_TEST_STRICT=1 $(GO) test -count=1 -parallel 4 -timeout 45m ./...
+	DATADESK_TEST_STRICT=1 $(GO) test -count=1 -timeout 45m ./...
 
 ## nocgo: prove the packages that need no C compiler build without one.
 ## go vet type-checks them and their tests with CGO_ENABLED=0; their tests

@@ -101,23 +101,7 @@ func (s *Store) moveOut(ctx context.Context, t *catalog.Table) error {
 	if err := s.remote.Drop(ctx, t); err != nil {
 		return err
 	}
-	var sel []string
-	for _, c := range t.Columns {
-		sel = append(sel, `CAST(`+ducksql.Ident(c.Key)+` AS VARCHAR)`)
-	}
-	err = s.remote.Put(ctx, t, types, func(w catalog.RowWriter) error {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM data.`+ducksql.Ident(t.ID)+` ORDER BY rowid`)
-		if err != nil {
-			return classify(ctx, err)
-		}
-		defer rows.Close()
-		return writeText(ctx, rows, len(t.Columns), w)
-	})
-	if err != nil {
-		_ = s.remote.Drop(context.WithoutCancel(ctx), t)
-		return err
-	}
-	if err := s.checkCount(ctx, t); err != nil {
+	if err := s.putText(ctx, s.db, t, types, `data.`+ducksql.Ident(t.ID)+` ORDER BY rowid`); err != nil {
 		return err
 	}
 	err = s.inTx(ctx, func(conn *sql.Conn) error {

@@ -74,12 +74,25 @@ func (s *Store) putTyped(ctx context.Context, conn *sql.Conn, t *catalog.Table, 
 	if err != nil {
 		return err
 	}
+	return s.putText(ctx, conn, t, types, `(`+typed+`) AS typed`)
+}
+
+// querier is a database or one connection of it.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// putText stores on the remote backend, as table t of the given types,
+// the rows read through q from source (what follows FROM: a table and its
+// order, or a query), each value as DuckDB's text of it, and checks the
+// count stored; on a failure what was stored is dropped.
+func (s *Store) putText(ctx context.Context, q querier, t *catalog.Table, types []string, source string) error {
 	text := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		text[i] = `CAST(` + ducksql.Ident(c.Key) + ` AS VARCHAR)`
 	}
-	err = s.remote.Put(ctx, t, types, func(w catalog.RowWriter) error {
-		rows, err := conn.QueryContext(ctx, `SELECT `+strings.Join(text, ", ")+` FROM (`+typed+`) AS typed`)
+	err := s.remote.Put(ctx, t, types, func(w catalog.RowWriter) error {
+		rows, err := q.QueryContext(ctx, `SELECT `+strings.Join(text, ", ")+` FROM `+source)
 		if err != nil {
 			return classify(ctx, err)
 		}
