@@ -152,17 +152,23 @@ func (r *runner) nodeJSPaths(table *catalog.Table) error {
 		if err := h.call(client, args); err != nil {
 			return fmt.Errorf("%s: %w", res.Name, err)
 		}
+		// In turns: the statement in Node, the call with the cache
+		// emptied, the statement again, the same call again: the call
+		// from the cache does not follow the query on the same cores.
 		for range r.cfg.Repeat {
 			d, err := node.run(i)
 			if err != nil {
 				return err
 			}
 			res.Base.Times = append(res.Base.Times, d)
-			again.Base.Times = append(again.Base.Times, d)
 			h.answers.Clear()
 			if err := timeIt(&res.Subject, func() error { return h.call(client, args) }); err != nil {
 				return fmt.Errorf("%s: %w", res.Name, err)
 			}
+			if d, err = node.run(i); err != nil {
+				return err
+			}
+			again.Base.Times = append(again.Base.Times, d)
 			if err := timeIt(&again.Subject, func() error { return h.call(client, args) }); err != nil {
 				return fmt.Errorf("%s: %w", again.Name, err)
 			}

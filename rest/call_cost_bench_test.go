@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -102,4 +103,31 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkCallFromCache is a files.query_table call over HTTP answered
+// from the answers' cache: 20 groups of a 2,000-row table, asked again and
+// again.
+func BenchmarkCallFromCache(b *testing.B) {
+	ts := apitest.New(b, apitest.Options{Config: api.Config{MaxUpload: 1 << 20}, Answers: answers.New(1 << 20)})
+	token := ts.AddUser("ana", "analyst")
+	var csv bytes.Buffer
+	csv.WriteString("region,category,amount\n")
+	for i := range 2000 {
+		fmt.Fprintf(&csv, "R%d,C%d,%d.%02d\n", i%5, i%4, i, i%100)
+	}
+	code, up := ts.Upload(token, "orders.csv", csv.Bytes())
+	if code != http.StatusCreated {
+		b.Fatalf("upload: %d %v", code, up)
+	}
+	args := map[string]any{"file_id": up["file"].(map[string]any)["id"], "group_by": []any{"region", "category"},
+		"aggregates": []any{map[string]any{"op": "count"}, map[string]any{"op": "sum", "column": "amount"}}}
+	if code, m := ts.Call(token, "files.query_table", args); code != http.StatusOK {
+		b.Fatalf("call: %d %v", code, m)
+	}
+	for b.Loop() {
+		if code, m := ts.Call(token, "files.query_table", args); code != http.StatusOK || m["result"].(map[string]any)["cached"] != true {
+			b.Fatalf("call: %d %v", code, m)
+		}
+	}
 }
