@@ -13,7 +13,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"datadesk/api/apitest"
 	"datadesk/internal/testenv"
 	"datadesk/web"
 )
@@ -26,20 +25,8 @@ import (
 // data (read back with openpyxl).
 func TestBrowserGroupAndChart(t *testing.T) {
 	t.Parallel()
-	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
-	users := ts.Users
-	ana := apitest.AddUser(t, users, "ana", "analyst")
-	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
-		t.Fatal(err)
-	}
-	orders := analystOrders(300)
-	var in strings.Builder
-	in.WriteString("id,region,team,amount,note\n")
-	for _, r := range orders {
-		in.WriteString(r.id + "," + r.region + "," + r.team + "," + r.amount + "," + r.note + "\n")
-	}
-	_, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
-	tid := m["file"].(map[string]any)["table_id"].(string)
+	ts, ana, _, file := analystServer(t)
+	tid := file["table_id"].(string)
 	b := newBrowser(t)
 	b.do(chromedp.Navigate(ts.URL + "/files"))
 	b.signIn("ana")

@@ -105,17 +105,15 @@ func analystOrders(n int) []analystRow {
 	return rows
 }
 
-// TestBrowserAnalyst drives what an analyst reaches for: exporting the
-// filtered, sorted view (checked row by row), a mistyped filter shown in
-// place, search, a column summary that agrees with files.query_table,
-// upload then delete, disabled paging, chart bars labelled by every group
-// column, and side panels not clipped at 1,024 and 1,440 px.
-func TestBrowserAnalyst(t *testing.T) {
-	t.Parallel()
+// analystServer is a server where the analyst ana, whose password is
+// "correct horse battery", has uploaded analystOrders(300) as orders.csv:
+// the server, ana's token, the rows and the file as the upload answered
+// it.
+func analystServer(t *testing.T) (*apitest.Server, string, []analystRow, map[string]any) {
+	t.Helper()
 	ts := apitest.New(t, apitest.Options{MaxUpload: 4 << 20})
-	users := ts.Users
-	ana := apitest.AddUser(t, users, "ana", "analyst")
-	if err := users.SetPassword("ana", "correct horse battery"); err != nil {
+	ana := ts.AddUser("ana", "analyst")
+	if err := ts.Users.SetPassword("ana", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
 	orders := analystOrders(300)
@@ -124,8 +122,21 @@ func TestBrowserAnalyst(t *testing.T) {
 	for _, r := range orders {
 		fmt.Fprintf(&in, "%s,%s,%s,%s,%s\n", r.id, r.region, r.team, r.amount, r.note)
 	}
-	_, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
-	file := m["file"].(map[string]any)
+	code, m := ts.Upload(ana, "orders.csv", []byte(in.String()))
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, m)
+	}
+	return ts, ana, orders, m["file"].(map[string]any)
+}
+
+// TestBrowserAnalyst drives what an analyst reaches for: exporting the
+// filtered, sorted view (checked row by row), a mistyped filter shown in
+// place, search, a column summary that agrees with files.query_table,
+// upload then delete, disabled paging, chart bars labelled by every group
+// column, and side panels not clipped at 1,024 and 1,440 px.
+func TestBrowserAnalyst(t *testing.T) {
+	t.Parallel()
+	ts, ana, orders, file := analystServer(t)
 	tid := file["table_id"].(string)
 
 	b := newBrowser(t)
