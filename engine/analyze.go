@@ -100,11 +100,7 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 		return nil, err
 	}
 	if len(res.Rows) == 0 && p.Grouped() {
-		cq, cparams := ducksql.AnalysisCounts(p)
-		err = s.scan(ctx, cq, cparams, 4, func(vals []any) {
-			matched, groups, empty, tied = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2]), toInt64(vals[3])
-		})
-		if err != nil {
+		if matched, groups, empty, tied, err = s.analysisCounts(ctx, p); err != nil {
 			return nil, err
 		}
 	}
@@ -114,6 +110,24 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 	}
 	res.Finish(p)
 	return res, nil
+}
+
+// analysisCounts counts what an analysis's empty page carries none of:
+// the rows matched, the groups, the empty groups and the groups tied. An
+// empty first page has no group (a having kept none, or no row matched),
+// so only the rows matched are counted, by a scan rather than the whole
+// grouping again; a page past the last group asks the grouping.
+func (s *Store) analysisCounts(ctx context.Context, p *catalog.AnalysisPlan) (matched, groups, empty, tied int64, err error) {
+	if p.Offset == 0 && p.Limit > 0 && !p.WindowsAll() {
+		q, params := ducksql.AnalysisMatched(p)
+		err = s.scan(ctx, q, params, 1, func(vals []any) { matched = toInt64(vals[0]) })
+		return matched, 0, 0, 0, err
+	}
+	q, params := ducksql.AnalysisCounts(p)
+	err = s.scan(ctx, q, params, 4, func(vals []any) {
+		matched, groups, empty, tied = toInt64(vals[0]), toInt64(vals[1]), toInt64(vals[2]), toInt64(vals[3])
+	})
+	return matched, groups, empty, tied, err
 }
 
 // checkLookup refuses a lookup table whose key repeats: each row would

@@ -337,13 +337,20 @@ func AnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
 		groups, gparams := analysisGroups(p)
 		return `SELECT (SELECT coalesce(max("__matched"), 0) FROM (` + groups + `))` + counts, append(gparams, params...)
 	}
+	matched, mparams := AnalysisMatched(p)
+	return `SELECT (` + matched + `)` + counts, append(mparams, params...)
+}
+
+// AnalysisMatched counts the rows an analysis's filters keep, for an
+// analysis whose measures are not over all rows (not WindowsAll).
+func AnalysisMatched(p *catalog.AnalysisPlan) (string, []any) {
 	where := ""
-	var wparams []any
+	var params []any
 	if p.Where != nil {
-		where, wparams = boolean(p.Where)
+		where, params = boolean(p.Where)
 		where = " WHERE " + where
 	}
-	return `SELECT (SELECT count(*)` + analysisFrom(p) + where + `)` + counts, append(wparams, params...)
+	return `SELECT count(*)` + analysisFrom(p) + where, params
 }
 
 // AnalysisView is the statement of an analysis's whole result, in
