@@ -314,8 +314,7 @@ func Analysis(p *catalog.AnalysisPlan) (string, []any) {
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + analysisOrder(p)
 	if p.Grouped() {
-		q += " LIMIT ? OFFSET ?"
-		params = append(params, p.Limit, p.Offset)
+		q += limitOffset(p.Limit, p.Offset)
 	}
 	return q, params
 }

@@ -115,8 +115,8 @@ func PageRowIDs(p *catalog.PagePlan, total int64) (q string, params []any, back 
 func pageStatement(p *catalog.PagePlan, total int64, what string) (string, []any, bool) {
 	where, params := Where(p.Conds, p.Search)
 	back, limit, offset := backwards(p, total)
-	q := "SELECT " + what + pageFrom(p) + where + " ORDER BY " + pageOrder(p, back) + " LIMIT ? OFFSET ?"
-	return q, append(append([]any(nil), params...), limit, offset), back
+	q := "SELECT " + what + pageFrom(p) + where + " ORDER BY " + pageOrder(p, back) + limitOffset(limit, offset)
+	return q, params, back
 }
 
 // FetchRows reads the rows of the row ids bound to it (a BIGINT list),

@@ -295,7 +295,7 @@ func grouped(p *catalog.Plan) (string, []any) {
 			b.WriteString(`"__page".` + o + ", ")
 		}
 	}
-	b.WriteString(`"__counts".* FROM (SELECT ` + strings.Join(page, ", ") + ` FROM "__groups" ORDER BY ` + order + ` LIMIT ? OFFSET ?) AS "__page", `)
+	b.WriteString(`"__counts".* FROM (SELECT ` + strings.Join(page, ", ") + ` FROM "__groups" ORDER BY ` + order + limitOffset(p.Limit, p.Offset) + `) AS "__page", `)
 	b.WriteString(`(SELECT CAST(sum("__n") AS BIGINT) AS "matched", count(*) AS "groups", CAST(count(*) FILTER (WHERE ` + anyNull(outs[:len(keys)]) +
 		`) AS BIGINT) AS "empty"`)
 	if keyed != nil {
@@ -306,7 +306,7 @@ func grouped(p *catalog.Plan) (string, []any) {
 	b.WriteString(` FROM "__groups") AS "__counts"`)
 	// A join keeps no order: the page is sorted again.
 	b.WriteString(" ORDER BY " + order)
-	return b.String(), append(params, p.Limit, p.Offset)
+	return b.String(), params
 }
 
 // boundKeys are the order keys of a grouped plan's one group column
@@ -390,8 +390,8 @@ func ungrouped(p *catalog.Plan) (string, []any) {
 		b.WriteString(fromTable(p) + ` WHERE rowid >= ? AND rowid < ? ORDER BY rowid`)
 		pageParams = []any{p.Offset, p.Offset + p.Limit}
 	} else {
-		b.WriteString(fromTable(p) + where + " ORDER BY " + rowOrder(p) + " LIMIT ? OFFSET ?")
-		pageParams = append(append([]any(nil), params...), p.Limit, p.Offset)
+		b.WriteString(fromTable(p) + where + " ORDER BY " + rowOrder(p) + limitOffset(p.Limit, p.Offset))
+		pageParams = params
 	}
 	// The page is sorted again after the join, which keeps no order.
 	b.WriteString(") AS p ON true ORDER BY " + outer)
