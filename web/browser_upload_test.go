@@ -25,9 +25,10 @@ import (
 // file held: a rule denying uploads over 1,000 rows held over the API and
 // not from the page. Both now store an upload by one path (storeUpload).
 func TestBrowserUploadPolicy(t *testing.T) {
-	// Not parallel: the page uploads through Chromium, and beside other
-	// browsers on a busy machine the body fell under the server's minimum
-	// rate and was cut ("the upload could not be read").
+	// Run alone, beside fewer browsers. Its failures under load ("the
+	// upload could not be read") were the server closing the body once the
+	// progress began: the page's upload now reads and answers in full
+	// duplex (UploadForm).
 	policy := "p, role:analyst, files.upload, r.attrs.Rows > 1000, deny, allow\n" + rbac.DefaultPolicy
 	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxUpload: 4 << 20}, Policy: policy})
 	users := ts.Users
@@ -154,9 +155,10 @@ func TestUploadHashedAsReceived(t *testing.T) {
 // storing), then what happened. The browser's uploads are slowed so that
 // the bytes are seen going.
 func TestBrowserUploadProgress(t *testing.T) {
-	// Not parallel: the page uploads through Chromium, and beside other
-	// browsers on a busy machine the body fell under the server's minimum
-	// rate and was cut ("the upload could not be read").
+	// Run alone, beside fewer browsers. Its failures under load ("the
+	// upload could not be read") were the server closing the body once the
+	// progress began: the page's upload now reads and answers in full
+	// duplex (UploadForm).
 	ts := apitest.New(t, apitest.Options{MaxUpload: 16 << 20})
 	users := ts.Users
 	apitest.AddUser(t, users, "ana", "analyst")

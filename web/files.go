@@ -163,7 +163,16 @@ func (h *Handler) UploadForm(c *echo.Context) error {
 		return h.filesRedirect(c, done, err)
 	}
 	w := c.Response()
-	flush := http.NewResponseController(w).Flush
+	rc := http.NewResponseController(w)
+	// The progress is written while the file is still being read: without
+	// full duplex, Go's HTTP/1 server reads away or closes the rest of the
+	// body once the answer begins, and the upload's read fails ("invalid
+	// Read on closed Body") whenever the first line goes out before the
+	// last byte came.
+	if err := rc.EnableFullDuplex(); err != nil {
+		return fmt.Errorf("web: upload progress: %w", err)
+	}
+	flush := rc.Flush
 	w.Header().Set("Content-Type", progressType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
