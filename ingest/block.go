@@ -149,7 +149,7 @@ func (b *blockReader) data(r probeRow) error {
 	} else {
 		b.kinds = nil
 	}
-	if b.section == "" {
+	if b.section == "" && b.kinds != nil {
 		b.kinds[0] = typing.KindEmpty
 	}
 	return b.pass(b.texts, b.kinds)
