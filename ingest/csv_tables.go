@@ -153,8 +153,15 @@ func (in *Ingester) csvWindow(path string, head []byte, delim rune, choice heade
 // csvBlock streams the records of table t of a CSV file, under its
 // header, sorted by a blockReader. Records the reader cannot parse are
 // rejected and counted.
-func (in *Ingester) csvBlock(path string, head []byte, name string, delim rune, t layout, choice headerChoice, yield func([]string) error) (engine.RowStats, error) {
-	var stats engine.RowStats
+func (in *Ingester) csvBlock(path string, head []byte, name string, delim rune, t layout, choice headerChoice, yield func([]string) error) (stats engine.RowStats, err error) {
+	// A fault of this reader's fails the upload, never the process: the
+	// rows may be read on a goroutine of the load, where a panic would end
+	// the server.
+	defer func() {
+		if r := recover(); r != nil {
+			err = datadesk.Errorf(datadesk.Internal, "%s could not be read as a table", name).WithCause(fmt.Errorf("panic: %v", r))
+		}
+	}()
 	f, ll, err := in.openText(path, head)
 	if err != nil {
 		return stats, err
