@@ -17,10 +17,9 @@ const CachedField = "cached"
 // files.query_table and files.analyze_table read without writing, and
 // only when they neither store a view (show), read a file again (reading)
 // nor read a lookup table, whose reading the policy decides inside the
-// call. The owner's data
-// version is taken now, before the call runs: an answer may be kept
-// under a version the data has left while it ran, which no later call
-// asks for, never under a newer one.
+// call. The owner's data version is taken now, before the call runs: an
+// answer may be kept under a version the data has left while it ran,
+// which no later call asks for, never under a newer one.
 func answerKey(store *engine.Store, t *Tool, args *Arguments) (answers.Key, bool) {
 	if t.Name != rbac.ActionQueryTable && t.Name != rbac.ActionAnalyze {
 		return answers.Key{}, false
@@ -36,7 +35,7 @@ func answerKey(store *engine.Store, t *Tool, args *Arguments) (answers.Key, bool
 	}
 	// One call's arguments give one text however their keys were ordered
 	// or spaced.
-	canon, err := canonicalJSON(args.json())
+	canon, err := args.canonical()
 	if err != nil {
 		return answers.Key{}, false
 	}

@@ -138,7 +138,7 @@ func argsHash(args *Arguments) string {
 			return ""
 		}
 	}
-	b, err := canonicalJSON(args.json())
+	b, err := args.canonical()
 	if err != nil {
 		return ""
 	}

@@ -27,6 +27,8 @@ type Arguments struct {
 	raw    map[string]json.RawMessage
 	rows   *Rows
 	object []byte
+	// canon is object in canonical form, once asked for (canonical).
+	canon []byte
 }
 
 func newArguments() *Arguments {
@@ -40,7 +42,7 @@ func (a *Arguments) Get(key string) any { return a.values[key] }
 // sent under that key.
 func (a *Arguments) SetRows(rows *Rows) {
 	delete(a.raw, RowsArgument)
-	a.values[RowsArgument], a.rows, a.object = rows, rows, nil
+	a.values[RowsArgument], a.rows, a.object, a.canon = rows, rows, nil, nil
 }
 
 // add keeps one argument: its value and the JSON it was decoded from. A
@@ -65,6 +67,19 @@ func (a *Arguments) json() []byte {
 		a.object = appendObject(nil, a.raw, nil)
 	}
 	return a.object
+}
+
+// canonical is json in canonical form (canonicalJSON), made once: the
+// audit's hash and the answers' cache both key on it.
+func (a *Arguments) canonical() ([]byte, error) {
+	if a.canon == nil {
+		b, err := canonicalJSON(a.json())
+		if err != nil {
+			return nil, err
+		}
+		a.canon = b
+	}
+	return a.canon, nil
 }
 
 // appendObject appends to b the object of raw's members in key order,
