@@ -3,9 +3,18 @@ GO      ?= go
 ADDR    ?= 127.0.0.1:8080
 DATA    ?= ./data
 BIN     := bin/datadesk
-export GOFLAGS := -buildvcs=false
+# -trimpath keeps the checkout's folder out of what is compiled, so a fresh
+# clone reuses the build cache of the last one instead of compiling every
+# package again.
+export GOFLAGS := -buildvcs=false -trimpath
 
-NODE_MODULES ?= .node
+# npm's packages for the tests and the comparisons with Node. make deps
+# installs them once per set of versions into the user's cache (a clone
+# reuses them, as it reuses Go's module cache) and links .node to them;
+# NODE_MODULES=dir puts them elsewhere.
+NODE_PACKAGES := @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0 axe-core@4.10.3 chdb@3.4.0
+NODE_CACHE    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/datadesk/node-$(shell echo '$(NODE_PACKAGES)' | cksum | cut -d' ' -f1)
+NODE_MODULES  ?= .node
 
 # The packages that build without cgo: value typing, the catalog and its
 # plans, and DuckDB's dialect of them.
@@ -57,9 +66,13 @@ deps:
 			echo "the tests need Debian's$$missing: sudo apt-get install$$missing"; exit 1; \
 		fi; \
 	fi
-	@if command -v npm >/dev/null 2>&1 && { [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ] || [ ! -d $(NODE_MODULES)/node_modules/exceljs ] || [ ! -d $(NODE_MODULES)/node_modules/axe-core ] || [ ! -d $(NODE_MODULES)/node_modules/chdb ]; }; then \
-		echo "installing @duckdb/node-api, exceljs, axe-core and chdb into $(NODE_MODULES) for the comparisons with Node, the pages' accessibility and a current ClickHouse"; \
-		npm install --prefix $(NODE_MODULES) --no-save --no-package-lock --silent @duckdb/node-api@1.5.6-r.1 exceljs@4.4.0 axe-core@4.10.3 chdb@3.4.0; \
+	@if command -v npm >/dev/null 2>&1; then \
+		if [ "$(NODE_MODULES)" = .node ] && [ ! -e .node ]; then \
+			mkdir -p "$(NODE_CACHE)" && ln -s "$(NODE_CACHE)" .node; fi; \
+		if [ ! -d $(NODE_MODULES)/node_modules/@duckdb/node-api ] || [ ! -d $(NODE_MODULES)/node_modules/exceljs ] || [ ! -d $(NODE_MODULES)/node_modules/axe-core ] || [ ! -d $(NODE_MODULES)/node_modules/chdb ]; then \
+			echo "installing @duckdb/node-api, exceljs, axe-core and chdb into $(NODE_MODULES) for the comparisons with Node, the pages' accessibility and a current ClickHouse"; \
+			npm install --prefix $(NODE_MODULES)/ --no-save --no-package-lock --silent $(NODE_PACKAGES); \
+		fi; \
 	fi
 
 ## test: install what the tests need; gofmt, vet and the instrumented
