@@ -13,9 +13,13 @@ import (
 // filter once per dictionary entry of a row group, and a table written in
 // small ones (as owners' databases were, 16,384 rows each, for what a load
 // held) has more entries to evaluate and less compressed columns. Every
-// load now writes row groups of ownerRowGroup rows; tables written before
-// are rewritten in the background, one at a time, when their owner's
-// database first opens.
+// load writes row groups of ownerRowGroup rows, but DuckDB's parallel read
+// of a CSV file ends each thread's share of the rows in a part-filled
+// group (a 1,000,000-row file in 11 groups where a copy has 9), and tables
+// written before were in small ones. Such tables are rewritten as a copy
+// of themselves in the background, one at a time: after a load that made
+// more groups than one write would, and when their owner's database first
+// opens in a process.
 
 // fullRowGroups is how many row groups one write of rows makes.
 func fullRowGroups(rows int64) int64 { return max(1, (rows+ownerRowGroup-1)/ownerRowGroup) }
@@ -29,9 +33,9 @@ func (s *Store) RowGroups(ctx context.Context, id string) (int64, error) {
 }
 
 // compactNext rewrites in full row groups the next table of the owner's
-// DuckDB file stored in more than one row group past what one write makes,
-// and reports whether it rewrote one; tables found full are remembered, so
-// each is counted once a process.
+// DuckDB file stored in more row groups than one write makes, and reports
+// whether it rewrote one; tables found full, or rewritten, are
+// remembered, so each is counted once a process and rewritten once.
 func (s *Store) compactNext(ctx context.Context) (bool, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, row_count FROM dd_tables WHERE location = ? ORDER BY created_at`, catalog.LocationDuckDB)
 	if err != nil {
@@ -62,25 +66,59 @@ func (s *Store) compactNext(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if groups <= fullRowGroups(t.rows)+1 {
+		if groups <= fullRowGroups(t.rows) {
 			s.tables.setFull(t.id)
 			continue
 		}
+		start := time.Now()
 		if err := s.rewrite(ctx, t.id); err != nil {
 			return false, err
 		}
 		s.tables.setFull(t.id)
+		s.logger.Info("rewrote a table in full row groups", "table", t.id, "rows", t.rows, "row_groups", groups,
+			"full", fullRowGroups(t.rows), "ms", time.Since(start).Milliseconds())
 		return true, nil
 	}
-	return false, s.inTx(ctx, func(conn *sql.Conn) error {
+	return false, nil
+}
+
+// LaidOut reports whether table id was found stored in full row groups
+// or was rewritten in them since the process started. A table loaded in
+// more row groups than one write makes is rewritten soon after its load;
+// until then this is false.
+func (s *Store) LaidOut(id string) bool { return s.tables.isFull(id) }
+
+// markLaidOut records that every table of the database was found in full
+// row groups, so that a later process does not count them again.
+func (s *Store) markLaidOut(ctx context.Context) error {
+	return s.inTx(ctx, func(conn *sql.Conn) error {
 		_, err := conn.ExecContext(ctx, `INSERT INTO dd_layout VALUES (?)`, ownerRowGroup)
 		return classify(ctx, err)
 	})
 }
 
-// laidOut reports whether every table of the database was found stored in
+// compactLoaded asks for the tables a load just made to be rewritten in
+// full row groups if they are not. A table of no more rows than one row
+// group holds is in one.
+func (s *Store) compactLoaded(tables []catalog.Table) {
+	soon := false
+	for _, t := range tables {
+		switch {
+		case location(&t) != catalog.LocationDuckDB:
+		case t.RowCount <= ownerRowGroup:
+			s.tables.setFull(t.ID)
+		default:
+			soon = true
+		}
+	}
+	if soon && s.compactSoon != nil {
+		s.compactSoon()
+	}
+}
+
+// layoutRecorded reports whether every table of the database was found stored in
 // full row groups.
-func (s *Store) laidOut(ctx context.Context) (bool, error) {
+func (s *Store) layoutRecorded(ctx context.Context) (bool, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM dd_layout WHERE row_group_size >= ?`, ownerRowGroup).Scan(&n)
 	return n > 0, classify(ctx, err)
@@ -92,7 +130,11 @@ func (s *Store) laidOut(ctx context.Context) (bool, error) {
 // left by a crash is dropped at the next open as an orphan.
 func (s *Store) rewrite(ctx context.Context, id string) error {
 	full := id + "__full"
-	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+ducksql.Ident(full)+` AS SELECT * FROM data.`+ducksql.Ident(id)); err != nil {
+	// In rowid's order: the rows keep theirs, and the copy is written as
+	// one stream. Copied as they come, the engine's instance (which writes
+	// each row group out as it fills) ends each thread's share in a
+	// part-filled group: 11 groups for 1,000,000 rows, against 9.
+	if _, err := s.db.ExecContext(ctx, `CREATE OR REPLACE TABLE data.`+ducksql.Ident(full)+` AS SELECT * FROM data.`+ducksql.Ident(id)+` ORDER BY rowid`); err != nil {
 		return classify(ctx, err)
 	}
 	return s.inTx(ctx, func(conn *sql.Conn) error {
@@ -115,38 +157,74 @@ func (s *Store) rewrite(ctx context.Context, id string) error {
 }
 
 // compactLater rewrites, in the background, an owner's tables stored in
-// small row groups, one table per turn, acquiring the store for each so
-// that closing it waits for one rewrite at most.
-func (e *Engine) compactLater(owner string) {
+// more row groups than one write makes, one table per turn, acquiring the
+// store for each so that closing it waits for one rewrite at most. At the
+// first open in a process (whole), a database not yet found laid out is
+// gone through and then marked; after a load, only the tables not yet
+// counted are. One rewriter runs per owner: a call while it runs makes it
+// go through the tables once more.
+func (e *Engine) compactLater(owner string, whole bool) {
+	e.mu.Lock()
+	if e.compacting[owner] > 0 {
+		e.compacting[owner] = 2
+		e.mu.Unlock()
+		return
+	}
+	e.compacting[owner] = 1
+	e.mu.Unlock()
 	go func() {
+		defer func() {
+			e.mu.Lock()
+			delete(e.compacting, owner)
+			e.mu.Unlock()
+		}()
 		for {
-			select {
-			case <-e.stop:
-				return
-			default:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-			s, release, err := e.Acquire(ctx, owner)
-			if err != nil {
-				cancel()
-				return
-			}
-			done, err := s.laidOut(ctx)
-			did := false
-			if err == nil && !done {
-				did, err = s.compactNext(ctx)
-			}
-			release()
-			cancel()
+			again, err := e.compactTurn(owner, whole)
 			if err != nil {
 				e.cfg.Logger.Error("rewrite a table in full row groups", "owner", owner, "err", err)
 				return
 			}
-			if !did {
+			if again {
+				continue
+			}
+			e.mu.Lock()
+			more := e.compacting[owner] == 2
+			e.compacting[owner] = 1
+			e.mu.Unlock()
+			if !more {
 				return
 			}
+			whole = false
 		}
 	}()
+}
+
+// compactTurn rewrites one table of owner's if one needs it, and reports
+// whether there may be another.
+func (e *Engine) compactTurn(owner string, whole bool) (bool, error) {
+	select {
+	case <-e.stop:
+		return false, nil
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	s, release, err := e.Acquire(ctx, owner)
+	if err != nil {
+		// Closing, or the owner is gone: the next open counts again.
+		return false, nil
+	}
+	defer release()
+	if whole {
+		if done, err := s.layoutRecorded(ctx); err != nil || done {
+			return false, err
+		}
+	}
+	did, err := s.compactNext(ctx)
+	if err == nil && !did && whole {
+		err = s.markLaidOut(ctx)
+	}
+	return did, err
 }
 
 // Segments counts the data segments each column of table id is stored

@@ -93,6 +93,7 @@ func (s *Store) AddFile(ctx context.Context, nf NewFile) (*catalog.File, error) 
 		return nil, err
 	}
 	s.placeLarge(ctx, f)
+	s.compactLoaded(f.Tables)
 	return f, nil
 }
 

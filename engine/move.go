@@ -52,7 +52,11 @@ func (s *Store) MoveTable(ctx context.Context, id, to string) (*catalog.Table, e
 	if err != nil {
 		return nil, err
 	}
-	return s.Table(ctx, t.ID)
+	moved, err := s.Table(ctx, t.ID)
+	if err == nil {
+		s.compactLoaded([]catalog.Table{*moved})
+	}
+	return moved, err
 }
 
 // MoveTable moves table id of owner (found among the owners when empty)

@@ -51,6 +51,9 @@ type Store struct {
 	// with them.
 	sweepLater  func()
 	retireAfter time.Duration
+	// compactSoon rewrites, in the background, tables a load left in more
+	// row groups than a copy of them has (compact.go).
+	compactSoon func()
 
 	// maxWidth is the widest table this server loads (Engine.MaxWidth).
 	maxWidth int
@@ -167,7 +170,8 @@ func (e *Engine) openStore(ctx context.Context, owner string, first bool) (*Stor
 	}
 	s := &Store{owner: owner, dir: dir, db: e.hub.catalog(owner), logger: e.cfg.Logger.With("owner", owner), tables: e.caches.of(owner),
 		remote: e.cfg.Remote, remoteMinRows: e.cfg.RemoteMinRows, sweepLater: func() { e.sweepLater(owner) }, retireAfter: e.cfg.RetireAfter,
-		maxWidth: e.maxWidth, maxBytes: e.cfg.MaxOwnerBytes}
+		compactSoon: func() { e.compactLater(owner, false) },
+		maxWidth:    e.maxWidth, maxBytes: e.cfg.MaxOwnerBytes}
 	if first {
 		err = s.prepare(ctx)
 	}
