@@ -83,13 +83,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory -j3 vet nocgo fuzz-build
 	@$(MAKE) --no-print-directory fuzz-run
-	DATADESK_TEST_STRICT=1 $(GO) test -count=1 -timeout 45m $(TEST_FIRST) ./...
-
-# The packages whose tests take longest, named first so that go test starts
-# them first: in its default order (by name) engine began after four others
-# and web last, which then ran alone, mostly waiting on Chromium, while a
-# core was idle.
-TEST_FIRST := ./engine ./web ./rest ./api ./ingest
+	DATADESK_TEST_STRICT=1 $(GO) test -count=1 -timeout 45m ./...
 
 ## nocgo: prove the packages that need no C compiler build without one.
 ## go vet type-checks them and their tests with CGO_ENABLED=0; their tests
