@@ -97,6 +97,20 @@ func (s *Store) markLaidOut(ctx context.Context) error {
 	})
 }
 
+// unmarkLaidOut, in the transaction of a load, records that the database
+// is not known to be laid out if the load made a table that may be in
+// more row groups than one write makes: the pass after the load marks it
+// again, and a process stopped before leaves the next to go through it.
+func unmarkLaidOut(ctx context.Context, conn *sql.Conn, tables []catalog.Table) error {
+	for _, t := range tables {
+		if location(&t) == catalog.LocationDuckDB && t.RowCount > ownerRowGroup {
+			_, err := conn.ExecContext(ctx, `DELETE FROM dd_layout`)
+			return classify(ctx, err)
+		}
+	}
+	return nil
+}
+
 // compactLoaded asks for the tables a load just made to be rewritten in
 // full row groups if they are not. A table of no more rows than one row
 // group holds is in one.
@@ -160,8 +174,10 @@ func (s *Store) rewrite(ctx context.Context, id string) error {
 // more row groups than one write makes, one table per turn, acquiring the
 // store for each so that closing it waits for one rewrite at most. At the
 // first open in a process (whole), a database not yet found laid out is
-// gone through and then marked; after a load, only the tables not yet
-// counted are. One rewriter runs per owner: a call while it runs makes it
+// gone through; after a load, the tables not yet counted are. A rewrite
+// unmarks the database and the pass that finds nothing more to rewrite
+// marks it, so that a process stopped in between leaves the next to
+// finish. One rewriter runs per owner: a call while it runs makes it
 // go through the tables once more.
 func (e *Engine) compactLater(owner string, whole bool) {
 	e.mu.Lock()
@@ -215,16 +231,18 @@ func (e *Engine) compactTurn(owner string, whole bool) (bool, error) {
 		return false, nil
 	}
 	defer release()
-	if whole {
-		if done, err := s.layoutRecorded(ctx); err != nil || done {
-			return false, err
-		}
+	recorded, err := s.layoutRecorded(ctx)
+	if err != nil || (whole && recorded) {
+		return false, err
 	}
 	did, err := s.compactNext(ctx)
-	if err == nil && !did && whole {
+	if err != nil || did {
+		return did, err
+	}
+	if recorded, err = s.layoutRecorded(ctx); err == nil && !recorded {
 		err = s.markLaidOut(ctx)
 	}
-	return did, err
+	return false, err
 }
 
 // Segments counts the data segments each column of table id is stored

@@ -131,6 +131,9 @@ func (s *Store) addTables(ctx context.Context, conn *sql.Conn, f *catalog.File, 
 	if err := s.room(ctx, conn, true, f.Size); err != nil {
 		return err
 	}
+	if err := unmarkLaidOut(ctx, conn, f.Tables); err != nil {
+		return err
+	}
 	if _, err := conn.ExecContext(ctx, `INSERT INTO dd_files VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		f.ID, f.Filename, f.ContentType, f.Size, f.SHA256, f.ChatSession, f.CreatedAt); err != nil {
 		return classify(ctx, err)

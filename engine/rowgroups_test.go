@@ -148,6 +148,16 @@ func TestLoadPathsFullRowGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFullRowGroups(t, s, f.Tables[0].ID, rowGroupRows, "copy")
+	// Each load unmarked the database; the pass after the last one, which
+	// found nothing more to rewrite, marks it laid out again.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if done, err := s.layoutRecorded(ctx); err != nil || done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the database is not marked laid out a minute after its last load")
+		}
+	}
 }
 
 // TestOlderTablesRewritten: a table an older version stored in row groups
