@@ -103,12 +103,19 @@ func (s *Store) markLaidOut(ctx context.Context) error {
 // again, and a process stopped before leaves the next to go through it.
 func unmarkLaidOut(ctx context.Context, conn *sql.Conn, tables []catalog.Table) error {
 	for _, t := range tables {
-		if location(&t) == catalog.LocationDuckDB && t.RowCount > ownerRowGroup {
+		if mayBePartFilled(&t) {
 			_, err := conn.ExecContext(ctx, `DELETE FROM dd_layout`)
 			return classify(ctx, err)
 		}
 	}
 	return nil
+}
+
+// mayBePartFilled reports whether a table just written may be in more row
+// groups than one write makes: one in DuckDB of more rows than a row
+// group holds.
+func mayBePartFilled(t *catalog.Table) bool {
+	return location(t) == catalog.LocationDuckDB && t.RowCount > ownerRowGroup
 }
 
 // compactLoaded asks for the tables a load just made to be rewritten in
@@ -118,11 +125,10 @@ func (s *Store) compactLoaded(tables []catalog.Table) {
 	soon := false
 	for _, t := range tables {
 		switch {
-		case location(&t) != catalog.LocationDuckDB:
-		case t.RowCount <= ownerRowGroup:
-			s.tables.setFull(t.ID)
-		default:
+		case mayBePartFilled(&t):
 			soon = true
+		case location(&t) == catalog.LocationDuckDB:
+			s.tables.setFull(t.ID)
 		}
 	}
 	if soon && s.compactSoon != nil {
@@ -181,12 +187,12 @@ func (s *Store) rewrite(ctx context.Context, id string) error {
 // go through the tables once more.
 func (e *Engine) compactLater(owner string, whole bool) {
 	e.mu.Lock()
-	if e.compacting[owner] > 0 {
-		e.compacting[owner] = 2
+	if _, running := e.compacting[owner]; running {
+		e.compacting[owner] = true
 		e.mu.Unlock()
 		return
 	}
-	e.compacting[owner] = 1
+	e.compacting[owner] = false
 	e.mu.Unlock()
 	go func() {
 		defer func() {
@@ -204,8 +210,8 @@ func (e *Engine) compactLater(owner string, whole bool) {
 				continue
 			}
 			e.mu.Lock()
-			more := e.compacting[owner] == 2
-			e.compacting[owner] = 1
+			more := e.compacting[owner]
+			e.compacting[owner] = false
 			e.mu.Unlock()
 			if !more {
 				return
@@ -231,15 +237,17 @@ func (e *Engine) compactTurn(owner string, whole bool) (bool, error) {
 		return false, nil
 	}
 	defer release()
-	recorded, err := s.layoutRecorded(ctx)
-	if err != nil || (whole && recorded) {
-		return false, err
+	if whole {
+		if recorded, err := s.layoutRecorded(ctx); err != nil || recorded {
+			return false, err
+		}
 	}
 	did, err := s.compactNext(ctx)
 	if err != nil || did {
 		return did, err
 	}
-	if recorded, err = s.layoutRecorded(ctx); err == nil && !recorded {
+	recorded, err := s.layoutRecorded(ctx)
+	if err == nil && !recorded {
 		err = s.markLaidOut(ctx)
 	}
 	return false, err

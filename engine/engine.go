@@ -123,10 +123,10 @@ type Engine struct {
 	// another node (Withhold).
 	withheld map[string]bool
 
-	// compacting holds the owners whose tables are being rewritten in
-	// full row groups: 1 while a rewriter runs, 2 once asked to go
-	// through them again (compactLater).
-	compacting map[string]int
+	// compacting holds the owners whose tables a rewriter is going
+	// through (compactLater), true once it is asked to go through them
+	// again.
+	compacting map[string]bool
 
 	kick chan struct{}
 	stop chan struct{}
@@ -179,7 +179,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	// The memory limit parsed when the hub was made.
 	limit, _ := ParseSize("memory limit", cfg.MemoryLimit)
-	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{}, withheld: map[string]bool{}, compacting: map[string]int{},
+	e := &Engine{cfg: cfg, hub: h, lock: lock, open: map[string]*slot{}, lru: list.New(), ready: map[string]bool{}, withheld: map[string]bool{}, compacting: map[string]bool{},
 		maxWidth: widthFor(poolBytes(limit, 0)),
 		caches:   newTableCaches(max(4*cfg.MaxOpen, minTableCaches)),
 		kick:     make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}

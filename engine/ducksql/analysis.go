@@ -212,10 +212,12 @@ func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 	default:
 		first = append(first, `"__n" AS "__matched"`)
 	}
-	if groupsFinal(p) && !p.Grouped() {
-		first = append(first, `CAST(1 AS BIGINT) AS "__groups"`, `0 AS "__empty"`)
-	} else if groupsFinal(p) {
+	switch {
+	case !groupsFinal(p):
+	case p.Grouped():
 		first = append(first, analysisGroupCounts(p)...)
+	default:
+		first = append(first, `CAST(1 AS BIGINT) AS "__groups"`, `0 AS "__empty"`)
 	}
 	stage(append(first, share...))
 	// An expression may read another's value: its stage comes after.
