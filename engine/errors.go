@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -26,7 +27,7 @@ func classify(ctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return datadesk.Errorf(datadesk.Timeout, "the request was cancelled").WithCause(err)
 	}
-	if errIs(err, duckdb.ErrorTypeOutOfMemory) {
+	if errIs(err, duckdb.ErrorTypeOutOfMemory) || appenderOutOfMemory(err) {
 		return datadesk.Errorf(datadesk.TooLarge, "the operation needs more memory than this server allows").WithCause(err)
 	}
 	if NoSpace(err) {
@@ -38,6 +39,18 @@ func classify(ctx context.Context, err error) error {
 		return datadesk.Errorf(datadesk.Unavailable, "the owner's storage cannot be read or written now; try again later").WithCause(err)
 	}
 	return fmt.Errorf("engine: %w", err)
+}
+
+// appenderOutOfMemory says err is DuckDB's appender failing for want of
+// memory: the appender reports what stopped it with no error type
+// ("Failed to append: could not allocate block of size 256.0 KiB ..."),
+// so its message, DuckDB's buffer manager's own, is all that tells. A
+// table being loaded is held in memory until its row group fills, a
+// few blocks a column, so a wide one can need more than the pool.
+func appenderOutOfMemory(err error) bool {
+	var de *duckdb.Error
+	return errors.As(err, &de) && de.Type == duckdb.ErrorTypeInvalid &&
+		strings.Contains(de.Msg, "could not allocate block of size")
 }
 
 // readRefused says DuckDB's reader gave up on the file of the table

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,9 +98,9 @@ func zerosSource(width, rows int) TableSource {
 // per column for values and validity until a row group of 122,880 rows
 // fills or the load commits: 194 MiB. Blocks of 64 KiB held 117 MiB but
 // cut every stored column into four times the segments and slowed its
-// scans (hub.go), so the bound is what widthFor counts on: under a
-// pool's pressure DuckDB writes blocks out, and a load holds no more than
-// four blocks a column here.
+// scans (hub.go). A load holds no more than four blocks a column here;
+// DuckDB does not write an appended table's blocks out under its pool's
+// pressure, so a load past the pool fails (TestWideLoadPastThePool).
 func TestWideLoadHoldsLittle(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
@@ -132,6 +133,38 @@ func TestWideLoadHoldsLittle(t *testing.T) {
 	}
 	if sum != 0 || n != rows {
 		t.Errorf("the table reads sum %d over %d rows, want 0 over %d", sum, n, rows)
+	}
+}
+
+// TestWideLoadPastThePool: the zeros of TestWideLoadHoldsLittle on a
+// server whose pool is smaller than what their load holds (128 MB of a
+// 160 MB limit, against 194 MiB). widthFor lets 256 columns through, as
+// it counts a block a column; DuckDB's appender then runs out of memory
+// and says so with no error type. The call is refused as too large for
+// the server, not failed as the server's own error, and leaves nothing
+// behind: the owner's next load stores its table.
+func TestWideLoadPastThePool(t *testing.T) {
+	t.Parallel()
+	e, err := New(Config{Dir: t.TempDir(), MemoryLimit: "160MB", MaxTempSize: "1GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := acquire(t, e, datadesk.NewID("u"))
+	ctx := context.Background()
+	_, err = s.AddFile(ctx, NewFile{Filename: "zeros.csv", TempPath: tempBytes(t, s, "zeros"), Tables: []TableSource{zerosSource(256, 50_000)}})
+	if code := datadesk.ErrorCode(err); code != datadesk.TooLarge {
+		t.Fatalf("got %v (%s), want %s", err, code, datadesk.TooLarge)
+	}
+	if pub := datadesk.PublicOf(err); !strings.Contains(pub.Message, "more memory than this server allows") {
+		t.Errorf("the error says %q", pub.Message)
+	}
+	f, err := s.AddFile(ctx, NewFile{Filename: "narrow.csv", TempPath: tempBytes(t, s, "narrow"), Tables: []TableSource{zerosSource(4, 1_000)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := s.Files(ctx, "", 10); err != nil || len(files) != 1 || files[0].ID != f.ID {
+		t.Errorf("the owner has %d files (%v), want only the narrow one", len(files), err)
 	}
 }
 

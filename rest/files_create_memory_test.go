@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"datadesk/api"
 	"datadesk/api/apitest"
@@ -108,22 +111,26 @@ func postJSON(t *testing.T, ts *apitest.Server, route, token string, body io.Rea
 // int64 rather than text to cast); a call refused for its size waiting
 // for approval is refused before its arguments are encoded. The server's
 // heap grows less than the body, and the whole process at most 10 times
-// it. The zeros come first, in a process that has loaded nothing yet:
-// their table is the costliest for DuckDB, which holds a table being
-// loaded in blocks per column, values and validity, until a row group
-// fills or the load commits (engine's TestWideLoadHoldsLittle: 194 MiB
-// for this table). Owners' databases have DuckDB's own blocks of 256 KiB,
-// which lay stored tables out as a copy of them and scan as fast: the
-// zeros grow the process 8.8 to 9.2 times the body (4.2 to 5.0 with the
-// blocks of 64 KiB databases had for a while, 9 to 11 with the body held
-// in memory besides).
+// what DuckDB holds. The zeros come first, in a process that has loaded
+// nothing yet: their table is the costliest for DuckDB, which holds a
+// table being loaded in blocks of 256 KiB per column, values and validity,
+// until a row group fills or the load commits (engine's
+// TestWideLoadHoldsLittle: 194 MiB for this table, 7.9 times the body).
+// Those blocks are most of the process's growth, 8.0 to 8.2 times the
+// body here and up to 10.5 on a busier machine; what the process grows
+// beside them, as DuckDB counts them, is bounded instead: at most three
+// times the body (about 0 here; about 2.3 where the whole grew 10.5
+// times, if DuckDB held what it holds here). A copy of the body in Go
+// fails the heap's bound, copies outside Go this one.
 // The same call over MCP, whose SDK reads a message whole several times,
 // grew the process 10.9 times its body until its rows were set aside.
 func TestFilesCreateMemoryBounded(t *testing.T) {
 	// Not parallel: it measures the process's memory, which other tests would add to.
 	// The limit on a waiting call is set below the body, as the default
-	// is below the 51 MB call that found this.
-	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxPendingCall: 16 << 20}, Engine: engine.Config{}})
+	// is below the 51 MB call that found this. The memory limit is the
+	// server's default: its pool holds the zeros' blocks with room, where
+	// the tests' 256 MB leaves them at its edge.
+	ts := apitest.New(t, apitest.Options{Config: api.Config{MaxPendingCall: 16 << 20}, Engine: engine.Config{MemoryLimit: "1GB"}})
 	users := ts.Users
 	ana := apitest.AddUser(t, users, "ana", "analyst")
 	vic := apitest.AddUser(t, users, "vic", "viewer")
@@ -158,8 +165,11 @@ func TestFilesCreateMemoryBounded(t *testing.T) {
 			path, size := tc.body()
 			var code int
 			var raw []byte
+			var held int64
 			rss, heap := apitest.MemoryPeaks(t, func() {
-				code, raw = postFile(t, ts, tc.route, tc.token, path, size)
+				held = duckdbPeak(t, ts.Engine, func() {
+					code, raw = postFile(t, ts, tc.route, tc.token, path, size)
+				})
 			})
 			if code != tc.code {
 				t.Fatalf("got %d %.300s, want %d", code, raw, tc.code)
@@ -183,15 +193,50 @@ func TestFilesCreateMemoryBounded(t *testing.T) {
 				}
 			}
 			body := float64(size)
-			t.Logf("body %.1f MB; peak growth: Go heap %.1f MB (%.1fx), process %.1f MB (%.1fx)",
-				body/1e6, float64(heap)/1e6, float64(heap)/body, float64(rss)/1e6, float64(rss)/body)
+			t.Logf("body %.1f MB; peak growth: Go heap %.1f MB (%.1fx), DuckDB's blocks %.1f MB, process %.1f MB (%.1fx, %.1fx beside DuckDB's blocks)",
+				body/1e6, float64(heap)/1e6, float64(heap)/body, float64(held)/1e6, float64(rss)/1e6, float64(rss)/body, float64(rss-held)/body)
 			// The body is not held: the heap grows less than it weighs.
 			if float64(heap) > body {
 				t.Errorf("the server's heap grew %.1f times the body; at most 1", float64(heap)/body)
 			}
-			if float64(rss) > 10*body {
-				t.Errorf("the process's memory grew %.1f times the body; at most 10", float64(rss)/body)
+			// Nor is it copied outside Go's heap: beside the blocks DuckDB
+			// holds for the table being loaded (a few a column, bounded by
+			// engine's TestWideLoadHoldsLittle), the process grows at most
+			// three times the body.
+			if beside := float64(rss - held); beside > 3*body {
+				t.Errorf("beside DuckDB's %.1f MB of blocks, the process's memory grew %.1f times the body; at most 3", float64(held)/1e6, beside/body)
 			}
 		})
 	}
+}
+
+// duckdbPeak runs f and returns how far the memory DuckDB holds, as it
+// accounts for it, rose above its level before f, at its highest, polled
+// every few milliseconds.
+func duckdbPeak(t *testing.T, e *engine.Engine, f func()) int64 {
+	t.Helper()
+	ctx := context.Background()
+	before, err := e.MemoryBytes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peak atomic.Int64
+	stop, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			if n, err := e.MemoryBytes(ctx); err == nil {
+				peak.Store(max(peak.Load(), n-before))
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-polled
+	return peak.Load()
 }
