@@ -14,6 +14,7 @@ import (
 	"datadesk/rbac"
 	"datadesk/serverdb"
 	"datadesk/surface"
+	"datadesk/toolcall"
 )
 
 // lent is the server as its surfaces see it: the small interfaces of
@@ -22,6 +23,7 @@ type lent struct{ s *Server }
 
 var (
 	_ surface.Access    = lent{}
+	_ surface.Turns     = lent{}
 	_ surface.Uploads   = lent{}
 	_ surface.Exports   = lent{}
 	_ surface.Approvals = lent{}
@@ -40,6 +42,12 @@ func (l lent) OwnStore(c *echo.Context, action, what string) (*engine.Store, str
 }
 
 func (l lent) Store(c *echo.Context) (*engine.Store, func(), error) { return l.s.store(c) }
+
+func (l lent) Spool(c *echo.Context, user string) (*toolcall.Body, error) { return l.s.spool(c, user) }
+
+func (l lent) EnterRead(ctx context.Context, user string) (func(), error) {
+	return l.s.reads.enter(ctx, user)
+}
 
 func (l lent) Upload(c *echo.Context, store *engine.Store, name string, body io.Reader, opts ingest.Options) (*catalog.File, error) {
 	return l.s.storeUpload(c, store, name, body, opts)

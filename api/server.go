@@ -205,14 +205,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 // surfaces builds the MCP surface, the JSON API and the web page over the
 // server's pipeline and the functions it lends them.
 func (s *Server) surfaces(d Deps) error {
-	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users,
-		Record: s.record, Authenticate: s.authenticate, Caller: caller, Spool: s.spool, EnterRead: s.reads.enter,
-		Logger: s.cfg.Logger, Now: s.cfg.Now, ProgressAfter: s.cfg.MCPProgressAfter})
 	l := lent{s}
-	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Access: l, Uploads: l, Exports: l, Approvals: l}
+	lent := surface.Services{MaxUpload: s.cfg.MaxUpload, Links: s.links, Now: s.cfg.Now,
+		Access: l, Turns: l, Uploads: l, Exports: l, Approvals: l}
+	s.mcp = mcpserver.NewHandler(mcpserver.Deps{Services: lent, Calls: s.calls, Engine: d.Engine, Policy: d.Policy, Users: d.Users,
+		Record: s.record, Authenticate: s.authenticate, Logger: s.cfg.Logger, ProgressAfter: s.cfg.MCPProgressAfter})
 	s.rest = rest.NewHandler(rest.Deps{Services: lent, Calls: s.calls,
-		OffloadProviders: s.cfg.OffloadProviders, DataDir: s.cfg.DataDir, Now: s.cfg.Now,
-		Spool: s.spool, EnterRead: s.reads.enter, ApprovalElsewhere: s.approvalElsewhere,
+		OffloadProviders: s.cfg.OffloadProviders, DataDir: s.cfg.DataDir, ApprovalElsewhere: s.approvalElsewhere,
 		Action:   func(c *echo.Context, name string) { c.Set(actionKey, name) },
 		Recorded: func(c *echo.Context) { c.Set(auditedKey, true) }})
 	var err error

@@ -25,6 +25,7 @@ import (
 	"datadesk/engine"
 	"datadesk/engine/catalog"
 	"datadesk/rbac"
+	"datadesk/surface"
 	"datadesk/toolcall"
 )
 
@@ -58,6 +59,9 @@ var approvalsSchema = json.RawMessage(`{"type": "object", "required": ["approval
 
 // Deps are what the MCP surface uses of the server it is part of.
 type Deps struct {
+	// Services lend the caller (Access), the turns for large bodies and
+	// reads of rows (Turns) and the clock (Now).
+	surface.Services
 	// Calls runs the tool calls.
 	Calls *toolcall.Pipeline
 	// Engine holds the owners' stores, read for table resources.
@@ -70,13 +74,7 @@ type Deps struct {
 	Record func(rbac.Entry)
 	// Authenticate resolves a request's caller, which Caller then reads.
 	Authenticate echo.MiddlewareFunc
-	Caller       func(*echo.Context) datadesk.Caller
-	// Spool keeps a request's body, taking the caller's turn for a large
-	// one; EnterRead takes a turn to read rows.
-	Spool     func(c *echo.Context, user string) (*toolcall.Body, error)
-	EnterRead func(ctx context.Context, user string) (func(), error)
-	Logger    *slog.Logger
-	Now       func() time.Time
+	Logger       *slog.Logger
 	// ProgressAfter is how long a tool call runs before it sends the
 	// progress notifications its client asked for (DefaultProgressAfter
 	// when 0).

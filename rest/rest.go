@@ -7,8 +7,6 @@
 package rest
 
 import (
-	"context"
-	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -25,11 +23,6 @@ type Deps struct {
 	OffloadProviders []string
 	// DataDir is the data directory, where the audit log is read from.
 	DataDir string
-	Now     func() time.Time
-	// Spool keeps a request's body, taking the caller's turn for a large
-	// one; EnterRead takes a turn to read rows.
-	Spool     func(c *echo.Context, user string) (*toolcall.Body, error)
-	EnterRead func(ctx context.Context, user string) (func(), error)
 	// ApprovalElsewhere answers a request for an approval this node does
 	// not hold from the node that does.
 	ApprovalElsewhere func(c *echo.Context, notFound error) error

@@ -1,7 +1,8 @@
 // Package surface is what the server lends each of its surfaces (the REST
-// handlers, the web page): the caller and the policy's decisions over the
-// owner's store (Access), the one upload path (Uploads), the one export
-// stream (Exports) and the approvals' decisions (Approvals), each a small
+// handlers, MCP, the web page): the caller and the policy's decisions over
+// the owner's store (Access), the node's turns for large bodies and reads
+// of rows (Turns), the one upload path (Uploads), the one export stream
+// (Exports) and the approvals' decisions (Approvals), each a small
 // interface the server implements, so that no surface imports the server
 // or another surface.
 package surface
@@ -9,6 +10,7 @@ package surface
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/labstack/echo/v5"
 
@@ -20,6 +22,7 @@ import (
 	"datadesk/links"
 	"datadesk/rbac"
 	"datadesk/serverdb"
+	"datadesk/toolcall"
 )
 
 // Access is who calls and what the policy lets them do.
@@ -35,6 +38,16 @@ type Access interface {
 	// in errors) and acquires the caller's store; Store acquires it alone.
 	OwnStore(c *echo.Context, action, what string) (*engine.Store, string, func(), error)
 	Store(c *echo.Context) (*engine.Store, func(), error)
+}
+
+// Turns are the node's and each caller's turns for work that holds much.
+type Turns interface {
+	// Spool keeps a tool call's body, taking one of the turns for large
+	// bodies when it may be large, held until the body is closed.
+	Spool(c *echo.Context, user string) (*toolcall.Body, error)
+	// EnterRead takes a turn to read rows; the function returned gives
+	// it back. Errors: unavailable when the turns are all taken.
+	EnterRead(ctx context.Context, user string) (func(), error)
 }
 
 // Uploads is every upload's one path: received, ingested, stored, and
@@ -75,10 +88,12 @@ type Approvals interface {
 // Services are what the server lends a surface.
 type Services struct {
 	// MaxUpload bounds an upload's bytes; Links signs the download links
-	// of the files a page or an answer lists.
+	// of the files a page or an answer lists; Now is the server's clock.
 	MaxUpload int64
 	Links     links.Signer
+	Now       func() time.Time
 	Access
+	Turns
 	Uploads
 	Exports
 	Approvals
