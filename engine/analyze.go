@@ -49,21 +49,11 @@ func location(t *catalog.Table) string {
 // invalid (a lookup key that repeats; a part the table's backend cannot
 // compute), timeout.
 func (s *Store) Analyze(ctx context.Context, p *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
-	a, err := s.answererOf(p.Table)
-	if err != nil {
-		return nil, err
-	}
-	res, err := a.analyze(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	a.logRemote("analysis", p.Table, res.SQL)
-	if res.MatchedRowCount == 0 && len(p.Analysis.Filters) > 0 {
-		if res.Hint, err = catalog.AnalysisHint(ctx, p, a.near, a.run); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return answer(ctx, s, "analysis", p.Table, p, len(p.Analysis.Filters) > 0,
+		func(a answerer) func(context.Context, *catalog.AnalysisPlan) (*catalog.AnalysisResult, error) {
+			return a.analyze
+		},
+		catalog.AnalysisHint)
 }
 
 // analyzeDuck answers an analysis of a table in the owner's DuckDB file.

@@ -12,18 +12,37 @@ import (
 // Run executes a plan; when filters matched nothing, the answer's hint
 // says how one may have missed. Errors: timeout when ctx ends first.
 func (s *Store) Run(ctx context.Context, p *catalog.Plan) (*catalog.QueryResult, error) {
-	a, err := s.answererOf(p.Table)
+	return answer(ctx, s, "query", p.Table, p, len(p.Query.Filters) > 0,
+		func(a answerer) func(context.Context, *catalog.Plan) (*catalog.QueryResult, error) { return a.run },
+		catalog.NoMatchHint)
+}
+
+// answered is an answer as answer finishes it (catalog's results).
+type answered interface {
+	Outcome() (sql string, matched int64, hint *string)
+}
+
+// answer is Run's and Analyze's one path: plan p is answered where table
+// t's rows are (by the answerer's way that how picks), the statement a
+// remote backend ran is logged as what, and an answer whose filters
+// matched nothing gets hint's word on how one may have missed.
+func answer[P any, R answered](ctx context.Context, s *Store, what string, t *catalog.Table, p P, filtered bool,
+	how func(answerer) func(context.Context, P) (R, error),
+	hint func(context.Context, P, catalog.NearFunc, catalog.RunFunc) (string, error)) (R, error) {
+	var none R
+	a, err := s.answererOf(t)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	res, err := a.run(ctx, p)
+	res, err := how(a)(ctx, p)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	a.logRemote("query", p.Table, res.SQL)
-	if res.MatchedRowCount == 0 && len(p.Query.Filters) > 0 {
-		if res.Hint, err = catalog.NoMatchHint(ctx, p, a.near, a.run); err != nil {
-			return nil, err
+	sql, matched, h := res.Outcome()
+	a.logRemote(what, t, sql)
+	if matched == 0 && filtered {
+		if *h, err = hint(ctx, p, a.near, a.run); err != nil {
+			return none, err
 		}
 	}
 	return res, nil

@@ -138,6 +138,12 @@ func plural(n int64, one, many string) string {
 	return many
 }
 
+// Outcome is what the engine reads and sets of any answer as it finishes
+// it: the statement that ran, the rows matched, and where a hint goes.
+func (res *QueryResult) Outcome() (sql string, matched int64, hint *string) {
+	return res.SQL, res.MatchedRowCount, &res.Hint
+}
+
 // AnalysisResult is files.analyze_table's answer: a page of groups (or
 // the one row of an analysis without groups), each a row of the group
 // values then the measures, with the counts it rests on.
@@ -162,6 +168,12 @@ type AnalysisResult struct {
 	// Tied counts the groups past top's n-th tied with it: kept, or with
 	// ties cut, left out.
 	Tied int64 `json:"-"`
+}
+
+// Outcome is what the engine reads and sets of any answer as it finishes
+// it: the statement that ran, the rows matched, and where a hint goes.
+func (res *AnalysisResult) Outcome() (sql string, matched int64, hint *string) {
+	return res.SQL, res.MatchedRowCount, &res.Hint
 }
 
 // Finish completes an answer of total groups.
