@@ -7,7 +7,6 @@
 package rest
 
 import (
-
 	"github.com/labstack/echo/v5"
 
 	"datadesk/surface"
