@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -769,12 +770,18 @@ func (h *httpTarget) upload(client *http.Client, path string) (string, error) {
 		}
 		pw.CloseWithError(err)
 	}()
-	req, err := http.NewRequest("POST", h.base+"/v1/files", pr)
+	return postFile(client, h.base, h.token, pr, mw.FormDataContentType())
+}
+
+// postFile sends a multipart upload's body as the token's owner and
+// returns the stored file's id.
+func postFile(client *http.Client, base, token string, body io.Reader, contentType string) (string, error) {
+	req, err := http.NewRequest("POST", base+"/v1/files", body)
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+h.token)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", contentType)
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", err
@@ -789,8 +796,8 @@ func (h *httpTarget) upload(client *http.Client, path string) (string, error) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 		return "", fmt.Errorf("upload: status %d: %s", resp.StatusCode, b)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
-		return "", err
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || ans.File.ID == "" {
+		return "", errors.Join(errors.New("upload: no file id"), err)
 	}
 	return ans.File.ID, nil
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -216,26 +214,7 @@ func uploadThrough(client *http.Client, base, token string, data []byte) (string
 	w, _ := mw.CreateFormFile("file", "tenth.csv")
 	w.Write(data)
 	mw.Close()
-	req, _ := http.NewRequest("POST", base+"/v1/files", &b)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		File struct {
-			ID string `json:"id"`
-		} `json:"file"`
-	}
-	if resp.StatusCode != http.StatusCreated {
-		return "", fmt.Errorf("upload: status %d", resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.File.ID == "" {
-		return "", errors.Join(errors.New("upload: no file id"), err)
-	}
-	return out.File.ID, nil
+	return postFile(client, base, token, &b, mw.FormDataContentType())
 }
 
 func callThrough(client *http.Client, base, token, body string) error {

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -130,24 +128,6 @@ var catalogDDL = []string{
 	`ALTER TABLE dd_columns ADD COLUMN IF NOT EXISTS digits TINYINT DEFAULT 0`,
 	// unit is catalog.Column.Unit, from a header's units row.
 	`ALTER TABLE dd_columns ADD COLUMN IF NOT EXISTS unit VARCHAR DEFAULT ''`,
-}
-
-// dsn returns the settings of a DuckDB instance of its own (the
-// benchmarks' baseline). External access is off (SQL can read no file),
-// extensions neither autoload nor install, and the configuration is locked
-// so no later statement can loosen it. disabled_filesystems is deliberately
-// not used: it breaks spilling and checkpoints on file databases.
-func dsn(cfg Config, path string) string {
-	q := url.Values{}
-	q.Set("enable_external_access", "false")
-	q.Set("autoload_known_extensions", "false")
-	q.Set("autoinstall_known_extensions", "false")
-	q.Set("allow_community_extensions", "false")
-	q.Set("threads", strconv.Itoa(cfg.Threads))
-	q.Set("memory_limit", cfg.MemoryLimit)
-	q.Set("max_temp_directory_size", cfg.MaxTempSize)
-	q.Set("lock_configuration", "true")
-	return path + "?" + q.Encode()
 }
 
 // openStore attaches owner's database to the hub. The first open since the

@@ -147,18 +147,33 @@ func sniffDelimiter(text string) rune {
 	return best
 }
 
-func (in *Ingester) openText(path string, head []byte) (io.ReadCloser, *lineLimit, error) {
+// csvFile is a CSV file open for reading: its records, and its lines,
+// which say where a read stopped.
+type csvFile struct {
+	f  io.Closer
+	r  *csv.Reader
+	ll *lineLimit
+}
+
+func (c *csvFile) Close() error { return c.f.Close() }
+
+// openCSV opens a CSV file for reading as text in its encoding, in lines
+// no longer than the ingester allows, as records split by delim (quotes
+// read leniently, any number of fields a record). The caller closes it.
+func (in *Ingester) openCSV(path string, head []byte, delim rune) (*csvFile, error) {
 	enc, _ := textEncoding(head)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ingest: %w", err)
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	var text io.Reader = transform.NewReader(f, enc.NewDecoder())
 	if decoded, _, _ := transform.Bytes(enc.NewDecoder(), head); crLines(decoded) {
 		text = crToLF{text}
 	}
-	ll := &lineLimit{r: text, max: in.cfg.MaxLine, line: 1, comma: ',', started: true}
-	return f, ll, nil
+	ll := &lineLimit{r: text, max: in.cfg.MaxLine, line: 1, comma: byte(delim), started: true}
+	r := csv.NewReader(ll)
+	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
+	return &csvFile{f: f, r: r, ll: ll}, nil
 }
 
 // crLines says whether decoded text, a file's head, ends its lines with
@@ -305,14 +320,12 @@ func textKinds(rec []string) []typing.CellKind {
 }
 
 func (in *Ingester) csvHeader(path string, head []byte, delim rune) ([]string, error) {
-	f, ll, err := in.openText(path, head)
+	f, err := in.openCSV(path, head, delim)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ll.comma = byte(delim)
-	r := csv.NewReader(ll)
-	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
+	r, ll := f.r, f.ll
 	rec, err := r.Read()
 	if err == io.EOF {
 		return nil, datadesk.Errorf(datadesk.Invalid, "the file is empty: a header row is needed").WithField("file")

@@ -109,16 +109,13 @@ func plainLayout(t layout, window []probeRow, choice headerChoice) bool {
 // found in, each with its record's number from 1, the empty lines and
 // records above it, and its cells' kinds as a reader would see them.
 func (in *Ingester) csvWindow(path string, head []byte, delim rune, choice headerChoice) ([]probeRow, error) {
-	f, ll, err := in.openText(path, head)
+	f, err := in.openCSV(path, head, delim)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ll.comma = byte(delim)
-	r := csv.NewReader(ll)
-	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
 	var window []probeRow
-	rr := &csvRecords{r: r}
+	rr := &csvRecords{r: f.r}
 	under, gap, size := 0, 0, 0
 	for len(window) < csvWindowRows {
 		rec, row, blank, err := rr.next()
@@ -162,14 +159,13 @@ func (in *Ingester) csvBlock(path string, head []byte, name string, delim rune, 
 			err = datadesk.Errorf(datadesk.Internal, "%s could not be read as a table", name).WithCause(fmt.Errorf("panic: %v", r))
 		}
 	}()
-	f, ll, err := in.openText(path, head)
+	f, err := in.openCSV(path, head, delim)
 	if err != nil {
 		return stats, err
 	}
 	defer f.Close()
-	ll.comma = byte(delim)
-	r := csv.NewReader(ll)
-	r.Comma, r.LazyQuotes, r.FieldsPerRecord, r.ReuseRecord = delim, true, -1, true
+	r, ll := f.r, f.ll
+	r.ReuseRecord = true
 	first := t.start
 	if n := len(t.header); n > 0 {
 		first = t.header[n-1].row + 1
