@@ -105,6 +105,9 @@ func (s *Store) moveOut(ctx context.Context, t *catalog.Table) error {
 	if err := s.remote.Drop(ctx, t); err != nil {
 		return err
 	}
+	if s.testHookMoveOut != nil {
+		s.testHookMoveOut()
+	}
 	if err := s.putText(ctx, s.db, t, types, `data.`+ducksql.Ident(t.ID)+` ORDER BY rowid`); err != nil {
 		return err
 	}

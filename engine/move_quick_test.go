@@ -13,8 +13,9 @@ import (
 // TestMovesBackAndForth: a move back to the cluster within a minute of a
 // move away failed with a bare internal error: the first move's delayed
 // sweep dropped the new copy of the same name while it was being written.
-// Moves and sweeps now take turns: round trips in quick succession, with
-// the sweeps firing meanwhile, all succeed with every row.
+// Moves and sweeps now take turns: round trips in quick succession, each
+// move to the cluster with a sweep of every retired copy asked as it
+// begins to write, all succeed with every row.
 func TestMovesBackAndForth(t *testing.T) {
 	t.Parallel()
 	ch := testClickHouse(t)
@@ -29,17 +30,23 @@ func TestMovesBackAndForth(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := f.Tables[0].ID
-	// Each move out starts just before the sweep of the move in before it
-	// (RetireAfter and a second after its switch), so the sweep comes while
-	// the cluster's new copy is written.
+	// The sweep starts while the move holds the moves' lock and writes: it
+	// must wait for its turn, then keep the copy the move made the table's
+	// place. Before moves and sweeps took turns it dropped that copy.
+	swept := make(chan error, 1)
+	s.testHookMoveOut = func() {
+		go func() { swept <- s.sweepMoves(ctx, time.Now(), false) }()
+	}
 	for round := range 6 {
 		for _, to := range []string{catalog.LocationDuckDB, catalog.LocationClickHouse} {
-			if to == catalog.LocationClickHouse && round > 0 {
-				time.Sleep(time.Duration(900+round*40) * time.Millisecond)
-			}
 			moved, err := s.MoveTable(ctx, id, to)
 			if err != nil {
 				t.Fatalf("round %d, move to %s: %v", round, to, err)
+			}
+			if to == catalog.LocationClickHouse {
+				if err := <-swept; err != nil {
+					t.Fatalf("round %d, the sweep during the move: %v", round, err)
+				}
 			}
 			p, err := s.Plan(ctx, catalog.Query{FileID: id})
 			if err != nil {

@@ -49,6 +49,9 @@ type Store struct {
 	// with them.
 	sweepLater  func()
 	retireAfter time.Duration
+	// testHookMoveOut, when set by a test, runs as a move out begins to
+	// write its copy on the backend, under the moves' lock.
+	testHookMoveOut func()
 	// compactSoon rewrites, in the background, tables a load left in more
 	// row groups than a copy of them has (compact.go).
 	compactSoon func()
