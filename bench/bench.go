@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -977,40 +976,45 @@ func (r *runner) httpPaths() error {
 	args := `{"group_by": ["region"], "aggregates": [{"op": "count"}, {"op": "sum", "column": "amount"}]}`
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 	for _, callers := range []int{1, 4, 16} {
-		var mu sync.Mutex
-		var lat []time.Duration
-		var wg sync.WaitGroup
-		var firstErr error
-		start := time.Now()
-		per := max(r.cfg.HTTPCalls/callers, 1)
-		for c := 0; c < callers; c++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < per; i++ {
-					t0 := time.Now()
-					err := h.call(client, args)
-					d := time.Since(t0)
-					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = err
-					}
-					lat = append(lat, d)
-					mu.Unlock()
-				}
-			}()
+		lat, elapsed, err := callsAtOnce(callers, max(r.cfg.HTTPCalls/callers, 1), func(int) error { return h.call(client, args) })
+		if err != nil {
+			return fmt.Errorf("tool calls over HTTP: %w", err)
 		}
-		wg.Wait()
-		if firstErr != nil {
-			return fmt.Errorf("tool calls over HTTP: %w", firstErr)
-		}
-		elapsed := time.Since(start)
-		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		r.report.HTTP = append(r.report.HTTP, HTTPResult{Callers: callers, Calls: len(lat), P50: lat[len(lat)/2],
 			P99: lat[min(len(lat)*99/100, len(lat)-1)], Throughput: float64(len(lat)) / elapsed.Seconds()})
 		r.bar.Add(1)
 	}
 	return nil
+}
+
+// callsAtOnce runs call per times on each of callers goroutines at once,
+// caller c passing c, and returns every call's time, sorted, how long they
+// took together and the first error, after every call has run.
+func callsAtOnce(callers, per int, call func(c int) error) ([]time.Duration, time.Duration, error) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var lat []time.Duration
+	var first error
+	start := time.Now()
+	for c := range callers {
+		wg.Go(func() {
+			for range per {
+				t0 := time.Now()
+				err := call(c)
+				d := time.Since(t0)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	slices.Sort(lat)
+	return lat, elapsed, first
 }
 
 // machine describes where the run happened.

@@ -11,9 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"datadesk/api"
@@ -175,34 +173,13 @@ func (r *runner) throughNodes(count int, data []byte) (NodesResult, error) {
 		owners = append(owners, owner{token, `{"arguments": {"file_id": "` + fileID +
 			`", "group_by": ["region"], "aggregates": [{"op": "count"}, {"op": "sum", "column": "amount"}]}}`})
 	}
-	var mu sync.Mutex
-	var lat []time.Duration
-	var firstErr error
-	var wg sync.WaitGroup
-	per := max(r.cfg.HTTPCalls/nodeCallers, 1)
-	start := time.Now()
-	for c := range nodeCallers {
+	lat, elapsed, err := callsAtOnce(nodeCallers, max(r.cfg.HTTPCalls/nodeCallers, 1), func(c int) error {
 		o := owners[c%len(owners)]
-		wg.Go(func() {
-			for range per {
-				t0 := time.Now()
-				err := callThrough(client, base, o.token, o.body)
-				d := time.Since(t0)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				lat = append(lat, d)
-				mu.Unlock()
-			}
-		})
+		return callThrough(client, base, o.token, o.body)
+	})
+	if err != nil {
+		return NodesResult{}, err
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if firstErr != nil {
-		return NodesResult{}, firstErr
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return NodesResult{Nodes: count, Owners: len(owners), Callers: nodeCallers, Calls: len(lat), P50: lat[len(lat)/2],
 		P99: lat[min(len(lat)*99/100, len(lat)-1)], Throughput: float64(len(lat)) / elapsed.Seconds()}, nil
 }
