@@ -8,11 +8,13 @@ import (
 )
 
 // An analysis is one statement of stages, each a SELECT over the one
-// before, which DuckDB inlines: the groups and their aggregates (g),
-// shares of the total (s), computed measures (e), measures over the
+// before, which DuckDB inlines: the groups and their aggregates (g), the
+// counts with shares of the total and the computed measures of plain
+// aggregates (s), the other computed measures (e), measures over the
 // groups (w), having (h), top per group (t), and the page with the
-// counts. Internal columns: "g<i>" groups, "a<i>" aggregates, "v<i>"
-// each measure's value, "__n" each group's rows.
+// counts. Internal columns: "g<i>" groups, "v<i>" each measure's value
+// (a plain aggregate's where it is computed), "a<i>" the aggregate a
+// share divides, "__n" each group's rows.
 
 // analysisCol names internal column kind+i.
 func analysisCol(kind string, i int) string { return `"` + kind + strconv.Itoa(i) + `"` }
