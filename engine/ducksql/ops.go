@@ -61,11 +61,11 @@ var measures = map[string]measureSQL{
 			}
 			return "sum(" + col + ")"
 		},
-		total: func(a string) string { return "CAST(" + a + " AS DOUBLE) / NULLIF(sum(" + a + ") OVER (), 0)" },
+		total: func(a string) string { return "CAST(" + a + " AS DOUBLE) / sum(" + a + ") OVER ()" },
 	},
 	"change": {window: series(func(val, prev, _ string) string { return "(" + val + " - " + prev + ")" })},
 	"pct_change": {window: series(func(val, prev, _ string) string {
-		return "((CAST(" + val + " AS DOUBLE) - " + prev + ") / NULLIF(CAST(" + prev + " AS DOUBLE), 0))"
+		return "((CAST(" + val + " AS DOUBLE) - " + prev + ") / CAST(" + prev + " AS DOUBLE))"
 	})},
 	"running_total": {window: series(func(val, _, over string) string {
 		return "sum(" + val + ")" + over + " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
