@@ -1,6 +1,7 @@
 package ducksql
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,6 +180,22 @@ func matchedAtTop(p *catalog.AnalysisPlan) bool {
 // the measures computed from them, the measures over the groups and,
 // when those ran over every bucket, the filters on the series column.
 func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
+	return analysisStages(p, nil)
+}
+
+// withStage is q with a stage that adds cols to its columns.
+func withStage(q string, cols []string) string {
+	if len(cols) == 0 {
+		return q
+	}
+	return "SELECT *, " + strings.Join(cols, ", ") + " FROM (" + q + ")"
+}
+
+// analysisStages is analysisGroups; given the columns of the SELECT
+// around it (Analysis), each it names that the last stage computes is
+// computed there instead, a stage less for DuckDB to plan (about 0.1 ms a
+// call).
+func analysisStages(p *catalog.AnalysisPlan, outer []string) (string, []any) {
 	var params []any
 	where := ""
 	if p.Where != nil {
@@ -212,9 +229,10 @@ func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 	// expressions (which may read shares), then measures over the groups.
 	// Each stage is a statement around the last, which DuckDB plans anew
 	// (about 0.05 to 0.1 ms a stage), so a stage holds all it can.
+	var last []string
 	stage := func(cols []string) {
 		if len(cols) > 0 {
-			q = "SELECT *, " + strings.Join(cols, ", ") + " FROM (" + q + ")"
+			q, last = withStage(q, last), cols
 		}
 	}
 	var share, window []string
@@ -282,9 +300,29 @@ func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
 			terms = append(terms, sql)
 			params = append(params, ps...)
 		}
+		q, last = withStage(q, last), nil
 		q = `SELECT *, ` + matchedCol + ` FROM (SELECT * FROM (` + q + ") WHERE " + strings.Join(terms, " AND ") + ")"
 	}
+	if !inline(outer, last) {
+		q = withStage(q, last)
+	}
 	return q, params
+}
+
+// inline puts into outer, in place of each name, the column of cols of
+// that name (every column a stage adds ends in its name: ` AS "v0"`), if
+// outer names them all.
+func inline(outer, cols []string) bool {
+	at := make([]int, len(cols))
+	for k, c := range cols {
+		if at[k] = slices.Index(outer, c[strings.LastIndex(c, " AS ")+len(" AS "):]); at[k] < 0 {
+			return false
+		}
+	}
+	for k, c := range cols {
+		outer[at[k]] = c
+	}
+	return true
 }
 
 // readsShare reports whether expression e reads a share of the total.
@@ -356,7 +394,6 @@ func outCol(p *catalog.AnalysisPlan, i int) string {
 // matched count, the group count and how many groups have an empty group
 // column.
 func Analysis(p *catalog.AnalysisPlan) (string, []any) {
-	rows, params := analysisRows(p)
 	var sel []string
 	for i := range p.Groups {
 		sel = append(sel, analysisCol("g", i))
@@ -365,10 +402,14 @@ func Analysis(p *catalog.AnalysisPlan) (string, []any) {
 		sel = append(sel, analysisCol("v", i))
 	}
 	sel = append(sel, `"__matched"`)
+	var rows string
+	var params []any
 	if groupsFinal(p) {
 		sel = append(sel, `"__groups"`, `"__empty"`)
+		rows, params = analysisStages(p, sel)
 	} else {
 		sel = append(sel, analysisGroupCounts(p)...)
+		rows, params = analysisRows(p)
 	}
 	if p.Top != nil {
 		sel = append(sel, `"__tied"`)
