@@ -106,9 +106,14 @@ func (s *Store) analyzeDuck(ctx context.Context, p *catalog.AnalysisPlan) (*cata
 // the rows matched, the groups, the empty groups and the groups tied. An
 // empty first page has no group (a having kept none, or no row matched),
 // so only the rows matched are counted, by a scan rather than the whole
-// grouping again; a page past the last group asks the grouping.
+// grouping again, and without filters or a lookup they are the table's
+// rows, which a stored table keeps; a page past the last group asks the
+// grouping.
 func (s *Store) analysisCounts(ctx context.Context, p *catalog.AnalysisPlan) (matched, groups, empty, tied int64, err error) {
 	if p.Offset == 0 && p.Limit > 0 && !p.WindowsAll() {
+		if p.Where == nil && p.Lookup == nil {
+			return p.Table.RowCount, 0, 0, 0, nil
+		}
 		q, params := ducksql.AnalysisMatched(p)
 		err = s.scan(ctx, q, params, 1, func(vals []any) { matched = toInt64(vals[0]) })
 		return matched, 0, 0, 0, err
