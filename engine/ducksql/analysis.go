@@ -130,13 +130,13 @@ func analysisRows(p *catalog.AnalysisPlan) (string, []any) {
 }
 
 // top keeps the first n groups per combination of the per groups,
-// with every group tied with the n-th unless the plan cuts ties; "__tied"
-// counts the groups past the n-th tied with it, kept or not. A group is
-// within the first n by rank when it is among the first n rows or ties
+// with every group tied with the n-th unless the plan cuts ties. A group
+// is within the first n by rank when it is among the first n rows or ties
 // with the n-th row's value: one window, where rank() would sort the
 // groups again (about 0.1 ms a call). Without a having, the rows matched
 // are counted beside it rather than in a stage of their own
-// (matchedAtTop).
+// (matchedAtTop). The groups past the n-th tied with it, kept or not, are
+// counted where the rows are read (topTied).
 func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
 	var part []string
 	for _, g := range t.Per {
@@ -155,15 +155,29 @@ func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
 		cols = append(cols, matchedCol)
 	}
 	ranked := `SELECT *, ` + strings.Join(cols, ", ") + ` FROM (` + q + `)`
-	tied := `"__top" > ` + n + ` AND ` + v + ` IS NOT DISTINCT FROM "__nth"`
 	if t.Cut {
 		// The tied groups are dropped: counted before.
-		return `SELECT * EXCLUDE ("__top", "__nth") FROM (SELECT *, CAST(count(*) FILTER (WHERE ` + tied + `) OVER () AS BIGINT) AS "__tied" FROM (` +
-			ranked + `)) WHERE "__top" <= ` + n
+		return `SELECT *, CAST(count(*) FILTER (WHERE "__top" > ` + n + ` AND ` + v + ` IS NOT DISTINCT FROM "__nth") OVER () AS BIGINT) AS "__tied" FROM (` +
+			ranked + `) QUALIFY "__top" <= ` + n
 	}
-	// The tied groups are kept: counted among the groups kept.
-	return `SELECT * EXCLUDE ("__top", "__nth"), CAST(count(*) FILTER (WHERE "__top" > ` + n + `) OVER () AS BIGINT) AS "__tied" FROM (` +
-		ranked + `) WHERE "__top" <= ` + n + ` OR ` + v + ` IS NOT DISTINCT FROM "__nth"`
+	return ranked + ` QUALIFY "__top" <= ` + n + ` OR ` + v + ` IS NOT DISTINCT FROM "__nth"`
+}
+
+// topTied counts the groups past the n-th tied with it over top's rows,
+// as a window over them or an aggregate of them. Kept, they are the rows
+// past the n-th; cut, they were counted before the rows were dropped, in
+// the column "__tied".
+func topTied(t *catalog.TopTerm, window bool) string {
+	n := strconv.Itoa(t.N)
+	switch {
+	case t.Cut && window:
+		return `"__tied"`
+	case t.Cut:
+		return `coalesce(max("__tied"), 0)`
+	case window:
+		return `CAST(count(*) FILTER (WHERE "__top" > ` + n + `) OVER () AS BIGINT) AS "__tied"`
+	}
+	return `count(*) FILTER (WHERE "__top" > ` + n + `)`
 }
 
 // matchedCol counts the rows matched, over the groups.
@@ -412,7 +426,7 @@ func Analysis(p *catalog.AnalysisPlan) (string, []any) {
 		rows, params = analysisRows(p)
 	}
 	if p.Top != nil {
-		sel = append(sel, `"__tied"`)
+		sel = append(sel, topTied(p.Top, true))
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + analysisOrder(p)
 	if p.Grouped() {
@@ -431,7 +445,7 @@ func AnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
 	}
 	tied := "0"
 	if p.Top != nil {
-		tied = `coalesce(max("__tied"), 0)`
+		tied = topTied(p.Top, false)
 	}
 	counts := `, count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `), ` + tied + ` FROM (` + rows + `)`
 	if p.WindowsAll() {
