@@ -130,13 +130,12 @@ func analysisRows(p *catalog.AnalysisPlan) (string, []any) {
 }
 
 // top keeps the first n groups per combination of the per groups,
-// with every group tied with the n-th unless the plan cuts ties. A group
-// is within the first n by rank when it is among the first n rows or ties
-// with the n-th row's value: one window, where rank() would sort the
-// groups again (about 0.1 ms a call). Without a having, the rows matched
-// are counted beside it rather than in a stage of their own
-// (matchedAtTop). The groups past the n-th tied with it, kept or not, are
-// counted where the rows are read (topTied).
+// with every group tied with the n-th unless the plan cuts ties: the
+// groups numbered and ranked in one SELECT (DuckDB sorts once, the rank's
+// order being the first of the numbering's) and kept by QUALIFY. Without
+// a having, the rows matched are counted there too rather than in a stage
+// of their own (matchedAtTop). The groups past the n-th tied with it,
+// kept or not, are counted where the rows are read (topTied).
 func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
 	var part []string
 	for _, g := range t.Per {
@@ -150,17 +149,17 @@ func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
 	n := strconv.Itoa(t.N)
 	w := partition(part) + "ORDER BY " + strings.Join(order, ", ")
 	cols := []string{`row_number() OVER (` + w + `) AS "__top"`,
-		`nth_value(` + v + `, ` + n + `) OVER (` + w + ` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS "__nth"`}
+		`rank() OVER (` + partition(part) + `ORDER BY ` + order[0] + `) AS "__rank"`}
 	if matchedAtTop(p) {
 		cols = append(cols, matchedCol)
 	}
 	ranked := `SELECT *, ` + strings.Join(cols, ", ") + ` FROM (` + q + `)`
 	if t.Cut {
 		// The tied groups are dropped: counted before.
-		return `SELECT *, CAST(count(*) FILTER (WHERE "__top" > ` + n + ` AND ` + v + ` IS NOT DISTINCT FROM "__nth") OVER () AS BIGINT) AS "__tied" FROM (` +
+		return `SELECT *, CAST(count(*) FILTER (WHERE "__top" > ` + n + ` AND "__rank" <= ` + n + `) OVER () AS BIGINT) AS "__tied" FROM (` +
 			ranked + `) QUALIFY "__top" <= ` + n
 	}
-	return ranked + ` QUALIFY "__top" <= ` + n + ` OR ` + v + ` IS NOT DISTINCT FROM "__nth"`
+	return ranked + ` QUALIFY "__rank" <= ` + n
 }
 
 // topTied counts the groups past the n-th tied with it over top's rows,
