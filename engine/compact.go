@@ -196,11 +196,11 @@ var keptCompressions = map[string]string{"Dictionary": "dictionary", "FSST": "fs
 // and type, and the compression of a text column whose every segment is
 // stored in one of keptCompressions. Left to choose, DuckDB now and then
 // stores a row group of a column that is a dictionary everywhere else in
-// FSST (under the engine's memory limit, 1 copy in 4 of the 1,000,000
-// orders' last row group), which a contains filter scans 1.7 times as
-// slowly; the compression the load chose, or DuckDB chose for every
-// segment, holds for the whole copy. DuckDB still stores a segment
-// uncompressed where that is smaller.
+// FSST (under a memory limit, 4 copies in 10 of the 1,000,000 orders'
+// last row group), which a contains filter scans 1.7 times as slowly;
+// the compression the load chose, or DuckDB chose for every segment,
+// holds for the whole copy. DuckDB still stores a segment uncompressed
+// where that is smaller.
 func (s *Store) copyColumns(ctx context.Context, id string) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT c.column_name, c.data_type, s.compression
 		FROM duckdb_columns() c LEFT JOIN (
