@@ -258,28 +258,30 @@ func analysisStages(p *catalog.AnalysisPlan, outer []string) (string, []any) {
 			window = append(window, measures[m.Op].window(p, m)+" AS "+v)
 		}
 	}
-	// The counts and shares read the groups alone: one window over them,
-	// with the group counts too when no having or top drops groups later.
-	// Without groups the aggregation is one row, which carries its counts
-	// itself: a window over it would cost DuckDB about 0.2 ms a call.
-	var first []string
+	// The counts read the groups alone, which every stage keeps: they
+	// join the last stage, with the group counts too when no having or top
+	// drops groups later. Without groups the aggregation is one row, which
+	// carries its counts itself: a window over it would cost DuckDB about
+	// 0.2 ms a call.
+	var counts []string
 	switch {
 	case p.WindowsAll(), matchedAtTop(p):
 	case p.Grouped():
-		first = append(first, matchedCol)
+		counts = append(counts, matchedCol)
 	default:
-		first = append(first, `"__n" AS "__matched"`)
+		counts = append(counts, `"__n" AS "__matched"`)
 	}
 	switch {
 	case !groupsFinal(p):
 	case p.Grouped():
-		first = append(first, analysisGroupCounts(p)...)
+		counts = append(counts, analysisGroupCounts(p)...)
 	default:
-		first = append(first, `CAST(1 AS BIGINT) AS "__groups"`, `0 AS "__empty"`)
+		counts = append(counts, `CAST(1 AS BIGINT) AS "__groups"`, `0 AS "__empty"`)
 	}
 	// An expression may read another's value or a share: its stage comes
 	// after them. The first level's expressions of plain aggregates alone
-	// join the counts.
+	// join the shares.
+	var first []string
 	levels := p.ExprLevels()
 	if len(levels) > 0 {
 		var later []int
@@ -301,6 +303,7 @@ func analysisStages(p *catalog.AnalysisPlan, outer []string) (string, []any) {
 		stage(cols)
 	}
 	stage(window)
+	last = append(last, counts...)
 	if p.WindowsAll() {
 		// The buckets the filters on the series column keep, and the rows
 		// of those buckets as the matched rows.
