@@ -9,13 +9,16 @@ import (
 )
 
 // An analysis is one statement of stages, each a SELECT over the one
-// before, which DuckDB inlines: the groups and their aggregates (g), the
-// counts with shares of the total and the computed measures of plain
-// aggregates (s), the other computed measures (e), measures over the
-// groups (w), having (h), top per group (t), and the page with the
-// counts. Internal columns: "g<i>" groups, "v<i>" each measure's value
-// (a plain aggregate's where it is computed), "a<i>" the aggregate a
-// share divides, "__n" each group's rows.
+// before, which DuckDB inlines: the groups and their aggregates (g),
+// shares of the total with the computed measures of plain aggregates
+// (s), the other computed measures (e), measures over the groups (w),
+// having (h), top per group (t, numbered and ranked in one SELECT and
+// kept by QUALIFY), and the page. The counts (rows matched, groups,
+// empty groups) join the last of g to w; for final groups the page's
+// SELECT computes that last stage itself. Internal columns: "g<i>"
+// groups, "v<i>" each measure's value (a plain aggregate's where it is
+// computed), "a<i>" the aggregate a share divides, "__n" each group's
+// rows, "__top" and "__rank" a group's number and rank within top's.
 
 // analysisCol names internal column kind+i.
 func analysisCol(kind string, i int) string { return `"` + kind + strconv.Itoa(i) + `"` }
@@ -113,7 +116,7 @@ func partition(cols []string) string {
 // analysisRows is an analysis's rows in full, with the internal
 // columns, before the page: the stages up to top.
 func analysisRows(p *catalog.AnalysisPlan) (string, []any) {
-	q, params := analysisGroups(p)
+	q, params := analysisGroups(p, nil)
 	if len(p.Having) > 0 {
 		var terms []string
 		for _, h := range p.Having {
@@ -188,14 +191,6 @@ func matchedAtTop(p *catalog.AnalysisPlan) bool {
 	return p.Top != nil && len(p.Having) == 0 && !p.WindowsAll() && p.Grouped()
 }
 
-// analysisGroups is an analysis's groups with their measures, before
-// having and top: the groups of the filtered rows and their aggregates,
-// the measures computed from them, the measures over the groups and,
-// when those ran over every bucket, the filters on the series column.
-func analysisGroups(p *catalog.AnalysisPlan) (string, []any) {
-	return analysisStages(p, nil)
-}
-
 // withStage is q with a stage that adds cols to its columns.
 func withStage(q string, cols []string) string {
 	if len(cols) == 0 {
@@ -204,11 +199,15 @@ func withStage(q string, cols []string) string {
 	return "SELECT *, " + strings.Join(cols, ", ") + " FROM (" + q + ")"
 }
 
-// analysisStages is analysisGroups; given the columns of the SELECT
-// around it (Analysis), each it names that the last stage computes is
-// computed there instead, a stage less for DuckDB to plan (about 0.1 ms a
-// call).
-func analysisStages(p *catalog.AnalysisPlan, outer []string) (string, []any) {
+// analysisGroups is an analysis's groups with their measures, before
+// having and top: the groups of the filtered rows and their aggregates,
+// the measures computed from them, the measures over the groups and,
+// when those ran over every bucket, the filters on the series column.
+// Given the columns of the SELECT around it (Analysis, for final
+// groups), each it names that the last stage computes is computed there
+// instead, a stage less for DuckDB to plan (about 0.1 ms a call); given
+// none, every stage is here.
+func analysisGroups(p *catalog.AnalysisPlan, outer []string) (string, []any) {
 	var params []any
 	where := ""
 	if p.Where != nil {
@@ -422,7 +421,7 @@ func Analysis(p *catalog.AnalysisPlan) (string, []any) {
 	var params []any
 	if groupsFinal(p) {
 		sel = append(sel, `"__groups"`, `"__empty"`)
-		rows, params = analysisStages(p, sel)
+		rows, params = analysisGroups(p, sel)
 	} else {
 		sel = append(sel, analysisGroupCounts(p)...)
 		rows, params = analysisRows(p)
@@ -451,7 +450,7 @@ func AnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
 	}
 	counts := `, count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `), ` + tied + ` FROM (` + rows + `)`
 	if p.WindowsAll() {
-		groups, gparams := analysisGroups(p)
+		groups, gparams := analysisGroups(p, nil)
 		return `SELECT (SELECT coalesce(max("__matched"), 0) FROM (` + groups + `))` + counts, append(gparams, params...)
 	}
 	matched, mparams := AnalysisMatched(p)
