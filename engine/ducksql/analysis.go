@@ -13,7 +13,7 @@ import (
 // shares of the total with the computed measures of plain aggregates
 // (s), the other computed measures (e), measures over the groups (w),
 // having (h), top per group (t, numbered and ranked in one SELECT and
-// kept by QUALIFY), and the page. The counts (rows matched, groups,
+// kept by the WHERE of the SELECT around it), and the page. The counts (rows matched, groups,
 // empty groups) join the last of g to w; for final groups the page's
 // SELECT computes that last stage itself. Internal columns: "g<i>"
 // groups, "v<i>" each measure's value (a plain aggregate's where it is
@@ -114,9 +114,11 @@ func partition(cols []string) string {
 }
 
 // analysisRows is an analysis's rows in full, with the internal
-// columns, before the page: the stages up to top.
-func analysisRows(p *catalog.AnalysisPlan) (string, []any) {
-	q, params := analysisGroups(p, nil)
+// columns, before the page: the stages up to top, and the condition that
+// keeps top's groups ("" without top), a WHERE of the SELECT around them
+// (analysisFrom's rows), whose windows and aggregates count what it keeps.
+func analysisRows(p *catalog.AnalysisPlan) (q, keep string, params []any) {
+	q, params = analysisGroups(p, nil)
 	if len(p.Having) > 0 {
 		var terms []string
 		for _, h := range p.Having {
@@ -127,42 +129,57 @@ func analysisRows(p *catalog.AnalysisPlan) (string, []any) {
 		q = "SELECT * FROM (" + q + ") WHERE " + strings.Join(terms, " AND ")
 	}
 	if t := p.Top; t != nil {
-		q = top(p, t, q)
+		q, keep = top(p, t, q)
 	}
-	return q, params
+	return q, keep, params
 }
 
-// top keeps the first n groups per combination of the per groups,
-// with every group tied with the n-th unless the plan cuts ties: the
-// groups numbered and ranked in one SELECT (DuckDB sorts once, the rank's
-// order being the first of the numbering's) and kept by QUALIFY. Without
-// a having, the rows matched are counted there too rather than in a stage
+// fromRows is the FROM of a SELECT around analysisRows' rows, with its
+// condition.
+func fromRows(rows, keep string) string {
+	if keep == "" {
+		return " FROM (" + rows + ")"
+	}
+	return " FROM (" + rows + ") WHERE " + keep
+}
+
+// top numbers and ranks the groups per combination of the per groups, in
+// one SELECT, and keeps the first n of each, with every group tied with
+// the n-th unless the plan cuts ties. Kept ties, the number is in the
+// rank's own order (DuckDB sorts once, and which of the tied groups
+// comes first does not change how many are past the n-th); cut, it is
+// in the answer's order, and the groups past the n-th tied with it are
+// counted in a SELECT around it before they are dropped. Without a
+// having, the rows matched are counted there too rather than in a stage
 // of their own (matchedAtTop). The groups past the n-th tied with it,
 // kept or not, are counted where the rows are read (topTied).
-func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) string {
+func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) (rows, keep string) {
 	var part []string
 	for _, g := range t.Per {
 		part = append(part, analysisCol("g", g))
 	}
 	v := analysisCol("v", t.By)
 	order := []string{v + " " + direction(t.Desc) + " NULLS LAST"}
-	for i := range p.Groups {
-		order = append(order, Order(analysisCol("g", i), outOrdering(p, i), "ASC"))
-	}
 	n := strconv.Itoa(t.N)
-	w := partition(part) + "ORDER BY " + strings.Join(order, ", ")
-	cols := []string{`row_number() OVER (` + w + `) AS "__top"`,
-		`rank() OVER (` + partition(part) + `ORDER BY ` + order[0] + `) AS "__rank"`}
+	ranked := partition(part) + "ORDER BY " + order[0]
+	numbered := ranked
+	if t.Cut {
+		for i := range p.Groups {
+			order = append(order, Order(analysisCol("g", i), outOrdering(p, i), "ASC"))
+		}
+		numbered = partition(part) + "ORDER BY " + strings.Join(order, ", ")
+	}
+	cols := []string{`row_number() OVER (` + numbered + `) AS "__top"`, `rank() OVER (` + ranked + `) AS "__rank"`}
 	if matchedAtTop(p) {
 		cols = append(cols, matchedCol)
 	}
-	ranked := `SELECT *, ` + strings.Join(cols, ", ") + ` FROM (` + q + `)`
+	rows = `SELECT *, ` + strings.Join(cols, ", ") + ` FROM (` + q + `)`
 	if t.Cut {
 		// The tied groups are dropped: counted before.
 		return `SELECT *, CAST(count(*) FILTER (WHERE "__top" > ` + n + ` AND "__rank" <= ` + n + `) OVER () AS BIGINT) AS "__tied" FROM (` +
-			ranked + `) QUALIFY "__top" <= ` + n
+			rows + `)`, `"__top" <= ` + n
 	}
-	return ranked + ` QUALIFY "__rank" <= ` + n
+	return rows, `"__rank" <= ` + n
 }
 
 // topTied counts the groups past the n-th tied with it over top's rows,
@@ -417,19 +434,19 @@ func Analysis(p *catalog.AnalysisPlan) (string, []any) {
 		sel = append(sel, analysisCol("v", i))
 	}
 	sel = append(sel, `"__matched"`)
-	var rows string
+	var rows, keep string
 	var params []any
 	if groupsFinal(p) {
 		sel = append(sel, `"__groups"`, `"__empty"`)
 		rows, params = analysisGroups(p, sel)
 	} else {
 		sel = append(sel, analysisGroupCounts(p)...)
-		rows, params = analysisRows(p)
+		rows, keep, params = analysisRows(p)
 	}
 	if p.Top != nil {
 		sel = append(sel, topTied(p.Top, true))
 	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + analysisOrder(p)
+	q := "SELECT " + strings.Join(sel, ", ") + fromRows(rows, keep) + analysisOrder(p)
 	if p.Grouped() {
 		q += limitOffset(p.Limit, p.Offset)
 	}
@@ -439,7 +456,7 @@ func Analysis(p *catalog.AnalysisPlan) (string, []any) {
 // AnalysisCounts counts the matched rows, the groups and the empty
 // groups of an analysis apart, for a page past the last group.
 func AnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
-	rows, params := analysisRows(p)
+	rows, keep, params := analysisRows(p)
 	var empty []string
 	for i := range p.Groups {
 		empty = append(empty, analysisCol("g", i))
@@ -448,7 +465,7 @@ func AnalysisCounts(p *catalog.AnalysisPlan) (string, []any) {
 	if p.Top != nil {
 		tied = topTied(p.Top, false)
 	}
-	counts := `, count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `), ` + tied + ` FROM (` + rows + `)`
+	counts := `, count(*), count(*) FILTER (WHERE ` + anyNull(empty) + `), ` + tied + fromRows(rows, keep)
 	if p.WindowsAll() {
 		groups, gparams := analysisGroups(p, nil)
 		return `SELECT (SELECT coalesce(max("__matched"), 0) FROM (` + groups + `))` + counts, append(gparams, params...)
@@ -472,12 +489,12 @@ func AnalysisMatched(p *catalog.AnalysisPlan) (string, []any) {
 // AnalysisView is the statement of an analysis's whole result, in
 // order, for a stored view: keys name its columns.
 func AnalysisView(p *catalog.AnalysisPlan, keys []string) (string, []any) {
-	rows, params := analysisRows(p)
+	rows, keep, params := analysisRows(p)
 	sel := make([]string, len(keys))
 	for i, k := range keys {
 		sel[i] = outCol(p, i) + " AS " + Ident(k)
 	}
-	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + rows + ")" + analysisOrder(p), params
+	return "SELECT " + strings.Join(sel, ", ") + fromRows(rows, keep) + analysisOrder(p), params
 }
 
 // LookupRepeats counts the keys that repeat in an analysis's lookup
