@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -101,9 +102,9 @@ func (r *runner) analyzePaths(t *catalog.Table) error {
 		}
 		res := &Result{Name: "analyze_table: " + a.name, Baseline: "the statement a person would write", Target: 1.15}
 		if n > 1 {
-			res.Name += fmt.Sprintf(" (%d runs per sample)", n)
+			res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
 		}
-		if err := r.pair(res, repeat(n, base), repeat(n, subject)); err != nil {
+		if err := r.pairTurns(res, n, base, subject); err != nil {
 			return err
 		}
 	}
@@ -115,24 +116,17 @@ func (r *runner) analyzePaths(t *catalog.Table) error {
 // machine's noise does not decide its ratio.
 const minSample = 100 * time.Millisecond
 
-// runsPerSample is how many runs of base make a sample of minSample.
+// runsPerSample is how many runs of base make a sample of minSample, by
+// the fastest of three runs (the first may meet a cold cache).
 func runsPerSample(base func() error) (int, error) {
-	start := time.Now()
-	if err := base(); err != nil {
-		return 0, err
-	}
-	once := max(time.Since(start), time.Millisecond)
-	return max(1, int(minSample/once)), nil
-}
-
-// repeat runs f n times.
-func repeat(n int, f func() error) func() error {
-	return func() error {
-		for range n {
-			if err := f(); err != nil {
-				return err
-			}
+	once := time.Duration(math.MaxInt64)
+	for range 3 {
+		start := time.Now()
+		if err := base(); err != nil {
+			return 0, err
 		}
-		return nil
+		once = min(once, time.Since(start))
 	}
+	once = max(once, time.Millisecond)
+	return max(1, int(minSample/once)), nil
 }

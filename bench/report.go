@@ -38,8 +38,8 @@ func (rep *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s – %s | %.2f | %s | %s | %.0f / %.0f |\n", i+1, r.Name, r.Baseline, ms(r.Base.Median()),
 			ms(r.Subject.Median()), ms(lo), ms(hi), r.Ratio(), target, verdict, r.Base.PeakMiB, r.Subject.PeakMiB)
 	}
-	b.WriteString("\nRatios are datadesk's median time over the baseline's; below 1 is faster. Peak memory of a Node\n" +
-		"baseline is its own process's.\n\n")
+	b.WriteString("\nRatios are datadesk's median time over the baseline's, or for a path run in turns the median of its\n" +
+		"samples' own ratios; below 1 is faster. Peak memory of a Node baseline is its own process's.\n\n")
 	for _, r := range rep.Results {
 		if r.Note != "" {
 			fmt.Fprintf(&b, "- %s: %s\n", r.Name, r.Note)
