@@ -103,6 +103,8 @@ func (r *runner) analyzePaths(t *catalog.Table) error {
 		res := &Result{Name: "analyze_table: " + a.name, Baseline: "the statement a person would write", Target: 1.15}
 		if n > 1 {
 			res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
+		} else {
+			res.Name += " (in turns)"
 		}
 		if err := r.pairTurns(res, n, base, subject); err != nil {
 			return err
