@@ -266,7 +266,10 @@ func (r *runner) pairTurns(res *Result, n int, base, subject func() error) error
 		r.bar.Add(1)
 	}
 	res.Paired = true
-	res.Note = fmt.Sprintf("the ratio is the median of the samples' own ratios (the medians' ratio: %.2f)", res.MedianRatio())
+	if res.Note != "" {
+		res.Note += "; "
+	}
+	res.Note += fmt.Sprintf("the ratio is the median of the samples' own ratios (the medians' ratio: %.2f)", res.MedianRatio())
 	r.report.Results = append(r.report.Results, *res)
 	return nil
 }
