@@ -13,12 +13,13 @@ import (
 // shares of the total with the computed measures of plain aggregates
 // (s), the other computed measures (e), measures over the groups (w),
 // having (h), top per group (t, numbered and ranked in one SELECT and
-// kept by the WHERE of the SELECT around it), and the page. The counts (rows matched, groups,
-// empty groups) join the last of g to w; for final groups the page's
-// SELECT computes that last stage itself. Internal columns: "g<i>"
-// groups, "v<i>" each measure's value (a plain aggregate's where it is
-// computed), "a<i>" the aggregate a share divides, "__n" each group's
-// rows, "__top" and "__rank" a group's number and rank within top's.
+// kept by the WHERE of the SELECT around it), and the page. The counts
+// (rows matched, groups, empty groups) join the last of g to w; for
+// final groups the page's SELECT computes that last stage itself.
+// Internal columns: "g<i>" groups, "v<i>" each measure's value (a plain
+// aggregate's where it is computed), "a<i>" the aggregate a share
+// divides, "__n" each group's rows, "__top" and "__rank" a group's
+// number and rank within top's.
 
 // analysisCol names internal column kind+i.
 func analysisCol(kind string, i int) string { return `"` + kind + strconv.Itoa(i) + `"` }
@@ -116,7 +117,7 @@ func partition(cols []string) string {
 // analysisRows is an analysis's rows in full, with the internal
 // columns, before the page: the stages up to top, and the condition that
 // keeps top's groups ("" without top), a WHERE of the SELECT around them
-// (analysisFrom's rows), whose windows and aggregates count what it keeps.
+// (fromRows), whose windows and aggregates count what it keeps.
 func analysisRows(p *catalog.AnalysisPlan) (q, keep string, params []any) {
 	q, params = analysisGroups(p, nil)
 	if len(p.Having) > 0 {
