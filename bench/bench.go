@@ -673,16 +673,21 @@ func (r *runner) queryPaths(t *catalog.Table) error {
 		query.Offset = min(query.Offset, max(r.cfg.Rows-20, 0))
 		hand := strings.NewReplacer("{t}", `data."`+t.ID+`"`, "{offset}", strconv.Itoa(query.Offset)).Replace(q.hand)
 		res := &Result{Name: "query_table: " + q.name, Baseline: "the statement a person would write", Target: 1.15}
-		if err := r.pair(res,
-			func() error { _, err := r.store.Drain(r.ctx, hand); return err },
-			func() error {
-				p, err := r.store.Plan(r.ctx, query)
-				if err != nil {
-					return err
-				}
-				_, err = r.store.Run(r.ctx, p)
+		// A few milliseconds a run: timed as the analyses are.
+		base := func() error { _, err := r.store.Drain(r.ctx, hand); return err }
+		n, err := runsPerSample(base)
+		if err != nil {
+			return err
+		}
+		res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
+		if err := r.pairTurns(res, n, base, func() error {
+			p, err := r.store.Plan(r.ctx, query)
+			if err != nil {
 				return err
-			}); err != nil {
+			}
+			_, err = r.store.Run(r.ctx, p)
+			return err
+		}); err != nil {
 			return err
 		}
 	}
