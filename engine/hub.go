@@ -147,18 +147,13 @@ func AttachStatement(path, catalog string) string {
 	return `ATTACH ` + ducksql.Literal(path) + ` AS ` + ducksql.Ident(catalog) + attachOptions
 }
 
-// attach attaches the database file at path as catalog. A database
-// detached a moment ago stays registered while a statement that began
-// before the DETACH still refers to it (DuckDB closes it with its last
-// reference; a statement listing every catalog, such as duckdb_tables(),
-// refers to them all); attaching it again waits for that statement to end.
+// attach attaches the database file at path as catalog, again while
+// the file is in a state that passes (attachAgain).
 func (h *hub) attach(ctx context.Context, catalog, path string) error {
 	start := time.Now()
 	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		_, err := h.ctl.ExecContext(ctx, AttachStatement(path, catalog))
-		// DuckDB gives this case no error type of its own.
-		if err == nil || !errIs(err, duckdb.ErrorTypeBinder) || !strings.Contains(err.Error(), "Unique file handle conflict") ||
-			time.Since(start) > attachWait {
+		if err == nil || !attachAgain(err) || time.Since(start) > attachWait {
 			return err
 		}
 		select {
@@ -167,6 +162,27 @@ func (h *hub) attach(ctx context.Context, catalog, path string) error {
 		case <-time.After(pause):
 		}
 	}
+}
+
+// attachAgain reports whether an ATTACH failed on a state of the file
+// that passes. A database detached a moment ago stays registered while a
+// statement that began before the DETACH still refers to it (DuckDB
+// closes it with its last reference; a statement listing every catalog,
+// such as duckdb_tables(), refers to them all). And a database that
+// another DuckDB instance of this process is closing (an engine closed a
+// moment ago: DuckDB's file lock is the process's, so it does not keep
+// this one out) has its write-ahead log removed by that instance's last
+// checkpoint, between this ATTACH finding the log and reading it. DuckDB
+// gives neither case an error type of its own.
+func attachAgain(err error) bool {
+	msg := err.Error()
+	switch {
+	case errIs(err, duckdb.ErrorTypeBinder):
+		return strings.Contains(msg, "Unique file handle conflict")
+	case errIs(err, duckdb.ErrorTypeIO):
+		return strings.Contains(msg, "Cannot open file") && strings.Contains(msg, ".wal") && strings.Contains(msg, "No such file or directory")
+	}
+	return false
 }
 
 // detach detaches catalog; DuckDB checkpoints it first.
