@@ -163,8 +163,9 @@ func TestLoadPathsFullRowGroups(t *testing.T) {
 // TestOlderTablesRewritten: a table an older version stored in row groups
 // of 16,384 rows is rewritten in full ones in the background once its
 // owner's database opens, with its rows in their order, while calls go on.
+// Serial: it sets the row group size of every ATTACH for a while, which a
+// test running beside it would load with.
 func TestOlderTablesRewritten(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	owner := datadesk.NewID("u")
 	ctx := context.Background()
