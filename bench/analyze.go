@@ -2,11 +2,8 @@ package bench
 
 import (
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
 	"strings"
-	"time"
 
 	"datadesk/engine/catalog"
 )
@@ -96,39 +93,10 @@ func (r *runner) analyzePaths(t *catalog.Table) error {
 			_, err = r.store.Analyze(r.ctx, p)
 			return err
 		}
-		n, err := runsPerSample(base)
-		if err != nil {
-			return err
-		}
 		res := &Result{Name: "analyze_table: " + a.name, Baseline: "the statement a person would write", Target: 1.15}
-		if n > 1 {
-			res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
-		} else {
-			res.Name += " (in turns)"
-		}
-		if err := r.pairTurns(res, n, base, subject); err != nil {
+		if err := r.pairTurns(res, base, subject); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// minSample is the least time one sample of a path takes: a path that
-// takes a few milliseconds runs several times per sample, so that the
-// machine's noise does not decide its ratio.
-const minSample = 100 * time.Millisecond
-
-// runsPerSample is how many runs of base make a sample of minSample, by
-// the fastest of three runs (the first may meet a cold cache).
-func runsPerSample(base func() error) (int, error) {
-	once := time.Duration(math.MaxInt64)
-	for range 3 {
-		start := time.Now()
-		if err := base(); err != nil {
-			return 0, err
-		}
-		once = min(once, time.Since(start))
-	}
-	once = max(once, time.Millisecond)
-	return max(1, int(minSample/once)), nil
 }

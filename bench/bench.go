@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -90,16 +91,20 @@ type Measure struct {
 }
 
 // Median returns the median time.
-func (m Measure) Median() time.Duration {
-	t := slices.Clone(m.Times)
-	slices.Sort(t)
-	if len(t) == 0 {
+func (m Measure) Median() time.Duration { return middle(m.Times) }
+
+// middle is the median of v, 0 for none: its middle value, or the mean of
+// the two in the middle.
+func middle[T ~int64 | ~float64](v []T) T {
+	if len(v) == 0 {
 		return 0
 	}
-	if len(t)%2 == 1 {
-		return t[len(t)/2]
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
 	}
-	return (t[len(t)/2-1] + t[len(t)/2]) / 2
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // Spread returns the fastest and slowest time.
@@ -139,11 +144,7 @@ func (r Result) Ratio() float64 {
 			}
 		}
 		if len(ratios) > 0 {
-			slices.Sort(ratios)
-			if n := len(ratios); n%2 == 0 {
-				return (ratios[n/2-1] + ratios[n/2]) / 2
-			}
-			return ratios[len(ratios)/2]
+			return middle(ratios)
 		}
 	}
 	return r.MedianRatio()
@@ -227,15 +228,24 @@ func (r *runner) pair(res *Result, base, subject func() error) error {
 }
 
 // pairTurns measures a path of a few milliseconds and its baseline, each
-// sample n runs of each side: in turns, run by run, the side that goes
-// first alternating, each run timed alone and a side's runs summed into
-// its sample. A sample of one side's runs in a row, then the other's,
-// meets the machine at two moments, and its ratio moves with the noise
-// between them (a path measured 1.15x in blocks of 42 runs and 1.06x
-// minutes later); in turns both sides meet the same moments, and the
-// ratio is the median of the samples' own (Paired). Each side's peak
-// memory is read over a run of its own before.
-func (r *runner) pairTurns(res *Result, n int, base, subject func() error) error {
+// sample n runs of each side (runsPerSample; the name says how many): in
+// turns, run by run, the side that goes first alternating, each run timed
+// alone and a side's runs summed into its sample. A sample of one side's
+// runs in a row, then the other's, meets the machine at two moments, and
+// its ratio moves with the noise between them (a path measured 1.15x in
+// blocks of 42 runs and 1.06x minutes later); in turns both sides meet
+// the same moments, and the ratio is the median of the samples' own
+// (Paired). Each side's peak memory is read over a run of its own before.
+func (r *runner) pairTurns(res *Result, base, subject func() error) error {
+	n, err := runsPerSample(base)
+	if err != nil {
+		return fmt.Errorf("%s: %w", res.Name, err)
+	}
+	if n > 1 {
+		res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
+	} else {
+		res.Name += " (in turns)"
+	}
 	for _, s := range []struct {
 		run func() error
 		m   *Measure
@@ -272,6 +282,26 @@ func (r *runner) pairTurns(res *Result, n int, base, subject func() error) error
 	res.Note += fmt.Sprintf("the ratio is the median of the samples' own ratios (the medians' ratio: %.2f)", res.MedianRatio())
 	r.report.Results = append(r.report.Results, *res)
 	return nil
+}
+
+// minSample is the least time one sample of a path takes: a path that
+// takes a few milliseconds runs several times per sample, so that the
+// machine's noise does not decide its ratio.
+const minSample = 100 * time.Millisecond
+
+// runsPerSample is how many runs of base make a sample of minSample, by
+// the fastest of three runs (the first may meet a cold cache).
+func runsPerSample(base func() error) (int, error) {
+	once := time.Duration(math.MaxInt64)
+	for range 3 {
+		start := time.Now()
+		if err := base(); err != nil {
+			return 0, err
+		}
+		once = min(once, time.Since(start))
+	}
+	once = max(once, time.Millisecond)
+	return max(1, int(minSample/once)), nil
 }
 
 // step is one side of a pair: prepare, when set, runs untimed before each
@@ -675,12 +705,7 @@ func (r *runner) queryPaths(t *catalog.Table) error {
 		res := &Result{Name: "query_table: " + q.name, Baseline: "the statement a person would write", Target: 1.15}
 		// A few milliseconds a run: timed as the analyses are.
 		base := func() error { _, err := r.store.Drain(r.ctx, hand); return err }
-		n, err := runsPerSample(base)
-		if err != nil {
-			return err
-		}
-		res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
-		if err := r.pairTurns(res, n, base, func() error {
+		if err := r.pairTurns(res, base, func() error {
 			p, err := r.store.Plan(r.ctx, query)
 			if err != nil {
 				return err
@@ -784,12 +809,7 @@ func (r *runner) browsePaths(t *catalog.Table) error {
 			res.Name, res.Target = "browse: last page vs first, sorted", 1.15
 		}
 		first := func() error { _, err := r.store.Rows(r.ctx, t.ID, catalog.PageRequest{Sort: sortKey}); return err }
-		n, err := runsPerSample(first)
-		if err != nil {
-			return err
-		}
-		res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
-		if err := r.pairTurns(res, n, first, func() error {
+		if err := r.pairTurns(res, first, func() error {
 			_, err := r.store.Rows(r.ctx, t.ID, catalog.PageRequest{Offset: last, Sort: sortKey})
 			return err
 		}); err != nil {

@@ -67,11 +67,7 @@ func (r *runner) layoutPaths() error {
 				(f.Tables[0].RowCount+122_879)/122_880) + fmt.Sprintf(" (laid out %.0f ms after the load answered)", settled.Seconds()*1000) + "; segments per column, stored/copy: " + segmentNote(segs, copySegs)}
 		// A filter of a few milliseconds: timed as the analyses are.
 		base := func() error { _, err := r.store.Drain(r.ctx, fmt.Sprintf(filter, copyID)); return err }
-		n, err := runsPerSample(base)
-		if err == nil {
-			res.Name += fmt.Sprintf(" (%d runs per sample, in turns)", n)
-			err = r.pairTurns(res, n, base, func() error { _, err := r.store.Drain(r.ctx, fmt.Sprintf(filter, id)); return err })
-		}
+		err = r.pairTurns(res, base, func() error { _, err := r.store.Drain(r.ctx, fmt.Sprintf(filter, id)); return err })
 		if derr := drop(); err == nil {
 			err = derr
 		}

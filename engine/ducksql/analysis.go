@@ -159,16 +159,14 @@ func top(p *catalog.AnalysisPlan, t *catalog.TopTerm, q string) (rows, keep stri
 	for _, g := range t.Per {
 		part = append(part, analysisCol("g", g))
 	}
-	v := analysisCol("v", t.By)
-	order := []string{v + " " + direction(t.Desc) + " NULLS LAST"}
+	by := analysisCol("v", t.By) + " " + direction(t.Desc) + " NULLS LAST"
 	n := strconv.Itoa(t.N)
-	ranked := partition(part) + "ORDER BY " + order[0]
+	ranked := partition(part) + "ORDER BY " + by
 	numbered := ranked
 	if t.Cut {
 		for i := range p.Groups {
-			order = append(order, Order(analysisCol("g", i), outOrdering(p, i), "ASC"))
+			numbered += ", " + Order(analysisCol("g", i), outOrdering(p, i), "ASC")
 		}
-		numbered = partition(part) + "ORDER BY " + strings.Join(order, ", ")
 	}
 	cols := []string{`row_number() OVER (` + numbered + `) AS "__top"`, `rank() OVER (` + ranked + `) AS "__rank"`}
 	if matchedAtTop(p) {
